@@ -1,0 +1,11 @@
+// Every op of the engine. Each family's .cpp holds each op's forward and backward side by side.
+#pragma once
+
+#include "core/ops/attention.hpp"
+#include "core/ops/elementwise.hpp"
+#include "core/ops/matmul.hpp"
+#include "core/ops/norm.hpp"
+#include "core/ops/reduce.hpp"
+#include "core/ops/shape.hpp"
+#include "core/ops/softmax.hpp"
+#include "core/tensor.hpp"

@@ -1,0 +1,36 @@
+// Scaled dot-product attention, fused: one node whose backward is derived by hand.
+#pragma once
+
+#include <optional>
+
+#include "core/tensor.hpp"
+
+namespace attnlab {
+
+template <class T>
+struct AttentionOptions {
+  // Boolean mask broadcastable to (..., Lq, Lk): true = the query may attend to the key.
+  std::optional<Mask> mask;
+  bool causal = false;          // query i may attend to keys j <= i (aligned at the start)
+  double scale = 0.0;           // 0 means 1 / sqrt(d_k)
+  Tensor<T> bias;               // optional additive score bias, broadcastable to (..., Lq, Lk)
+                                // (relative position bias, ALiBi); receives a gradient
+  double dropout = 0.0;         // dropout on the attention weights (training only)
+  Generator* generator = nullptr;  // needed when dropout > 0
+};
+
+template <class T>
+struct AttentionResult {
+  Tensor<T> output;   // (..., Lq, dv)
+  Tensor<T> weights;  // (..., Lq, Lk), the softmax before dropout; for plotting, not differentiable
+};
+
+// Q (..., Lq, d), K (..., Lk, d), V (..., Lk, dv), the same leading dims.
+// Masked positions get exactly zero weight and zero gradient; a query with every key masked
+// gets a zero output row and zero gradient, never NaN.
+template <class T>
+AttentionResult<T> scaled_dot_product_attention(const Tensor<T>& q, const Tensor<T>& k,
+                                                const Tensor<T>& v,
+                                                const AttentionOptions<T>& options = {});
+
+}  // namespace attnlab

@@ -1,0 +1,111 @@
+// build/bin/gradcheck: every op and module of attnlab, its hand-derived gradient checked
+// against central finite differences in double precision. One row per case.
+//
+//   gradcheck                 run every case
+//   gradcheck --filter TEXT   only the cases whose name contains TEXT
+//   gradcheck --list          list the cases without running them
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "core/gradcheck.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: gradcheck [--list] [--filter TEXT] [--help]\n"
+    "  --list          list the cases without running them\n"
+    "  --filter TEXT   run only the cases whose name contains TEXT\n";
+
+std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2e", v);
+  return buf;
+}
+
+std::string pad(const std::string& s, std::size_t w) {
+  // Pad by display width: count UTF-8 code points, not bytes.
+  std::size_t cps = 0;
+  for (unsigned char c : s) cps += (c & 0xC0) != 0x80;
+  return cps >= w ? s : s + std::string(w - cps, ' ');
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool list = false;
+  std::string filter;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--list") {
+      list = true;
+    } else if (arg == "--filter" && i + 1 < argc) {
+      filter = argv[++i];
+    } else if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return 0;
+    } else {
+      std::cerr << "gradcheck: unknown or incomplete argument '" << arg << "'\n" << kUsage;
+      return 2;
+    }
+  }
+
+  auto cases = attnlab::gradcheck_registry();
+  std::stable_sort(cases.begin(), cases.end(),
+                   [](const auto& a, const auto& b) { return a.name < b.name; });
+  cases.erase(std::remove_if(cases.begin(), cases.end(),
+                             [&](const auto& c) { return c.name.find(filter) == std::string::npos; }),
+              cases.end());
+  if (cases.empty()) {
+    std::cerr << "gradcheck: no case matches '" << filter << "'\n";
+    return 2;
+  }
+  std::size_t wn = 4, ws = 6;
+  for (const auto& c : cases) {
+    wn = std::max(wn, c.name.size());
+    ws = std::max(ws, c.shapes.size());
+  }
+  if (list) {
+    for (const auto& c : cases) std::cout << pad(c.name, wn) << "  " << c.shapes << "\n";
+    std::cout << cases.size() << " cases\n";
+    return 0;
+  }
+
+  const bool color = isatty(STDOUT_FILENO);
+  const char* green = color ? "\033[32m" : "";
+  const char* red = color ? "\033[31m" : "";
+  const char* reset = color ? "\033[0m" : "";
+  const std::string rule(wn + ws + 40, '-');
+  std::cout << "attnlab gradcheck: analytic gradients against central differences, double precision\n"
+            << "error = |analytic - numeric| / max(|analytic|, |numeric|, 1); OK below 1e-6\n\n"
+            << pad("case", wn) << " | " << pad("shapes", ws) << " | max abs err | max rel err | result\n"
+            << rule << "\n";
+  int passed = 0, failed = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& c : cases) {
+    attnlab::GradcheckResult r;
+    std::string error;
+    try {
+      r = c.run();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    const bool ok = error.empty() && r.ok;
+    (ok ? passed : failed)++;
+    std::cout << pad(c.name, wn) << " | " << pad(c.shapes, ws) << " | " << pad(sci(r.max_abs_error), 11)
+              << " | " << pad(sci(r.max_rel_error), 11) << " | " << (ok ? green : red)
+              << (ok ? "OK" : "FAIL") << reset << "\n";
+    if (!error.empty()) std::cout << "    threw: " << error << "\n";
+    else if (!ok) std::cout << "    " << r.detail << "\n";
+    std::cout.flush();
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << rule << "\n" << passed << " passed, " << failed << " failed\n";
+  std::cerr << "(" << cases.size() << " cases in " << secs << " s)\n";
+  return failed == 0 ? 0 : 1;
+}

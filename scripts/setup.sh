@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Install what attnlab needs (Debian packages only), then configure and build.
+# Idempotent: when everything is present it only runs an incremental build.
+#
+#   scripts/setup.sh                 Release build in build/
+#   scripts/setup.sh --sanitize      AddressSanitizer + UBSan build in build-sanitize/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake pkg-config
+  xtensor-dev libxtensor-blas-dev xtl-dev libopenblas-dev liblapack-dev
+  doctest-dev zlib1g-dev
+  libcairo2-dev fonts-dejavu-core
+  dataset-fashion-mnist
+  python3 python3-numpy python3-torch
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "setup: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+build=build
+flags=(-DCMAKE_BUILD_TYPE=Release)
+if [ "${1:-}" = "--sanitize" ]; then
+  build=build-sanitize
+  flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_SANITIZE=ON)
+fi
+jobs=$(nproc 2>/dev/null || echo 2)
+[ -f "$build/CMakeCache.txt" ] || cmake -S . -B "$build" "${flags[@]}" >/dev/null
+cmake --build "$build" -j "$jobs"

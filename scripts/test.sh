@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Set up, build, and run the whole test suite: the Release build, then the sanitizer build
+# (AddressSanitizer + UBSan; tests labelled no_sanitize, the timing-heavy lesson runs, are skipped there). Set ATTNLAB_SKIP_SANITIZE=1 to run only the Release tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+
+scripts/setup.sh
+(cd build && ctest --output-on-failure -j "$jobs")
+
+if [ "${ATTNLAB_SKIP_SANITIZE:-0}" != "1" ]; then
+  scripts/setup.sh --sanitize
+  (cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+     ctest --output-on-failure -j "$jobs" -LE no_sanitize)
+fi
