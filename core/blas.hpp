@@ -1,0 +1,20 @@
+// GEMM on contiguous row-major blocks, the only way attnlab multiplies matrices.
+// Transposes are flags, never copies. (Direct CBLAS: this file must not meet xtensor-blas,
+// whose bundled headers define the CBLAS enums a second time.)
+#pragma once
+
+#include <cstddef>
+
+namespace attnlab {
+
+// C (m x n) = alpha * op(A) * op(B) + beta * C, with op(A) m x k and op(B) k x n.
+// lda/ldb/ldc are the row strides of A, B, C as stored (A is m x k, or k x m when trans_a).
+template <class T>
+void gemm(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, T alpha,
+          const T* a, std::size_t lda, const T* b, std::size_t ldb, T beta, T* c, std::size_t ldc);
+
+// OpenBLAS threads (lessons' --threads; benchmarks).
+void set_blas_threads(int n);
+int blas_threads();
+
+}  // namespace attnlab
