@@ -1,0 +1,24 @@
+// The IDX format of (Fashion-)MNIST, gzip-compressed: a big-endian 32-bit magic number
+// 0x0000 08 nd (08 = unsigned bytes, nd = number of dimensions), nd big-endian 32-bit sizes,
+// then the bytes in row-major order. Read with zlib, which also reads an uncompressed file as is.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnlab::nn::data {
+
+struct IdxFile {
+  std::vector<std::size_t> dims;   // as stored in the header
+  std::size_t count = 0;           // items read along dims[0] (<= dims[0] when limited)
+  std::vector<std::uint8_t> data;  // count * prod(dims[1:]) bytes
+};
+
+// Validates the magic (expected_magic, e.g. 2051 for images, 2049 for labels) and reads at most
+// `limit` items along the first axis (0 = all; then trailing bytes are an error too).
+// Throws DataError naming the path for a missing, short, corrupt or malformed file.
+IdxFile read_idx_gz(const std::string& path, std::uint32_t expected_magic, std::size_t limit = 0);
+
+}  // namespace attnlab::nn::data
