@@ -1,0 +1,99 @@
+// Gradient checks of the attention modules: every parameter and every input (queries, keys,
+// values, score bias), with and without masks (double, tiny sizes, dropout off).
+#include "gradcheck/cases.hpp"
+#include "nn/attention/additive.hpp"
+#include "nn/attention/luong.hpp"
+#include "nn/attention/multi_head.hpp"
+#include "nn/attention/scaled_dot_product.hpp"
+
+namespace attnlab::cases {
+
+namespace {
+Inputs with_params(const nn::Module<D>& m, Inputs inputs) {
+  for (const TD& p : m.parameters()) inputs.push_back(p);
+  return inputs;
+}
+
+// Batch 0: all 4 keys real; batch 1: the last two padded.
+const Mask& keys4() {
+  static const Mask m = {{true, true, true, true}, {true, true, false, false}};
+  return m;
+}
+
+GradcheckResult luong(nn::LuongScore score) {
+  Generator gen(11);
+  const std::size_t dk = score == nn::LuongScore::Dot ? 4 : 5;
+  nn::LuongAttention<D> att(score, 4, dk, gen, 3);
+  return gradcheck(
+      [&](const Inputs& x) { return att.forward(x[0], x[1], x[2], keys4()).output; },
+      with_params(att, {rnd({2, 3, 4}, 1), rnd({2, 4, dk}, 2), rnd({2, 4, 2}, 3)}));
+}
+
+GradcheckResult mha(std::size_t lq, std::size_t lk, bool self, bool padding, bool causal) {
+  Generator gen(12);
+  nn::MultiHeadAttention<D> att(8, 2, gen);
+  nn::MultiHeadOptions<D> o;
+  if (padding) o.key_padding_mask = keys4();
+  o.causal = causal;
+  if (self)
+    return gradcheck([&](const Inputs& x) { return att.forward(x[0], o).output; },
+                     with_params(att, {rnd({2, lq, 8}, 1)}));
+  return gradcheck([&](const Inputs& x) { return att.forward(x[0], x[1], x[2], o).output; },
+                   with_params(att, {rnd({2, lq, 8}, 1), rnd({2, lk, 8}, 2), rnd({2, lk, 8}, 3)}));
+}
+}  // namespace
+
+GRADCHECK_CASE("AdditiveAttention masked", "q (2,3,4), k (2,4,5), v (2,4,2), H 3, mask (2,4)", [] {
+  Generator gen(10);
+  nn::AdditiveAttention<D> att(4, 5, 3, gen);
+  return gradcheck(
+      [&](const Inputs& x) { return att.forward(x[0], x[1], x[2], keys4()).output; },
+      with_params(att, {rnd({2, 3, 4}, 1), rnd({2, 4, 5}, 2), rnd({2, 4, 2}, 3)}));
+});
+
+GRADCHECK_CASE("AdditiveAttention decoder step", "q (2,4), k (2,4,5), v (2,4,2), mask (2,4)", [] {
+  Generator gen(10);
+  nn::AdditiveAttention<D> att(4, 5, 3, gen);
+  return gradcheck(
+      [&](const Inputs& x) { return att.forward(x[0], x[1], x[2], keys4()).output; },
+      with_params(att, {rnd({2, 4}, 1), rnd({2, 4, 5}, 2), rnd({2, 4, 2}, 3)}));
+});
+
+GRADCHECK_CASE("LuongAttention dot", "q (2,3,4), k (2,4,4), v (2,4,2), mask (2,4)",
+               [] { return luong(nn::LuongScore::Dot); });
+GRADCHECK_CASE("LuongAttention general", "q (2,3,4), k (2,4,5), v (2,4,2), mask (2,4)",
+               [] { return luong(nn::LuongScore::General); });
+GRADCHECK_CASE("LuongAttention concat", "q (2,3,4), k (2,4,5), v (2,4,2), H 3, mask (2,4)",
+               [] { return luong(nn::LuongScore::Concat); });
+
+GRADCHECK_CASE("ScaledDotProductAttention", "q (2,3,4), k (2,4,4), v (2,4,2), mask (2,4)", [] {
+  nn::ScaledDotProductAttention<D> att;
+  return gradcheck([&](const Inputs& x) { return att.forward(x[0], x[1], x[2], keys4()).output; },
+                   {rnd({2, 3, 4}, 1), rnd({2, 4, 4}, 2), rnd({2, 4, 2}, 3)});
+});
+
+GRADCHECK_CASE("MultiHeadAttention self", "(2,3,8), 2 heads", [] { return mha(3, 3, true, false, false); });
+GRADCHECK_CASE("MultiHeadAttention cross Lq!=Lk", "q (2,3,8), k v (2,4,8)",
+               [] { return mha(3, 4, false, false, false); });
+GRADCHECK_CASE("MultiHeadAttention padding mask", "q (2,3,8), k v (2,4,8), mask (2,4)",
+               [] { return mha(3, 4, false, true, false); });
+GRADCHECK_CASE("MultiHeadAttention causal", "self (2,4,8)", [] { return mha(4, 4, true, false, true); });
+GRADCHECK_CASE("MultiHeadAttention padding+causal", "self (2,4,8), mask (2,4)",
+               [] { return mha(4, 4, true, true, true); });
+
+GRADCHECK_CASE("MultiHeadAttention score bias + qk_transform", "(2,3,8), bias (h,Lq,Lk) = (2,3,3), q,k * c", [] {
+  Generator gen(13);
+  nn::MultiHeadAttention<D> att(8, 2, gen);
+  TD c = rnd({3, 4}, 9);  // a fixed per-position scaling of q and k, standing in for RoPE
+  c.set_requires_grad(false);
+  return gradcheck(
+      [&](const Inputs& x) {
+        nn::MultiHeadOptions<D> o;
+        o.bias = x[1];
+        o.qk_transform = [&](const TD& t) { return mul(t, c); };
+        return att.forward(x[0], o).output;
+      },
+      with_params(att, {rnd({2, 3, 8}, 1), rnd({2, 3, 3}, 2)}));
+});
+
+}  // namespace attnlab::cases

@@ -1,0 +1,114 @@
+#include "nn/attention/multi_head.hpp"
+
+#include <xtensor/xoperation.hpp>
+
+#include "nn/init.hpp"
+
+namespace attnlab::nn {
+
+template <class T>
+MultiHeadAttention<T>::MultiHeadAttention(std::size_t d_model, std::size_t heads, Generator& gen,
+                                          double dropout, bool bias)
+    : w_q(d_model, d_model, gen, bias), w_k(d_model, d_model, gen, bias),
+      w_v(d_model, d_model, gen, bias), w_o(d_model, d_model, gen, bias), d_model_(d_model),
+      heads_(heads), p_(dropout), gen_(gen.fork()) {
+  check(heads_ > 0 && d_model_ % heads_ == 0, "MultiHeadAttention", "d_model ", d_model_,
+        " is not divisible by heads ", heads_);
+  check(p_ >= 0.0 && p_ < 1.0, "MultiHeadAttention", "dropout must be in [0, 1), got ", p_);
+  // PyTorch's nn.MultiheadAttention: Xavier-uniform projections, zero biases.
+  for (Linear<T>* l : {&w_q, &w_k, &w_v, &w_o}) {
+    xavier_uniform(l->weight, gen);
+    if (bias) zeros(l->bias);
+  }
+  this->register_module("w_q", w_q);
+  this->register_module("w_k", w_k);
+  this->register_module("w_v", w_v);
+  this->register_module("w_o", w_o);
+}
+
+template <class T>
+Tensor<T> MultiHeadAttention<T>::split_heads(const Tensor<T>& x) const {
+  const Shape s = x.shape();
+  const long b = static_cast<long>(s[0]), l = static_cast<long>(s[1]);
+  return transpose(reshape(x, {b, l, static_cast<long>(heads_), static_cast<long>(head_dim())}), 1, 2);
+}
+
+template <class T>
+AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& query, const Tensor<T>& key,
+                                                  const Tensor<T>& value,
+                                                  const MultiHeadOptions<T>& opt) {
+  const char* who = "MultiHeadAttention";
+  need(who, query, "query");
+  need(who, key, "key");
+  need(who, value, "value");
+  const Shape qs = query.shape(), ks = key.shape(), vs = value.shape();
+  check(qs.size() == 3 && qs[2] == d_model_, who, "query must be (B, Lq, d_model = ", d_model_,
+        "), got ", shape_str(qs));
+  check(ks.size() == 3 && ks[2] == d_model_, who, "key must be (B, Lk, d_model = ", d_model_,
+        "), got ", shape_str(ks));
+  check(vs.size() == 3 && vs[2] == d_model_, who, "value must be (B, Lk, d_model = ", d_model_,
+        "), got ", shape_str(vs));
+  check(qs[0] == ks[0] && ks[0] == vs[0] && ks[1] == vs[1], who,
+        "batch or key lengths differ: query ", shape_str(qs), ", key ", shape_str(ks), ", value ",
+        shape_str(vs));
+  const std::size_t B = qs[0], Lq = qs[1], Lk = ks[1];
+
+  AttentionOptions<T> o;
+  std::optional<Mask> mask;
+  if (opt.key_padding_mask) {
+    check(shape_of(*opt.key_padding_mask) == Shape{B, Lk}, who, "key padding mask must be (B, Lk) = ",
+          shape_str(Shape{B, Lk}), ", got ", shape_str(opt.key_padding_mask->shape()));
+    Mask m = *opt.key_padding_mask;
+    m.reshape({B, std::size_t(1), std::size_t(1), Lk});
+    mask = std::move(m);
+  }
+  if (opt.attn_mask) {
+    const Shape target{B, heads_, Lq, Lk};
+    const Shape ms = shape_of(*opt.attn_mask);
+    bool ok = ms.size() <= 4;
+    for (std::size_t i = 0; ok && i < ms.size(); ++i) {
+      const std::size_t t = target[4 - ms.size() + i];
+      ok = ms[i] == 1 || ms[i] == t;
+    }
+    check(ok, who, "attention mask ", shape_str(ms), " does not broadcast to (B, h, Lq, Lk) = ",
+          shape_str(target));
+    if (mask) {
+      Mask both = *mask && *opt.attn_mask;
+      mask = std::move(both);
+    } else {
+      mask = *opt.attn_mask;
+    }
+  }
+  o.mask = std::move(mask);
+  o.causal = opt.causal;
+  o.bias = opt.bias;
+  o.dropout = this->training() ? p_ : 0.0;
+  o.generator = &gen_;
+
+  Tensor<T> q = split_heads(w_q(query));  // (B, h, Lq, dk)
+  Tensor<T> k = split_heads(w_k(key));    // (B, h, Lk, dk)
+  Tensor<T> v = split_heads(w_v(value));  // (B, h, Lk, dk)
+  if (opt.qk_transform) {
+    const Shape q0 = q.shape(), k0 = k.shape();
+    q = opt.qk_transform(q);
+    k = opt.qk_transform(k);
+    check(q.shape() == q0 && k.shape() == k0, who, "qk_transform must keep the shapes ",
+          shape_str(q0), " and ", shape_str(k0), ", got ", shape_str(q.shape()), " and ",
+          shape_str(k.shape()));
+  }
+  AttentionResult<T> r = scaled_dot_product_attention(q, k, v, o);
+  // (B, h, Lq, dk) -> (B, Lq, h, dk) -> (B, Lq, d_model): heads side by side, then mixed by w_o.
+  Tensor<T> merged = reshape(transpose(r.output, 1, 2),
+                             {static_cast<long>(B), static_cast<long>(Lq), static_cast<long>(d_model_)});
+  return {w_o(merged), r.weights};
+}
+
+template <class T>
+AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& x, const MultiHeadOptions<T>& options) {
+  return forward(x, x, x, options);
+}
+
+template class MultiHeadAttention<float>;
+template class MultiHeadAttention<double>;
+
+}  // namespace attnlab::nn

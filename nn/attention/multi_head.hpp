@@ -1,0 +1,61 @@
+// Multi-head attention (Vaswani et al. 2017), PyTorch's layout with separate projections:
+//   q = w_q(query), k = w_k(key), v = w_v(value), split into h heads of d_k = d_model / h,
+//   per head softmax(q k^T / sqrt(d_k) + bias) v, heads concatenated, then w_o.
+// Parameters: w_q, w_k, w_v, w_o, each Linear(d_model, d_model): 4 d^2 (+ 4 d with biases);
+// d = 64, h = 8 with biases: 16,640. Weights init Xavier-uniform, biases zero (as PyTorch's MHA).
+#pragma once
+
+#include <functional>
+#include <optional>
+
+#include "core/ops.hpp"
+#include "nn/layers.hpp"
+#include "nn/module.hpp"
+
+namespace attnlab::nn {
+
+template <class T>
+struct MultiHeadOptions {
+  // (B, Lk), true = a real token; padded keys get zero weight.
+  std::optional<Mask> key_padding_mask;
+  // Any mask broadcastable to (B, h, Lq, Lk), true = may attend; combined with the others by AND.
+  std::optional<Mask> attn_mask;
+  bool causal = false;  // query i attends to keys j <= i
+  // Additive score bias broadcastable to (B, h, Lq, Lk) (relative position bias, ALiBi); it is
+  // added after the 1/sqrt(d_k) scaling and receives a gradient if it requires one.
+  Tensor<T> bias;
+  // Applied to the per-head queries and keys, (B, h, Lq, d_k) and (B, h, Lk, d_k), after the
+  // projections and before the scores (RoPE). It must keep the shape.
+  std::function<Tensor<T>(const Tensor<T>&)> qk_transform;
+};
+
+template <class T>
+class MultiHeadAttention : public Module<T> {
+ public:
+  // Throws ShapeError "MultiHeadAttention: d_model 10 is not divisible by heads 3".
+  MultiHeadAttention(std::size_t d_model, std::size_t heads, Generator& gen, double dropout = 0.0,
+                     bool bias = true);
+
+  // query (B, Lq, d_model), key and value (B, Lk, d_model). Returns output (B, Lq, d_model) and
+  // the per-head weights (B, h, Lq, Lk) (softmax before dropout; for plots).
+  AttentionResult<T> forward(const Tensor<T>& query, const Tensor<T>& key, const Tensor<T>& value,
+                             const MultiHeadOptions<T>& options = {});
+  // Self-attention: forward(x, x, x, options).
+  AttentionResult<T> forward(const Tensor<T>& x, const MultiHeadOptions<T>& options = {});
+
+  std::size_t d_model() const { return d_model_; }
+  std::size_t heads() const { return heads_; }
+  std::size_t head_dim() const { return d_model_ / heads_; }
+  double dropout() const { return p_; }
+
+  Linear<T> w_q, w_k, w_v, w_o;
+
+ private:
+  // (B, L, d_model) -> (B, h, L, d_k)
+  Tensor<T> split_heads(const Tensor<T>& x) const;
+  std::size_t d_model_, heads_;
+  double p_;
+  Generator gen_;
+};
+
+}  // namespace attnlab::nn

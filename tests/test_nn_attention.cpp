@@ -1,0 +1,291 @@
+// The attention modules: golden parameter counts and values, names, equivalences (one head =
+// scaled dot-product attention on the projections), causality, permutation equivariance, the
+// mask contract (zero weight, zero gradient, zero context for an all-masked row), shape errors.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <xtensor/xview.hpp>
+
+#include "core/ops.hpp"
+#include "nn/attention/additive.hpp"
+#include "nn/attention/luong.hpp"
+#include "nn/attention/multi_head.hpp"
+#include "nn/attention/scaled_dot_product.hpp"
+
+using namespace attnlab;
+using namespace attnlab::nn;
+using TD = Tensor<double>;
+
+namespace {
+
+TD rnd(const Shape& s, std::uint64_t seed, bool grad = false) {
+  Generator g(seed);
+  return TD(random_uniform<double>(s, g, -1.0, 1.0), grad);
+}
+
+double max_abs_diff(const Array<double>& a, const Array<double>& b) {
+  REQUIRE(shape_of(a) == shape_of(b));
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a.data()[i] - b.data()[i]));
+  return m;
+}
+
+bool all_finite(const Array<double>& a) {
+  for (double v : a)
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+std::vector<std::string> names(const Module<double>& m) {
+  std::vector<std::string> out;
+  for (auto& [n, p] : m.named_parameters()) out.push_back(n);
+  return out;
+}
+
+void set_matrix(const TD& w, double diag) {
+  auto& v = w.mutable_value();
+  v.fill(0.0);
+  for (std::size_t i = 0; i < v.shape()[0]; ++i) v(i, i) = diag;
+}
+
+}  // namespace
+
+TEST_CASE("golden parameter counts and names") {
+  Generator g(1);
+  AdditiveAttention<double> add(64, 64, 64, g);
+  CHECK(add.parameter_count() == 8256);
+  CHECK(names(add) == std::vector<std::string>{"w_q.weight", "w_k.weight", "v.weight"});
+  LuongAttention<double> general(LuongScore::General, 64, 64, g);
+  CHECK(general.parameter_count() == 4096);
+  CHECK(names(general) == std::vector<std::string>{"w.weight"});
+  CHECK(general.w->weight.shape() == Shape{64, 64});
+  CHECK(LuongAttention<double>(LuongScore::Dot, 8, 8, g).parameter_count() == 0);
+  CHECK(LuongAttention<double>(LuongScore::Concat, 6, 5, g, 4).parameter_count() == 4 * 11 + 4);
+  MultiHeadAttention<double> mha(64, 8, g);
+  CHECK(mha.parameter_count() == 16640);
+  CHECK(names(mha) == std::vector<std::string>{"w_q.weight", "w_q.bias", "w_k.weight", "w_k.bias",
+                                               "w_v.weight", "w_v.bias", "w_o.weight", "w_o.bias"});
+  CHECK(MultiHeadAttention<double>(64, 8, g, 0.0, false).parameter_count() == 4 * 64 * 64);
+  CHECK(mha.summary().find("16,640") != std::string::npos);
+}
+
+TEST_CASE("LuongAttention dot: the course's golden weights, decoder-step query") {
+  Generator g(2);
+  LuongAttention<double> att(LuongScore::Dot, 3, 3, g);
+  const TD q(Array<double>{{0.2, 0.5, 0.3}});
+  const TD k(Array<double>{{{0.1, 0.4, 0.5}, {0.2, 0.3, 0.5}, {0.3, 0.2, 0.5}}});
+  const Array<double> s = att.scores(unsqueeze(q, 1), k).value();
+  CHECK(s(0, 0, 0) == doctest::Approx(0.37));
+  CHECK(s(0, 0, 2) == doctest::Approx(0.31));
+  const auto r = att.forward(q, k, k);
+  CHECK(r.weights.shape() == Shape{1, 3});
+  CHECK(r.output.shape() == Shape{1, 3});
+  CHECK(r.weights.value()(0, 0) == doctest::Approx(0.343382).epsilon(1e-5));
+  CHECK(r.weights.value()(0, 1) == doctest::Approx(0.333233).epsilon(1e-5));
+  CHECK(r.weights.value()(0, 2) == doctest::Approx(0.323385).epsilon(1e-5));
+}
+
+TEST_CASE("MultiHeadAttention, one head, W = 0.5 I: the course's 'The cat sat' values") {
+  Generator g(3);
+  MultiHeadAttention<double> att(4, 1, g, 0.0, false);
+  for (auto* l : {&att.w_q, &att.w_k, &att.w_v}) set_matrix(l->weight, 0.5);
+  set_matrix(att.w_o.weight, 1.0);
+  const TD x(Array<double>{{{0.2, 0.1, 0.3, 0.1}, {0.5, 0.3, 0.2, 0.4}, {0.3, 0.2, 0.4, 0.3}}});
+  const auto r = att.forward(x);
+  const Array<double> w = {{{{.331115, .334443, .334443}, {.326556, .339458, .333986},
+                             {.328765, .336247, .334988}}}};
+  const Array<double> out = {{{.166889, .100166, .15, .133611}, {.167618, .100645, .149726, .134317},
+                              {.167186, .100374, .149937, .133936}}};
+  CHECK(max_abs_diff(r.weights.value(), w) < 2e-6);
+  CHECK(max_abs_diff(r.output.value(), out) < 2e-6);
+}
+
+TEST_CASE("MultiHeadAttention with one head equals scaled_dot_product_attention on the projections") {
+  Generator g(4);
+  MultiHeadAttention<double> att(6, 1, g);
+  const TD q = rnd({2, 3, 6}, 5), k = rnd({2, 4, 6}, 6), v = rnd({2, 4, 6}, 7);
+  const auto r = att.forward(q, k, v);
+  const auto ref = scaled_dot_product_attention(att.w_q(q), att.w_k(k), att.w_v(v));
+  CHECK(max_abs_diff(r.output.value(), att.w_o(ref.output).value()) < 1e-12);
+  CHECK(max_abs_diff(r.weights.value(), unsqueeze(ref.weights, 1).value()) < 1e-12);
+  CHECK(r.weights.shape() == Shape{2, 1, 3, 4});
+
+  // And the ScaledDotProductAttention module is the op, with its key mask as a (B, 1, Lk) mask.
+  ScaledDotProductAttention<double> sdpa;
+  const Mask km = {{true, true, false, true}, {true, false, false, false}};
+  AttentionOptions<double> o;
+  o.mask = Mask(xt::view(km, xt::all(), xt::newaxis(), xt::all()));
+  const auto a = sdpa.forward(q, k, v, km), b = scaled_dot_product_attention(q, k, v, o);
+  CHECK(max_abs_diff(a.output.value(), b.output.value()) == 0.0);
+}
+
+TEST_CASE("multi-head shapes: cross attention with Lq != Lk, weights per head") {
+  Generator g(8);
+  MultiHeadAttention<double> att(8, 2, g);
+  const auto r = att.forward(rnd({2, 3, 8}, 1), rnd({2, 5, 8}, 2), rnd({2, 5, 8}, 3));
+  CHECK(r.output.shape() == Shape{2, 3, 8});
+  CHECK(r.weights.shape() == Shape{2, 2, 3, 5});
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t h = 0; h < 2; ++h)
+      for (std::size_t i = 0; i < 3; ++i) {
+        double s = 0;
+        for (std::size_t j = 0; j < 5; ++j) s += r.weights.value()(b, h, i, j);
+        CHECK(s == doctest::Approx(1.0));
+      }
+}
+
+TEST_CASE("causal: the output at t does not depend on inputs after t (gradients exactly 0)") {
+  Generator g(9);
+  MultiHeadAttention<double> att(8, 2, g);
+  MultiHeadOptions<double> o;
+  o.causal = true;
+  for (long t = 0; t < 4; ++t) {
+    TD x = rnd({2, 4, 8}, 10, true);
+    const TD y = att.forward(x, o).output;
+    sum(mul(slice(y, 1, t, t + 1), rnd({2, 1, 8}, 11))).backward();
+    const Array<double>& gx = x.grad();
+    for (std::size_t b = 0; b < 2; ++b)
+      for (std::size_t s = 0; s < 4; ++s) {
+        double m = 0;
+        for (std::size_t j = 0; j < 8; ++j) m = std::max(m, std::fabs(gx(b, s, j)));
+        if (static_cast<long>(s) > t) CHECK(m == 0.0);
+        else CHECK(m > 0.0);
+      }
+  }
+}
+
+TEST_CASE("self-attention without positions is permutation-equivariant") {
+  Generator g(12);
+  MultiHeadAttention<double> att(8, 2, g);
+  const TD x = rnd({1, 5, 8}, 13);
+  const IndexArray perm = {3, 0, 4, 1, 2};
+  const TD y = att.forward(x).output;
+  const TD y_perm = att.forward(index_select(x, 1, perm)).output;
+  CHECK(max_abs_diff(y_perm.value(), index_select(y, 1, perm).value()) < 1e-12);
+}
+
+TEST_CASE("masked keys: zero weight and zero gradient; a fully masked row: zero context, no NaN") {
+  Generator g(14);
+  const Mask km = {{true, false, true, false}, {false, false, false, false}};
+  AdditiveAttention<double> add(3, 5, 4, g);
+  LuongAttention<double> dot(LuongScore::Dot, 3, 3, g), gen(LuongScore::General, 3, 5, g),
+      cat(LuongScore::Concat, 3, 5, g, 4);
+  auto run = [&](auto& att, std::size_t dk) {
+    TD q = rnd({2, 2, 3}, 15, true), k = rnd({2, 4, dk}, 16, true), v = rnd({2, 4, 2}, 17, true);
+    const auto r = att.forward(q, k, v, km);
+    sum(mul(r.output, rnd({2, 2, 2}, 18))).backward();
+    CHECK(all_finite(r.output.value()));
+    CHECK(all_finite(q.grad()));
+    for (std::size_t i = 0; i < 2; ++i)
+      for (std::size_t j = 0; j < 4; ++j)
+        if (!km(0, j)) CHECK(r.weights.value()(0, i, j) == 0.0);
+    for (std::size_t j = 0; j < 4; ++j) {
+      if (km(0, j)) continue;
+      for (std::size_t c = 0; c < dk; ++c) CHECK(k.grad()(0, j, c) == 0.0);
+      for (std::size_t c = 0; c < 2; ++c) CHECK(v.grad()(0, j, c) == 0.0);
+    }
+    // Batch 1: every key masked.
+    for (double w : Array<double>(xt::view(r.weights.value(), 1))) CHECK(w == 0.0);
+    for (double c : Array<double>(xt::view(r.output.value(), 1))) CHECK(c == 0.0);
+    for (double d : Array<double>(xt::view(q.grad(), 1))) CHECK(d == 0.0);
+    for (double d : Array<double>(xt::view(k.grad(), 1))) CHECK(d == 0.0);
+  };
+  run(add, 5);
+  run(dot, 3);
+  run(gen, 5);
+  run(cat, 5);
+
+  MultiHeadAttention<double> mha(4, 2, g);
+  MultiHeadOptions<double> o;
+  o.key_padding_mask = km;
+  TD q = rnd({2, 3, 4}, 19, true), k = rnd({2, 4, 4}, 20, true), v = rnd({2, 4, 4}, 21, true);
+  const auto r = mha.forward(q, k, v, o);
+  sum(mul(r.output, rnd({2, 3, 4}, 22))).backward();
+  CHECK(all_finite(r.output.value()));
+  for (std::size_t j : {1, 3})
+    for (std::size_t c = 0; c < 4; ++c) {
+      CHECK(k.grad()(0, j, c) == 0.0);
+      CHECK(v.grad()(0, j, c) == 0.0);
+    }
+  for (double w : Array<double>(xt::view(r.weights.value(), 1))) CHECK(w == 0.0);
+  // All keys masked: the heads' context is zero, so the output is w_o's bias alone.
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t c = 0; c < 4; ++c) CHECK(r.output.value()(1, i, c) == mha.w_o.bias.value()(c));
+}
+
+TEST_CASE("padding + causal together, score bias and the qk hook reach the scores") {
+  Generator g(23);
+  MultiHeadAttention<double> att(4, 2, g);
+  const TD x = rnd({1, 3, 4}, 24);
+  MultiHeadOptions<double> o;
+  o.causal = true;
+  o.key_padding_mask = Mask{{false, true, true}};
+  const auto r = att.forward(x, o);
+  const Array<double>& w = r.weights.value();
+  for (std::size_t h = 0; h < 2; ++h) {
+    for (std::size_t j = 0; j < 3; ++j) CHECK(w(0, h, 0, j) == 0.0);  // query 0 sees only key 0: masked
+    CHECK(w(0, h, 1, 1) == doctest::Approx(1.0));                     // query 1 sees only key 1
+    CHECK(w(0, h, 2, 0) == 0.0);
+  }
+  // A large negative bias on key 2 removes it; a hook that zeroes q makes the weights uniform.
+  MultiHeadOptions<double> b;
+  Array<double> bias = xt::zeros<double>({3, 3});
+  xt::view(bias, xt::all(), 2) = -1e4;
+  b.bias = TD(bias);
+  b.qk_transform = [](const TD& t) { return mul(t, 0.0); };
+  const Array<double> wb = att.forward(x, b).weights.value();
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(wb(0, 0, i, 0) == doctest::Approx(0.5));
+    CHECK(wb(0, 1, i, 2) == doctest::Approx(0.0));
+  }
+}
+
+TEST_CASE("dropout on the attention weights follows the training flag") {
+  Generator g(25);
+  MultiHeadAttention<double> att(8, 2, g, 0.5);
+  const TD x = rnd({2, 4, 8}, 26);
+  const Array<double> y1 = att.forward(x).output.value();
+  att.eval();
+  const Array<double> e1 = att.forward(x).output.value(), e2 = att.forward(x).output.value();
+  CHECK(e1 == e2);
+  CHECK(max_abs_diff(y1, e1) > 1e-3);
+  ScaledDotProductAttention<double> sdpa(0.5, g);
+  const TD q = rnd({2, 3, 4}, 27);
+  const Array<double> t1 = sdpa.forward(q, q, q).output.value();
+  sdpa.eval();
+  CHECK(max_abs_diff(sdpa.forward(q, q, q).output.value(),
+                     scaled_dot_product_attention(q, q, q).output.value()) == 0.0);
+  CHECK(max_abs_diff(t1, sdpa.forward(q, q, q).output.value()) > 1e-3);
+}
+
+TEST_CASE("bad input: clear ShapeErrors naming the module and the sizes") {
+  Generator g(28);
+  CHECK_THROWS_WITH_AS(MultiHeadAttention<double>(10, 3, g),
+                       "MultiHeadAttention: d_model 10 is not divisible by heads 3", ShapeError);
+  CHECK_THROWS_AS(MultiHeadAttention<double>(8, 0, g), ShapeError);
+  MultiHeadAttention<double> att(8, 2, g);
+  const TD x = rnd({2, 3, 8}, 1);
+  CHECK_THROWS_WITH_AS(att.forward(rnd({2, 3, 6}, 1)), doctest::Contains("MultiHeadAttention"), ShapeError);
+  CHECK_THROWS_AS(att.forward(x, rnd({2, 4, 8}, 2), rnd({2, 5, 8}, 3)), ShapeError);
+  CHECK_THROWS_AS(att.forward(x, rnd({3, 4, 8}, 2), rnd({3, 4, 8}, 3)), ShapeError);
+  MultiHeadOptions<double> bad;
+  bad.key_padding_mask = Mask{{true, true}, {true, true}};
+  CHECK_THROWS_WITH_AS(att.forward(x, bad), doctest::Contains("(2,3)"), ShapeError);
+  MultiHeadOptions<double> bad_attn;
+  bad_attn.attn_mask = Mask(xt::ones<bool>({4, 3}));
+  CHECK_THROWS_AS(att.forward(x, bad_attn), ShapeError);
+
+  AdditiveAttention<double> add(3, 5, 4, g);
+  const TD k = rnd({2, 4, 5}, 4), v = rnd({2, 4, 2}, 5);
+  CHECK_THROWS_WITH_AS(add.forward(rnd({2, 2, 4}, 6), k, v), doctest::Contains("AdditiveAttention"), ShapeError);
+  CHECK_THROWS_AS(add.forward(rnd({2, 2, 3}, 6), rnd({2, 4, 3}, 7), v), ShapeError);
+  CHECK_THROWS_AS(add.forward(rnd({2, 2, 3}, 6), k, rnd({2, 3, 2}, 7)), ShapeError);
+  CHECK_THROWS_WITH_AS(add.forward(rnd({2, 2, 3}, 6), k, v, Mask{{true, true, true}}),
+                       doctest::Contains("key mask"), ShapeError);
+  CHECK_THROWS_WITH_AS(LuongAttention<double>(LuongScore::Dot, 3, 4, g), doctest::Contains("LuongAttention"),
+                       ShapeError);
+  ScaledDotProductAttention<double> sdpa;
+  CHECK_THROWS_WITH_AS(sdpa.forward(rnd({2, 3, 4}, 1), rnd({2, 3, 5}, 2), rnd({2, 3, 5}, 3)),
+                       doctest::Contains("ScaledDotProductAttention"), ShapeError);
+  CHECK_THROWS_AS(sdpa.forward(x, x, x, Mask(xt::ones<bool>({2, 2}))), ShapeError);
+}
