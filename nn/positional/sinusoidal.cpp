@@ -1,0 +1,78 @@
+// The sinusoidal encoding of "Attention Is All You Need", and the names of the positional methods.
+//
+// Why sines: for a fixed offset k, each pair (sin(p w), cos(p w)) at p + k is the pair at p
+// rotated by the angle k w (the angle-sum identities), so PE(p + k) = M_k PE(p) with M_k
+// block-diagonal and independent of p: relative offsets are linear functions of the encoding.
+#include <cmath>
+
+#include "core/ops/elementwise.hpp"
+#include "nn/positional.hpp"
+
+namespace attnlab::nn {
+
+std::string positional_name(Positional p) {
+  switch (p) {
+    case Positional::None: return "none";
+    case Positional::Sinusoidal: return "sinusoidal";
+    case Positional::Learned: return "learned";
+    case Positional::RelativeBias: return "relative";
+    case Positional::Rotary: return "rope";
+    case Positional::ALiBi: return "alibi";
+  }
+  return "?";
+}
+
+Positional parse_positional(const std::string& name) {
+  for (Positional p : {Positional::None, Positional::Sinusoidal, Positional::Learned,
+                       Positional::RelativeBias, Positional::Rotary, Positional::ALiBi})
+    if (positional_name(p) == name) return p;
+  fail("Positional", "unknown method '", name,
+       "' (expected none, sinusoidal, learned, relative, rope or alibi)");
+}
+
+// PE(p, 2i) = sin(p w_i), PE(p, 2i+1) = cos(p w_i), w_i = base^(-2i/d). An odd d keeps the last
+// sine column without its cosine partner.
+template <class T>
+Array<T> sinusoidal_table(std::size_t length, std::size_t d, std::size_t offset, double base) {
+  check(d > 0, "sinusoidal_table", "the model dimension must be positive, got ", d);
+  Array<T> pe = Array<T>::from_shape({length, d});
+  T* out = pe.data();
+  std::vector<double> w((d + 1) / 2);
+  for (std::size_t i = 0; i < w.size(); ++i)
+    w[i] = std::pow(base, -static_cast<double>(2 * i) / static_cast<double>(d));
+  for (std::size_t l = 0; l < length; ++l) {
+    const double p = static_cast<double>(offset + l);
+    T* row = out + l * d;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      row[2 * i] = static_cast<T>(std::sin(p * w[i]));
+      if (2 * i + 1 < d) row[2 * i + 1] = static_cast<T>(std::cos(p * w[i]));
+    }
+  }
+  return pe;
+}
+
+template <class T>
+SinusoidalPositionalEncoding<T>::SinusoidalPositionalEncoding(std::size_t d, double base)
+    : d_(d), base_(base) {
+  check(d > 0, "SinusoidalPositionalEncoding", "the model dimension must be positive, got ", d);
+}
+
+// y = x + PE: a constant, so dx = dy (the add's backward).
+template <class T>
+Tensor<T> SinusoidalPositionalEncoding<T>::forward(const Tensor<T>& x, std::size_t offset) const {
+  need("SinusoidalPositionalEncoding", x);
+  const Shape s = x.shape();
+  check(s.size() >= 2 && s.back() == d_, "SinusoidalPositionalEncoding",
+        "expected input (..., L, ", d_, "), got ", shape_str(s));
+  const std::size_t length = s[s.size() - 2];
+  return add(x, Tensor<T>(sinusoidal_table<T>(length, d_, offset, base_)));
+}
+
+#define ATTNLAB_INSTANTIATE(T)                                                               \
+  template Array<T> sinusoidal_table<T>(std::size_t, std::size_t, std::size_t, double);    \
+  template class SinusoidalPositionalEncoding<T>;
+ATTNLAB_INSTANTIATE(float)
+ATTNLAB_INSTANTIATE(double)
+#undef ATTNLAB_INSTANTIATE
+
+}  // namespace attnlab::nn

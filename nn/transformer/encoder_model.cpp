@@ -1,0 +1,79 @@
+// An encoder-only model (BERT-like, small): embeddings, positions, encoder, then a linear head on
+// every token (tagging) or on one pooled vector (classification).
+#include <algorithm>
+
+#include "nn/transformer.hpp"
+#include "nn/transformer/embedding_init.hpp"
+
+namespace attnlab::nn {
+
+namespace {
+const LayerConfig& checked(const EncoderModelConfig& c) {
+  check(c.vocab > 0 && c.num_classes > 0, "EncoderModel",
+        "vocab and num_classes must be positive, got ", c.vocab, " and ", c.num_classes);
+  return c.layer;
+}
+}  // namespace
+
+template <class T>
+EncoderModel<T>::EncoderModel(const EncoderModelConfig& c, Generator& gen)
+    : embed(c.vocab, checked(c).d_model, gen, c.pad_id),
+      positional(c.positional, c.layer, c.max_length, gen, /*bidirectional=*/true),
+      dropout(c.layer.dropout, gen),
+      encoder(c.num_layers, c.layer, gen, c.final_norm.value_or(c.layer.norm_first)),
+      head(c.layer.d_model, c.num_classes, gen),
+      config_(c) {
+  detail::init_token_embedding(embed, gen);
+  this->register_module("embed", embed);
+  this->register_module("positional", positional);
+  this->register_module("dropout", dropout);
+  this->register_module("encoder", encoder);
+  this->register_module("head", head);
+}
+
+template <class T>
+Tensor<T> EncoderModel<T>::features(const IndexArray& ids, const std::optional<Mask>& mask) {
+  detail::check_ids("EncoderModel", ids);
+  if (mask)
+    check(mask->shape() == ids.shape(), "EncoderModel", "mask ", shape_str(mask->shape()),
+          " does not match token ids ", shape_str(ids.shape()));
+  Tensor<T> x = dropout(positional.embed(detail::scaled_embedding(embed, ids)));
+  MultiHeadOptions<T> options;
+  options.key_padding_mask = mask;
+  positional.attention(ids.shape()[1], options);
+  return encoder.forward(x, options);
+}
+
+// Mean pooling over the real tokens: pooled = sum_l m_l h_l / max(1, sum_l m_l); a row with no
+// real token pools to zero instead of 0/0.
+template <class T>
+Tensor<T> EncoderModel<T>::forward(const IndexArray& ids, const std::optional<Mask>& mask) {
+  Tensor<T> h = features(ids, mask);  // (B, L, d)
+  switch (config_.pooling) {
+    case Pooling::None:
+      return head(h);
+    case Pooling::First:
+      return head(squeeze(slice(h, 1, 0, 1), 1));
+    case Pooling::Mean:
+      break;
+  }
+  if (!mask) return head(mean(h, {1}));
+  const std::size_t B = ids.shape()[0], L = ids.shape()[1];
+  Array<T> m = Array<T>::from_shape({B, L, 1});
+  Array<T> count = Array<T>::from_shape({B, 1});
+  for (std::size_t b = 0; b < B; ++b) {
+    std::size_t n = 0;
+    for (std::size_t l = 0; l < L; ++l) {
+      const bool keep = (*mask)(b, l);
+      m(b, l, 0) = keep ? T(1) : T(0);
+      n += keep;
+    }
+    count(b, 0) = static_cast<T>(std::max<std::size_t>(n, 1));
+  }
+  return head(div(sum(mul(h, Tensor<T>(std::move(m))), {1}), Tensor<T>(std::move(count))));
+}
+
+template class EncoderModel<float>;
+template class EncoderModel<double>;
+
+}  // namespace attnlab::nn

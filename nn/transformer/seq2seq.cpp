@@ -1,0 +1,81 @@
+// The encoder-decoder Transformer of "Attention Is All You Need".
+//   memory = Encoder(drop(E_src[src] sqrt(d) + PE))
+//   logits = W_out Decoder(drop(E_tgt[tgt] sqrt(d) + PE), memory) + b_out
+// With tie_output, W_out = E_tgt (Press & Wolf 2017): the same vector represents a token going in
+// and coming out, and the model has vocab * d fewer parameters.
+#include <cmath>
+
+#include "nn/transformer.hpp"
+#include "nn/transformer/embedding_init.hpp"
+
+namespace attnlab::nn {
+
+namespace {
+const LayerConfig& checked(const Seq2SeqConfig& c) {
+  check(c.src_vocab > 0 && c.tgt_vocab > 0, "Seq2SeqTransformer",
+        "vocabulary sizes must be positive, got ", c.src_vocab, " and ", c.tgt_vocab);
+  return c.layer;
+}
+}  // namespace
+
+template <class T>
+Seq2SeqTransformer<T>::Seq2SeqTransformer(const Seq2SeqConfig& c, Generator& gen)
+    : src_embed(c.src_vocab, checked(c).d_model, gen, c.pad_id),
+      tgt_embed(c.tgt_vocab, c.layer.d_model, gen, c.pad_id),
+      positions(c.layer.d_model),
+      src_dropout(c.layer.dropout, gen),
+      tgt_dropout(c.layer.dropout, gen),
+      encoder(c.encoder_layers, c.layer, gen, c.final_norm.value_or(c.layer.norm_first)),
+      decoder(c.decoder_layers, c.layer, gen, c.final_norm.value_or(c.layer.norm_first)),
+      config_(c) {
+  detail::init_token_embedding(src_embed, gen);
+  detail::init_token_embedding(tgt_embed, gen);
+  this->register_module("src_embed", src_embed);
+  this->register_module("tgt_embed", tgt_embed);
+  this->register_module("positions", positions);
+  this->register_module("src_dropout", src_dropout);
+  this->register_module("tgt_dropout", tgt_dropout);
+  this->register_module("encoder", encoder);
+  this->register_module("decoder", decoder);
+  if (c.tie_output) {
+    output_bias = this->register_parameter("output_bias", Tensor<T>::zeros({c.tgt_vocab}));
+  } else {
+    output = std::make_unique<Linear<T>>(c.layer.d_model, c.tgt_vocab, gen, true);
+    this->register_module("output", *output);
+  }
+}
+
+template <class T>
+Tensor<T> Seq2SeqTransformer<T>::embed(const Embedding<T>& table, Dropout<T>& drop,
+                                       const IndexArray& ids) {
+  detail::check_ids("Seq2SeqTransformer", ids);
+  return drop(positions.forward(detail::scaled_embedding(table, ids)));
+}
+
+template <class T>
+Tensor<T> Seq2SeqTransformer<T>::encode(const IndexArray& src, const std::optional<Mask>& src_mask) {
+  MultiHeadOptions<T> options;
+  options.key_padding_mask = src_mask;
+  return encoder.forward(embed(src_embed, src_dropout, src), options);
+}
+
+template <class T>
+Tensor<T> Seq2SeqTransformer<T>::decode(const IndexArray& tgt, const Tensor<T>& memory,
+                                        const std::optional<Mask>& src_mask,
+                                        const std::optional<Mask>& tgt_mask) {
+  Tensor<T> h = decoder.forward(embed(tgt_embed, tgt_dropout, tgt), memory, tgt_mask, src_mask,
+                                /*causal=*/true);
+  return output ? output->forward(h) : linear(h, tgt_embed.weight, output_bias);
+}
+
+template <class T>
+Tensor<T> Seq2SeqTransformer<T>::forward(const IndexArray& src, const IndexArray& tgt,
+                                         const std::optional<Mask>& src_mask,
+                                         const std::optional<Mask>& tgt_mask) {
+  return decode(tgt, encode(src, src_mask), src_mask, tgt_mask);
+}
+
+template class Seq2SeqTransformer<float>;
+template class Seq2SeqTransformer<double>;
+
+}  // namespace attnlab::nn

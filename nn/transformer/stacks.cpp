@@ -1,0 +1,83 @@
+// Stacks of layers: the output of layer i is the input of layer i + 1; the options (masks,
+// positional bias, RoPE hook) are the same for every layer.
+#include <string>
+
+#include "nn/transformer.hpp"
+
+namespace attnlab::nn {
+
+template <class T>
+Encoder<T>::Encoder(std::size_t num_layers, const LayerConfig& config, Generator& gen,
+                    bool final_norm) {
+  check(num_layers > 0, "Encoder", "need at least one layer, got ", num_layers);
+  for (std::size_t i = 0; i < num_layers; ++i) {
+    layers.push_back(std::make_unique<EncoderLayer<T>>(config, gen));
+    this->register_module("layers." + std::to_string(i), *layers.back());
+  }
+  if (final_norm) {
+    norm = std::make_unique<LayerNorm<T>>(config.d_model, config.eps);
+    this->register_module("norm", *norm);
+  }
+}
+
+template <class T>
+Tensor<T> Encoder<T>::forward(const Tensor<T>& x, const MultiHeadOptions<T>& options) {
+  Tensor<T> h = x;
+  for (auto& layer : layers) h = layer->forward(h, options);
+  return norm ? norm->forward(h) : h;
+}
+
+template <class T>
+std::vector<Tensor<T>> Encoder<T>::attention_weights() const {
+  std::vector<Tensor<T>> out;
+  for (const auto& layer : layers) out.push_back(layer->attention());
+  return out;
+}
+
+template <class T>
+Decoder<T>::Decoder(std::size_t num_layers, const LayerConfig& config, Generator& gen,
+                    bool final_norm) {
+  check(num_layers > 0, "Decoder", "need at least one layer, got ", num_layers);
+  for (std::size_t i = 0; i < num_layers; ++i) {
+    layers.push_back(std::make_unique<DecoderLayer<T>>(config, gen));
+    this->register_module("layers." + std::to_string(i), *layers.back());
+  }
+  if (final_norm) {
+    norm = std::make_unique<LayerNorm<T>>(config.d_model, config.eps);
+    this->register_module("norm", *norm);
+  }
+}
+
+template <class T>
+Tensor<T> Decoder<T>::forward(const Tensor<T>& x, const Tensor<T>& memory,
+                              const std::optional<Mask>& target_mask,
+                              const std::optional<Mask>& memory_mask, bool causal) {
+  MultiHeadOptions<T> self_options, cross_options;
+  self_options.key_padding_mask = target_mask;
+  self_options.causal = causal;
+  cross_options.key_padding_mask = memory_mask;
+  Tensor<T> h = x;
+  for (auto& layer : layers) h = layer->forward(h, memory, self_options, cross_options);
+  return norm ? norm->forward(h) : h;
+}
+
+template <class T>
+std::vector<Tensor<T>> Decoder<T>::self_attention_weights() const {
+  std::vector<Tensor<T>> out;
+  for (const auto& layer : layers) out.push_back(layer->self_attention());
+  return out;
+}
+
+template <class T>
+std::vector<Tensor<T>> Decoder<T>::cross_attention_weights() const {
+  std::vector<Tensor<T>> out;
+  for (const auto& layer : layers) out.push_back(layer->cross_attention());
+  return out;
+}
+
+template class Encoder<float>;
+template class Encoder<double>;
+template class Decoder<float>;
+template class Decoder<double>;
+
+}  // namespace attnlab::nn

@@ -1,0 +1,296 @@
+// Positional methods: the sinusoidal table and its rotation property, learned positions and their
+// length limit, T5 buckets, RoPE's relative-offset property, ALiBi slopes, and extrapolation.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include <xtensor/xview.hpp>
+
+#include "core/ops.hpp"
+#include "nn/positional.hpp"
+#include "nn/transformer.hpp"
+
+using namespace attnlab;
+using namespace attnlab::nn;
+using TD = Tensor<double>;
+
+namespace {
+
+bool all_finite(const Array<float>& a) {
+  for (float v : a)
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+// The message of the ShapeError f throws ("" if it throws none).
+template <class F>
+std::string shape_error(F&& f) {
+  try {
+    f();
+  } catch (const ShapeError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("sinusoidal table: PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(...)") {
+  const std::size_t d = 6;
+  Array<double> pe = sinusoidal_table<double>(50, d);
+  CHECK(shape_of(pe) == Shape{50, d});
+  for (std::size_t p : {0, 1, 7, 49})
+    for (std::size_t i = 0; i < d / 2; ++i) {
+      const double angle = p / std::pow(10000.0, 2.0 * i / d);
+      CHECK(pe(p, 2 * i) == doctest::Approx(std::sin(angle)).epsilon(1e-15));
+      CHECK(pe(p, 2 * i + 1) == doctest::Approx(std::cos(angle)).epsilon(1e-15));
+    }
+  // Row 0 is (0, 1, 0, 1, ...); an offset table is a slice of the full one.
+  CHECK(pe(0, 0) == 0.0);
+  CHECK(pe(0, 1) == 1.0);
+  Array<double> shifted = sinusoidal_table<double>(5, d, 10);
+  for (std::size_t p = 0; p < 5; ++p)
+    for (std::size_t j = 0; j < d; ++j) CHECK(shifted(p, j) == pe(p + 10, j));
+  // Odd d keeps the last sine column.
+  CHECK(shape_of(sinusoidal_table<double>(3, 5)) == Shape{3, 5});
+}
+
+TEST_CASE("sinusoidal rotation property: PE(p + k) = M_k PE(p) with one block-diagonal rotation") {
+  for (std::size_t d : {4, 8, 16, 64}) {
+    const std::size_t L = 300;
+    Array<double> pe = sinusoidal_table<double>(L, d);
+    for (std::size_t k : {1, 3, 10, 57}) {
+      for (std::size_t i = 0; i < d / 2; ++i) {
+        // Solve the 2x2 block M from two positions: [PE(k) PE(k+1)] = M [PE(0) PE(1)] (pair i).
+        const double a0 = pe(0, 2 * i), b0 = pe(0, 2 * i + 1);
+        const double a1 = pe(1, 2 * i), b1 = pe(1, 2 * i + 1);
+        const double det = a0 * b1 - a1 * b0;
+        if (std::abs(det) < 1e-3) continue;  // slow frequencies: two positions are too close
+        const double c0 = pe(k, 2 * i), e0 = pe(k, 2 * i + 1);
+        const double c1 = pe(k + 1, 2 * i), e1 = pe(k + 1, 2 * i + 1);
+        // M = [[c0 c1],[e0 e1]] [[a0 a1],[b0 b1]]^-1
+        const double m00 = (c0 * b1 - c1 * b0) / det, m01 = (c1 * a0 - c0 * a1) / det;
+        const double m10 = (e0 * b1 - e1 * b0) / det, m11 = (e1 * a0 - e0 * a1) / det;
+        // A rotation: orthogonal with determinant 1, and the angle-sum form [[cos, sin],[-sin, cos]].
+        CHECK(std::abs(m00 * m00 + m10 * m10 - 1.0) < 1e-9);
+        CHECK(std::abs(m00 * m11 - m01 * m10 - 1.0) < 1e-9);
+        const double w = std::pow(10000.0, -2.0 * i / d);
+        CHECK(std::abs(m00 - std::cos(k * w)) < 1e-9);
+        CHECK(std::abs(m01 - std::sin(k * w)) < 1e-9);
+        // The analytic block works for every p, to 1e-12.
+        const double c = std::cos(k * w), s = std::sin(k * w);
+        double worst = 0.0;
+        for (std::size_t p = 0; p + k < L; ++p) {
+          const double x = pe(p, 2 * i), y = pe(p, 2 * i + 1);
+          worst = std::max(worst, std::abs(pe(p + k, 2 * i) - (c * x + s * y)));
+          worst = std::max(worst, std::abs(pe(p + k, 2 * i + 1) - (-s * x + c * y)));
+        }
+        CHECK(worst < 1e-12);
+      }
+    }
+  }
+}
+
+TEST_CASE("SinusoidalPositionalEncoding adds the table and works for any length") {
+  SinusoidalPositionalEncoding<double> pe(8);
+  TD x = TD::zeros({2, 5, 8});
+  Array<double> y = pe.forward(x, 3).value();
+  Array<double> table = sinusoidal_table<double>(5, 8, 3);
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t p = 0; p < 5; ++p)
+      for (std::size_t j = 0; j < 8; ++j) CHECK(y(b, p, j) == table(p, j));
+  SinusoidalPositionalEncoding<float> pf(16);
+  CHECK(all_finite(pf.forward(Tensor<float>::zeros({1, 5000, 16})).value()));
+  std::string msg = shape_error([&] { pe.forward(TD::zeros({2, 5, 7})); });
+  CHECK(msg.find("SinusoidalPositionalEncoding") != std::string::npos);
+  CHECK(msg.find("(2,5,7)") != std::string::npos);
+}
+
+TEST_CASE("LearnedPositionalEmbedding: adds its rows, and refuses sequences past its table") {
+  Generator gen(1);
+  LearnedPositionalEmbedding<double> pos(6, 4, gen);
+  CHECK(pos.parameter_count() == 24);
+  TD x = TD::zeros({2, 3, 4});
+  Array<double> y = pos.forward(x, 2).value();
+  for (std::size_t p = 0; p < 3; ++p)
+    for (std::size_t j = 0; j < 4; ++j) CHECK(y(1, p, j) == pos.weight().value()(p + 2, j));
+  CHECK_NOTHROW(pos.forward(TD::zeros({2, 6, 4})));
+  std::string msg = shape_error([&] { pos.forward(TD::zeros({2, 7, 4})); });
+  CHECK(msg.find("LearnedPositionalEmbedding") != std::string::npos);
+  CHECK(msg.find("7") != std::string::npos);
+  CHECK(msg.find("6") != std::string::npos);
+  CHECK_THROWS_AS(pos.forward(TD::zeros({2, 5, 4}), 2), ShapeError);
+  CHECK(shape_error([&] { pos.forward(TD::zeros({2, 3, 5})); }).find("(2,3,5)") !=
+        std::string::npos);
+}
+
+TEST_CASE("T5 relative buckets: exact near zero, logarithmic farther, clipped at the end") {
+  auto bucket = [](long r) { return relative_position_bucket(r, 32, 128, true); };
+  // Keys before the query (r < 0) use buckets 0..15, keys after it 16..31.
+  CHECK(bucket(0) == 0);
+  CHECK(bucket(-1) == 1);
+  CHECK(bucket(-7) == 7);
+  CHECK(bucket(1) == 17);
+  CHECK(bucket(7) == 23);
+  // 8 + floor(log(n / 8) / log(16) * 8): n = 8 -> 8, n = 17 -> 10, n = 127 -> 15.
+  CHECK(bucket(-8) == 8);
+  CHECK(bucket(-17) == 10);
+  CHECK(bucket(-127) == 15);
+  CHECK(bucket(-100000) == 15);
+  CHECK(bucket(100000) == 31);
+  std::size_t previous = 0;
+  for (long n = 0; n < 1000; ++n) {  // monotone in the distance
+    CHECK(bucket(-n) >= previous);
+    previous = bucket(-n);
+  }
+  // One-directional (a causal decoder): keys after the query all fall in bucket 0.
+  CHECK(relative_position_bucket(5, 32, 128, false) == 0);
+  CHECK(relative_position_bucket(-5, 32, 128, false) == 5);
+}
+
+TEST_CASE("RelativePositionBias: bias[0, h, i, j] = W[bucket(j - i), h], any length") {
+  Generator gen(2);
+  RelativePositionBias<double> rel(3, gen, 8, 16);
+  CHECK(rel.parameter_count() == 8 * 3);
+  Array<double> b = rel.forward(4, 6, 1).value();
+  CHECK(shape_of(b) == Shape{1, 3, 4, 6});
+  const Array<double>& w = rel.weight().value();
+  for (std::size_t h = 0; h < 3; ++h)
+    for (std::size_t i = 0; i < 4; ++i)
+      for (std::size_t j = 0; j < 6; ++j) {
+        const long r = static_cast<long>(j) - static_cast<long>(i + 1);
+        CHECK(b(0, h, i, j) == w(relative_position_bucket(r, 8, 16, true), h));
+      }
+  // Gradient: every table cell receives the sum over the (i, j) in its bucket.
+  TD bias = rel.forward(5, 5);
+  bias.backward(Array<double>(xt::ones<double>({1, 3, 5, 5})));
+  double total = 0.0;
+  for (double g : rel.weight().grad()) total += g;
+  CHECK(total == doctest::Approx(3 * 25));
+  RelativePositionBias<float> big(4, gen);
+  CHECK(all_finite(big.forward(700, 700).value()));
+  CHECK_THROWS_AS(RelativePositionBias<double>(2, gen, 2, 16), ShapeError);
+}
+
+TEST_CASE("RoPE: scores depend only on the offset between query and key") {
+  Generator gen(3);
+  TD q(random_normal<double>({1, 1, 1, 8}, gen));
+  TD k(random_normal<double>({1, 1, 1, 8}, gen));
+  auto score = [&](std::size_t pq, std::size_t pk) {
+    return sum(mul(rotary(q, pq), rotary(k, pk))).item();
+  };
+  CHECK(score(5, 2) == doctest::Approx(score(105, 102)).epsilon(1e-12));
+  CHECK(score(0, 7) == doctest::Approx(score(300, 307)).epsilon(1e-12));
+  CHECK(score(3, 3) == doctest::Approx(sum(mul(q, k)).item()).epsilon(1e-12));  // offset 0: R^T R = I
+  // A rotation keeps the norm of every row.
+  TD x(random_normal<double>({2, 3, 50, 8}, gen));
+  Array<double> y = rotary(x).value();
+  for (std::size_t l = 0; l < 50; ++l) {
+    double nx = 0, ny = 0;
+    for (std::size_t j = 0; j < 8; ++j) {
+      nx += x.value()(1, 2, l, j) * x.value()(1, 2, l, j);
+      ny += y(1, 2, l, j) * y(1, 2, l, j);
+    }
+    CHECK(ny == doctest::Approx(nx).epsilon(1e-12));
+  }
+  // Position 0 is the identity; pair i at position p turns by p * 10000^(-2i/d).
+  CHECK(y(0, 0, 0, 3) == x.value()(0, 0, 0, 3));
+  const double a = 7 * std::pow(10000.0, -2.0 / 8);
+  CHECK(y(0, 1, 7, 2) == doctest::Approx(x.value()(0, 1, 7, 2) * std::cos(a) -
+                                         x.value()(0, 1, 7, 3) * std::sin(a)));
+  RotaryEmbedding<float> rope(16);
+  CHECK(all_finite(rope.forward(Tensor<float>::ones({1, 2, 4000, 16})).value()));
+  CHECK_THROWS_AS(RotaryEmbedding<double>(7), ShapeError);
+  std::string msg = shape_error([&] { rope.forward(Tensor<float>::ones({1, 2, 5, 8})); });
+  CHECK(msg.find("RotaryEmbedding") != std::string::npos);
+  CHECK(msg.find("(1,2,5,8)") != std::string::npos);
+}
+
+TEST_CASE("ALiBi: geometric slopes 2^(-8i/h) and bias -slope |i - j|") {
+  std::vector<double> s8 = alibi_slopes(8);
+  REQUIRE(s8.size() == 8);
+  for (std::size_t i = 0; i < 8; ++i) CHECK(s8[i] == std::pow(2.0, -double(i + 1)));
+  std::vector<double> s4 = alibi_slopes(4);
+  for (std::size_t i = 0; i < 4; ++i) CHECK(s4[i] == std::pow(2.0, -2.0 * (i + 1)));
+  // Not a power of two: the 4-head slopes, then every other slope of 8 heads.
+  std::vector<double> s6 = alibi_slopes(6);
+  REQUIRE(s6.size() == 6);
+  CHECK(s6[4] == 0.5);
+  CHECK(s6[5] == 0.125);
+  ALiBi<double> alibi(4);
+  Array<double> b = alibi.forward(3, 5, 2).value();
+  CHECK(shape_of(b) == Shape{1, 4, 3, 5});
+  for (std::size_t h = 0; h < 4; ++h)
+    for (std::size_t i = 0; i < 3; ++i)
+      for (std::size_t j = 0; j < 5; ++j)
+        CHECK(b(0, h, i, j) == -s4[h] * std::abs(double(i + 2) - double(j)));
+  ALiBi<float> big(8);
+  CHECK(all_finite(big.forward(600, 600).value()));
+  CHECK_THROWS_AS(alibi_slopes(0), ShapeError);
+}
+
+TEST_CASE("positional method names round-trip") {
+  for (Positional p : {Positional::None, Positional::Sinusoidal, Positional::Learned,
+                       Positional::RelativeBias, Positional::Rotary, Positional::ALiBi})
+    CHECK(parse_positional(positional_name(p)) == p);
+  CHECK(shape_error([] { parse_positional("fourier"); }).find("fourier") != std::string::npos);
+}
+
+TEST_CASE("extrapolation: an encoder built for length 8 runs on length 40, except learned") {
+  for (Positional p : {Positional::None, Positional::Sinusoidal, Positional::RelativeBias,
+                       Positional::Rotary, Positional::ALiBi, Positional::Learned}) {
+    CAPTURE(positional_name(p));
+    EncoderModelConfig c;
+    c.vocab = 10;
+    c.num_classes = 3;
+    c.num_layers = 2;
+    c.max_length = 8;
+    c.layer = {16, 4, 32, 0.0, true, Activation::GELU, 1e-5};
+    c.positional = p;
+    Generator gen(4);
+    EncoderModel<float> model(c, gen);
+    IndexArray ids = xt::zeros<Index>({2, 40});
+    for (std::size_t l = 0; l < 40; ++l) ids(0, l) = ids(1, l) = static_cast<Index>(l % 10);
+    IndexArray short_ids = xt::view(ids, xt::all(), xt::range(0, 8));
+    CHECK(all_finite(model.forward(short_ids).value()));
+    if (p == Positional::Learned) {
+      std::string msg = shape_error([&] { model.forward(ids); });
+      CHECK(msg.find("LearnedPositionalEmbedding") != std::string::npos);
+      CHECK(msg.find("40") != std::string::npos);
+      CHECK(msg.find("8") != std::string::npos);
+    } else {
+      Tensor<float> logits = model.forward(ids);
+      CHECK(shape_of(logits.value()) == Shape{2, 3});
+      CHECK(all_finite(logits.value()));
+    }
+  }
+}
+
+TEST_CASE("positions matter: without them the encoder is blind to order, with them it is not") {
+  auto run = [](Positional p, const IndexArray& ids) {
+    EncoderModelConfig c;
+    c.vocab = 10;
+    c.num_classes = 3;
+    c.num_layers = 1;
+    c.layer = {16, 4, 32, 0.0, true, Activation::GELU, 1e-5};
+    c.positional = p;
+    Generator gen(5);
+    EncoderModel<double> model(c, gen);
+    {
+      // A non-zero relative table (its init is small but let it matter clearly).
+      NoGrad ng;
+      for (auto& [name, t] : model.named_parameters())
+        if (name.find("positional") != std::string::npos)
+          t.mutable_value() = random_normal<double>(t.shape(), gen);
+    }
+    return model.forward(ids).value();
+  };
+  IndexArray a = {{1, 2, 3, 4, 5}}, b = {{5, 3, 1, 4, 2}};  // a permutation
+  for (Positional p : {Positional::Sinusoidal, Positional::Learned, Positional::RelativeBias,
+                       Positional::Rotary, Positional::ALiBi}) {
+    CAPTURE(positional_name(p));
+    CHECK(xt::amax(xt::abs(run(p, a) - run(p, b)))() > 1e-6);
+  }
+  CHECK(xt::amax(xt::abs(run(Positional::None, a) - run(Positional::None, b)))() < 1e-12);
+}
