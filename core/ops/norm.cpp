@@ -1,0 +1,144 @@
+// Layer normalization (fused, llm.c style: the forward saves only mean and 1/std per row) and
+// inverted dropout (the forward saves only the keep mask).
+#include "core/ops/norm.hpp"
+
+#include <cmath>
+#include <memory>
+
+namespace attnlab {
+
+// Per row of D values: mu = mean(x), rstd = 1 / sqrt(var(x) + eps), xhat = (x - mu) rstd,
+// y = xhat * gamma + beta. Backward, with dxhat = dy * gamma:
+//   dx     = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+//            (d xhat / dx carries the two terms from mu and from var, both row means)
+//   dgamma = sum over rows of dy * xhat,  dbeta = sum over rows of dy.
+// xhat is recomputed in the backward from x, mu and rstd rather than stored.
+template <class T>
+Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>& beta,
+                     double eps) {
+  const char* op = "layer_norm";
+  need(op, x);
+  const Shape xs = x.shape();
+  check(!xs.empty(), op, "0-D input; layer_norm normalizes over the last axis");
+  const std::size_t D = xs.back();
+  check(D > 0, op, "last axis of input ", shape_str(xs), " is empty");
+  check(eps >= 0.0 && std::isfinite(eps), op, "eps ", eps, " must be finite and >= 0");
+  const Shape want{D};
+  if (gamma.defined())
+    check(gamma.shape() == want, op, "gamma ", shape_str(gamma.shape()),
+          " does not match the last axis of input ", shape_str(xs), "; expected ", shape_str(want));
+  if (beta.defined())
+    check(beta.shape() == want, op, "beta ", shape_str(beta.shape()),
+          " does not match the last axis of input ", shape_str(xs), "; expected ", shape_str(want));
+
+  const std::size_t R = x.size() / D;
+  const T* px = x.value().data();
+  const T* g = gamma.defined() ? gamma.value().data() : nullptr;
+  const T* b = beta.defined() ? beta.value().data() : nullptr;
+  auto mean = std::make_shared<std::vector<T>>(R);
+  auto rstd = std::make_shared<std::vector<T>>(R);
+  Array<T> y = Array<T>::from_shape(xs);
+  T* py = y.data();
+  const T inv_d = T(1) / static_cast<T>(D);
+  for (std::size_t r = 0; r < R; ++r) {
+    const T* xr = px + r * D;
+    T* yr = py + r * D;
+    T s = 0;
+    for (std::size_t j = 0; j < D; ++j) s += xr[j];
+    const T mu = s * inv_d;
+    T v = 0;  // two passes: no cancellation from E[x^2] - E[x]^2
+    for (std::size_t j = 0; j < D; ++j) v += (xr[j] - mu) * (xr[j] - mu);
+    const T rs = T(1) / std::sqrt(v * inv_d + static_cast<T>(eps));
+    (*mean)[r] = mu;
+    (*rstd)[r] = rs;
+    for (std::size_t j = 0; j < D; ++j) {
+      const T xh = (xr[j] - mu) * rs;
+      yr[j] = (g ? xh * g[j] : xh) + (b ? b[j] : T(0));
+    }
+  }
+
+  // Only defined tensors become parents; remember where gamma and beta landed.
+  std::vector<Tensor<T>> inputs{x};
+  const std::size_t gi = gamma.defined() ? inputs.size() : 0;
+  if (gamma.defined()) inputs.push_back(gamma);
+  const std::size_t bi = beta.defined() ? inputs.size() : 0;
+  if (beta.defined()) inputs.push_back(beta);
+
+  return record<T>(op, std::move(y), inputs, [mean, rstd, R, D, gi, bi](Node<T>& nd) {
+    const T* px = nd.input(0).data();
+    const T* dy = nd.grad.data();
+    const T* g = gi ? nd.input(gi).data() : nullptr;
+    const bool want_x = nd.needs_grad(0);
+    const bool want_g = gi && nd.needs_grad(gi);
+    const bool want_b = bi && nd.needs_grad(bi);
+    Array<T> dx = want_x ? Array<T>::from_shape(nd.input(0).shape()) : Array<T>();
+    Array<T> dg = want_g ? Array<T>(xt::zeros<T>({D})) : Array<T>();
+    Array<T> db = want_b ? Array<T>(xt::zeros<T>({D})) : Array<T>();
+    const T inv_d = T(1) / static_cast<T>(D);
+    for (std::size_t r = 0; r < R; ++r) {
+      const T* xr = px + r * D;
+      const T* dyr = dy + r * D;
+      const T mu = (*mean)[r], rs = (*rstd)[r];
+      if (want_g || want_b) {
+        for (std::size_t j = 0; j < D; ++j) {
+          if (want_g) dg.data()[j] += dyr[j] * (xr[j] - mu) * rs;
+          if (want_b) db.data()[j] += dyr[j];
+        }
+      }
+      if (!want_x) continue;
+      T m1 = 0, m2 = 0;  // mean(dxhat), mean(dxhat * xhat)
+      for (std::size_t j = 0; j < D; ++j) {
+        const T dxh = g ? dyr[j] * g[j] : dyr[j];
+        m1 += dxh;
+        m2 += dxh * (xr[j] - mu) * rs;
+      }
+      m1 *= inv_d;
+      m2 *= inv_d;
+      T* dxr = dx.data() + r * D;
+      for (std::size_t j = 0; j < D; ++j) {
+        const T dxh = g ? dyr[j] * g[j] : dyr[j];
+        dxr[j] = rs * (dxh - m1 - (xr[j] - mu) * rs * m2);
+      }
+    }
+    if (want_x) nd.add_grad(0, std::move(dx));
+    if (want_g) nd.add_grad(gi, std::move(dg));
+    if (want_b) nd.add_grad(bi, std::move(db));
+  });
+}
+
+// Inverted dropout: y = x * keep / (1 - p), keep ~ Bernoulli(1 - p) drawn from gen in row-major
+// order (one uniform per entry, so a reseeded generator redraws the same mask);
+// dx = dy * keep / (1 - p). Scaling at training time keeps E[y] = x, so evaluation is the
+// identity. p = 1 is allowed, as in PyTorch: every entry is dropped, y = 0 and dx = 0.
+template <class T>
+Tensor<T> dropout(const Tensor<T>& x, double p, bool training, Generator& gen) {
+  need("dropout", x);
+  check(p >= 0.0 && p <= 1.0, "dropout", "p = ", p, " outside [0, 1]");
+  if (!training || p == 0.0) return x;
+  const std::size_t N = x.size();
+  const T scale = p < 1.0 ? static_cast<T>(1.0 / (1.0 - p)) : T(0);
+  auto keep = std::make_shared<std::vector<unsigned char>>(N);
+  const T* px = x.value().data();
+  Array<T> y = Array<T>::from_shape(x.shape());
+  for (std::size_t i = 0; i < N; ++i) {
+    const bool k = gen.uniform() >= p;
+    (*keep)[i] = k;
+    y.data()[i] = k ? px[i] * scale : T(0);
+  }
+  return record<T>("dropout", std::move(y), {&x}, [keep, scale, N](Node<T>& nd) {
+    Array<T> dx = Array<T>::from_shape(nd.value.shape());
+    const T* dy = nd.grad.data();
+    const unsigned char* k = keep->data();
+    for (std::size_t i = 0; i < N; ++i) dx.data()[i] = k[i] ? dy[i] * scale : T(0);
+    nd.add_grad(0, std::move(dx));
+  });
+}
+
+#define ATTNLAB_INSTANTIATE(T)                                                                  \
+  template Tensor<T> layer_norm<T>(const Tensor<T>&, const Tensor<T>&, const Tensor<T>&, double); \
+  template Tensor<T> dropout<T>(const Tensor<T>&, double, bool, Generator&);
+ATTNLAB_INSTANTIATE(float)
+ATTNLAB_INSTANTIATE(double)
+#undef ATTNLAB_INSTANTIATE
+
+}  // namespace attnlab
