@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
     std::cout.flush();
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << rule << "\n" << passed << " passed, " << failed << " failed\n";
+  std::cout << rule << "\n" << passed << " passed, " << failed << " failed\n" << std::flush;
   std::cerr << "(" << cases.size() << " cases in " << secs << " s)\n";
   return failed == 0 ? 0 : 1;
 }

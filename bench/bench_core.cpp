@@ -1,0 +1,191 @@
+// build/bin/bench_core: how close the engine gets to the machine.
+//
+//  (a) raw OpenBLAS sgemm GFLOP/s on preallocated buffers, against attnlab's batched matmul
+//      forward + backward through the tape (allocation, recording and all): the matmul-bound
+//      part of training can be no faster than the first column.
+//  (b) the fixed cost of recording and back-propagating one tiny op, which bounds every
+//      unrolled RNN and every small model.
+//
+//   bench_core [--threads N] [--quick]
+//
+// Each number is the median of N timed repeats after warm-up runs, with the best run beside it
+// in parentheses (the better guide when other processes share the cores).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/blas.hpp"
+#include "core/ops.hpp"
+
+using namespace attnlab;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Config {
+  bool quick = false;
+  int threads = 0;  // 0: leave OpenBLAS at its default
+};
+
+// Wall time of fn in seconds over repeated runs: the median (the headline number) and the
+// best (robust when other processes share the cores). The repeat count adapts to fn's cost so
+// that a measurement takes about `budget` seconds, within [min_reps, max_reps].
+struct Timing {
+  double median = 0.0, best = 0.0;
+};
+
+Timing measure(const std::function<void()>& fn, int warmup, int min_reps, int max_reps,
+               double budget) {
+  for (int i = 0; i < warmup; ++i) fn();
+  auto t0 = Clock::now();
+  fn();
+  const double first = std::chrono::duration<double>(Clock::now() - t0).count();
+  const int reps = std::clamp(static_cast<int>(budget / std::max(first, 1e-9)), min_reps, max_reps);
+  std::vector<double> times;
+  times.reserve(reps);
+  for (int i = 0; i < reps; ++i) {
+    t0 = Clock::now();
+    fn();
+    times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  return {times[reps / 2], times.front()};
+}
+
+// Rates (work / time) for both timings.
+Timing rate(double work, const Timing& t) { return {work / t.median, work / t.best}; }
+
+// Raw sgemm C = A B on n x n float buffers allocated once.
+Timing sgemm_gflops(std::size_t n, const Config& cfg) {
+  Generator gen(1);
+  std::vector<float> a(n * n), b(n * n), c(n * n);
+  for (auto& x : a) x = float(gen.uniform(-1, 1));
+  for (auto& x : b) x = float(gen.uniform(-1, 1));
+  const Timing t = measure(
+      [&] {
+        gemm<float>(false, false, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+      },
+      2, cfg.quick ? 3 : 5, 200, cfg.quick ? 0.1 : 0.4);
+  return rate(2.0 * double(n) * n * n * 1e-9, t);
+}
+
+// Y = matmul(A, B) for (b, n, n) x (b, n, n), then backward with an upstream gradient:
+// three batched GEMMs (Y, dA = dY B^T, dB = A^T dY).
+Timing matmul_gflops(std::size_t batch, std::size_t n, const Config& cfg) {
+  Generator gen(2);
+  const Shape s{batch, n, n};
+  Tensor<float> a = Tensor<float>::rand(s, gen, -1, 1, true);
+  Tensor<float> b = Tensor<float>::rand(s, gen, -1, 1, true);
+  const Array<float> up = random_uniform<float>(s, gen, -1, 1);
+  const Timing t = measure(
+      [&] {
+        a.zero_grad();
+        b.zero_grad();
+        Tensor<float> y = matmul(a, b);
+        y.backward(up);
+      },
+      2, cfg.quick ? 3 : 5, 100, cfg.quick ? 0.1 : 0.5);
+  return rate(3.0 * 2.0 * double(batch) * n * n * n * 1e-9, t);
+}
+
+// ns per op of a chain of `len` tiny ops on a 1-element tensor, forward only or forward +
+// backward. Tearing the graph down is part of every training step, so it is timed in both.
+Timing tiny_op_ns(const std::function<Tensor<float>(const Tensor<float>&, int)>& op, int len,
+                  bool with_backward, const Config& cfg) {
+  Tensor<float> x = Tensor<float>::full({1}, 0.5f, true);
+  const Timing t = measure(
+      [&] {
+        x.zero_grad();
+        Tensor<float> y = x;
+        for (int i = 0; i < len; ++i) y = op(y, i);
+        if (with_backward) y.backward();
+      },
+      3, cfg.quick ? 5 : 15, 2000, cfg.quick ? 0.1 : 0.4);
+  return {t.median / len * 1e9, t.best / len * 1e9};
+}
+
+void rule(int width) {
+  std::printf("%s\n", std::string(width, '-').c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Config cfg;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--quick")) {
+      cfg.quick = true;
+    } else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
+      cfg.threads = std::atoi(argv[++i]);
+      if (cfg.threads < 1) {
+        std::fprintf(stderr, "bench_core: --threads needs a positive integer\n");
+        return 2;
+      }
+    } else {
+      std::fprintf(stderr,
+                   "usage: bench_core [--threads N] [--quick]\n"
+                   "  --threads N   OpenBLAS threads (default: OpenBLAS's own choice)\n"
+                   "  --quick       smaller sizes, fewer repeats\n");
+      return std::strcmp(argv[i], "--help") ? 2 : 0;
+    }
+  }
+  if (cfg.threads > 0) set_blas_threads(cfg.threads);
+  std::printf("attnlab bench_core: OpenBLAS threads %d%s; timed repeats after warm-up\n\n",
+              blas_threads(), cfg.quick ? ", quick" : "");
+
+  // (a) GEMM-bound work.
+  const std::size_t batch = 4;
+  std::vector<std::size_t> sizes{64, 128, 256, 512, 1024};
+  if (cfg.quick) sizes = {64, 128, 256};
+  std::printf("(a) raw sgemm (n x n) vs matmul (%zu,n,n) x (%zu,n,n) forward + backward, float,\n"
+              "    GFLOP/s as median (best); matmul counts 3 GEMMs of 2*%zu*n^3 flops\n",
+              batch, batch, batch);
+  rule(80);
+  std::printf("%6s | %20s | %24s | %19s\n", "n", "sgemm", "matmul fwd+bwd", "% of sgemm");
+  rule(80);
+  for (std::size_t n : sizes) {
+    const Timing raw = sgemm_gflops(n, cfg);
+    const Timing mm = matmul_gflops(batch, n, cfg);
+    std::printf("%6zu | %9.1f (%8.1f) | %11.1f (%10.1f) | %7.1f%% (%7.1f%%)\n", n, raw.median,
+                raw.best, mm.median, mm.best, 100.0 * mm.median / raw.median,
+                100.0 * mm.best / raw.best);
+    std::fflush(stdout);
+  }
+  rule(80);
+
+  // (b) Tape overhead.
+  const int len = 1000;
+  std::printf("\n(b) tape overhead: a chain of %d tiny ops on a 1-element float tensor\n", len);
+  std::printf("    ns per op as median (best)\n");
+  rule(80);
+  std::printf("%-36s | %19s | %19s\n", "op", "forward", "forward + backward");
+  rule(80);
+  const Tensor<float> one = Tensor<float>::full({1}, 1.0001f);
+  struct Row {
+    const char* name;
+    std::function<Tensor<float>(const Tensor<float>&, int)> op;
+  };
+  const std::vector<Row> rows{
+      {"add(x, scalar)", [](const Tensor<float>& y, int) { return add(y, 1e-3f); }},
+      {"mul(x, scalar)", [](const Tensor<float>& y, int) { return mul(y, 1.0001f); }},
+      {"add(x, c), c a 1-element constant",
+       [&](const Tensor<float>& y, int) { return add(y, one); }},
+      {"mul(x, c), c a 1-element constant",
+       [&](const Tensor<float>& y, int) { return mul(y, one); }},
+  };
+  for (const Row& r : rows) {
+    const Timing fwd = tiny_op_ns(r.op, len, false, cfg);
+    const Timing both = tiny_op_ns(r.op, len, true, cfg);
+    std::printf("%-36s | %8.0f (%8.0f) | %8.0f (%8.0f)\n", r.name, fwd.median, fwd.best,
+                both.median, both.best);
+    std::fflush(stdout);
+  }
+  rule(80);
+  return 0;
+}

@@ -1,0 +1,103 @@
+// Gradient checks of the fused scaled dot-product attention: shapes, masks, bias, scale, dropout.
+#include "gradcheck/cases.hpp"
+
+namespace attnlab::cases {
+
+namespace {
+using Opts = AttentionOptions<double>;
+
+// The attention output as a function of Q, K, V (and the bias, as x[3], when opts asks for one).
+GradcheckResult check_attention(const Shape& qs, const Shape& ks, const Shape& vs,
+                                std::function<Opts(const Inputs&)> make_opts = {},
+                                std::vector<TD> extra = {}) {
+  Inputs in{rnd(qs, 11), rnd(ks, 12), rnd(vs, 13)};
+  for (auto& t : extra) in.push_back(t);
+  return gradcheck(
+      [make_opts](const Inputs& x) {
+        const Opts o = make_opts ? make_opts(x) : Opts{};
+        return scaled_dot_product_attention(x[0], x[1], x[2], o).output;
+      },
+      in);
+}
+
+// Key j of batch b is padding when j >= lengths[b]: the (B, 1, 1, Lk) padding mask.
+Mask padding_mask(const std::vector<std::size_t>& lengths, std::size_t Lk) {
+  Mask m = Mask::from_shape({lengths.size(), 1, 1, Lk});
+  for (std::size_t b = 0; b < lengths.size(); ++b)
+    for (std::size_t j = 0; j < Lk; ++j) m(b, 0, 0, j) = j < lengths[b];
+  return m;
+}
+}  // namespace
+
+GRADCHECK_CASE("scaled_dot_product_attention plain 2-D", "Q (4,3), K (4,3), V (4,2)", [] {
+  return check_attention({4, 3}, {4, 3}, {4, 2});
+});
+GRADCHECK_CASE("scaled_dot_product_attention batched 4-D", "(B,h,L,d) = (2,2,3,4)", [] {
+  return check_attention({2, 2, 3, 4}, {2, 2, 3, 4}, {2, 2, 3, 4});
+});
+GRADCHECK_CASE("scaled_dot_product_attention Lq != Lk", "Q (2,3,4), K (2,5,4), V (2,5,3)", [] {
+  return check_attention({2, 3, 4}, {2, 5, 4}, {2, 5, 3});
+});
+GRADCHECK_CASE("scaled_dot_product_attention padding mask", "(2,2,3,4), mask (2,1,1,5)", [] {
+  return check_attention({2, 2, 3, 4}, {2, 2, 5, 4}, {2, 2, 5, 3}, [](const Inputs&) {
+    Opts o;
+    o.mask = padding_mask({3, 5}, 5);
+    return o;
+  });
+});
+GRADCHECK_CASE("scaled_dot_product_attention causal", "(2,4,3)", [] {
+  return check_attention({2, 4, 3}, {2, 4, 3}, {2, 4, 3}, [](const Inputs&) {
+    Opts o;
+    o.causal = true;
+    return o;
+  });
+});
+GRADCHECK_CASE("scaled_dot_product_attention causal + padding", "(2,1,4,3), mask (2,1,1,4)", [] {
+  return check_attention({2, 1, 4, 3}, {2, 1, 4, 3}, {2, 1, 4, 3}, [](const Inputs&) {
+    Opts o;
+    o.causal = true;
+    o.mask = padding_mask({2, 4}, 4);
+    return o;
+  });
+});
+GRADCHECK_CASE("scaled_dot_product_attention fully masked row", "(3,4), row 1 masked", [] {
+  return check_attention({3, 4}, {4, 4}, {4, 2}, [](const Inputs&) {
+    Opts o;
+    Mask m = Mask::from_shape({3, 4});
+    m.fill(true);
+    for (std::size_t j = 0; j < 4; ++j) m(1, j) = false;
+    m(2, 0) = false;
+    o.mask = m;
+    return o;
+  });
+});
+GRADCHECK_CASE("scaled_dot_product_attention bias", "(2,2,3,4), bias (2,3,5)", [] {
+  return check_attention(
+      {2, 2, 3, 4}, {2, 2, 5, 4}, {2, 2, 5, 3},
+      [](const Inputs& x) {
+        Opts o;
+        o.bias = x[3];
+        return o;
+      },
+      {rnd({2, 3, 5}, 14)});
+});
+GRADCHECK_CASE("scaled_dot_product_attention custom scale", "(2,3,4), scale 0.7", [] {
+  return check_attention({2, 3, 4}, {2, 3, 4}, {2, 3, 2}, [](const Inputs&) {
+    Opts o;
+    o.scale = 0.7;
+    return o;
+  });
+});
+GRADCHECK_CASE("scaled_dot_product_attention dropout", "(2,4,3), p = 0.3", [] {
+  // The generator is reseeded on every call, so every evaluation drops the same weights.
+  auto gen = std::make_shared<Generator>();
+  return check_attention({2, 4, 3}, {2, 4, 3}, {2, 4, 3}, [gen](const Inputs&) {
+    gen->reseed(7);
+    Opts o;
+    o.dropout = 0.3;
+    o.generator = gen.get();
+    return o;
+  });
+});
+
+}  // namespace attnlab::cases
