@@ -1,43 +1,405 @@
 // Elementwise ops. Each forward is one line of math; each backward is its derivative times the
 // upstream gradient dy, summed back over the axes that broadcasting stretched.
+//
+// Values follow IEEE like numpy: log(0) = -inf, sqrt(-1) = NaN, x / 0 = inf. Only shapes throw.
 #include "core/ops/elementwise.hpp"
+
+#include <array>
+#include <cmath>
+#include <tuple>
+#include <utility>
 
 #include "core/broadcast.hpp"
 
 namespace attnlab {
 
 namespace {
+
+// Strides (in elements) of a row-major array of shape `from` read as if broadcast to `to`:
+// 0 along the axes it is stretched over, including the leading axes it lacks.
+std::vector<std::ptrdiff_t> stretched_strides(const Shape& from, const Shape& to) {
+  std::vector<std::ptrdiff_t> s(to.size(), 0);
+  const std::size_t lead = to.size() - from.size();
+  std::ptrdiff_t stride = 1;
+  for (std::size_t i = from.size(); i-- > 0;) {
+    s[lead + i] = from[i] == 1 ? 0 : stride;
+    stride *= static_cast<std::ptrdiff_t>(from[i]);
+  }
+  return s;
+}
+
+template <class A>
+bool has_shape(const A& x, const Shape& s) {
+  return x.dimension() == s.size() && std::equal(s.begin(), s.end(), x.shape().begin());
+}
+
+template <class R, class F, class... A, std::size_t... I>
+Array<R> map_impl(const Shape& out_shape, F& f, std::index_sequence<I...>, const A&... xs) {
+  constexpr std::size_t N = sizeof...(A);
+  Array<R> out = Array<R>::from_shape(out_shape);
+  R* o = out.data();
+  const std::size_t total = out.size();
+  const std::tuple<const typename A::value_type*...> p(xs.data()...);
+  // Same shapes: one flat loop over contiguous data, which the compiler vectorizes.
+  if ((has_shape(xs, out_shape) && ...)) {
+    for (std::size_t k = 0; k < total; ++k) o[k] = f(std::get<I>(p)[k]...);
+    return out;
+  }
+  if (total == 0) return out;
+  // Broadcast: an odometer over the outer axes, a strided loop over the last one.
+  const std::size_t nd = out_shape.size();  // >= 1: a 0-d output means every input is 0-d
+  const std::array<std::vector<std::ptrdiff_t>, N> st{stretched_strides(shape_of(xs), out_shape)...};
+  const std::size_t inner = out_shape[nd - 1];
+  const std::array<std::ptrdiff_t, N> is{st[I][nd - 1]...};
+  const bool unit = ((is[I] == 1) && ...);
+  std::array<std::ptrdiff_t, N> off{};
+  std::vector<std::size_t> idx(nd, 0);
+  for (std::size_t done = 0; done < total; done += inner, o += inner) {
+    if (unit) {
+      for (std::size_t j = 0; j < inner; ++j) o[j] = f(std::get<I>(p)[off[I] + j]...);
+    } else {
+      for (std::size_t j = 0; j < inner; ++j)
+        o[j] = f(std::get<I>(p)[off[I] + static_cast<std::ptrdiff_t>(j) * is[I]]...);
+    }
+    for (std::size_t ax = nd - 1; ax-- > 0;) {
+      ((off[I] += st[I][ax]), ...);
+      if (++idx[ax] < out_shape[ax]) break;
+      ((off[I] -= st[I][ax] * static_cast<std::ptrdiff_t>(out_shape[ax])), ...);
+      idx[ax] = 0;
+    }
+  }
+  return out;
+}
+
+// out[k] = f(x0[.], x1[.], ...) with every input broadcast to out_shape (numpy rules; the caller
+// has checked that they broadcast).
+template <class R, class F, class... A>
+Array<R> map_to(const Shape& out_shape, F f, const A&... xs) {
+  return map_impl<R>(out_shape, f, std::index_sequence_for<A...>{}, xs...);
+}
+
 template <class T>
-void check_broadcast(const char* op, const Tensor<T>& a, const Tensor<T>& b) {
+Shape binary_shape(const char* op, const Tensor<T>& a, const Tensor<T>& b) {
   need(op, a, "left operand");
   need(op, b, "right operand");
-  broadcast_shapes(op, a.shape(), b.shape());
+  return broadcast_shapes(op, a.shape(), b.shape());
 }
+
+// dy * g(...) in the output's shape, for a backward that then sums it back to an input's shape.
+template <class T, class F, class... A>
+Array<T> grad_times(const Node<T>& n, F f, const A&... xs) {
+  return map_to<T>(shape_of(n.grad), f, n.grad, xs...);
+}
+
+template <class T>
+Array<T> copy_grad(const Node<T>& n) {
+  return Array<T>(n.grad);
+}
+
 }  // namespace
+
+// ---------------------------------------------------------------- binary, broadcasting
 
 // y = a + b;  da = dy,  db = dy
 template <class T>
 Tensor<T> add(const Tensor<T>& a, const Tensor<T>& b) {
-  check_broadcast("add", a, b);
-  return record<T>("add", Array<T>(a.value() + b.value()), {&a, &b}, [](Node<T>& n) {
-    n.add_grad_unbroadcast(0, Array<T>(n.grad));
-    n.add_grad_unbroadcast(1, Array<T>(n.grad));
+  const Shape s = binary_shape("add", a, b);
+  Array<T> y = map_to<T>(s, [](T x, T z) { return x + z; }, a.value(), b.value());
+  return record<T>("add", std::move(y), {&a, &b}, [](Node<T>& n) {
+    if (n.needs_grad(0)) n.add_grad_unbroadcast(0, copy_grad(n));
+    if (n.needs_grad(1)) n.add_grad_unbroadcast(1, copy_grad(n));
+  });
+}
+
+// y = a - b;  da = dy,  db = -dy
+template <class T>
+Tensor<T> sub(const Tensor<T>& a, const Tensor<T>& b) {
+  const Shape s = binary_shape("sub", a, b);
+  Array<T> y = map_to<T>(s, [](T x, T z) { return x - z; }, a.value(), b.value());
+  return record<T>("sub", std::move(y), {&a, &b}, [](Node<T>& n) {
+    if (n.needs_grad(0)) n.add_grad_unbroadcast(0, copy_grad(n));
+    if (n.needs_grad(1)) n.add_grad_unbroadcast(1, grad_times(n, [](T g) { return -g; }));
   });
 }
 
 // y = a * b;  da = dy * b,  db = dy * a
 template <class T>
 Tensor<T> mul(const Tensor<T>& a, const Tensor<T>& b) {
-  check_broadcast("mul", a, b);
-  return record<T>("mul", Array<T>(a.value() * b.value()), {&a, &b}, [](Node<T>& n) {
-    if (n.needs_grad(0)) n.add_grad_unbroadcast(0, Array<T>(n.grad * n.input(1)));
-    if (n.needs_grad(1)) n.add_grad_unbroadcast(1, Array<T>(n.grad * n.input(0)));
+  const Shape s = binary_shape("mul", a, b);
+  Array<T> y = map_to<T>(s, [](T x, T z) { return x * z; }, a.value(), b.value());
+  return record<T>("mul", std::move(y), {&a, &b}, [](Node<T>& n) {
+    auto times = [](T g, T v) { return g * v; };
+    if (n.needs_grad(0)) n.add_grad_unbroadcast(0, grad_times(n, times, n.input(1)));
+    if (n.needs_grad(1)) n.add_grad_unbroadcast(1, grad_times(n, times, n.input(0)));
   });
 }
 
-#define ATTNLAB_INSTANTIATE(T)                                          \
-  template Tensor<T> add<T>(const Tensor<T>&, const Tensor<T>&);        \
-  template Tensor<T> mul<T>(const Tensor<T>&, const Tensor<T>&);
+// y = a / b;  da = dy / b,  db = -dy * a / b^2 = -dy * y / b
+template <class T>
+Tensor<T> div(const Tensor<T>& a, const Tensor<T>& b) {
+  const Shape s = binary_shape("div", a, b);
+  Array<T> y = map_to<T>(s, [](T x, T z) { return x / z; }, a.value(), b.value());
+  return record<T>("div", std::move(y), {&a, &b}, [](Node<T>& n) {
+    if (n.needs_grad(0))
+      n.add_grad_unbroadcast(0, grad_times(n, [](T g, T v) { return g / v; }, n.input(1)));
+    if (n.needs_grad(1))
+      n.add_grad_unbroadcast(
+          1, grad_times(n, [](T g, T y, T v) { return -g * y / v; }, n.value, n.input(1)));
+  });
+}
+
+// y = a^e (defined for a > 0; elsewhere IEEE gives NaN, as numpy does);
+// da = dy * e * a^(e-1),  de = dy * y * log(a)
+template <class T>
+Tensor<T> pow(const Tensor<T>& a, const Tensor<T>& e) {
+  const Shape s = binary_shape("pow", a, e);
+  Array<T> y = map_to<T>(s, [](T x, T p) { return std::pow(x, p); }, a.value(), e.value());
+  return record<T>("pow", std::move(y), {&a, &e}, [](Node<T>& n) {
+    if (n.needs_grad(0))
+      n.add_grad_unbroadcast(0, grad_times(n, [](T g, T x, T p) { return g * p * std::pow(x, p - 1); },
+                                           n.input(0), n.input(1)));
+    if (n.needs_grad(1))
+      n.add_grad_unbroadcast(1, grad_times(n, [](T g, T y, T x) { return g * y * std::log(x); },
+                                           n.value, n.input(0)));
+  });
+}
+
+// ---------------------------------------------------------------- scalar forms
+
+// y = a + s;  da = dy
+template <class T>
+Tensor<T> add(const Tensor<T>& a, T s) {
+  need("add", a);
+  Array<T> y = map_to<T>(a.shape(), [s](T x) { return x + s; }, a.value());
+  return record<T>("add", std::move(y), {&a}, [](Node<T>& n) { n.add_grad(0, copy_grad(n)); });
+}
+
+// y = a - s;  da = dy
+template <class T>
+Tensor<T> sub(const Tensor<T>& a, T s) {
+  need("sub", a);
+  Array<T> y = map_to<T>(a.shape(), [s](T x) { return x - s; }, a.value());
+  return record<T>("sub", std::move(y), {&a}, [](Node<T>& n) { n.add_grad(0, copy_grad(n)); });
+}
+
+// y = s - a;  da = -dy
+template <class T>
+Tensor<T> sub(T s, const Tensor<T>& a) {
+  need("sub", a);
+  Array<T> y = map_to<T>(a.shape(), [s](T x) { return s - x; }, a.value());
+  return record<T>("sub", std::move(y), {&a}, [](Node<T>& n) {
+    n.add_grad(0, grad_times(n, [](T g) { return -g; }));
+  });
+}
+
+// y = a * s;  da = dy * s
+template <class T>
+Tensor<T> mul(const Tensor<T>& a, T s) {
+  need("mul", a);
+  Array<T> y = map_to<T>(a.shape(), [s](T x) { return x * s; }, a.value());
+  return record<T>("mul", std::move(y), {&a}, [s](Node<T>& n) {
+    n.add_grad(0, grad_times(n, [s](T g) { return g * s; }));
+  });
+}
+
+// y = a / s;  da = dy / s
+template <class T>
+Tensor<T> div(const Tensor<T>& a, T s) {
+  need("div", a);
+  Array<T> y = map_to<T>(a.shape(), [s](T x) { return x / s; }, a.value());
+  return record<T>("div", std::move(y), {&a}, [s](Node<T>& n) {
+    n.add_grad(0, grad_times(n, [s](T g) { return g / s; }));
+  });
+}
+
+// y = s / a;  da = -dy * s / a^2 = -dy * y / a
+template <class T>
+Tensor<T> div(T s, const Tensor<T>& a) {
+  need("div", a);
+  Array<T> y = map_to<T>(a.shape(), [s](T x) { return s / x; }, a.value());
+  return record<T>("div", std::move(y), {&a}, [](Node<T>& n) {
+    n.add_grad(0, grad_times(n, [](T g, T y, T x) { return -g * y / x; }, n.value, n.input(0)));
+  });
+}
+
+// ---------------------------------------------------------------- unary
+
+// y = -a;  da = -dy
+template <class T>
+Tensor<T> neg(const Tensor<T>& a) {
+  need("neg", a);
+  Array<T> y = map_to<T>(a.shape(), [](T x) { return -x; }, a.value());
+  return record<T>("neg", std::move(y), {&a}, [](Node<T>& n) {
+    n.add_grad(0, grad_times(n, [](T g) { return -g; }));
+  });
+}
+
+// y = e^a;  da = dy * y
+template <class T>
+Tensor<T> exp(const Tensor<T>& a) {
+  need("exp", a);
+  Array<T> y = map_to<T>(a.shape(), [](T x) { return std::exp(x); }, a.value());
+  return record<T>("exp", std::move(y), {&a}, [](Node<T>& n) {
+    n.add_grad(0, grad_times(n, [](T g, T y) { return g * y; }, n.value));
+  });
+}
+
+// y = ln a;  da = dy / a
+template <class T>
+Tensor<T> log(const Tensor<T>& a) {
+  need("log", a);
+  Array<T> y = map_to<T>(a.shape(), [](T x) { return std::log(x); }, a.value());
+  return record<T>("log", std::move(y), {&a}, [](Node<T>& n) {
+    n.add_grad(0, grad_times(n, [](T g, T x) { return g / x; }, n.input(0)));
+  });
+}
+
+// y = sqrt(a);  da = dy / (2 y)
+template <class T>
+Tensor<T> sqrt(const Tensor<T>& a) {
+  need("sqrt", a);
+  Array<T> y = map_to<T>(a.shape(), [](T x) { return std::sqrt(x); }, a.value());
+  return record<T>("sqrt", std::move(y), {&a}, [](Node<T>& n) {
+    n.add_grad(0, grad_times(n, [](T g, T y) { return g / (T(2) * y); }, n.value));
+  });
+}
+
+// y = a^p;  da = dy * p * a^(p-1)  (not p * y / a, which is 0/0 at a = 0)
+template <class T>
+Tensor<T> pow(const Tensor<T>& a, T p) {
+  need("pow", a);
+  Array<T> y = map_to<T>(a.shape(), [p](T x) { return std::pow(x, p); }, a.value());
+  return record<T>("pow", std::move(y), {&a}, [p](Node<T>& n) {
+    n.add_grad(0, grad_times(n, [p](T g, T x) { return g * p * std::pow(x, p - T(1)); }, n.input(0)));
+  });
+}
+
+// y = tanh a;  da = dy * (1 - y^2)
+template <class T>
+Tensor<T> tanh(const Tensor<T>& a) {
+  need("tanh", a);
+  Array<T> y = map_to<T>(a.shape(), [](T x) { return std::tanh(x); }, a.value());
+  return record<T>("tanh", std::move(y), {&a}, [](Node<T>& n) {
+    n.add_grad(0, grad_times(n, [](T g, T y) { return g * (T(1) - y * y); }, n.value));
+  });
+}
+
+// y = 1 / (1 + e^-a);  da = dy * y * (1 - y).
+// Stable: for a < 0 use e^a / (1 + e^a), so exp never sees a large positive argument.
+template <class T>
+Tensor<T> sigmoid(const Tensor<T>& a) {
+  need("sigmoid", a);
+  Array<T> y = map_to<T>(a.shape(), [](T x) {
+    if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
+    const T e = std::exp(x);
+    return e / (T(1) + e);
+  }, a.value());
+  return record<T>("sigmoid", std::move(y), {&a}, [](Node<T>& n) {
+    n.add_grad(0, grad_times(n, [](T g, T y) { return g * y * (T(1) - y); }, n.value));
+  });
+}
+
+// y = max(a, 0);  da = dy where a > 0 (the subgradient 0 at the kink, as PyTorch)
+template <class T>
+Tensor<T> relu(const Tensor<T>& a) {
+  need("relu", a);
+  Array<T> y = map_to<T>(a.shape(), [](T x) { return x > T(0) ? x : T(0); }, a.value());
+  return record<T>("relu", std::move(y), {&a}, [](Node<T>& n) {
+    n.add_grad(0, grad_times(n, [](T g, T x) { return x > T(0) ? g : T(0); }, n.input(0)));
+  });
+}
+
+// Erf form:  y = a * Phi(a), Phi(a) = (1 + erf(a / sqrt 2)) / 2;
+//            da = dy * (Phi(a) + a * phi(a)), phi(a) = e^(-a^2/2) / sqrt(2 pi).
+// Tanh form: y = a/2 * (1 + t), t = tanh(u), u = sqrt(2/pi) (a + 0.044715 a^3);
+//            da = dy * ((1 + t)/2 + a/2 * (1 - t^2) * sqrt(2/pi) (1 + 3 * 0.044715 a^2)).
+template <class T>
+Tensor<T> gelu(const Tensor<T>& a, GeluForm form) {
+  need("gelu", a);
+  const T inv_sqrt2 = T(0.70710678118654752440);
+  const T inv_sqrt_2pi = T(0.39894228040143267794);
+  const T sqrt_2_over_pi = T(0.79788456080286535588);
+  const T c = T(0.044715);
+  Array<T> y;
+  if (form == GeluForm::Erf) {
+    y = map_to<T>(a.shape(), [=](T x) { return x * T(0.5) * (T(1) + std::erf(x * inv_sqrt2)); },
+                  a.value());
+  } else {
+    y = map_to<T>(a.shape(), [=](T x) {
+      return T(0.5) * x * (T(1) + std::tanh(sqrt_2_over_pi * (x + c * x * x * x)));
+    }, a.value());
+  }
+  return record<T>("gelu", std::move(y), {&a}, [=](Node<T>& n) {
+    if (form == GeluForm::Erf) {
+      n.add_grad(0, grad_times(n, [=](T g, T x) {
+        const T cdf = T(0.5) * (T(1) + std::erf(x * inv_sqrt2));
+        const T pdf = inv_sqrt_2pi * std::exp(T(-0.5) * x * x);
+        return g * (cdf + x * pdf);
+      }, n.input(0)));
+    } else {
+      n.add_grad(0, grad_times(n, [=](T g, T x) {
+        const T t = std::tanh(sqrt_2_over_pi * (x + c * x * x * x));
+        const T du = sqrt_2_over_pi * (T(1) + T(3) * c * x * x);
+        return g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * du);
+      }, n.input(0)));
+    }
+  });
+}
+
+// ---------------------------------------------------------------- selection
+
+// y = cond ? a : b, all three broadcast together;  da = dy * cond,  db = dy * !cond
+template <class T>
+Tensor<T> where(const Mask& cond, const Tensor<T>& a, const Tensor<T>& b) {
+  need("where", a, "first operand");
+  need("where", b, "second operand");
+  const Shape s = broadcast_shapes("where", shape_of(cond), broadcast_shapes("where", a.shape(), b.shape()));
+  Array<T> y = map_to<T>(s, [](bool c, T x, T z) { return c ? x : z; }, cond, a.value(), b.value());
+  return record<T>("where", std::move(y), {&a, &b}, [cond](Node<T>& n) {
+    if (n.needs_grad(0))
+      n.add_grad_unbroadcast(0, grad_times(n, [](T g, bool c) { return c ? g : T(0); }, cond));
+    if (n.needs_grad(1))
+      n.add_grad_unbroadcast(1, grad_times(n, [](T g, bool c) { return c ? T(0) : g; }, cond));
+  });
+}
+
+// y = mask ? v : a;  da = dy where the mask is false, exactly 0 where it is true.
+// The mask broadcasts to a's shape, never the other way: the output keeps a's shape.
+template <class T>
+Tensor<T> masked_fill(const Tensor<T>& a, const Mask& mask, T value) {
+  need("masked_fill", a);
+  if (!broadcasts_to(shape_of(mask), a.shape()))
+    fail("masked_fill", "mask of shape ", shape_str(mask.shape()), " does not broadcast to the input's shape ",
+         shape_str(a.shape()));
+  Array<T> y = map_to<T>(a.shape(), [value](T x, bool m) { return m ? value : x; }, a.value(), mask);
+  return record<T>("masked_fill", std::move(y), {&a}, [mask](Node<T>& n) {
+    n.add_grad(0, grad_times(n, [](T g, bool m) { return m ? T(0) : g; }, mask));
+  });
+}
+
+#define ATTNLAB_INSTANTIATE(T)                                                 \
+  template Tensor<T> add<T>(const Tensor<T>&, const Tensor<T>&);               \
+  template Tensor<T> sub<T>(const Tensor<T>&, const Tensor<T>&);               \
+  template Tensor<T> mul<T>(const Tensor<T>&, const Tensor<T>&);               \
+  template Tensor<T> div<T>(const Tensor<T>&, const Tensor<T>&);               \
+  template Tensor<T> add<T>(const Tensor<T>&, T);                              \
+  template Tensor<T> sub<T>(const Tensor<T>&, T);                              \
+  template Tensor<T> sub<T>(T, const Tensor<T>&);                              \
+  template Tensor<T> mul<T>(const Tensor<T>&, T);                              \
+  template Tensor<T> div<T>(const Tensor<T>&, T);                              \
+  template Tensor<T> div<T>(T, const Tensor<T>&);                              \
+  template Tensor<T> neg<T>(const Tensor<T>&);                                 \
+  template Tensor<T> exp<T>(const Tensor<T>&);                                 \
+  template Tensor<T> log<T>(const Tensor<T>&);                                 \
+  template Tensor<T> sqrt<T>(const Tensor<T>&);                                \
+  template Tensor<T> pow<T>(const Tensor<T>&, T);                              \
+  template Tensor<T> pow<T>(const Tensor<T>&, const Tensor<T>&);               \
+  template Tensor<T> tanh<T>(const Tensor<T>&);                                \
+  template Tensor<T> sigmoid<T>(const Tensor<T>&);                             \
+  template Tensor<T> relu<T>(const Tensor<T>&);                                \
+  template Tensor<T> gelu<T>(const Tensor<T>&, GeluForm);                      \
+  template Tensor<T> where<T>(const Mask&, const Tensor<T>&, const Tensor<T>&); \
+  template Tensor<T> masked_fill<T>(const Tensor<T>&, const Mask&, T);
 ATTNLAB_INSTANTIATE(float)
 ATTNLAB_INSTANTIATE(double)
 #undef ATTNLAB_INSTANTIATE

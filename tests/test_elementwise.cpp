@@ -1,0 +1,258 @@
+// Elementwise ops: values by hand, broadcasting both ways and its backward, IEEE edge values,
+// float/double agreement, and the errors for bad input.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/ops.hpp"
+
+using namespace attnlab;
+using TD = Tensor<double>;
+using AD = Array<double>;
+
+namespace {
+
+// A column (n,1): a literal like AD{{1}, {2}} is ambiguous to xtensor's constructors.
+template <class V>
+xt::xarray<V, xt::layout_type::row_major> column(std::initializer_list<V> v) {
+  xt::xarray<V, xt::layout_type::row_major> a = xt::xarray<V, xt::layout_type::row_major>::from_shape({v.size(), 1});
+  std::copy(v.begin(), v.end(), a.begin());
+  return a;
+}
+
+// The message of the ShapeError that f throws ("" if it throws none).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const ShapeError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Throws ShapeError, and its message starts with "<op>:".
+#define CHECK_OP_ERROR(op, ...)                                                \
+  do {                                                                         \
+    CHECK_THROWS_AS(__VA_ARGS__, ShapeError);                                  \
+    const std::string msg_ = error_of([&] { __VA_ARGS__; });                   \
+    CHECK_MESSAGE(msg_.rfind(std::string(op) + ":", 0) == 0, "message: ", msg_); \
+  } while (0)
+
+bool close(const AD& a, const AD& b, double tol = 1e-12) {
+  if (a.shape() != b.shape()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::fabs(a.data()[i] - b.data()[i]) > tol) return false;
+  return true;
+}
+
+template <class T>
+T S(const std::vector<Tensor<T>>&, double v) {
+  return T(v);
+}
+
+// Runs op on the same inputs in float and in double (inputs drawn in float, so both see the
+// same numbers) and compares: 1e-6 relative, with a 1e-7 floor near zero.
+template <class Op>
+void check_agree(const char* name, Op op, const std::vector<Shape>& shapes, double lo, double hi) {
+  INFO(name);
+  Generator g(99);
+  std::vector<Tensor<float>> fs;
+  std::vector<TD> ds;
+  for (const auto& s : shapes) {
+    Array<float> a = random_uniform<float>(s, g, lo, hi);
+    ds.emplace_back(AD(a));
+    fs.emplace_back(std::move(a));
+  }
+  const Array<float> yf = op(fs).value();
+  const AD yd = op(ds).value();
+  REQUIRE(yf.shape() == yd.shape());
+  for (std::size_t i = 0; i < yd.size(); ++i) {
+    const double d = yd.data()[i], f = yf.data()[i];
+    CHECK_MESSAGE(std::fabs(f - d) <= 1e-6 * std::fabs(d) + 1e-7, "entry ", i, ": float ", f, " double ", d);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("binary ops: values by hand, broadcasting right, left and both ways") {
+  const TD a(AD{{1, 2, 3}, {4, 5, 6}});
+  const TD row(AD{10, 20, 30});
+  const TD col(column<double>({1, 2}));
+  CHECK(add(a, row).value() == AD{{11, 22, 33}, {14, 25, 36}});
+  CHECK(add(row, a).value() == AD{{11, 22, 33}, {14, 25, 36}});
+  CHECK(sub(row, col).value() == AD{{9, 19, 29}, {8, 18, 28}});
+  CHECK(mul(col, row).value() == AD{{10, 20, 30}, {20, 40, 60}});
+  CHECK(close(div(a, col).value(), AD{{1, 2, 3}, {2, 2.5, 3}}));
+  CHECK(close(pow(TD(AD{2, 3}), TD(AD{3, 2})).value(), AD{8, 9}));
+  CHECK(close(pow(TD(column<double>({2, 3})), TD(AD{0, 1, 2})).value(), AD{{1, 2, 4}, {1, 3, 9}}));
+  // operators
+  CHECK((a - row).value() == AD{{-9, -18, -27}, {-6, -15, -24}});
+  CHECK((a * a).value() == AD{{1, 4, 9}, {16, 25, 36}});
+  CHECK((-a).value() == AD{{-1, -2, -3}, {-4, -5, -6}});
+}
+
+TEST_CASE("scalar forms, both sides") {
+  const TD a(AD{1, 2, 4});
+  CHECK(add(a, 1.0).value() == AD{2, 3, 5});
+  CHECK(sub(a, 1.0).value() == AD{0, 1, 3});
+  CHECK(sub(1.0, a).value() == AD{0, -1, -3});
+  CHECK(mul(a, 3.0).value() == AD{3, 6, 12});
+  CHECK(div(a, 2.0).value() == AD{0.5, 1, 2});
+  CHECK(div(8.0, a).value() == AD{8, 4, 2});
+  CHECK((2.0 * a + 1.0).value() == AD{3, 5, 9});
+}
+
+TEST_CASE("unary ops: values by hand") {
+  const double e = std::exp(1.0);
+  CHECK(close(exp(TD(AD{0, 1})).value(), AD{1, e}));
+  CHECK(close(log(TD(AD{1, e})).value(), AD{0, 1}));
+  CHECK(close(sqrt(TD(AD{4, 9})).value(), AD{2, 3}));
+  CHECK(close(pow(TD(AD{2, 3}), 2.0).value(), AD{4, 9}));
+  CHECK(close(pow(TD(AD{4, 9}), 0.5).value(), AD{2, 3}));
+  CHECK(close(tanh(TD(AD{0, 1})).value(), AD{0, 0.7615941559557649}));
+  CHECK(close(sigmoid(TD(AD{0, 2, -2})).value(), AD{0.5, 0.8807970779778823, 1 - 0.8807970779778823}));
+  CHECK(relu(TD(AD{-1, 0, 2})).value() == AD{0, 0, 2});
+  CHECK(close(gelu(TD(AD{1, -1, 0}), GeluForm::Erf).value(), AD{0.8413447460685429, -0.15865525393145707, 0}));
+  CHECK(close(gelu(TD(AD{1, -1, 0}), GeluForm::Tanh).value(), AD{0.8411919906082768, -0.15880800939172324, 0}));
+}
+
+TEST_CASE("IEEE edge values, as numpy: no throw on values") {
+  const double inf = std::numeric_limits<double>::infinity();
+  const AD l = log(TD(AD{0, -1})).value();
+  CHECK(l(0) == -inf);
+  CHECK(std::isnan(l(1)));
+  CHECK(std::isnan(sqrt(TD(AD{-1})).value()(0)));
+  CHECK(div(TD(AD{1}), TD(AD{0})).value()(0) == inf);
+  // sigmoid saturates without overflow, in both precisions
+  CHECK(sigmoid(TD(AD{1000, -1000})).value() == AD{1, 0});
+  const Array<float> sf = sigmoid(Tensor<float>(Array<float>{100.f, -100.f, -90.f})).value();
+  CHECK(sf(0) == 1.f);
+  CHECK(std::isfinite(sf(1)));
+  CHECK(sf(2) >= 0.f);
+}
+
+TEST_CASE("where and masked_fill: values and broadcasting") {
+  const Mask cond{{true, false, true}};
+  const TD a(column<double>({1, 2}));
+  const TD b(AD{10, 20, 30});
+  CHECK(attnlab::where(cond, a, b).value() == AD{{1, 20, 1}, {2, 20, 2}});
+  const TD x(AD{{1, 2}, {3, 4}});
+  CHECK(masked_fill(x, Mask{true, false}, -5.0).value() == AD{{-5, 2}, {-5, 4}});
+  CHECK(masked_fill(x, column<bool>({false, true}), 0.0).value() == AD{{1, 2}, {0, 0}});
+}
+
+TEST_CASE("broadcast backward sums the gradient back to each input's shape") {
+  TD a(AD{{1, 2, 3}, {4, 5, 6}}, true);
+  TD row(AD{10, 20, 30}, true);
+  TD col(column<double>({1, 2}), true);
+  sum(add(a, row)).backward();
+  CHECK(a.grad() == AD{{1, 1, 1}, {1, 1, 1}});
+  CHECK(row.grad() == AD{2, 2, 2});
+  sum(mul(col, row)).backward();  // d/dcol = sum of row, d/drow = sum of col (added to the 2s)
+  CHECK(col.grad() == column<double>({60, 60}));
+  CHECK(row.grad() == AD{5, 5, 5});
+  TD s(AD(3.0), true);
+  sum(sub(s, a)).backward();  // () - (2,3): ds = 6, da = -1 each (added to the 1s)
+  CHECK(s.grad()() == 6.0);
+  CHECK(a.grad() == AD{{0, 0, 0}, {0, 0, 0}});
+}
+
+TEST_CASE("a tensor used several times receives every contribution") {
+  TD a(AD{0.5, 1.0, 2.0}, true);
+  // y = a*a + 3a + exp(a) + a/a;  dy/da = 2a + 3 + exp(a) + 0
+  TD y = sum(add(add(add(mul(a, a), mul(a, 3.0)), exp(a)), div(a, a)));
+  y.backward();
+  for (std::size_t i = 0; i < 3; ++i) {
+    const double v = a.value()(i);
+    CHECK(a.grad()(i) == doctest::Approx(2 * v + 3 + std::exp(v)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("masked_fill: filled positions get exactly zero gradient, even when filled with -inf") {
+  TD x(AD{{1, 2, 3}, {4, 5, 6}}, true);
+  const Mask m{{true, false, false}, {false, false, true}};
+  TD y = masked_fill(x, m, -std::numeric_limits<double>::infinity());
+  y.backward(AD{{7, 7, 7}, {7, 7, 7}});
+  CHECK(x.grad() == AD{{0, 7, 7}, {7, 7, 0}});
+  TD w1(AD{1, 2}, true), w2(AD{3, 4}, true);
+  attnlab::where(Mask{true, false}, w1, w2).backward(AD{1, 1});
+  CHECK(w1.grad() == AD{1, 0});
+  CHECK(w2.grad() == AD{0, 1});
+}
+
+TEST_CASE("float and double forwards agree for every elementwise op") {
+  const std::vector<Shape> same{{3, 4}, {3, 4}}, both{{3, 1}, {1, 4}};
+  check_agree("add", [](const auto& x) { return add(x[0], x[1]); }, both, -2, 2);
+  check_agree("sub", [](const auto& x) { return sub(x[0], x[1]); }, both, -2, 2);
+  check_agree("mul", [](const auto& x) { return mul(x[0], x[1]); }, same, -2, 2);
+  check_agree("div", [](const auto& x) { return div(x[0], x[1]); }, both, 0.5, 2);
+  check_agree("pow tensor", [](const auto& x) { return pow(x[0], x[1]); }, same, 0.5, 2);
+  check_agree("add scalar", [](const auto& x) { return add(x[0], S(x, 0.25)); }, {{3, 4}}, -2, 2);
+  check_agree("sub scalar", [](const auto& x) { return sub(x[0], S(x, 0.25)); }, {{3, 4}}, -2, 2);
+  check_agree("sub scalar left", [](const auto& x) { return sub(S(x, 0.25), x[0]); }, {{3, 4}}, -2, 2);
+  check_agree("mul scalar", [](const auto& x) { return mul(x[0], S(x, 0.25)); }, {{3, 4}}, -2, 2);
+  check_agree("div scalar", [](const auto& x) { return div(x[0], S(x, 0.25)); }, {{3, 4}}, -2, 2);
+  check_agree("div scalar left", [](const auto& x) { return div(S(x, 0.25), x[0]); }, {{3, 4}}, 0.5, 2);
+  check_agree("neg", [](const auto& x) { return neg(x[0]); }, {{3, 4}}, -2, 2);
+  check_agree("exp", [](const auto& x) { return exp(x[0]); }, {{3, 4}}, -2, 2);
+  check_agree("log", [](const auto& x) { return log(x[0]); }, {{3, 4}}, 0.5, 2);
+  check_agree("sqrt", [](const auto& x) { return sqrt(x[0]); }, {{3, 4}}, 0.5, 2);
+  check_agree("pow scalar", [](const auto& x) { return pow(x[0], S(x, 1.5)); }, {{3, 4}}, 0.5, 2);
+  check_agree("tanh", [](const auto& x) { return tanh(x[0]); }, {{3, 4}}, -2, 2);
+  check_agree("sigmoid", [](const auto& x) { return sigmoid(x[0]); }, {{3, 4}}, -5, 5);
+  check_agree("relu", [](const auto& x) { return relu(x[0]); }, {{3, 4}}, -2, 2);
+  check_agree("gelu erf", [](const auto& x) { return gelu(x[0], GeluForm::Erf); }, {{3, 4}}, -2, 2);
+  check_agree("gelu tanh", [](const auto& x) { return gelu(x[0], GeluForm::Tanh); }, {{3, 4}}, -2, 2);
+  const Mask m{{true, false, true, false}};
+  check_agree("where", [m](const auto& x) { return attnlab::where(m, x[0], x[1]); }, both, -2, 2);
+  check_agree("masked_fill", [m](const auto& x) { return masked_fill(x[0], m, S(x, -3.0)); }, {{3, 4}}, -2, 2);
+}
+
+TEST_CASE("bad shapes throw ShapeError naming the op") {
+  const TD a(AD{{1, 2, 3}, {4, 5, 6}});
+  const TD b(AD{{1, 2}, {3, 4}});
+  CHECK_OP_ERROR("add", add(a, b));
+  CHECK_OP_ERROR("sub", sub(a, b));
+  CHECK_OP_ERROR("mul", mul(a, b));
+  CHECK_OP_ERROR("div", div(a, b));
+  CHECK_OP_ERROR("pow", pow(a, b));
+  CHECK(error_of([&] { add(a, b); }).find("(2,3)") != std::string::npos);
+  CHECK_OP_ERROR("where", attnlab::where(Mask{true, false}, a, a));
+  CHECK_OP_ERROR("where", attnlab::where(Mask{true, false, true}, a, b));
+  // masked_fill: the mask broadcasts to a's shape, never the other way
+  CHECK_OP_ERROR("masked_fill", masked_fill(a, Mask{true, false}, 0.0));
+  CHECK_OP_ERROR("masked_fill", masked_fill(TD(AD{1, 2, 3}), Mask{{true, false, true}, {true, true, true}}, 0.0));
+}
+
+TEST_CASE("empty tensor handles throw ShapeError naming the op") {
+  const TD none;
+  const TD a(AD{1, 2});
+  CHECK_OP_ERROR("add", add(none, a));
+  CHECK_OP_ERROR("add", add(a, none));
+  CHECK_OP_ERROR("sub", sub(none, a));
+  CHECK_OP_ERROR("mul", mul(a, none));
+  CHECK_OP_ERROR("div", div(none, a));
+  CHECK_OP_ERROR("pow", pow(a, none));
+  CHECK_OP_ERROR("add", add(none, 1.0));
+  CHECK_OP_ERROR("sub", sub(none, 1.0));
+  CHECK_OP_ERROR("sub", sub(1.0, none));
+  CHECK_OP_ERROR("mul", mul(none, 1.0));
+  CHECK_OP_ERROR("div", div(none, 1.0));
+  CHECK_OP_ERROR("div", div(1.0, none));
+  CHECK_OP_ERROR("neg", neg(none));
+  CHECK_OP_ERROR("exp", exp(none));
+  CHECK_OP_ERROR("log", log(none));
+  CHECK_OP_ERROR("sqrt", sqrt(none));
+  CHECK_OP_ERROR("pow", pow(none, 2.0));
+  CHECK_OP_ERROR("tanh", tanh(none));
+  CHECK_OP_ERROR("sigmoid", sigmoid(none));
+  CHECK_OP_ERROR("relu", relu(none));
+  CHECK_OP_ERROR("gelu", gelu(none));
+  CHECK_OP_ERROR("where", attnlab::where(Mask{true, false}, none, a));
+  CHECK_OP_ERROR("where", attnlab::where(Mask{true, false}, a, none));
+  CHECK_OP_ERROR("masked_fill", masked_fill(none, Mask{true, false}, 0.0));
+}

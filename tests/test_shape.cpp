@@ -1,0 +1,243 @@
+// Shape ops: values by hand, where the gradient goes, float/double agreement, bad input.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/ops.hpp"
+
+using namespace attnlab;
+using TD = Tensor<double>;
+using AD = Array<double>;
+
+namespace {
+
+// A column (n,1): a literal like AD{{1}, {2}} is ambiguous to xtensor's constructors.
+template <class V>
+xt::xarray<V, xt::layout_type::row_major> column(std::initializer_list<V> v) {
+  xt::xarray<V, xt::layout_type::row_major> a = xt::xarray<V, xt::layout_type::row_major>::from_shape({v.size(), 1});
+  std::copy(v.begin(), v.end(), a.begin());
+  return a;
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const ShapeError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+#define CHECK_OP_ERROR(op, ...)                                                \
+  do {                                                                         \
+    CHECK_THROWS_AS(__VA_ARGS__, ShapeError);                                  \
+    const std::string msg_ = error_of([&] { __VA_ARGS__; });                   \
+    CHECK_MESSAGE(msg_.rfind(std::string(op) + ":", 0) == 0, "message: ", msg_); \
+  } while (0)
+
+bool mentions(const std::string& msg, const std::string& part) { return msg.find(part) != std::string::npos; }
+
+// 0, 1, ..., n-1 in the given shape.
+TD ramp(const Shape& s, bool requires_grad = false) {
+  AD a = AD::from_shape(s);
+  for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = double(i);
+  return TD(a, requires_grad);
+}
+
+// Shape ops only move values: float and double results must match exactly.
+template <class Op>
+void check_agree(const char* name, Op op) {
+  INFO(name);
+  Generator g(5);
+  const Array<float> xf = random_uniform<float>({2, 3, 4}, g, -1.0, 1.0);
+  const Array<float> yf = op(Tensor<float>(xf)).value();
+  const AD yd = op(TD(AD(xf))).value();
+  REQUIRE(yf.shape() == yd.shape());
+  for (std::size_t i = 0; i < yd.size(); ++i) CHECK(double(yf.data()[i]) == yd.data()[i]);
+}
+
+}  // namespace
+
+TEST_CASE("reshape, unsqueeze, squeeze keep the values in order") {
+  const TD a = ramp({2, 3});
+  CHECK(reshape(a, {3, 2}).value() == AD{{0, 1}, {2, 3}, {4, 5}});
+  CHECK(reshape(a, {-1}).value() == AD{0, 1, 2, 3, 4, 5});
+  CHECK(reshape(a, {1, -1, 2}).shape() == Shape{1, 3, 2});
+  CHECK(reshape(TD(AD{7.0}), {}).shape() == Shape{});
+  CHECK(unsqueeze(a, 0).shape() == Shape{1, 2, 3});
+  CHECK(unsqueeze(a, -1).shape() == Shape{2, 3, 1});
+  CHECK(unsqueeze(a, 1).value() == AD{{{0, 1, 2}}, {{3, 4, 5}}});
+  CHECK(squeeze(unsqueeze(a, 1), 1).value() == a.value());
+  CHECK(squeeze(TD(AD{{1, 2}}), -2).value() == AD{1, 2});
+}
+
+TEST_CASE("transpose and permute") {
+  const TD a = ramp({2, 3});
+  CHECK(transpose(a).value() == AD{{0, 3}, {1, 4}, {2, 5}});
+  const TD b = ramp({2, 3, 4});
+  const AD t = transpose(b, 0, 2).value();
+  REQUIRE(t.shape() == Shape{4, 3, 2});
+  CHECK(t(3, 1, 1) == b.value()(1, 1, 3));
+  CHECK(t(2, 0, 1) == 14.0);  // b[1,0,2] = 12 + 2
+  const AD p = permute(b, {2, 0, 1}).value();
+  REQUIRE(p.shape() == Shape{4, 2, 3});
+  CHECK(p(3, 1, 2) == b.value()(1, 2, 3));
+  // the gradient goes back through the inverse permutation
+  TD x = ramp({2, 3, 4}, true);
+  permute(x, {2, 0, 1}).backward(permute(ramp({2, 3, 4}), {2, 0, 1}).value());
+  CHECK(x.grad() == ramp({2, 3, 4}).value());
+}
+
+TEST_CASE("slice: python rules for negative and out-of-range bounds") {
+  const TD v = ramp({10});
+  CHECK(slice(v, 0, 2, 8, 3).value() == AD{2, 5});
+  CHECK(slice(v, 0, -3, 100).value() == AD{7, 8, 9});
+  CHECK(slice(v, 0, -100, 2).value() == AD{0, 1});
+  CHECK(slice(v, 0, 5, 2).shape() == Shape{0});
+  CHECK(slice(v, 0, 1, -1, 4).value() == AD{1, 5});
+  const TD m = ramp({3, 4});
+  CHECK(slice(m, -1, 1, 3).value() == AD{{1, 2}, {5, 6}, {9, 10}});
+  TD x = ramp({3, 4}, true);
+  slice(x, 1, 1, 4, 2).backward(AD{{1, 2}, {3, 4}, {5, 6}});
+  CHECK(x.grad() == AD{{0, 1, 0, 2}, {0, 3, 0, 4}, {0, 5, 0, 6}});
+}
+
+TEST_CASE("concat, stack and split") {
+  const TD a = ramp({2, 2});
+  const TD b(column<double>({9, 8}));
+  CHECK(concat<double>({a, b}, 1).value() == AD{{0, 1, 9}, {2, 3, 8}});
+  CHECK(concat<double>({a, a}, 0).value() == AD{{0, 1}, {2, 3}, {0, 1}, {2, 3}});
+  CHECK(stack<double>({a, a + 10.0}, 0).value() == AD{{{0, 1}, {2, 3}}, {{10, 11}, {12, 13}}});
+  CHECK(stack<double>({a, a + 10.0}, -1).value() == AD{{{0, 10}, {1, 11}}, {{2, 12}, {3, 13}}});
+  const auto parts = split(ramp({2, 5}), {2, 0, 3}, 1);
+  REQUIRE(parts.size() == 3);
+  CHECK(parts[0].value() == AD{{0, 1}, {5, 6}});
+  CHECK(parts[1].shape() == Shape{2, 0});
+  CHECK(parts[2].value() == AD{{2, 3, 4}, {7, 8, 9}});
+  // a tensor used several times: concat(x, x) and stack(x, x) each give it 2 dy
+  TD x(AD{1, 2}, true);
+  sum(concat<double>({x, x}, 0)).backward();
+  CHECK(x.grad() == AD{2, 2});
+  sum(mul(stack<double>({x, x}, 1), TD(AD{1, 10}))).backward();
+  CHECK(x.grad() == AD{13, 13});
+  TD y = ramp({2, 4}, true);
+  const auto pieces = split(y, {3, 1}, 1);
+  add(sum(pieces[0]), mul(sum(pieces[1]), 5.0)).backward();
+  CHECK(y.grad() == AD{{1, 1, 1, 5}, {1, 1, 1, 5}});
+}
+
+TEST_CASE("index_select: out shape a[:axis] + idx.shape + a[axis+1:], repeated indices accumulate") {
+  const TD emb = ramp({4, 2});
+  CHECK(index_select(emb, 0, IndexArray{3, 0, 3}).value() == AD{{6, 7}, {0, 1}, {6, 7}});
+  const TD b = ramp({2, 3, 4});
+  const TD s = index_select(b, 1, IndexArray{{2, 0}, {1, 1}});
+  REQUIRE(s.shape() == Shape{2, 2, 2, 4});
+  CHECK(s.value()(1, 0, 0, 3) == b.value()(1, 2, 3));
+  CHECK(s.value()(0, 1, 1, 2) == b.value()(0, 1, 2));
+  CHECK(index_select(b, -1, IndexArray(Index(2))).shape() == Shape{2, 3});
+  TD w = ramp({4, 2}, true);
+  sum(index_select(w, 0, IndexArray{{1, 1}, {3, 1}})).backward();
+  CHECK(w.grad() == AD{{0, 0}, {3, 3}, {0, 0}, {1, 1}});
+}
+
+TEST_CASE("gather follows torch.gather") {
+  const TD a(AD{{1, 2}, {3, 4}});
+  CHECK(gather(a, 1, IndexArray{{0, 0}, {1, 0}}).value() == AD{{1, 1}, {4, 3}});
+  CHECK(gather(a, 0, IndexArray{{1, 0}}).value() == AD{{3, 2}});
+  TD x(AD{{1, 2, 3}, {4, 5, 6}}, true);
+  gather(x, -1, IndexArray{{2, 2}, {0, 1}}).backward(AD{{1, 2}, {3, 4}});
+  CHECK(x.grad() == AD{{0, 0, 3}, {3, 4, 0}});
+}
+
+TEST_CASE("broadcast_to copies along the stretched axes and sums the gradient back") {
+  TD a(column<double>({1, 2}), true);
+  CHECK(broadcast_to(a, {2, 2, 3}).value() == AD{{{1, 1, 1}, {2, 2, 2}}, {{1, 1, 1}, {2, 2, 2}}});
+  sum(broadcast_to(a, {2, 2, 3})).backward();
+  CHECK(a.grad() == column<double>({6, 6}));
+}
+
+TEST_CASE("float and double forwards agree for every shape op") {
+  check_agree("reshape", [](const auto& x) { return reshape(x, {4, -1}); });
+  check_agree("unsqueeze", [](const auto& x) { return unsqueeze(x, 1); });
+  check_agree("squeeze", [](const auto& x) { return squeeze(unsqueeze(x, 1), 1); });
+  check_agree("transpose", [](const auto& x) { return transpose(x, 0, 2); });
+  check_agree("permute", [](const auto& x) { return permute(x, {1, 2, 0}); });
+  check_agree("slice", [](const auto& x) { return slice(x, 2, -3, 4, 2); });
+  check_agree("concat", [](const auto& x) { return concat<typename std::decay_t<decltype(x.value())>::value_type>({x, x}, 1); });
+  check_agree("stack", [](const auto& x) { return stack<typename std::decay_t<decltype(x.value())>::value_type>({x, x}, 1); });
+  check_agree("split", [](const auto& x) { return split(x, {1, 3}, 2)[1]; });
+  check_agree("index_select", [](const auto& x) { return index_select(x, 1, IndexArray{2, 0, 2}); });
+  IndexArray gi{3, 0, 1, 2, 2, 0};
+  gi.reshape({2, 3, 1});
+  check_agree("gather", [gi](const auto& x) { return gather(x, 2, gi); });
+  check_agree("broadcast_to", [](const auto& x) { return broadcast_to(x, {3, 2, 3, 4}); });
+}
+
+TEST_CASE("bad shapes, axes and indices throw ShapeError naming the op and the values") {
+  const TD a = ramp({2, 3});
+  CHECK_OP_ERROR("reshape", reshape(a, {4, 2}));
+  const std::string r = error_of([&] { reshape(a, {4, 2}); });
+  CHECK(mentions(r, "(2,3)"));
+  CHECK(mentions(r, "(4,2)"));
+  CHECK_OP_ERROR("reshape", reshape(a, {-1, -1}));
+  CHECK_OP_ERROR("reshape", reshape(a, {4, -1}));
+  CHECK_OP_ERROR("reshape", reshape(a, {-2, 3}));
+  CHECK_OP_ERROR("unsqueeze", unsqueeze(a, 3));
+  CHECK_OP_ERROR("unsqueeze", unsqueeze(a, -4));
+  CHECK_OP_ERROR("squeeze", squeeze(a, 0));
+  CHECK_OP_ERROR("squeeze", squeeze(a, 2));
+  CHECK_OP_ERROR("transpose", transpose(a, 0, 2));
+  CHECK_OP_ERROR("transpose", transpose(ramp({3})));
+  CHECK_OP_ERROR("permute", permute(a, {0}));
+  CHECK_OP_ERROR("permute", permute(a, {1, 1}));
+  CHECK_OP_ERROR("permute", permute(a, {0, 2}));
+  CHECK_OP_ERROR("slice", slice(a, 1, 0, 2, 0));
+  CHECK_OP_ERROR("slice", slice(a, 1, 2, 0, -1));
+  CHECK_OP_ERROR("slice", slice(a, 2, 0, 1));
+  CHECK_OP_ERROR("concat", concat<double>({}, 0));
+  CHECK_OP_ERROR("concat", concat<double>({a, ramp({3, 2})}, 0));
+  CHECK(mentions(error_of([&] { concat<double>({a, a, ramp({2, 2, 1})}, 1); }), "tensor 2"));
+  CHECK_OP_ERROR("concat", concat<double>({a, a}, 2));
+  CHECK_OP_ERROR("stack", stack<double>({}, 0));
+  CHECK_OP_ERROR("stack", stack<double>({a, a, ramp({3, 2})}, 0));
+  CHECK(mentions(error_of([&] { stack<double>({a, a, ramp({3, 2})}, 0); }), "tensor 2"));
+  CHECK_OP_ERROR("stack", stack<double>({a, a}, 3));
+  CHECK_OP_ERROR("split", split(a, {1, 1}, 1));
+  CHECK_OP_ERROR("split", split(a, {2, 2}, 1));
+  CHECK_OP_ERROR("split", split(a, {3}, 2));
+  CHECK_OP_ERROR("index_select", index_select(a, 1, IndexArray{0, 3}));
+  const std::string ie = error_of([&] { index_select(a, 1, IndexArray{0, -1}); });
+  CHECK(mentions(ie, "index_select:"));
+  CHECK(mentions(ie, "index -1"));
+  CHECK(mentions(ie, "length 3"));
+  CHECK(mentions(error_of([&] { index_select(a, 0, IndexArray{5}); }), "index 5"));
+  CHECK_OP_ERROR("index_select", index_select(a, 2, IndexArray{0}));
+  CHECK_OP_ERROR("gather", gather(a, 1, IndexArray{0, 1}));
+  CHECK_OP_ERROR("gather", gather(a, 1, IndexArray{{0, 3}}));
+  CHECK_OP_ERROR("gather", gather(a, 1, column<Index>({-1})));
+  CHECK_OP_ERROR("gather", gather(a, 0, IndexArray{{0, 0, 0, 0}}));
+  CHECK_OP_ERROR("gather", gather(a, 2, column<Index>({0})));
+  CHECK_OP_ERROR("broadcast_to", broadcast_to(a, {3, 3}));
+  CHECK_OP_ERROR("broadcast_to", broadcast_to(a, {3}));
+}
+
+TEST_CASE("empty tensor handles throw ShapeError naming the op") {
+  const TD none;
+  const TD a = ramp({2, 3});
+  CHECK_OP_ERROR("reshape", reshape(none, {1}));
+  CHECK_OP_ERROR("unsqueeze", unsqueeze(none, 0));
+  CHECK_OP_ERROR("squeeze", squeeze(none, 0));
+  CHECK_OP_ERROR("transpose", transpose(none));
+  CHECK_OP_ERROR("permute", permute(none, {0}));
+  CHECK_OP_ERROR("slice", slice(none, 0, 0, 1));
+  CHECK_OP_ERROR("concat", concat<double>({a, none}, 0));
+  CHECK(mentions(error_of([&] { concat<double>({a, none}, 0); }), "tensor 1"));
+  CHECK_OP_ERROR("stack", stack<double>({none}, 0));
+  CHECK_OP_ERROR("split", split(none, {1}, 0));
+  CHECK_OP_ERROR("index_select", index_select(none, 0, IndexArray{0}));
+  CHECK_OP_ERROR("gather", gather(none, 0, IndexArray{0}));
+  CHECK_OP_ERROR("broadcast_to", broadcast_to(none, {2}));
+}
