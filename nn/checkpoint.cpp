@@ -1,0 +1,90 @@
+#include "nn/checkpoint.hpp"
+
+#include <set>
+#include <sstream>
+
+namespace attnlab::nn {
+
+namespace {
+bool has_prefix(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+}  // namespace
+
+template <class T>
+void save_checkpoint(const std::string& path, const NamedParameters<T>& params,
+                     const Optimizer<T>* optimizer) {
+  Npz out;
+  for (const auto& [name, tensor] : params) {
+    check(!name.empty(), "save_checkpoint", "a parameter has an empty name");
+    check(!has_prefix(name, kOptimizerPrefix), "save_checkpoint", "parameter name '", name,
+          "' collides with the optimizer prefix '", kOptimizerPrefix, "'");
+    check(!out.contains(name), "save_checkpoint", "parameter name '", name, "' appears twice");
+    check(tensor.defined(), "save_checkpoint", "parameter '", name, "' is an empty tensor handle");
+    out.add(name, NpyArray(tensor.value()));
+  }
+  if (optimizer) {
+    const Npz state = optimizer->state();  // a named local: entries() refers into it
+    for (const auto& [key, array] : state.entries()) out.add(kOptimizerPrefix + key, array);
+  }
+  save_npz(path, out);
+}
+
+template <class T>
+void load_checkpoint(const std::string& path, const NamedParameters<T>& params,
+                     Optimizer<T>* optimizer) {
+  const Npz file = load_npz(path);
+  std::vector<std::string> missing, unexpected, shapes, types;
+  std::set<std::string> expected;
+  for (const auto& [name, tensor] : params) {
+    expected.insert(name);
+    if (!file.contains(name)) {
+      missing.push_back(name);
+      continue;
+    }
+    const NpyArray& a = file.at(name);
+    if (a.dtype() != DType::Float32 && a.dtype() != DType::Float64)
+      types.push_back(name + ": " + dtype_descr(a.dtype()) + " is not a float type");
+    else if (a.shape() != tensor.shape())
+      shapes.push_back(name + ": expected " + shape_str(tensor.shape()) + ", found " +
+                       shape_str(a.shape()));
+  }
+  Npz optimizer_state;
+  for (const auto& [key, array] : file.entries()) {
+    if (has_prefix(key, kOptimizerPrefix)) optimizer_state.add(key.substr(std::string(kOptimizerPrefix).size()), array);
+    else if (!expected.count(key)) unexpected.push_back(key);
+  }
+  const bool want_state = optimizer != nullptr;
+  const bool state_missing = want_state && optimizer_state.size() == 0;
+  if (!missing.empty() || !unexpected.empty() || !shapes.empty() || !types.empty() ||
+      state_missing) {
+    std::ostringstream os;
+    os << "'" << path << "' does not match the model";
+    const auto list = [&](const char* title, const std::vector<std::string>& items) {
+      if (items.empty()) return;
+      os << "\n  " << title << " (" << items.size() << "):";
+      for (const auto& s : items) os << "\n    " << s;
+    };
+    list("missing", missing);
+    list("unexpected", unexpected);
+    list("shape mismatch", shapes);
+    list("wrong type", types);
+    if (state_missing) os << "\n  no optimizer state (keys '" << kOptimizerPrefix << "...')";
+    fail("load_checkpoint", os.str());
+  }
+  // Optimizer first: it validates before changing anything, so a bad state leaves both the
+  // optimizer and the parameters untouched.
+  if (optimizer) optimizer->load_state(optimizer_state);
+  NoGrad no_grad;
+  for (const auto& [name, tensor] : params) tensor.mutable_value() = file.at(name).template to<T>();
+}
+
+#define ATTNLAB_INSTANTIATE(T)                                                                 \
+  template void save_checkpoint<T>(const std::string&, const NamedParameters<T>&,             \
+                                   const Optimizer<T>*);                                        \
+  template void load_checkpoint<T>(const std::string&, const NamedParameters<T>&, Optimizer<T>*);
+ATTNLAB_INSTANTIATE(float)
+ATTNLAB_INSTANTIATE(double)
+#undef ATTNLAB_INSTANTIATE
+
+}  // namespace attnlab::nn
