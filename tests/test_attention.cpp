@@ -10,17 +10,14 @@
 #include <xtensor/xview.hpp>
 
 #include "core/ops.hpp"
+#include "tests/helpers.hpp"
 
 using namespace attnlab;
+using namespace attnlab::testing;
 using TD = Tensor<double>;
 using Opts = AttentionOptions<double>;
 
 namespace {
-
-Array<double> rand_array(const Shape& s, std::uint64_t seed) {
-  Generator g(seed);
-  return random_uniform<double>(s, g, -1.0, 1.0);
-}
 
 // |got - want| <= tol entrywise.
 void check_abs(const Array<double>& got, const Array<double>& want, double tol) {
@@ -29,12 +26,6 @@ void check_abs(const Array<double>& got, const Array<double>& want, double tol) 
     INFO("entry ", i, ": got ", got.data()[i], ", want ", want.data()[i]);
     CHECK(std::abs(got.data()[i] - want.data()[i]) <= tol);
   }
-}
-
-bool all_finite(const Array<double>& a) {
-  for (double x : a)
-    if (!std::isfinite(x)) return false;
-  return true;
 }
 
 // Attention for one (Lq,d) x (Lk,d) x (Lk,dv) block, straight from the definition, with an

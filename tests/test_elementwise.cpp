@@ -8,46 +8,14 @@
 #include <string>
 
 #include "core/ops.hpp"
+#include "tests/helpers.hpp"
 
 using namespace attnlab;
+using namespace attnlab::testing;
 using TD = Tensor<double>;
 using AD = Array<double>;
 
 namespace {
-
-// A column (n,1): a literal like AD{{1}, {2}} is ambiguous to xtensor's constructors.
-template <class V>
-xt::xarray<V, xt::layout_type::row_major> column(std::initializer_list<V> v) {
-  xt::xarray<V, xt::layout_type::row_major> a = xt::xarray<V, xt::layout_type::row_major>::from_shape({v.size(), 1});
-  std::copy(v.begin(), v.end(), a.begin());
-  return a;
-}
-
-// The message of the ShapeError that f throws ("" if it throws none).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const ShapeError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-// Throws ShapeError, and its message starts with "<op>:".
-#define CHECK_OP_ERROR(op, ...)                                                \
-  do {                                                                         \
-    CHECK_THROWS_AS(__VA_ARGS__, ShapeError);                                  \
-    const std::string msg_ = error_of([&] { __VA_ARGS__; });                   \
-    CHECK_MESSAGE(msg_.rfind(std::string(op) + ":", 0) == 0, "message: ", msg_); \
-  } while (0)
-
-bool close(const AD& a, const AD& b, double tol = 1e-12) {
-  if (a.shape() != b.shape()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::fabs(a.data()[i] - b.data()[i]) > tol) return false;
-  return true;
-}
 
 template <class T>
 T S(const std::vector<Tensor<T>>&, double v) {

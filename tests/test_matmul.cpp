@@ -11,17 +11,14 @@
 #include <xtensor/xview.hpp>
 
 #include "core/ops.hpp"
+#include "tests/helpers.hpp"
 
 using namespace attnlab;
+using namespace attnlab::testing;
 using TD = Tensor<double>;
 using TF = Tensor<float>;
 
 namespace {
-
-Array<double> rand_array(const Shape& s, std::uint64_t seed) {
-  Generator g(seed);
-  return random_uniform<double>(s, g, -1.0, 1.0);
-}
 
 Array<double> swap_last_two(const Array<double>& x) {
   std::vector<std::size_t> perm(x.dimension());
@@ -73,15 +70,6 @@ struct Case {
   Shape a, b;
   bool ta, tb;
 };
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ShapeError& e) {
-    return e.what();
-  }
-  return "(no ShapeError)";
-}
 
 }  // namespace
 
@@ -161,24 +149,24 @@ TEST_CASE("linear equals x W^T + b, with and without bias") {
 
 TEST_CASE("matmul errors name the op and the shapes") {
   const TD a(rand_array({2, 3}, 1)), b(rand_array({4, 5}, 2));
-  CHECK(message_of([&] { matmul(a, b); }) == "matmul: inner dimensions differ: (2,3) x (4,5)");
-  CHECK(message_of([&] { matmul(a, b, true, true); }).find("(transpose_a, transpose_b)") !=
+  CHECK(error_of([&] { matmul(a, b); }) == "matmul: inner dimensions differ: (2,3) x (4,5)");
+  CHECK(error_of([&] { matmul(a, b, true, true); }).find("(transpose_a, transpose_b)") !=
         std::string::npos);
   const TD c(rand_array({2, 3, 4}, 3)), d(rand_array({3, 4, 5}, 4));
-  const std::string bm = message_of([&] { matmul(c, d); });
+  const std::string bm = error_of([&] { matmul(c, d); });
   CHECK(bm.rfind("matmul: batch dims (2) and (3) do not broadcast", 0) == 0);
-  CHECK(message_of([&] { matmul(TD::scalar(2.0), a); }).rfind("matmul: 0-D operand", 0) == 0);
-  CHECK(message_of([&] { matmul(TD(rand_array({3}, 5)), a, true); })
+  CHECK(error_of([&] { matmul(TD::scalar(2.0), a); }).rfind("matmul: 0-D operand", 0) == 0);
+  CHECK(error_of([&] { matmul(TD(rand_array({3}, 5)), a, true); })
             .rfind("matmul: transpose_a given for the 1-D operand (3)", 0) == 0);
-  CHECK(message_of([&] { matmul(TD(), a); }).rfind("matmul:", 0) == 0);
+  CHECK(error_of([&] { matmul(TD(), a); }).rfind("matmul:", 0) == 0);
 }
 
 TEST_CASE("linear errors name the op and the shapes") {
   const TD x(rand_array({2, 3}, 1)), w(rand_array({5, 4}, 2)), b(rand_array({4}, 3));
-  CHECK(message_of([&] { linear(x, w); }) ==
+  CHECK(error_of([&] { linear(x, w); }) ==
         "linear: input (2,3) has 3 features but weight (5,4) expects 4");
-  CHECK(message_of([&] { linear(TD(rand_array({2, 4}, 1)), w, b); }) ==
+  CHECK(error_of([&] { linear(TD(rand_array({2, 4}, 1)), w, b); }) ==
         "linear: bias (4) does not match weight (5,4); expected (5)");
-  CHECK(message_of([&] { linear(x, TD(rand_array({3}, 4))); }).rfind("linear: weight", 0) == 0);
-  CHECK(message_of([&] { linear(TD::scalar(1.0), w); }).rfind("linear: 0-D input", 0) == 0);
+  CHECK(error_of([&] { linear(x, TD(rand_array({3}, 4))); }).rfind("linear: weight", 0) == 0);
+  CHECK(error_of([&] { linear(TD::scalar(1.0), w); }).rfind("linear: 0-D input", 0) == 0);
 }

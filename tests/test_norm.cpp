@@ -11,30 +11,12 @@
 #include <xtensor/xview.hpp>
 
 #include "core/ops.hpp"
+#include "tests/helpers.hpp"
 
 using namespace attnlab;
+using namespace attnlab::testing;
 using TD = Tensor<double>;
 using TF = Tensor<float>;
-
-namespace {
-
-Array<double> rand_array(const Shape& s, std::uint64_t seed, double lo = -3.0, double hi = 3.0) {
-  Generator g(seed);
-  return random_uniform<double>(s, g, lo, hi);
-}
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ShapeError& e) {
-    return e.what();
-  }
-  return "(no ShapeError)";
-}
-
-bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
-
-}  // namespace
 
 // ---------------------------------------------------------------- layer_norm
 
@@ -56,8 +38,8 @@ TEST_CASE("layer_norm affine matches a reference value") {
 }
 
 TEST_CASE("layer_norm backward: dx, dgamma = sum dy * xhat, dbeta = sum dy") {
-  const Array<double> x = rand_array({5, 6}, 2), gy = rand_array({5, 6}, 3);
-  TD X(x, true), G(rand_array({6}, 4), true), B(rand_array({6}, 5), true);
+  const Array<double> x = rand_array({5, 6}, 2, -3.0, 3.0), gy = rand_array({5, 6}, 3, -3.0, 3.0);
+  TD X(x, true), G(rand_array({6}, 4, -3.0, 3.0), true), B(rand_array({6}, 5, -3.0, 3.0), true);
   layer_norm(X, G, B).backward(gy);
   const Array<double> xhat = layer_norm(TD(x), TD(), TD()).value();
   CHECK(xt::allclose(G.grad(), Array<double>(xt::sum(gy * xhat, {0})), 1e-12, 1e-12));
@@ -69,7 +51,7 @@ TEST_CASE("layer_norm backward: dx, dgamma = sum dy * xhat, dbeta = sum dy") {
 }
 
 TEST_CASE("layer_norm: float and double forwards agree") {
-  const Array<double> x = rand_array({3, 7, 10}, 6), g = rand_array({10}, 7), b = rand_array({10}, 8);
+  const Array<double> x = rand_array({3, 7, 10}, 6, -3.0, 3.0), g = rand_array({10}, 7, -3.0, 3.0), b = rand_array({10}, 8, -3.0, 3.0);
   const Array<double> yd = layer_norm(TD(x), TD(g), TD(b)).value();
   const Array<double> yf = xt::cast<double>(
       layer_norm(TF(Array<float>(xt::cast<float>(x))), TF(Array<float>(xt::cast<float>(g))),
@@ -79,15 +61,15 @@ TEST_CASE("layer_norm: float and double forwards agree") {
 }
 
 TEST_CASE("layer_norm errors name the op and the shapes") {
-  const TD x(rand_array({2, 4}, 1));
-  CHECK(message_of([&] { layer_norm(x, TD(rand_array({5}, 2)), TD()); }) ==
+  const TD x(rand_array({2, 4}, 1, -3.0, 3.0));
+  CHECK(error_of([&] { layer_norm(x, TD(rand_array({5}, 2, -3.0, 3.0)), TD()); }) ==
         "layer_norm: gamma (5) does not match the last axis of input (2,4); expected (4)");
-  CHECK(message_of([&] { layer_norm(x, TD(), TD(rand_array({1, 4}, 2))); }) ==
+  CHECK(error_of([&] { layer_norm(x, TD(), TD(rand_array({1, 4}, 2, -3.0, 3.0))); }) ==
         "layer_norm: beta (1,4) does not match the last axis of input (2,4); expected (4)");
-  CHECK(starts_with(message_of([] { layer_norm(TD::scalar(1.0), TD(), TD()); }), "layer_norm: 0-D"));
-  CHECK(starts_with(message_of([] { layer_norm(TD(Array<double>::from_shape({3, 0})), TD(), TD()); }),
+  CHECK(starts_with(error_of([] { layer_norm(TD::scalar(1.0), TD(), TD()); }), "layer_norm: 0-D"));
+  CHECK(starts_with(error_of([] { layer_norm(TD(Array<double>::from_shape({3, 0})), TD(), TD()); }),
                     "layer_norm: last axis"));
-  CHECK(starts_with(message_of([&] { layer_norm(x, TD(), TD(), -1.0); }), "layer_norm: eps -1"));
+  CHECK(starts_with(error_of([&] { layer_norm(x, TD(), TD(), -1.0); }), "layer_norm: eps -1"));
 }
 
 // ---------------------------------------------------------------- dropout
@@ -105,7 +87,7 @@ TEST_CASE("dropout: the same seed draws the same mask") {
 }
 
 TEST_CASE("dropout in evaluation or with p = 0 returns the input itself") {
-  TD x(rand_array({3, 4}, 1), true);
+  TD x(rand_array({3, 4}, 1, -3.0, 3.0), true);
   Generator g(1);
   CHECK(dropout(x, 0.5, false, g).node() == x.node());
   CHECK(dropout(x, 0.0, true, g).node() == x.node());
@@ -134,7 +116,7 @@ TEST_CASE("dropout keeps about 1 - p of the entries, scaled by 1 / (1 - p)") {
 }
 
 TEST_CASE("dropout with p = 1 drops everything, with zero gradient") {
-  TD x(rand_array({4, 5}, 1), true);
+  TD x(rand_array({4, 5}, 1, -3.0, 3.0), true);
   Generator g(3);
   TD y = dropout(x, 1.0, true, g);
   CHECK(y.value() == xt::zeros<double>({4, 5}));
@@ -152,9 +134,9 @@ TEST_CASE("dropout: float and double draw the same mask from the same seed") {
 }
 
 TEST_CASE("dropout errors name the op and p") {
-  const TD x(rand_array({2, 2}, 1));
+  const TD x(rand_array({2, 2}, 1, -3.0, 3.0));
   Generator g(1);
-  CHECK(message_of([&] { dropout(x, -0.1, true, g); }) == "dropout: p = -0.1 outside [0, 1]");
-  CHECK(message_of([&] { dropout(x, 1.5, false, g); }) == "dropout: p = 1.5 outside [0, 1]");
-  CHECK(starts_with(message_of([&] { dropout(x, std::nan(""), true, g); }), "dropout: p = "));
+  CHECK(error_of([&] { dropout(x, -0.1, true, g); }) == "dropout: p = -0.1 outside [0, 1]");
+  CHECK(error_of([&] { dropout(x, 1.5, false, g); }) == "dropout: p = 1.5 outside [0, 1]");
+  CHECK(starts_with(error_of([&] { dropout(x, std::nan(""), true, g); }), "dropout: p = "));
 }

@@ -7,51 +7,15 @@
 #include <string>
 
 #include "core/ops.hpp"
+#include "tests/helpers.hpp"
 
 using namespace attnlab;
+using namespace attnlab::testing;
 using TD = Tensor<double>;
 using AD = Array<double>;
 
 namespace {
-
-// A column (n,1): a literal like AD{{1}, {2}} is ambiguous to xtensor's constructors.
-template <class V>
-xt::xarray<V, xt::layout_type::row_major> column(std::initializer_list<V> v) {
-  xt::xarray<V, xt::layout_type::row_major> a = xt::xarray<V, xt::layout_type::row_major>::from_shape({v.size(), 1});
-  std::copy(v.begin(), v.end(), a.begin());
-  return a;
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const ShapeError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-#define CHECK_OP_ERROR(op, ...)                                                \
-  do {                                                                         \
-    CHECK_THROWS_AS(__VA_ARGS__, ShapeError);                                  \
-    const std::string msg_ = error_of([&] { __VA_ARGS__; });                   \
-    CHECK_MESSAGE(msg_.rfind(std::string(op) + ":", 0) == 0, "message: ", msg_); \
-  } while (0)
-
-bool close(const AD& a, const AD& b, double tol = 1e-12) {
-  if (a.shape() != b.shape()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::fabs(a.data()[i] - b.data()[i]) > tol) return false;
-  return true;
-}
-
-// 0, 1, ..., n-1 in the given shape.
-TD ramp(const Shape& s, bool requires_grad = false) {
-  AD a = AD::from_shape(s);
-  for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = double(i);
-  return TD(a, requires_grad);
-}
+TD ramp(const Shape& s, bool requires_grad = false) { return TD(ramp_array(s), requires_grad); }
 
 template <class Op>
 void check_agree(const char* name, Op op) {
@@ -167,4 +131,10 @@ TEST_CASE("bad axes and empty handles throw ShapeError naming the op") {
   CHECK_OP_ERROR("max", max(none, {0}));
   CHECK_OP_ERROR("var", var(none));
   CHECK_OP_ERROR("var", var(none, Axes{0}));
+}
+
+TEST_CASE("var(x, {1}) reduces over axis 1, not over every axis with unbiased = true") {
+  attnlab::Tensor<double> a(attnlab::Array<double>{{1.0, 2.0, 3.0}, {2.0, 4.0, 6.0}});
+  CHECK(attnlab::var(a, {1}).shape() == attnlab::Shape{2});
+  CHECK(attnlab::var(a, {-1}, true).shape() == attnlab::Shape{2, 1});
 }

@@ -6,46 +6,17 @@
 #include <string>
 
 #include "core/ops.hpp"
+#include "tests/helpers.hpp"
 
 using namespace attnlab;
+using namespace attnlab::testing;
 using TD = Tensor<double>;
 using AD = Array<double>;
 
 namespace {
-
-// A column (n,1): a literal like AD{{1}, {2}} is ambiguous to xtensor's constructors.
-template <class V>
-xt::xarray<V, xt::layout_type::row_major> column(std::initializer_list<V> v) {
-  xt::xarray<V, xt::layout_type::row_major> a = xt::xarray<V, xt::layout_type::row_major>::from_shape({v.size(), 1});
-  std::copy(v.begin(), v.end(), a.begin());
-  return a;
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const ShapeError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-#define CHECK_OP_ERROR(op, ...)                                                \
-  do {                                                                         \
-    CHECK_THROWS_AS(__VA_ARGS__, ShapeError);                                  \
-    const std::string msg_ = error_of([&] { __VA_ARGS__; });                   \
-    CHECK_MESSAGE(msg_.rfind(std::string(op) + ":", 0) == 0, "message: ", msg_); \
-  } while (0)
+TD ramp(const Shape& s, bool requires_grad = false) { return TD(ramp_array(s), requires_grad); }
 
 bool mentions(const std::string& msg, const std::string& part) { return msg.find(part) != std::string::npos; }
-
-// 0, 1, ..., n-1 in the given shape.
-TD ramp(const Shape& s, bool requires_grad = false) {
-  AD a = AD::from_shape(s);
-  for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = double(i);
-  return TD(a, requires_grad);
-}
 
 // Shape ops only move values: float and double results must match exactly.
 template <class Op>

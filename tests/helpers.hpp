@@ -1,0 +1,71 @@
+// Small helpers shared by the test suites.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+#include <string>
+
+#include "core/array.hpp"
+#include "core/error.hpp"
+#include "core/random.hpp"
+
+namespace attnlab::testing {
+
+// The message of the exception E that f throws, or "(no exception)" if it throws none.
+template <class E = ShapeError, class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "(no exception)";
+}
+
+inline bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+// A column (n,1): a literal like Array<double>{{1}, {2}} is ambiguous to xtensor's constructors.
+template <class V>
+xt::xarray<V, xt::layout_type::row_major> column(std::initializer_list<V> v) {
+  auto a = xt::xarray<V, xt::layout_type::row_major>::from_shape({v.size(), 1});
+  std::copy(v.begin(), v.end(), a.begin());
+  return a;
+}
+
+// Same shape and |a - b| <= tol entrywise.
+inline bool close(const Array<double>& a, const Array<double>& b, double tol = 1e-12) {
+  if (a.shape() != b.shape()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::fabs(a.data()[i] - b.data()[i]) > tol) return false;
+  return true;
+}
+
+inline bool all_finite(const Array<double>& a) {
+  return std::all_of(a.begin(), a.end(), [](double v) { return std::isfinite(v); });
+}
+
+// Seeded uniform values in [lo, hi).
+inline Array<double> rand_array(const Shape& s, std::uint64_t seed, double lo = -1.0, double hi = 1.0) {
+  Generator g(seed);
+  return random_uniform<double>(s, g, lo, hi);
+}
+
+// 0, 1, ..., n-1 in the given shape.
+inline Array<double> ramp_array(const Shape& s) {
+  auto a = Array<double>::from_shape(s);
+  for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = double(i);
+  return a;
+}
+
+}  // namespace attnlab::testing
+
+// Throws ShapeError, and its message starts with "<op>:".
+#define CHECK_OP_ERROR(op, ...)                                                                   \
+  do {                                                                                            \
+    CHECK_THROWS_AS(__VA_ARGS__, ::attnlab::ShapeError);                                          \
+    const std::string msg_ = ::attnlab::testing::error_of([&] { __VA_ARGS__; });                  \
+    CHECK_MESSAGE(::attnlab::testing::starts_with(msg_, std::string(op) + ":"), "message: ", msg_); \
+  } while (0)
