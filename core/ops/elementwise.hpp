@@ -33,6 +33,8 @@ template <class T> Tensor<T> relu(const Tensor<T>& a);
 template <class T> Tensor<T> gelu(const Tensor<T>& a, GeluForm form = GeluForm::Erf);
 
 // where(cond, a, b): a where cond is true, b elsewhere; cond, a and b broadcast together.
+// Call it as attnlab::where: cond is an xtensor array, so an unqualified call also finds
+// xt::where by argument-dependent lookup, and xtensor's overload wins for non-const tensors.
 template <class T> Tensor<T> where(const Mask& cond, const Tensor<T>& a, const Tensor<T>& b);
 // masked_fill(a, mask, v): v where mask is true, a elsewhere; mask broadcasts to a's shape.
 // The filled positions get exactly zero gradient.

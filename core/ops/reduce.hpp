@@ -19,5 +19,12 @@ template <class T> Tensor<T> max(const Tensor<T>& a, const Axes& axes, bool keep
 template <class T> Tensor<T> var(const Tensor<T>& a, bool unbiased = false);
 template <class T> Tensor<T> var(const Tensor<T>& a, const Axes& axes, bool keepdims = false,
                                  bool unbiased = false);
+// var(x, {1}) must mean axis 1: without this overload the braced list would convert to the
+// bool of var(x, unbiased) above and silently reduce over every axis.
+template <class T>
+Tensor<T> var(const Tensor<T>& a, std::initializer_list<long> axes, bool keepdims = false,
+              bool unbiased = false) {
+  return var(a, Axes(axes), keepdims, unbiased);
+}
 
 }  // namespace attnlab
