@@ -35,7 +35,9 @@ build=build
 flags=(-DCMAKE_BUILD_TYPE=Release)
 if [ "${1:-}" = "--sanitize" ]; then
   build=build-sanitize
-  flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_SANITIZE=ON)
+  # The sanitizer build checks the engine, modules, figures and their tests; the lessons
+  # (timed, minutes of training) and the benchmarks are exercised by the Release build.
+  flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_SANITIZE=ON -DATTNLAB_LESSONS=OFF -DATTNLAB_BENCH=OFF)
 fi
 jobs=$(nproc 2>/dev/null || echo 2)
 [ -f "$build/CMakeCache.txt" ] || cmake -S . -B "$build" "${flags[@]}" >/dev/null
