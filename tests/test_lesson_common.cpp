@@ -117,7 +117,7 @@ TEST_CASE("a lesson writes report.md and metrics.json with its story, metrics an
   Lesson L(kInfo, args);
   L.section("1. Setup");
   L.say("Some words.");
-  L.table({"a", "b"}, {{"1", "2"}});
+  L.table({"a", "max |x|"}, {{"1", "2"}});
   L.matrix("M", {{1.0, 2.0}, {3.0, 4.0}}, {"r1", "r2"}, {"c1", "c2"});
   L.figure("fig", "A figure");
   L.config("hidden", 64);
@@ -128,6 +128,7 @@ TEST_CASE("a lesson writes report.md and metrics.json with its story, metrics an
   CHECK(report.find("## 1. Setup") != std::string::npos);
   CHECK(report.find("![A figure](fig.png)") != std::string::npos);
   CHECK(report.find("| accuracy | 0.7500 |") != std::string::npos);
+  CHECK(report.find("| a | max \\|x\\| |") != std::string::npos);  // a '|' in a cell is escaped
   const Json m = Json::parse(read_file(args.out + "/metrics.json"));
   CHECK(m["lesson"].as_string() == "99_test");
   CHECK(m["seed"].as_number() == 5);

@@ -31,6 +31,13 @@ std::string wrap(const std::string& text, std::size_t width = 92) {
   return out + line + "\n";
 }
 
+// A table cell for markdown: '|' would end the cell.
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
 std::size_t display_width(const std::string& s) {
   std::size_t n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;
@@ -95,7 +102,7 @@ void Lesson::table(const std::vector<std::string>& header, const std::vector<std
     for (std::size_t c = 0; c < r.size() && c < w.size(); ++c) w[c] = std::max(w[c], display_width(r[c]));
   std::string md = "|", con = "  ";
   for (std::size_t c = 0; c < header.size(); ++c) {
-    md += " " + header[c] + " |";
+    md += " " + md_cell(header[c]) + " |";
     con += pad(header[c], w[c]) + (c + 1 < header.size() ? " | " : "");
   }
   md += "\n|";
@@ -111,7 +118,7 @@ void Lesson::table(const std::vector<std::string>& header, const std::vector<std
     con += "  ";
     for (std::size_t c = 0; c < header.size(); ++c) {
       const std::string cell = c < r.size() ? r[c] : "";
-      md += " " + cell + " |";
+      md += " " + md_cell(cell) + " |";
       con += pad(cell, w[c]) + (c + 1 < header.size() ? " | " : "");
     }
     md += "\n";
