@@ -3,6 +3,7 @@
 
 #include "core/ops/attention.hpp"
 #include "core/ops/elementwise.hpp"
+#include "core/ops/gru_cell.hpp"
 #include "core/ops/matmul.hpp"
 #include "core/ops/norm.hpp"
 #include "core/ops/reduce.hpp"

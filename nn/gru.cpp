@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/ops/gru_cell.hpp"
 #include "nn/init.hpp"
 
 namespace attnlab::nn {
@@ -14,19 +15,11 @@ void init_uniform(const Tensor<T>& t, Generator& gen, std::size_t hidden) {
   uniform(t, gen, -a, a);
 }
 
-// The gate arithmetic shared by GRUCell and GRU, from the two projections
-//   gi = W_ih x + b_ih and gh = W_hh h + b_hh, each (..., 3H) ordered [r, z, n]:
-//   [r, z] = sigmoid(gi_rz + gh_rz);  n = tanh(gi_n + r * gh_n);  h' = n + z * (h - n)
-// (the last is (1 - z) n + z h with one product fewer). Every step is an op with its own
-// hand-derived backward, so the cell's gradient is their chain rule.
-template <class T>
-Tensor<T> gru_gates(const Tensor<T>& gi_rz, const Tensor<T>& gi_n, const Tensor<T>& gh,
-                    const Tensor<T>& h, std::size_t H) {
-  std::vector<Tensor<T>> ghs = split(gh, {2 * H, H}, -1);
-  std::vector<Tensor<T>> rz = split(sigmoid(add(gi_rz, ghs[0])), {H, H}, -1);
-  Tensor<T> n = attnlab::tanh(add(gi_n, mul(rz[0], ghs[1])));
-  return add(n, mul(rz[1], sub(h, n)));
-}
+// The gate arithmetic shared by GRUCell and GRU is core/ops/gru_cell.hpp: from the two
+// projections gi = W_ih x + b_ih and gh = W_hh h + b_hh, each (..., 3H) ordered [r, z, n],
+//   [r, z] = sigmoid(gi_rz + gh_rz);  n = tanh(gi_n + r * gh_n);  h' = n + z * (h - n),
+// one node with a hand-derived backward instead of about ten (one GRU step records three nodes:
+// the input slice, the hidden projection and the cell).
 
 }  // namespace
 
@@ -58,8 +51,7 @@ Tensor<T> GRUCell<T>::forward(const Tensor<T>& x, const Tensor<T>& h_in) const {
   Tensor<T> h = h_in.defined() ? h_in : Tensor<T>::zeros({xs[0], hidden_});
   check(h.shape() == Shape{xs[0], hidden_}, "GRUCell", "state must be (B, H) = ",
         shape_str(Shape{xs[0], hidden_}), ", got ", shape_str(h.shape()));
-  std::vector<Tensor<T>> gi = split(linear(x, weight_ih, bias_ih), {2 * hidden_, hidden_}, -1);
-  return gru_gates(gi[0], gi[1], linear(h, weight_hh, bias_hh), h, hidden_);
+  return gru_cell(linear(x, weight_ih, bias_ih), linear(h, weight_hh, bias_hh), h);
 }
 
 // ---- GRU
@@ -107,15 +99,15 @@ template <class T>
 std::pair<Tensor<T>, Tensor<T>> GRU<T>::run_direction(const Weights& w, const Tensor<T>& x,
                                                       Tensor<T> h, bool reverse,
                                                       const std::vector<std::size_t>& lengths) const {
-  const std::size_t B = x.dim(0), L = x.dim(1), H = hidden_;
+  const std::size_t B = x.dim(0), L = x.dim(1);
   // All input projections at once: one GEMM of (B*L, in) x (in, 3H) instead of L small ones.
-  std::vector<Tensor<T>> gi = split(linear(x, w.weight_ih, w.bias_ih), {2 * H, H}, -1);
+  // Step t reads its (B, 1, 3H) slice; slice's backward adds into that range only.
+  const Tensor<T> gi = linear(x, w.weight_ih, w.bias_ih);
   std::vector<Tensor<T>> outs(L);
   for (std::size_t s = 0; s < L; ++s) {
     const std::size_t t = reverse ? L - 1 - s : s;
     const long tl = static_cast<long>(t);
-    Tensor<T> h_new = gru_gates(slice(gi[0], 1, tl, tl + 1), slice(gi[1], 1, tl, tl + 1),
-                                linear(h, w.weight_hh, w.bias_hh), h, H);
+    Tensor<T> h_new = gru_cell(slice(gi, 1, tl, tl + 1), linear(h, w.weight_hh, w.bias_hh), h);
     // Packed-sequence semantics: step t is real for sequence b iff t < len_b. Elsewhere the state
     // passes through (so the backward direction effectively starts at len_b - 1, from h0) and the
     // output is 0. where() sends no gradient down the branch it did not pick.

@@ -19,6 +19,10 @@
 // parents) and the dropout keep mask; Q, K, V are read back through the node's parents.
 #include "core/ops/attention.hpp"
 
+#include <limits>
+
+#include "core/vmath.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -170,11 +174,13 @@ AttentionResult<T> scaled_dot_product_attention(const Tensor<T>& q, const Tensor
       bool any = false;
       for (std::size_t j = 0; j < end; ++j)
         if (allowed(j) && (!any || row[j] > mx)) mx = row[j], any = true;
+      // Hidden keys become -inf, which the exponential maps to exactly 0; one vectorized
+      // exp pass over the row (vmath: fast float exp, std::exp for double).
+      for (std::size_t j = 0; j < end; ++j)
+        row[j] = allowed(j) ? row[j] - mx : -std::numeric_limits<T>::infinity();
+      vmath::exp_n(row, row, end);
       T sum = T(0);
-      for (std::size_t j = 0; j < end; ++j) {
-        row[j] = allowed(j) ? std::exp(row[j] - mx) : T(0);
-        sum += row[j];
-      }
+      for (std::size_t j = 0; j < end; ++j) sum += row[j];
       std::fill(row + end, row + Lk, T(0));
       if (any) {
         const T inv = T(1) / sum;  // sum >= 1: the max term is exp(0)

@@ -141,6 +141,29 @@ Array<T> put_range(const Array<T>& g, const Shape& in, std::size_t axis, std::si
   return dx;
 }
 
+// dL/d(parent i) += put_range(g, ...), without the full-size temporary once the parent already
+// holds a gradient: only the range is touched. A sequence model that slices step t out of a
+// (B, L, ...) tensor at every step would otherwise pay O(L) full-size zero fills and additions
+// per step, O(L^2) in all. The first contribution still allocates (zeros plus the range).
+template <class T>
+void add_grad_range(Node<T>& n, std::size_t i, const Shape& in, std::size_t axis,
+                    std::size_t start, std::size_t count, std::size_t step) {
+  Node<T>& p = *n.parents[i];
+  if (!p.requires_grad) return;
+  if (!p.has_grad) {
+    p.accumulate(put_range(n.grad, in, axis, start, count, step));
+    return;
+  }
+  p.check_grad_shape();
+  const AxisSplit s = split_at(in, axis);
+  const T* gv = n.grad.data();
+  for (std::size_t o = 0; o < s.outer; ++o)
+    for (std::size_t j = 0; j < count; ++j, gv += s.inner) {
+      T* dst = p.grad.data() + (o * s.n + start + j * step) * s.inner;
+      for (std::size_t k = 0; k < s.inner; ++k) dst[k] += gv[k];
+    }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- views of the same values
@@ -251,7 +274,7 @@ Tensor<T> slice(const Tensor<T>& a, long axis, long start, long stop, long step)
   const std::size_t first = static_cast<std::size_t>(lo), stride = static_cast<std::size_t>(step);
   Array<T> y = take_range(a.value(), ax, first, count, stride);
   return record<T>("slice", std::move(y), {&a}, [=](Node<T>& n) {
-    n.add_grad(0, put_range(n.grad, in, ax, first, count, stride));
+    add_grad_range(n, 0, in, ax, first, count, stride);
   });
 }
 
@@ -275,7 +298,7 @@ std::vector<Tensor<T>> split(const Tensor<T>& a, const std::vector<std::size_t>&
   std::size_t start = 0;
   for (std::size_t size : sizes) {
     pieces.push_back(record<T>("split", take_range(a.value(), ax, start, size, 1), {&a},
-                               [=](Node<T>& n) { n.add_grad(0, put_range(n.grad, in, ax, start, size, 1)); }));
+                               [=](Node<T>& n) { add_grad_range(n, 0, in, ax, start, size, 1); }));
     start += size;
   }
   return pieces;

@@ -8,6 +8,8 @@
 #include <limits>
 #include <memory>
 
+#include "core/vmath.hpp"
+
 namespace attnlab {
 
 namespace {
@@ -25,12 +27,11 @@ void softmax_lanes(const T* x, T* y, const AxisSplit& s) {
       T* yr = y + o * n;
       T mx = xr[0];
       for (std::size_t j = 1; j < n; ++j) mx = std::max(mx, xr[j]);
+      // e_j = exp(x_j - max) in one vectorized pass (vmath), written to y as scratch.
+      for (std::size_t j = 0; j < n; ++j) yr[j] = xr[j] - mx;
+      vmath::exp_n(yr, yr, n);
       T sum = 0;
-      for (std::size_t j = 0; j < n; ++j) {
-        const T e = std::exp(xr[j] - mx);
-        if (!Log) yr[j] = e;
-        sum += e;
-      }
+      for (std::size_t j = 0; j < n; ++j) sum += yr[j];
       if (Log) {
         const T shift = mx + std::log(sum);
         for (std::size_t j = 0; j < n; ++j) yr[j] = xr[j] - shift;
@@ -157,7 +158,8 @@ Tensor<T> cross_entropy(const Tensor<T>& logits, const IndexArray& targets,
     T* pr = probs->data() + (recording ? r * C : 0);
     T mx = zr[0], zsum = 0, esum = 0;
     for (std::size_t j = 1; j < C; ++j) mx = std::max(mx, zr[j]);
-    for (std::size_t j = 0; j < C; ++j) pr[j] = std::exp(zr[j] - mx);
+    for (std::size_t j = 0; j < C; ++j) pr[j] = zr[j] - mx;
+    vmath::exp_n(pr, pr, C);  // vectorized for float (vmath), std::exp for double
     for (std::size_t j = 0; j < C; ++j) {
       esum += pr[j];
       zsum += zr[j];
