@@ -1,0 +1,490 @@
+// build/bin/bench_race: attnlab against PyTorch 1.13 (CPU, float32), one training step
+// (forward, backward, Adam step) of the same model on the same batch shapes.
+//
+//   bench_race [--rounds R] [--warmup W] [--models bahdanau,transformer,vit,large]
+//              [--attn-threads 1,2] [--torch-threads 1,2] [--no-torch]
+//   bench_race --worker MODEL --threads N      (internal: one contestant, driven over a pipe)
+//
+// Fairness on a shared machine: every contestant (attnlab and PyTorch, at 1 and at 2 threads)
+// is its own long-lived worker process; the driver runs them round-robin, a few steps each per
+// round, so that load changes on the machine hit every contestant alike. Reported: the median
+// step time of each, the best thread count of each side, the ratio attnlab / PyTorch, and the
+// peak resident set (ru_maxrss) of each worker process, with the part of it the step itself
+// added (peak minus the resident set once the model and batch are built).
+//
+// Worker protocol (bench/race_torch.py speaks it too), one line each way:
+//   -> "ready <maxrss_kb>"   <- "run K" -> "t ms ... ms"   <- "sgemm K" -> "t ms ... ms"
+//   <- "quit" -> "rss <maxrss_kb>"
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/blas.hpp"
+#include "core/ops.hpp"
+#include "nn/attention/additive.hpp"
+#include "nn/gru.hpp"
+#include "nn/optim.hpp"
+#include "nn/transformer.hpp"
+#include "nn/vit.hpp"
+
+#ifndef ATTNLAB_SOURCE_DIR
+#define ATTNLAB_SOURCE_DIR "."
+#endif
+
+using namespace attnlab;
+using F = float;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+long maxrss_kb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+// ---------------------------------------------------------------- the models (attnlab side)
+
+// Bahdanau et al. 2015 at the d2l scale: bidirectional GRU encoder, a bridge from its two final
+// states to the decoder's first, a GRU-cell decoder fed [embedding; context], additive attention
+// queried by the decoder state, a linear output on each decoder state, teacher forcing.
+struct Bahdanau : nn::Module<F> {
+  static constexpr std::size_t V = 40, H = 64;
+  nn::Embedding<F> src_embed, tgt_embed;
+  nn::GRU<F> encoder;
+  nn::Linear<F> bridge;
+  nn::AdditiveAttention<F> attention;
+  nn::GRUCell<F> cell;
+  nn::Linear<F> out;
+
+  explicit Bahdanau(Generator& gen)
+      : src_embed(V, H, gen), tgt_embed(V, H, gen),
+        encoder(H, H, gen, nn::GRUOptions{1, /*bidirectional=*/true}), bridge(2 * H, H, gen),
+        attention(H, 2 * H, H, gen), cell(H + 2 * H, H, gen), out(H, V, gen) {
+    register_module("src_embed", src_embed);
+    register_module("tgt_embed", tgt_embed);
+    register_module("encoder", encoder);
+    register_module("bridge", bridge);
+    register_module("attention", attention);
+    register_module("cell", cell);
+    register_module("out", out);
+  }
+
+  Tensor<F> loss(const IndexArray& src, const IndexArray& tgt_in, const IndexArray& tgt_out) {
+    nn::GRUOutput<F> enc = encoder.forward(src_embed(src));  // (B, S, 2H), (2, B, H)
+    const Tensor<F> fwd = squeeze(slice(enc.state, 0, 0, 1), 0);
+    const Tensor<F> bwd = squeeze(slice(enc.state, 0, 1, 2), 0);
+    Tensor<F> h = attnlab::tanh(bridge(concat<F>({fwd, bwd}, -1)));
+    const Tensor<F> emb = tgt_embed(tgt_in);  // (B, T, H)
+    const long T = static_cast<long>(tgt_in.shape()[1]);
+    std::vector<Tensor<F>> hs;
+    for (long t = 0; t < T; ++t) {
+      const Tensor<F> ctx = attention.forward(h, enc.output, enc.output).output;  // (B, 2H)
+      h = cell.forward(concat<F>({squeeze(slice(emb, 1, t, t + 1), 1), ctx}, -1), h);
+      hs.push_back(h);
+    }
+    return cross_entropy(out(stack(hs, 1)), tgt_out);
+  }
+};
+
+struct Workload {
+  std::unique_ptr<nn::Module<F>> model;
+  std::function<Tensor<F>()> loss;
+};
+
+IndexArray random_ids(std::size_t b, std::size_t l, std::size_t vocab, Generator& gen) {
+  IndexArray ids = IndexArray::from_shape({b, l});
+  for (auto& x : ids) x = static_cast<Index>(gen.uniform(0.0, double(vocab))) % Index(vocab);
+  return ids;
+}
+
+// Token embedding * sqrt(d) + post-norm ReLU encoder (no positions) + per-token head.
+nn::EncoderModelConfig encoder_config(std::size_t d, std::size_t heads, std::size_t layers,
+                                      std::size_t d_ff, std::size_t vocab) {
+  nn::EncoderModelConfig c;
+  c.vocab = vocab;
+  c.num_classes = vocab;
+  c.num_layers = layers;
+  c.layer = nn::LayerConfig{d, heads, d_ff, /*dropout=*/0.0, /*norm_first=*/false,
+                            nn::Activation::ReLU, 1e-5};
+  c.positional = nn::Positional::None;
+  c.pooling = nn::Pooling::None;
+  return c;
+}
+
+Workload build(const std::string& name, Generator& gen) {
+  Workload w;
+  if (name == "bahdanau") {
+    auto m = std::make_unique<Bahdanau>(gen);
+    auto src = random_ids(64, 25, Bahdanau::V, gen), tin = random_ids(64, 10, Bahdanau::V, gen),
+         tout = random_ids(64, 10, Bahdanau::V, gen);
+    Bahdanau* p = m.get();
+    w.loss = [p, src, tin, tout] { return p->loss(src, tin, tout); };
+    w.model = std::move(m);
+  } else if (name == "transformer" || name == "large") {
+    const bool large = name == "large";
+    const std::size_t V = large ? 1000 : 100, B = large ? 8 : 64, L = large ? 256 : 32;
+    auto m = std::make_unique<nn::EncoderModel<F>>(
+        large ? encoder_config(512, 8, 2, 2048, V) : encoder_config(64, 4, 2, 256, V), gen);
+    auto ids = random_ids(B, L, V, gen), targets = random_ids(B, L, V, gen);
+    nn::EncoderModel<F>* p = m.get();
+    w.loss = [p, ids, targets] { return cross_entropy(p->forward(ids), targets); };
+    w.model = std::move(m);
+  } else if (name == "vit") {
+    nn::ViTConfig c;
+    c.layer.dropout = 0.0;
+    auto m = std::make_unique<nn::ViT<F>>(c, gen);
+    const Tensor<F> images = Tensor<F>::rand({128, 28, 28}, gen);
+    IndexArray labels = IndexArray::from_shape({128});
+    for (auto& x : labels) x = static_cast<Index>(gen.uniform(0.0, 10.0)) % 10;
+    nn::ViT<F>* p = m.get();
+    w.loss = [p, images, labels] { return cross_entropy(p->forward(images), labels); };
+    w.model = std::move(m);
+  } else {
+    fail("bench_race", "unknown model '", name, "'");
+  }
+  return w;
+}
+
+// The large model's step in floating-point operations: every GEMM of the forward (projections,
+// attention scores and mixing, FFN, head) counted 2 m n k, and the backward as twice the forward
+// (dA and dB per GEMM). Elementwise work is left out: this is the GEMM-bound rate.
+double encoder_step_flops(double B, double L, double d, double ff, double layers, double vocab) {
+  const double N = B * L;
+  const double per_layer = 2 * N * d * d * 4 + 2 * N * d * ff * 2 + 2 * 2 * B * L * L * d;
+  return 3.0 * (layers * per_layer + 2 * N * d * vocab);
+}
+
+// ---------------------------------------------------------------- worker
+
+int run_worker(const std::string& model, int threads) {
+  set_blas_threads(threads);
+  Generator gen(0);
+  Workload w = build(model, gen);
+  nn::Adam<F> opt(w.model->parameters(), 1e-3);
+  auto step = [&] {
+    opt.zero_grad();
+    Tensor<F> loss = w.loss();
+    loss.backward();
+    opt.step();
+  };
+  // The raw GEMM the large model's FFN runs: (B L, d) x (d, d_ff) = (2048, 512) x (512, 2048).
+  const std::size_t gm = 2048, gk = 512, gn = 2048;
+  std::vector<F> ga, gb, gc;
+  std::printf("ready %ld\n", maxrss_kb());
+  std::fflush(stdout);
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream in(line);
+    std::string cmd;
+    long k = 0;
+    in >> cmd >> k;
+    if (cmd == "run" || cmd == "sgemm") {
+      if (cmd == "sgemm" && ga.empty()) {
+        ga.assign(gm * gk, 0.5f);
+        gb.assign(gk * gn, 0.25f);
+        gc.assign(gm * gn, 0.0f);
+      }
+      std::string reply = "t";
+      for (long i = 0; i < k; ++i) {
+        const auto t0 = Clock::now();
+        if (cmd == "run")
+          step();
+        else
+          gemm<F>(false, false, gm, gn, gk, 1.0f, ga.data(), gk, gb.data(), gn, 0.0f, gc.data(), gn);
+        reply += " " + std::to_string(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      }
+      std::printf("%s\n", reply.c_str());
+    } else if (cmd == "quit") {
+      std::printf("rss %ld\n", maxrss_kb());
+      std::fflush(stdout);
+      return 0;
+    } else {
+      std::printf("error unknown command %s\n", cmd.c_str());
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------- driver
+
+// A worker process with a pipe each way.
+class Worker {
+ public:
+  Worker(std::string label, const std::vector<std::string>& argv) : label_(std::move(label)) {
+    int to_child[2], from_child[2];
+    if (pipe(to_child) != 0 || pipe(from_child) != 0) fail("bench_race", "pipe failed");
+    pid_ = fork();
+    if (pid_ < 0) fail("bench_race", "fork failed");
+    if (pid_ == 0) {
+      dup2(to_child[0], 0);
+      dup2(from_child[1], 1);
+      close(to_child[0]);
+      close(to_child[1]);
+      close(from_child[0]);
+      close(from_child[1]);
+      std::vector<char*> args;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      std::perror(args[0]);
+      _exit(127);
+    }
+    close(to_child[0]);
+    close(from_child[1]);
+    in_ = fdopen(to_child[1], "w");
+    out_ = fdopen(from_child[0], "r");
+    const std::string ready = read();
+    ok_ = ready.rfind("ready ", 0) == 0;
+    if (ok_) base_kb_ = std::atol(ready.c_str() + 6);
+  }
+  ~Worker() {
+    if (in_) std::fclose(in_);
+    if (out_) std::fclose(out_);
+    if (pid_ > 0) waitpid(pid_, nullptr, 0);
+  }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  bool ok() const { return ok_; }
+  const std::string& label() const { return label_; }
+  long base_kb() const { return base_kb_; }
+
+  // Send a command; return the times of its reply (empty on a broken worker).
+  std::vector<double> times(const std::string& cmd) {
+    if (!ok_) return {};
+    std::fprintf(in_, "%s\n", cmd.c_str());
+    std::fflush(in_);
+    const std::string reply = read();
+    std::vector<double> t;
+    if (reply.rfind("t", 0) != 0) {
+      std::fprintf(stderr, "bench_race: %s answered '%s' to '%s'\n", label_.c_str(), reply.c_str(),
+                   cmd.c_str());
+      ok_ = false;
+      return t;
+    }
+    std::istringstream in(reply.substr(1));
+    for (double x; in >> x;) t.push_back(x);
+    return t;
+  }
+  // Ask for the peak resident set and let the worker exit.
+  long quit() {
+    if (!ok_) return 0;
+    std::fprintf(in_, "quit\n");
+    std::fflush(in_);
+    const std::string reply = read();
+    return reply.rfind("rss ", 0) == 0 ? std::atol(reply.c_str() + 4) : 0;
+  }
+
+ private:
+  std::string read() {
+    char* buf = nullptr;
+    std::size_t cap = 0;
+    const ssize_t n = getline(&buf, &cap, out_);
+    std::string s = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+    std::free(buf);
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+    return s;
+  }
+  std::string label_;
+  pid_t pid_ = -1;
+  FILE* in_ = nullptr;
+  FILE* out_ = nullptr;
+  bool ok_ = false;
+  long base_kb_ = 0;
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<int> parse_ints(const std::string& s) {
+  std::vector<int> v;
+  std::stringstream in(s);
+  for (std::string x; std::getline(in, x, ',');) v.push_back(std::atoi(x.c_str()));
+  return v;
+}
+std::vector<std::string> parse_list(const std::string& s) {
+  std::vector<std::string> v;
+  std::stringstream in(s);
+  for (std::string x; std::getline(in, x, ',');) v.push_back(x);
+  return v;
+}
+
+struct Contestant {
+  std::string side;  // "attnlab" or "torch"
+  int threads;
+  std::unique_ptr<Worker> worker;
+  std::vector<double> ms;
+  long peak_kb = 0;
+  bool pruned = false;
+  std::vector<double> gemm_ms;  // raw sgemm times (attnlab workers, large model)
+};
+
+struct Row {
+  std::string model;
+  double attn_ms = NAN, torch_ms = NAN;
+  int attn_threads = 0, torch_threads = 0;
+  double attn_mb = NAN, torch_mb = NAN, attn_step_mb = NAN, torch_step_mb = NAN;
+  double target = 0;
+};
+
+int run_driver(int argc, char** argv) {
+  int rounds = 9, warmup = 2;
+  std::vector<std::string> models{"bahdanau", "transformer", "vit", "large"};
+  std::vector<int> attn_threads{1, 2}, torch_threads{1, 2};
+  bool torch = true;
+  std::string script = std::string(ATTNLAB_SOURCE_DIR) + "/bench/race_torch.py";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) fail("bench_race", a, " needs a value");
+      return argv[++i];
+    };
+    if (a == "--rounds") rounds = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--warmup") warmup = std::max(0, std::atoi(next().c_str()));
+    else if (a == "--models") models = parse_list(next());
+    else if (a == "--attn-threads") attn_threads = parse_ints(next());
+    else if (a == "--torch-threads") torch_threads = parse_ints(next());
+    else if (a == "--torch-script") script = next();
+    else if (a == "--no-torch") torch = false;
+    else fail("bench_race", "unknown option ", a);
+  }
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) fail("bench_race", "cannot find its own executable");
+  self[n] = 0;
+
+  std::printf("bench_race: one training step (forward, backward, Adam), float32, median of %d "
+              "rounds after %d warm-up steps; contestants interleaved round-robin\n",
+              rounds, warmup);
+  std::vector<Row> rows;
+  double large_flops = 0, sgemm_gflops = NAN;
+  for (const std::string& model : models) {
+    std::vector<Contestant> cs;
+    for (int t : attn_threads)
+      cs.push_back({"attnlab", t,
+                    std::make_unique<Worker>("attnlab/" + std::to_string(t),
+                                             std::vector<std::string>{self, "--worker", model,
+                                                                      "--threads", std::to_string(t)})});
+    if (torch)
+      for (int t : torch_threads)
+        cs.push_back({"torch", t,
+                      std::make_unique<Worker>(
+                          "torch/" + std::to_string(t),
+                          std::vector<std::string>{"/usr/bin/python3", script, "--model", model,
+                                                   "--threads", std::to_string(t)})});
+    // Steps per round: about the same wall time per round for small and large models.
+    const int per_round = model == "large" ? 1 : 3;
+    for (auto& c : cs) c.worker->times("run " + std::to_string(warmup));
+    for (int r = 0; r < rounds; ++r)
+      for (auto& c : cs) {
+        // After two rounds, a contestant more than twice as slow as the best of its own side
+        // (typically 2 threads on a busy machine) sits out: it cannot be that side's best.
+        if (r >= 2) {
+          double best = INFINITY;
+          for (auto& o : cs)
+            if (o.side == c.side && !o.ms.empty()) best = std::min(best, median(o.ms));
+          if (median(c.ms) > 2.0 * best) {
+            c.pruned = true;
+            continue;
+          }
+        }
+        for (double t : c.worker->times("run " + std::to_string(per_round))) c.ms.push_back(t);
+        if (model == "large" && c.side == "attnlab")
+          for (double t : c.worker->times("sgemm 2")) c.gemm_ms.push_back(t);
+      }
+    Row row;
+    row.model = model;
+    row.target = model == "large" ? 1.0 : 0.67;
+    std::printf("\n%s\n", model.c_str());
+    for (auto& c : cs) {
+      c.peak_kb = c.worker->quit();
+      const double med = median(c.ms);
+      const double mb = c.peak_kb / 1024.0, step_mb = (c.peak_kb - c.worker->base_kb()) / 1024.0;
+      std::printf("  %-8s %d thread%s  median %9.2f ms  (best %9.2f, %zu steps)  peak %7.1f MB "
+                  "(step adds %6.1f)%s\n",
+                  c.side.c_str(), c.threads, c.threads == 1 ? " " : "s", med,
+                  c.ms.empty() ? NAN : *std::min_element(c.ms.begin(), c.ms.end()), c.ms.size(),
+                  mb, step_mb,
+                  !c.worker->ok() ? "  [worker failed]" : c.pruned ? "  [> 2x its side's best: dropped after 2 rounds]" : "");
+      if (c.ms.empty()) continue;
+      double& best = c.side == "attnlab" ? row.attn_ms : row.torch_ms;
+      if (std::isnan(best) || med < best) {
+        best = med;
+        (c.side == "attnlab" ? row.attn_threads : row.torch_threads) = c.threads;
+        (c.side == "attnlab" ? row.attn_mb : row.torch_mb) = mb;
+        (c.side == "attnlab" ? row.attn_step_mb : row.torch_step_mb) = step_mb;
+      }
+    }
+    if (model == "large") {
+      large_flops = encoder_step_flops(8, 256, 512, 2048, 2, 1000);
+      int gemm_threads = 0;
+      for (auto& c : cs) {
+        if (c.gemm_ms.empty()) continue;
+        const double g = 2.0 * 2048 * 512 * 2048 / (median(c.gemm_ms) * 1e-3) * 1e-9;
+        std::printf("  raw sgemm (2048x512)x(512x2048), %d thread%s: %.1f GFLOP/s\n", c.threads,
+                    c.threads == 1 ? "" : "s", g);
+        if (std::isnan(sgemm_gflops) || g > sgemm_gflops) sgemm_gflops = g, gemm_threads = c.threads;
+      }
+      std::printf("  step = %.1f GFLOP of GEMM work; best raw sgemm %.1f GFLOP/s (%d threads)\n",
+                  large_flops * 1e-9, sgemm_gflops, gemm_threads);
+    }
+    rows.push_back(row);
+  }
+
+  std::printf("\n%-12s %16s %16s %7s %7s %12s %12s\n", "model", "attnlab ms", "PyTorch ms", "ratio",
+              "target", "attnlab MB", "PyTorch MB");
+  for (const Row& r : rows) {
+    char a[32], t[32];
+    std::snprintf(a, sizeof a, "%.2f (%dt)", r.attn_ms, r.attn_threads);
+    std::snprintf(t, sizeof t, "%.2f (%dt)", r.torch_ms, r.torch_threads);
+    const double ratio = r.attn_ms / r.torch_ms;
+    std::printf("%-12s %16s %16s %7.2f %7.2f %6.0f+%-5.0f %6.0f+%-5.0f %s\n", r.model.c_str(), a,
+                t, ratio, r.target, r.attn_mb - r.attn_step_mb, r.attn_step_mb,
+                r.torch_mb - r.torch_step_mb, r.torch_step_mb,
+                std::isnan(ratio) ? "" : ratio <= r.target ? "met" : "MISSED");
+    if (r.model == "large" && large_flops > 0) {
+      std::printf("%-12s %16.1f %16.1f  GFLOP/s (GEMM work / step time); raw sgemm %.1f\n", "",
+                  large_flops / (r.attn_ms * 1e-3) * 1e-9, large_flops / (r.torch_ms * 1e-3) * 1e-9,
+                  sgemm_gflops);
+    }
+  }
+  std::printf("(MB: resident set once built + what the training step added on top, per process)\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc >= 2 && std::string(argv[1]) == "--worker") {
+      int threads = 1;
+      if (argc >= 5 && std::string(argv[3]) == "--threads") threads = std::atoi(argv[4]);
+      if (argc < 3) fail("bench_race", "--worker needs a model name");
+      return run_worker(argv[2], threads);
+    }
+    return run_driver(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_race: %s\n", e.what());
+    return 1;
+  }
+}
