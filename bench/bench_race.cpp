@@ -333,10 +333,10 @@ struct Contestant {
   std::string side;  // "attnlab" or "torch"
   int threads;
   std::unique_ptr<Worker> worker;
-  std::vector<double> ms;
+  std::vector<double> ms{};
   long peak_kb = 0;
   bool pruned = false;
-  std::vector<double> gemm_ms;  // raw sgemm times (attnlab workers, large model)
+  std::vector<double> gemm_ms{};  // raw sgemm times (attnlab workers, large model)
 };
 
 struct Row {
