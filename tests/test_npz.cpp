@@ -10,39 +10,13 @@
 #include <sstream>
 
 #include "core/npz.hpp"
+#include "tests/helpers.hpp"
 
 using namespace attnlab;
+using namespace attnlab::testing;
 
 namespace {
 
-// A fresh folder under /tmp, removed with its contents at scope exit.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/attnlab_npz_XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
-  std::string operator/(const std::string& name) const { return path + "/" + name; }
-};
-
-std::vector<std::string> list_dir(const std::string& dir) {
-  std::vector<std::string> names;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (dirent* e = ::readdir(d))
-      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") names.push_back(e->d_name);
-    ::closedir(d);
-  }
-  return names;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 void spit(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
@@ -57,16 +31,6 @@ void run_numpy(const TempDir& dir, const std::string& script) {
   const std::string log = dir / "script.log";
   int rc = std::system(("cd '" + dir.path + "' && /usr/bin/python3 script.py > '" + log + "' 2>&1").c_str());
   REQUIRE_MESSAGE(rc == 0, "numpy script failed:\n", slurp(log));
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const IoError& e) {
-    return e.what();
-  }
-  return "(no IoError thrown)";
 }
 
 Npz sample() {
@@ -143,7 +107,7 @@ TEST_CASE("NpyArray accessors check the dtype; to<T>() converts numbers") {
   Npz z;
   z.add("x", a);
   CHECK_THROWS_AS(z.add("x", a), IoError);
-  CHECK(error_of([&] { z.at("y"); }).find("'y'") != std::string::npos);
+  CHECK(error_of<IoError>([&] { z.at("y"); }).find("'y'") != std::string::npos);
 }
 
 TEST_CASE("numpy reads what we write") {
@@ -209,7 +173,7 @@ TEST_CASE("every truncation and every corrupted data byte of an .npz gives IoErr
   for (std::size_t n = 0; n < good.size(); ++n) {
     spit(dir / "t.npz", good.substr(0, n));
     INFO("truncated to ", n, " bytes");
-    const std::string msg = error_of([&] { load_npz(dir / "t.npz"); });
+    const std::string msg = error_of<IoError>([&] { load_npz(dir / "t.npz"); });
     CHECK(msg.find(dir / "t.npz") != std::string::npos);
   }
   // Flip each byte in turn: either the file still decodes to the same arrays (the byte was in a
@@ -238,35 +202,35 @@ TEST_CASE("corrupt files name the file and the fault") {
   std::size_t cd = b.find(std::string("PK\x01\x02", 4));
   b[cd - 1] ^= 1;
   spit(dir / "crc.npz", b);
-  std::string msg = error_of([&] { load_npz(dir / "crc.npz"); });
+  std::string msg = error_of<IoError>([&] { load_npz(dir / "crc.npz"); });
   CHECK(msg.find("crc.npz") != std::string::npos);
   CHECK(msg.find("CRC-32 mismatch") != std::string::npos);
   CHECK(msg.find("'w.npy'") != std::string::npos);
 
-  CHECK(error_of([&] { load_npz(dir / "missing.npz"); }).find("cannot open") != std::string::npos);
+  CHECK(error_of<IoError>([&] { load_npz(dir / "missing.npz"); }).find("cannot open") != std::string::npos);
   spit(dir / "text.npz", std::string(100, 'x'));
-  CHECK(error_of([&] { load_npz(dir / "text.npz"); }).find("not a ZIP archive") != std::string::npos);
+  CHECK(error_of<IoError>([&] { load_npz(dir / "text.npz"); }).find("not a ZIP archive") != std::string::npos);
 
   std::string npy = npy_encode(NpyArray(Array<double>{1.0, 2.0}));
   spit(dir / "magic.npy", "X" + npy.substr(1));
-  CHECK(error_of([&] { load_npy(dir / "magic.npy"); }).find("magic") != std::string::npos);
+  CHECK(error_of<IoError>([&] { load_npy(dir / "magic.npy"); }).find("magic") != std::string::npos);
   std::string big_endian = npy;
   big_endian.replace(big_endian.find("<f8"), 3, ">f8");
   spit(dir / "be.npy", big_endian);
-  CHECK(error_of([&] { load_npy(dir / "be.npy"); }).find("unsupported dtype '>f8'") != std::string::npos);
+  CHECK(error_of<IoError>([&] { load_npy(dir / "be.npy"); }).find("unsupported dtype '>f8'") != std::string::npos);
   std::string bad_shape = npy;
   bad_shape.replace(bad_shape.find("(2,)"), 4, "(3,)");
   spit(dir / "short.npy", bad_shape);
-  CHECK(error_of([&] { load_npy(dir / "short.npy"); }).find("truncated data") != std::string::npos);
+  CHECK(error_of<IoError>([&] { load_npy(dir / "short.npy"); }).find("truncated data") != std::string::npos);
   std::string bad_header = npy;
   bad_header.replace(bad_header.find("'shape'"), 7, "'shapf'");
   spit(dir / "key.npy", bad_header);
-  CHECK(error_of([&] { load_npy(dir / "key.npy"); }).find("'shapf'") != std::string::npos);
+  CHECK(error_of<IoError>([&] { load_npy(dir / "key.npy"); }).find("'shapf'") != std::string::npos);
   spit(dir / "long.npy", npy + "!");
-  CHECK(error_of([&] { load_npy(dir / "long.npy"); }).find("unexpected bytes") != std::string::npos);
+  CHECK(error_of<IoError>([&] { load_npy(dir / "long.npy"); }).find("unexpected bytes") != std::string::npos);
   std::string bool_npy = npy_encode(NpyArray(Mask{true, false}));
   bool_npy.back() = 7;
-  CHECK(error_of([&] { npy_decode(bool_npy, "mask"); }).find("must be 0 or 1") != std::string::npos);
+  CHECK(error_of<IoError>([&] { npy_decode(bool_npy, "mask"); }).find("must be 0 or 1") != std::string::npos);
 }
 
 TEST_CASE("a save whose rename cannot happen removes its temporary and reports the path") {
@@ -274,11 +238,11 @@ TEST_CASE("a save whose rename cannot happen removes its temporary and reports t
   // The target is a non-empty folder: rename(file, folder) fails after the data was written.
   REQUIRE(::mkdir((dir / "target.npz").c_str(), 0755) == 0);
   spit(dir / "target.npz/keep", "x");
-  const std::string msg = error_of([&] { save_npz(dir / "target.npz", sample()); });
+  const std::string msg = error_of<IoError>([&] { save_npz(dir / "target.npz", sample()); });
   CHECK(msg.find("save_npz: cannot write '" + (dir / "target.npz") + "': rename") != std::string::npos);
   CHECK(list_dir(dir.path) == std::vector<std::string>{"target.npz"});
   CHECK(slurp(dir / "target.npz/keep") == "x");
   // A missing folder fails at the first step, leaving nothing behind either.
-  CHECK(error_of([&] { save_npy(dir / "no/such/dir/a.npy", NpyArray(Array<double>(1.0))); })
+  CHECK(error_of<IoError>([&] { save_npy(dir / "no/such/dir/a.npy", NpyArray(Array<double>(1.0))); })
             .find("creating a temporary file") != std::string::npos);
 }

@@ -10,8 +10,10 @@
 #include "core/ops.hpp"
 #include "nn/positional.hpp"
 #include "nn/transformer.hpp"
+#include "tests/helpers.hpp"
 
 using namespace attnlab;
+using namespace attnlab::testing;
 using namespace attnlab::nn;
 using TD = Tensor<double>;
 
@@ -21,17 +23,6 @@ bool all_finite(const Array<float>& a) {
   for (float v : a)
     if (!std::isfinite(v)) return false;
   return true;
-}
-
-// The message of the ShapeError f throws ("" if it throws none).
-template <class F>
-std::string shape_error(F&& f) {
-  try {
-    f();
-  } catch (const ShapeError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace
@@ -102,7 +93,7 @@ TEST_CASE("SinusoidalPositionalEncoding adds the table and works for any length"
       for (std::size_t j = 0; j < 8; ++j) CHECK(y(b, p, j) == table(p, j));
   SinusoidalPositionalEncoding<float> pf(16);
   CHECK(all_finite(pf.forward(Tensor<float>::zeros({1, 5000, 16})).value()));
-  std::string msg = shape_error([&] { pe.forward(TD::zeros({2, 5, 7})); });
+  std::string msg = error_of([&] { pe.forward(TD::zeros({2, 5, 7})); });
   CHECK(msg.find("SinusoidalPositionalEncoding") != std::string::npos);
   CHECK(msg.find("(2,5,7)") != std::string::npos);
 }
@@ -116,12 +107,12 @@ TEST_CASE("LearnedPositionalEmbedding: adds its rows, and refuses sequences past
   for (std::size_t p = 0; p < 3; ++p)
     for (std::size_t j = 0; j < 4; ++j) CHECK(y(1, p, j) == pos.weight().value()(p + 2, j));
   CHECK_NOTHROW(pos.forward(TD::zeros({2, 6, 4})));
-  std::string msg = shape_error([&] { pos.forward(TD::zeros({2, 7, 4})); });
+  std::string msg = error_of([&] { pos.forward(TD::zeros({2, 7, 4})); });
   CHECK(msg.find("LearnedPositionalEmbedding") != std::string::npos);
   CHECK(msg.find("7") != std::string::npos);
   CHECK(msg.find("6") != std::string::npos);
   CHECK_THROWS_AS(pos.forward(TD::zeros({2, 5, 4}), 2), ShapeError);
-  CHECK(shape_error([&] { pos.forward(TD::zeros({2, 3, 5})); }).find("(2,3,5)") !=
+  CHECK(error_of([&] { pos.forward(TD::zeros({2, 3, 5})); }).find("(2,3,5)") !=
         std::string::npos);
 }
 
@@ -202,7 +193,7 @@ TEST_CASE("RoPE: scores depend only on the offset between query and key") {
   RotaryEmbedding<float> rope(16);
   CHECK(all_finite(rope.forward(Tensor<float>::ones({1, 2, 4000, 16})).value()));
   CHECK_THROWS_AS(RotaryEmbedding<double>(7), ShapeError);
-  std::string msg = shape_error([&] { rope.forward(Tensor<float>::ones({1, 2, 5, 8})); });
+  std::string msg = error_of([&] { rope.forward(Tensor<float>::ones({1, 2, 5, 8})); });
   CHECK(msg.find("RotaryEmbedding") != std::string::npos);
   CHECK(msg.find("(1,2,5,8)") != std::string::npos);
 }
@@ -234,7 +225,7 @@ TEST_CASE("positional method names round-trip") {
   for (Positional p : {Positional::None, Positional::Sinusoidal, Positional::Learned,
                        Positional::RelativeBias, Positional::Rotary, Positional::ALiBi})
     CHECK(parse_positional(positional_name(p)) == p);
-  CHECK(shape_error([] { parse_positional("fourier"); }).find("fourier") != std::string::npos);
+  CHECK(error_of([] { parse_positional("fourier"); }).find("fourier") != std::string::npos);
 }
 
 TEST_CASE("extrapolation: an encoder built for length 8 runs on length 40, except learned") {
@@ -255,7 +246,7 @@ TEST_CASE("extrapolation: an encoder built for length 8 runs on length 40, excep
     IndexArray short_ids = xt::view(ids, xt::all(), xt::range(0, 8));
     CHECK(all_finite(model.forward(short_ids).value()));
     if (p == Positional::Learned) {
-      std::string msg = shape_error([&] { model.forward(ids); });
+      std::string msg = error_of([&] { model.forward(ids); });
       CHECK(msg.find("LearnedPositionalEmbedding") != std::string::npos);
       CHECK(msg.find("40") != std::string::npos);
       CHECK(msg.find("8") != std::string::npos);

@@ -9,26 +9,14 @@
 
 #include "core/ops.hpp"
 #include "nn/transformer.hpp"
+#include "tests/helpers.hpp"
 
 using namespace attnlab;
+using namespace attnlab::testing;
 using namespace attnlab::nn;
 using TD = Tensor<double>;
 
 namespace {
-
-template <class F>
-std::string shape_error(F&& f) {
-  try {
-    f();
-  } catch (const ShapeError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 LayerConfig small(bool norm_first, double dropout = 0.0) {
   return {16, 4, 32, dropout, norm_first, Activation::ReLU, 1e-5};
@@ -252,18 +240,18 @@ TEST_CASE("attention weights of each layer are kept for plotting") {
 TEST_CASE("bad input: clear ShapeErrors naming the module and the sizes") {
   Generator gen(10);
   EncoderLayer<double> enc(small(false), gen);
-  std::string msg = shape_error([&] { enc.forward(TD::zeros({2, 4, 7})); });
+  std::string msg = error_of([&] { enc.forward(TD::zeros({2, 4, 7})); });
   CHECK(contains(msg, "EncoderLayer"));
   CHECK(contains(msg, "(2,4,7)"));
   CHECK(contains(msg, "16"));
   DecoderLayer<double> dec(small(false), gen);
   MultiHeadOptions<double> causal;
   causal.causal = true;
-  msg = shape_error([&] { dec.forward(TD::zeros({2, 3, 16}), TD::zeros({2, 5, 8}), causal); });
+  msg = error_of([&] { dec.forward(TD::zeros({2, 3, 16}), TD::zeros({2, 5, 8}), causal); });
   CHECK(contains(msg, "DecoderLayer"));
   CHECK(contains(msg, "memory"));
   CHECK(contains(msg, "(2,5,8)"));
-  msg = shape_error([&] { dec.forward(TD::zeros({2, 3, 16}), TD::zeros({3, 5, 16}), causal); });
+  msg = error_of([&] { dec.forward(TD::zeros({2, 3, 16}), TD::zeros({3, 5, 16}), causal); });
   CHECK(contains(msg, "batch"));
   CHECK_THROWS_AS(EncoderLayer<double>(LayerConfig{16, 3, 32}, gen), ShapeError);  // 16 % 3
   CHECK_THROWS_AS(Encoder<double>(0, small(false), gen), ShapeError);
@@ -273,7 +261,7 @@ TEST_CASE("bad input: clear ShapeErrors naming the module and the sizes") {
   c.layer = small(false);
   Seq2SeqTransformer<double> model(c, gen);
   IndexArray flat = {1, 2, 3};
-  msg = shape_error([&] { model.encode(flat); });
+  msg = error_of([&] { model.encode(flat); });
   CHECK(contains(msg, "Seq2SeqTransformer"));
   CHECK(contains(msg, "(3)"));
   EncoderModelConfig ec;
@@ -281,7 +269,7 @@ TEST_CASE("bad input: clear ShapeErrors naming the module and the sizes") {
   EncoderModel<double> em(ec, gen);
   IndexArray ids = {{1, 2, 3}};
   Mask wrong = {{true, true}};
-  msg = shape_error([&] { em.forward(ids, wrong); });
+  msg = error_of([&] { em.forward(ids, wrong); });
   CHECK(contains(msg, "EncoderModel"));
   CHECK(contains(msg, "(1,2)"));
 }

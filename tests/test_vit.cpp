@@ -9,27 +9,15 @@
 
 #include "core/ops.hpp"
 #include "nn/vit.hpp"
+#include "tests/helpers.hpp"
 
 using namespace attnlab;
+using namespace attnlab::testing;
 using namespace attnlab::nn;
 using TF = Tensor<float>;
 using TD = Tensor<double>;
 
 namespace {
-
-template <class F>
-std::string shape_error(F&& f) {
-  try {
-    f();
-  } catch (const ShapeError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 ViTConfig fashion(std::size_t layers = 2) {
   ViTConfig c;
@@ -84,21 +72,21 @@ TEST_CASE("PatchEmbedding: grayscale (B, H, W) equals (B, 1, H, W); (B, N, d) ou
 TEST_CASE("PatchEmbedding and ViT reject images the patch does not divide") {
   Generator gen(2);
   PatchEmbedding<float> pe(1, 5, 8, gen);
-  std::string msg = shape_error([&] { pe.forward(TF::zeros({2, 28, 28})); });
+  std::string msg = error_of([&] { pe.forward(TF::zeros({2, 28, 28})); });
   CHECK(contains(msg, "PatchEmbedding"));
   CHECK(contains(msg, "28x28"));
   CHECK(contains(msg, "5"));
-  msg = shape_error([&] { pe.forward(TF::zeros({2, 3, 25, 25})); });  // 3 channels, expected 1
+  msg = error_of([&] { pe.forward(TF::zeros({2, 3, 25, 25})); });  // 3 channels, expected 1
   CHECK(contains(msg, "PatchEmbedding"));
   CHECK(contains(msg, "(2,3,25,25)"));
   ViTConfig c = fashion();
   c.patch = 5;
-  msg = shape_error([&] { ViT<float> vit(c, gen); });
+  msg = error_of([&] { ViT<float> vit(c, gen); });
   CHECK(contains(msg, "ViT"));
   CHECK(contains(msg, "28x28"));
   // A built ViT wants its own image size.
   ViT<float> vit(fashion(), gen);
-  msg = shape_error([&] { vit.forward(TF::zeros({2, 32, 32})); });
+  msg = error_of([&] { vit.forward(TF::zeros({2, 32, 32})); });
   CHECK(contains(msg, "ViT"));
   CHECK(contains(msg, "(2,32,32)"));
 }
