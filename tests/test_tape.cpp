@@ -207,5 +207,11 @@ TEST_CASE("1,000 training-like steps: live nodes and memory do not grow") {
   const long rss = resident_bytes();
   for (int i = 0; i < 1000; ++i) step();
   CHECK(Node<double>::live() == nodes);
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer keeps freed memory in quarantine (resident on purpose), so RSS says nothing
+  // here; in that build LeakSanitizer checks that nothing leaks instead.
+  (void)rss;
+#else
   CHECK(resident_bytes() - rss < 4L * 1024 * 1024);  // the steps allocate ~100 MB in total
+#endif
 }
