@@ -158,42 +158,80 @@ std::vector<Hypothesis> beam_search(const StepFn& step, Index start, Index end,
   return finished;
 }
 
+namespace {
+
+// The prefixes as one (N, L) batch, right-padded by repeating each prefix's last id: harmless
+// for a causal decoder, whose position j never sees positions after j.
+IndexArray pad_prefixes(const char* where, const std::vector<std::vector<Index>>& prefixes) {
+  check(!prefixes.empty(), where, "no prefixes");
+  std::size_t longest = 0;
+  for (const auto& p : prefixes) {
+    check(!p.empty(), where, "empty prefix (it must at least hold the start token)");
+    longest = std::max(longest, p.size());
+  }
+  IndexArray ids = IndexArray::from_shape({prefixes.size(), longest});
+  for (std::size_t i = 0; i < prefixes.size(); ++i)
+    for (std::size_t j = 0; j < longest; ++j) ids(i, j) = prefixes[i][std::min(j, prefixes[i].size() - 1)];
+  return ids;
+}
+
+// Row i: log_softmax of the logits (N, L, V) at prefix i's last real position, in double.
+template <class T>
+Array<float> last_log_probs(const Array<T>& logits, const std::vector<std::vector<Index>>& prefixes) {
+  const std::size_t n = prefixes.size(), longest = logits.shape()[1], vocab = logits.shape()[2];
+  Array<float> out = Array<float>::from_shape({n, vocab});
+  for (std::size_t i = 0; i < n; ++i) {
+    // log_softmax(z) = z - max - log(sum exp(z - max))
+    const T* z = logits.data() + (i * longest + prefixes[i].size() - 1) * vocab;
+    const double m = *std::max_element(z, z + vocab);
+    double sum = 0.0;
+    for (std::size_t v = 0; v < vocab; ++v) sum += std::exp(static_cast<double>(z[v]) - m);
+    const double log_z = m + std::log(sum);
+    for (std::size_t v = 0; v < vocab; ++v) out(i, v) = static_cast<float>(static_cast<double>(z[v]) - log_z);
+  }
+  return out;
+}
+
+}  // namespace
+
 template <class T>
 StepFn causal_lm_step(CausalLM<T>& model) {
   return [&model](const std::vector<std::vector<Index>>& prefixes) -> Array<float> {
     const char* where = "causal_lm_step";
     check(!model.training(), where, "the model is in training mode; call eval() first");
-    check(!prefixes.empty(), where, "no prefixes");
-    std::size_t longest = 0;
-    for (const auto& p : prefixes) {
-      check(!p.empty(), where, "empty prefix (it must at least hold the start token)");
-      longest = std::max(longest, p.size());
-    }
-    const std::size_t n = prefixes.size();
-    IndexArray ids = IndexArray::from_shape({n, longest});
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < longest; ++j)
-        ids(i, j) = prefixes[i][std::min(j, prefixes[i].size() - 1)];  // pad: repeat the last id
-
+    const IndexArray ids = pad_prefixes(where, prefixes);
     NoGrad no_grad;
-    const Array<T> logits = model.forward(ids).value();  // (N, L, V)
-    const std::size_t vocab = logits.shape()[2];
-    Array<float> out = Array<float>::from_shape({n, vocab});
-    for (std::size_t i = 0; i < n; ++i) {
-      // log_softmax(z) = z - max - log(sum exp(z - max)), in double
-      const T* z = logits.data() + (i * longest + prefixes[i].size() - 1) * vocab;
-      const double m = *std::max_element(z, z + vocab);
-      double sum = 0.0;
-      for (std::size_t v = 0; v < vocab; ++v) sum += std::exp(static_cast<double>(z[v]) - m);
-      const double log_z = m + std::log(sum);
-      for (std::size_t v = 0; v < vocab; ++v)
-        out(i, v) = static_cast<float>(static_cast<double>(z[v]) - log_z);
-    }
-    return out;
+    return last_log_probs(model.forward(ids).value(), prefixes);  // logits (N, L, V)
+  };
+}
+
+template <class T>
+StepFn seq2seq_step(Seq2SeqTransformer<T>& model, const IndexArray& src) {
+  const char* where = "seq2seq_step";
+  check(!model.training(), where, "the model is in training mode; call eval() first");
+  check(src.dimension() == 1 && src.size() > 0, where, "src must be one non-empty sequence of ids, got shape ",
+        shape_str(src.shape()));
+  Array<T> memory;
+  {
+    NoGrad no_grad;
+    IndexArray batch = src;
+    batch.reshape({1, src.size()});
+    memory = model.encode(batch).value();  // (1, S, d), encoded once for every step
+  }
+  return [&model, memory, where](const std::vector<std::vector<Index>>& prefixes) -> Array<float> {
+    check(!model.training(), where, "the model is in training mode; call eval() first");
+    const IndexArray ids = pad_prefixes(where, prefixes);
+    const std::size_t n = prefixes.size(), s = memory.shape()[1], d = memory.shape()[2];
+    Array<T> repeated = Array<T>::from_shape({n, s, d});  // the same memory for every prefix
+    for (std::size_t i = 0; i < n; ++i) std::copy(memory.begin(), memory.end(), repeated.begin() + i * s * d);
+    NoGrad no_grad;
+    return last_log_probs(model.decode(ids, Tensor<T>(std::move(repeated))).value(), prefixes);
   };
 }
 
 template StepFn causal_lm_step<float>(CausalLM<float>&);
 template StepFn causal_lm_step<double>(CausalLM<double>&);
+template StepFn seq2seq_step<float>(Seq2SeqTransformer<float>&, const IndexArray&);
+template StepFn seq2seq_step<double>(Seq2SeqTransformer<double>&, const IndexArray&);
 
 }  // namespace attnlab::nn

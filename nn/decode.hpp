@@ -57,4 +57,9 @@ std::vector<Hypothesis> beam_search(const StepFn& step, Index start, Index end,
 template <class T>
 StepFn causal_lm_step(CausalLM<T>& model);
 
+// The same for an encoder-decoder: src (S,) is encoded once; each step decodes every prefix
+// against that memory. The model must be in eval mode and outlive the StepFn.
+template <class T>
+StepFn seq2seq_step(Seq2SeqTransformer<T>& model, const IndexArray& src);
+
 }  // namespace attnlab::nn

@@ -287,3 +287,42 @@ TEST_CASE("causal_lm_step: log-softmax of the last real position, padding-indepe
     CHECK(beams[k].log_prob == doctest::Approx(lp).epsilon(1e-5));
   }
 }
+
+TEST_CASE("seq2seq_step: the source is encoded once; each row is the decoder's next-token log_softmax") {
+  using namespace attnlab;
+  using namespace attnlab::nn;
+  Generator gen(11);
+  Seq2SeqConfig cfg;
+  cfg.src_vocab = 7;
+  cfg.tgt_vocab = 6;
+  cfg.encoder_layers = 1;
+  cfg.decoder_layers = 1;
+  cfg.layer.d_model = 8;
+  cfg.layer.heads = 2;
+  cfg.layer.d_ff = 16;
+  Seq2SeqTransformer<double> model(cfg, gen);
+  const IndexArray src = {3, 1, 4, 1, 5};
+  CHECK_THROWS_AS(seq2seq_step(model, src), ShapeError);  // still in training mode
+  model.eval();
+  const StepFn step = seq2seq_step(model, src);
+  const std::vector<std::vector<Index>> prefixes = {{0}, {0, 2, 4}};
+  const Array<float> lp = step(prefixes);
+  REQUIRE(lp.shape() == std::vector<std::size_t>{2, 6});
+  // Row 1 equals the full model on that prefix alone, log-softmaxed at its last position.
+  NoGrad ng;
+  IndexArray s2 = src, t2 = {0, 2, 4};
+  s2.reshape({1, 5});
+  t2.reshape({1, 3});
+  const Array<double> logits = model.forward(s2, t2).value();
+  double m = -1e300, sum = 0;
+  for (int v = 0; v < 6; ++v) m = std::max(m, logits(0, 2, v));
+  for (int v = 0; v < 6; ++v) sum += std::exp(logits(0, 2, v) - m);
+  for (int v = 0; v < 6; ++v) CHECK(lp(1, v) == doctest::Approx(logits(0, 2, v) - m - std::log(sum)).epsilon(1e-6));
+  // Width-1 beam search is greedy decoding.
+  BeamOptions o;
+  o.width = 1;
+  o.max_len = 6;
+  o.length_penalty = 0.0;
+  CHECK(beam_search(step, 0, 5, o).front().tokens == greedy_decode(step, 0, 5, 6));
+  CHECK_THROWS_AS(seq2seq_step(model, IndexArray::from_shape({0})), ShapeError);
+}
