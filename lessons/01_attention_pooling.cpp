@@ -25,6 +25,7 @@
 #include "core/ops.hpp"
 #include "lessons/common/lesson.hpp"
 #include "lessons/common/progress.hpp"
+#include "lessons/common/figure.hpp"
 #include "nn/optim.hpp"
 #include "plots/plots.hpp"
 
@@ -335,12 +336,6 @@ plt::Series truth_series(const Data& d) {
   s.color = kTruthColor;
   s.dashed = true;
   return s;
-}
-
-void save_figure(Lesson& L, const plt::Figure& fig, const std::string& stem, const std::string& caption) {
-  fig.save(L.path(stem + ".png"));
-  fig.save(L.path(stem + ".svg"));
-  L.figure(stem, caption);
 }
 
 std::vector<std::string> sparse_labels(const Array<double>& x, std::size_t every) {

@@ -18,6 +18,7 @@
 
 #include "lessons/common/lesson.hpp"
 #include "lessons/common/seq2seq.hpp"
+#include "lessons/common/figure.hpp"
 #include "plots/plots.hpp"
 
 using namespace attnlab;
@@ -130,12 +131,6 @@ xt::xarray<double> to_array(const std::vector<double>& v) {
   xt::xarray<double> a = xt::zeros<double>({v.size()});
   std::copy(v.begin(), v.end(), a.begin());
   return a;
-}
-
-void save_figure(Lesson& L, const plots::Figure& fig, const std::string& stem, const std::string& caption) {
-  fig.save(L.path(stem + ".png"));
-  fig.save(L.path(stem + ".svg"));
-  L.figure(stem, caption);
 }
 
 // Runs the first decoder step of a batch piece by piece and lists each tensor's shape.

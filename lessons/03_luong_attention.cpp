@@ -14,6 +14,7 @@
 
 #include "lessons/common/lesson.hpp"
 #include "lessons/common/seq2seq.hpp"
+#include "lessons/common/figure.hpp"
 #include "plots/plots.hpp"
 
 using namespace attnlab;
@@ -109,12 +110,6 @@ std::pair<std::vector<double>, std::vector<double>> windowed(const std::vector<d
     y.push_back(s / double(window));
   }
   return {x, y};
-}
-
-void save_figure(Lesson& L, const plots::Figure& fig, const std::string& stem, const std::string& caption) {
-  fig.save(L.path(stem + ".png"));
-  fig.save(L.path(stem + ".svg"));
-  L.figure(stem, caption);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "core/ops.hpp"
 #include "lessons/common/lesson.hpp"
 #include "lessons/common/progress.hpp"
+#include "lessons/common/figure.hpp"
 #include "nn/init.hpp"
 #include "nn/layers.hpp"
 #include "nn/metrics.hpp"
@@ -52,12 +53,6 @@ std::string sci(double v, int digits = 3) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*e", digits, v);
   return buf;
-}
-
-void save_figure(Lesson& L, const plots::Figure& fig, const std::string& stem, const std::string& caption) {
-  fig.save(L.path(stem + ".png"));
-  fig.save(L.path(stem + ".svg"));
-  L.figure(stem, caption);
 }
 
 double max_abs_diff(const Array<double>& a, const Array<double>& b) {

@@ -24,6 +24,7 @@
 #include "core/random.hpp"
 #include "lessons/common/lesson.hpp"
 #include "lessons/common/progress.hpp"
+#include "lessons/common/figure.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/data/tasks.hpp"
 #include "nn/data/vocab.hpp"
@@ -43,13 +44,6 @@ using lessons::Lesson;
 using Grid = xt::xarray<double>;
 
 // ---------------------------------------------------------------- figures
-
-void save_figure(const plots::Figure& fig, Lesson& L, const std::string& stem,
-                 const std::string& caption) {
-  fig.save(L.path(stem + ".png"));
-  fig.save(L.path(stem + ".svg"));
-  L.figure(stem, caption);
-}
 
 // 3.1e-15
 std::string sci(double v) {
@@ -136,7 +130,7 @@ void draw_table_heatmap(Lesson& L, const Grid& table) {
   o.y_labels = number_labels(P, 8);
   o.colorbar_label = "PE value";
   plots::heatmap(fig.panel(0, 0).xlabel("Encoding dimension j").ylabel("Position p"), table, o);
-  save_figure(fig, L, "pe_table",
+  save_figure(L, fig, "pe_table",
               "The table: rows are positions, columns are dimensions. Left columns oscillate fast, "
               "right columns barely move; each row is a distinct code.");
 }
@@ -156,7 +150,7 @@ void draw_table_curves(Lesson& L, const Grid& table) {
   o.ymin = -1.15;
   o.ymax = 1.15;
   plots::line_plot(fig.panel(0, 0).xlabel("Position p").ylabel("PE(p, j)"), series, o);
-  save_figure(fig, L, "pe_curves",
+  save_figure(L, fig, "pe_curves",
               "Even dimensions 2i over the positions: the wavelength 2 pi 10000^(2i/d) grows "
               "geometrically, like the digits of a (smooth) counter.");
 }
@@ -170,7 +164,7 @@ void draw_similarity(Lesson& L, const Grid& s) {
   o.y_labels = number_labels(P, 8);
   o.colorbar_label = "PE(p) . PE(q)";
   plots::heatmap(fig.panel(0, 0).xlabel("Position q").ylabel("Position p"), s, o);
-  save_figure(fig, L, "pe_similarity",
+  save_figure(L, fig, "pe_similarity",
               "Similarity of two positions: largest on the diagonal (d/2), falling off with |p - q|, "
               "and the same along every diagonal -- it depends on the offset p - q only.");
 }
@@ -438,7 +432,7 @@ void draw_accuracy_bars(Lesson& L, const std::vector<Trained>& runs, std::size_t
   o.categories = names_long;
   plots::bar_chart(fig.panel(0, 1).title("Twice the length, L = " + LLs + " (learned: n/a)").ylabel("Accuracy"),
                    at_long, o);
-  save_figure(fig, L, "accuracy_by_method",
+  save_figure(L, fig, "accuracy_by_method",
               "Per-token accuracy and exact match on held-out strings, at the training length (left) "
               "and at twice it (right). Bag-of-tokens rule: " + fmt(bag, 2) + "; chance: 0.09.");
 }
@@ -466,7 +460,7 @@ void draw_accuracy_by_position(Lesson& L, const std::vector<Trained>& runs, std:
   o.ymin = 0.0;
   o.ymax = 1.05;
   plots::line_plot(fig.panel(0, 0).xlabel("Position in the string").ylabel("Per-token accuracy"), series, o);
-  save_figure(fig, L, "accuracy_by_position",
+  save_figure(L, fig, "accuracy_by_position",
               "Held-out per-token accuracy at each position of length-" + LLs + " strings. A dip is "
               "where queries meet what training never showed them: new positions for the sinusoidal "
               "model (right of the dashed line), new offsets for the relative methods (a query has "
@@ -486,7 +480,7 @@ void draw_training_loss(Lesson& L, const std::vector<Trained>& runs) {
   plots::LineOptions o;
   o.markers = true;
   plots::line_plot(fig.panel(0, 0).xlabel("Epoch").ylabel("Mean loss"), series, o);
-  save_figure(fig, L, "training_loss",
+  save_figure(L, fig, "training_loss",
               "Mean training loss per epoch; the same data, steps and schedule for every method.");
 }
 
@@ -514,7 +508,7 @@ void draw_none_vs_sinusoidal(Lesson& L, const HeadView& none_view, const HeadVie
                      .ylabel("Queries"),
                  sin_view.weights, o);
   fig.shared_colorbar({plots::Colormap::viridis(), 0.0, 1.0, "attention weight"});
-  save_figure(fig, L, "attention_none_vs_sinusoidal",
+  save_figure(L, fig, "attention_none_vs_sinusoidal",
               "Left: without positions, equal query tokens have identical rows and equal key tokens "
               "identical columns -- the weights depend on the tokens, not on where they are. Right: "
               "the sinusoidal model's head with the most weight on the key " + std::to_string(k) +
@@ -859,7 +853,7 @@ int main(int argc, char** argv) {
       L.metric("offset_attention_" + runs[i].method.name, v.offset_mass);
     }
     fig.shared_colorbar({plots::Colormap::viridis(), 0.0, 1.0, "attention weight"});
-    save_figure(fig, L, "attention_by_method",
+    save_figure(L, fig, "attention_by_method",
                 "For each method, the head with the most weight on key i - " + std::to_string(k) +
                 " (title: layer, head, mean weight on that key). A model may also spread the shift over "
                 "several heads or both layers (the T5 bias often does), so a faint band does not mean failure: "
