@@ -27,6 +27,17 @@ bool broadcasts_to(const Shape& from, const Shape& to) {
   return true;
 }
 
+std::vector<std::ptrdiff_t> broadcast_strides(const Shape& from, const Shape& to) {
+  std::vector<std::ptrdiff_t> s(to.size(), 0);
+  const std::size_t lead = to.size() - from.size();
+  std::ptrdiff_t stride = 1;
+  for (std::size_t i = from.size(); i-- > 0;) {
+    s[lead + i] = from[i] == 1 ? 0 : stride;
+    stride *= static_cast<std::ptrdiff_t>(from[i]);
+  }
+  return s;
+}
+
 template <class T>
 Array<T> reduce_to_shape(Array<T>&& g, const Shape& target) {
   const Shape gs = shape_of(g);

@@ -48,23 +48,18 @@ struct BroadcastMap {
 };
 
 BroadcastMap broadcast_map(const Shape& from, const Shape& full) {
-  const std::size_t rank = full.size(), lead = rank - from.size();
-  std::vector<std::size_t> strides(rank, 0);
-  std::size_t s = 1;
-  for (std::size_t i = from.size(); i-- > 0;) {
-    strides[lead + i] = from[i] == 1 ? 0 : s;
-    s *= from[i];
-  }
+  const std::size_t rank = full.size();
+  const std::vector<std::ptrdiff_t> strides = broadcast_strides(from, full);
   BroadcastMap m;
-  m.row_stride = strides[rank - 2];
-  m.col_stride = strides[rank - 1];
+  m.row_stride = static_cast<std::size_t>(strides[rank - 2]);
+  m.col_stride = static_cast<std::size_t>(strides[rank - 1]);
   std::size_t blocks = 1;
   for (std::size_t a = 0; a + 2 < rank; ++a) blocks *= full[a];
   m.base.resize(blocks);
   for (std::size_t b = 0; b < blocks; ++b) {
     std::size_t rest = b, off = 0;
     for (std::size_t a = rank - 2; a-- > 0;) {
-      off += (rest % full[a]) * strides[a];
+      off += (rest % full[a]) * static_cast<std::size_t>(strides[a]);
       rest /= full[a];
     }
     m.base[b] = off;

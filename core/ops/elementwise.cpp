@@ -16,19 +16,6 @@ namespace attnlab {
 
 namespace {
 
-// Strides (in elements) of a row-major array of shape `from` read as if broadcast to `to`:
-// 0 along the axes it is stretched over, including the leading axes it lacks.
-std::vector<std::ptrdiff_t> stretched_strides(const Shape& from, const Shape& to) {
-  std::vector<std::ptrdiff_t> s(to.size(), 0);
-  const std::size_t lead = to.size() - from.size();
-  std::ptrdiff_t stride = 1;
-  for (std::size_t i = from.size(); i-- > 0;) {
-    s[lead + i] = from[i] == 1 ? 0 : stride;
-    stride *= static_cast<std::ptrdiff_t>(from[i]);
-  }
-  return s;
-}
-
 template <class A>
 bool has_shape(const A& x, const Shape& s) {
   return x.dimension() == s.size() && std::equal(s.begin(), s.end(), x.shape().begin());
@@ -49,7 +36,7 @@ Array<R> map_impl(const Shape& out_shape, F& f, std::index_sequence<I...>, const
   if (total == 0) return out;
   // Broadcast: an odometer over the outer axes, a strided loop over the last one.
   const std::size_t nd = out_shape.size();  // >= 1: a 0-d output means every input is 0-d
-  const std::array<std::vector<std::ptrdiff_t>, N> st{stretched_strides(shape_of(xs), out_shape)...};
+  const std::array<std::vector<std::ptrdiff_t>, N> st{broadcast_strides(shape_of(xs), out_shape)...};
   const std::size_t inner = out_shape[nd - 1];
   const std::array<std::ptrdiff_t, N> is{st[I][nd - 1]...};
   const bool unit = ((is[I] == 1) && ...);

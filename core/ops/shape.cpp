@@ -249,11 +249,7 @@ Tensor<T> broadcast_to(const Tensor<T>& a, const Shape& shape) {
   const Shape in = need("broadcast_to", a).shape();
   if (!broadcasts_to(in, shape))
     fail("broadcast_to", "shape ", shape_str(in), " does not broadcast to ", shape_str(shape));
-  Strides st(shape.size(), 0);
-  const Strides rs = row_major_strides(in);
-  const std::size_t lead = shape.size() - in.size();
-  for (std::size_t i = 0; i < in.size(); ++i) st[lead + i] = in[i] == 1 ? 0 : rs[i];
-  return record<T>("broadcast_to", strided_copy(a.value(), shape, st), {&a}, [](Node<T>& n) {
+  return record<T>("broadcast_to", strided_copy(a.value(), shape, broadcast_strides(in, shape)), {&a}, [](Node<T>& n) {
     n.add_grad_unbroadcast(0, Array<T>(n.grad));
   });
 }
