@@ -108,6 +108,56 @@ inline float normal_cdf(float x) {
 }
 inline double normal_cdf(double x) { return 0.5 * (1.0 + std::erf(x * 0.70710678118654752440)); }
 
+// Row reductions in 8 independent lanes: sum_of(n, term) = sum_j term(j), max_of(n, term) =
+// max_j term(j) (n >= 1 for max_of).
+//
+// Why: a plain `for j: s += x[j]` is one chain of dependent adds (the compiler may not reorder
+// float additions), so it runs at one add per FP-add latency, 4 cycles, whatever the vector
+// width. Eight partial sums, lane l taking j = l, l + 8, l + 16, ..., are independent, become one
+// vector accumulator, and are combined pairwise at the end. The order is fixed, so results stay
+// bit-for-bit reproducible; they differ from the sequential sum in the last bits only.
+// Measured with OpProfiler in bench_race's Transformer step: layer_norm forward + backward on
+// (2048, 64) went from 0.69 ms to 0.35 ms a call.
+template <class T, class Term>
+inline T sum_of(std::size_t n, Term term) {
+  T lane[8] = {};
+  std::size_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (std::size_t l = 0; l < 8; ++l) lane[l] += term(j + l);
+  for (std::size_t l = 0; j < n; ++j, ++l) lane[l] += term(j);
+  return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+}
+
+template <class T, class Term>
+inline T max_of(std::size_t n, Term term) {
+  T lane[8];
+  const T first = term(0);
+  for (auto& x : lane) x = first;
+  std::size_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (std::size_t l = 0; l < 8; ++l) {
+      const T v = term(j + l);
+      lane[l] = v > lane[l] ? v : lane[l];
+    }
+  for (std::size_t l = 0; j < n; ++j, ++l) lane[l] = term(j) > lane[l] ? term(j) : lane[l];
+  T m = lane[0];
+  for (std::size_t l = 1; l < 8; ++l) m = lane[l] > m ? lane[l] : m;
+  return m;
+}
+
+template <class T>
+inline T sum(const T* x, std::size_t n) {
+  return sum_of<T>(n, [x](std::size_t j) { return x[j]; });
+}
+template <class T>
+inline T dot(const T* a, const T* b, std::size_t n) {
+  return sum_of<T>(n, [a, b](std::size_t j) { return a[j] * b[j]; });
+}
+template <class T>
+inline T max(const T* x, std::size_t n) {
+  return max_of<T>(n, [x](std::size_t j) { return x[j]; });
+}
+
 // Whole arrays, y[k] = f(x[k]) for k < n (y may be x). Use these in kernels: their float loops
 // live in core/vmath.cpp, compiled with -fno-trapping-math so that GCC turns the selects above
 // into vector blends (with trapping math on, it keeps them as branches and nothing vectorizes).

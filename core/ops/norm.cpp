@@ -5,6 +5,8 @@
 #include <cmath>
 #include <memory>
 
+#include "core/vmath.hpp"
+
 namespace attnlab {
 
 // Per row of D values: mu = mean(x), rstd = 1 / sqrt(var(x) + eps), xhat = (x - mu) rstd,
@@ -43,11 +45,9 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>
   for (std::size_t r = 0; r < R; ++r) {
     const T* xr = px + r * D;
     T* yr = py + r * D;
-    T s = 0;
-    for (std::size_t j = 0; j < D; ++j) s += xr[j];
-    const T mu = s * inv_d;
-    T v = 0;  // two passes: no cancellation from E[x^2] - E[x]^2
-    for (std::size_t j = 0; j < D; ++j) v += (xr[j] - mu) * (xr[j] - mu);
+    const T mu = vmath::sum(xr, D) * inv_d;
+    // Two passes: no cancellation from E[x^2] - E[x]^2.
+    const T v = vmath::sum_of<T>(D, [&](std::size_t j) { return (xr[j] - mu) * (xr[j] - mu); });
     const T rs = T(1) / std::sqrt(v * inv_d + static_cast<T>(eps));
     (*mean)[r] = mu;
     (*rstd)[r] = rs;
@@ -79,21 +79,20 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>
       const T* xr = px + r * D;
       const T* dyr = dy + r * D;
       const T mu = (*mean)[r], rs = (*rstd)[r];
-      if (want_g || want_b) {
-        for (std::size_t j = 0; j < D; ++j) {
-          if (want_g) dg.data()[j] += dyr[j] * (xr[j] - mu) * rs;
-          if (want_b) db.data()[j] += dyr[j];
-        }
+      if (want_g) {
+        T* dgp = dg.data();
+        for (std::size_t j = 0; j < D; ++j) dgp[j] += dyr[j] * (xr[j] - mu) * rs;
+      }
+      if (want_b) {
+        T* dbp = db.data();
+        for (std::size_t j = 0; j < D; ++j) dbp[j] += dyr[j];
       }
       if (!want_x) continue;
-      T m1 = 0, m2 = 0;  // mean(dxhat), mean(dxhat * xhat)
-      for (std::size_t j = 0; j < D; ++j) {
-        const T dxh = g ? dyr[j] * g[j] : dyr[j];
-        m1 += dxh;
-        m2 += dxh * (xr[j] - mu) * rs;
-      }
-      m1 *= inv_d;
-      m2 *= inv_d;
+      // mean(dxhat) and mean(dxhat * xhat), with dxhat = dy * gamma.
+      auto dxhat = [&](std::size_t j) { return g ? dyr[j] * g[j] : dyr[j]; };
+      const T m1 = vmath::sum_of<T>(D, dxhat) * inv_d;
+      const T m2 =
+          vmath::sum_of<T>(D, [&](std::size_t j) { return dxhat(j) * (xr[j] - mu); }) * rs * inv_d;
       T* dxr = dx.data() + r * D;
       for (std::size_t j = 0; j < D; ++j) {
         const T dxh = g ? dyr[j] * g[j] : dyr[j];

@@ -25,13 +25,11 @@ void softmax_lanes(const T* x, T* y, const AxisSplit& s) {
     for (std::size_t o = 0; o < s.outer; ++o) {
       const T* xr = x + o * n;
       T* yr = y + o * n;
-      T mx = xr[0];
-      for (std::size_t j = 1; j < n; ++j) mx = std::max(mx, xr[j]);
+      const T mx = vmath::max(xr, n);
       // e_j = exp(x_j - max) in one vectorized pass (vmath), written to y as scratch.
       for (std::size_t j = 0; j < n; ++j) yr[j] = xr[j] - mx;
       vmath::exp_n(yr, yr, n);
-      T sum = 0;
-      for (std::size_t j = 0; j < n; ++j) sum += yr[j];
+      const T sum = vmath::sum(yr, n);
       if (Log) {
         const T shift = mx + std::log(sum);
         for (std::size_t j = 0; j < n; ++j) yr[j] = xr[j] - shift;
@@ -73,6 +71,17 @@ void softmax_lanes(const T* x, T* y, const AxisSplit& s) {
 template <class T, bool Log>
 void softmax_lanes_backward(const T* y, const T* dy, T* dx, const AxisSplit& s) {
   const std::size_t n = s.n, in = s.inner;
+  if (in == 1) {  // contiguous rows: one lane-parallel reduction per row
+    for (std::size_t o = 0; o < s.outer; ++o) {
+      const T* yr = y + o * n;
+      const T* dyr = dy + o * n;
+      T* dxr = dx + o * n;
+      const T acc = Log ? vmath::sum(dyr, n) : vmath::dot(dyr, yr, n);
+      for (std::size_t j = 0; j < n; ++j)
+        dxr[j] = Log ? dyr[j] - std::exp(yr[j]) * acc : yr[j] * (dyr[j] - acc);
+    }
+    return;
+  }
   std::vector<T> acc(in);
   for (std::size_t o = 0; o < s.outer; ++o) {
     const std::size_t base = o * n * in;
@@ -156,14 +165,10 @@ Tensor<T> cross_entropy(const Tensor<T>& logits, const IndexArray& targets,
     if (t[r] == ignore) continue;
     const T* zr = z + r * C;
     T* pr = probs->data() + (recording ? r * C : 0);
-    T mx = zr[0], zsum = 0, esum = 0;
-    for (std::size_t j = 1; j < C; ++j) mx = std::max(mx, zr[j]);
+    const T mx = vmath::max(zr, C);
     for (std::size_t j = 0; j < C; ++j) pr[j] = zr[j] - mx;
     vmath::exp_n(pr, pr, C);  // vectorized for float (vmath), std::exp for double
-    for (std::size_t j = 0; j < C; ++j) {
-      esum += pr[j];
-      zsum += zr[j];
-    }
+    const T esum = vmath::sum(pr, C), zsum = vmath::sum(zr, C);
     const T inv = T(1) / esum;
     for (std::size_t j = 0; j < C; ++j) pr[j] *= inv;
     const T l = mx + std::log(esum);
