@@ -15,6 +15,8 @@
 // Worker protocol (bench/race_torch.py speaks it too), one line each way:
 //   -> "ready <maxrss_kb>"   <- "run K" -> "t ms ... ms"   <- "sgemm K" -> "t ms ... ms"
 //   <- "quit" -> "rss <maxrss_kb>"
+//   <- "profile K" -> "ok" (K steps under OpProfiler, its table on stderr; run it by hand:
+//      printf "run 3\nprofile 20\nquit\n" | bench_race --worker transformer --threads 1)
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -33,6 +35,7 @@
 #include <vector>
 
 #include "core/blas.hpp"
+#include "core/profile.hpp"
 #include "core/ops.hpp"
 #include "nn/attention/additive.hpp"
 #include "nn/gru.hpp"
@@ -209,6 +212,21 @@ int run_worker(const std::string& model, int threads) {
         reply += " " + std::to_string(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
       }
       std::printf("%s\n", reply.c_str());
+    } else if (cmd == "profile") {
+      // K steps under the op profiler; the table goes to stderr (the pipe carries one line).
+      OpProfiler prof;
+      for (long i = 0; i < k; ++i) {
+        opt.zero_grad();
+        prof.mark("zero_grad");
+        Tensor<F> loss = w.loss();
+        prof.mark("forward glue");
+        loss.backward();
+        prof.mark("backward glue");
+        opt.step();
+        prof.mark("optimizer step");
+      }
+      std::fprintf(stderr, "%s: %ld steps\n%s", model.c_str(), k, prof.table().c_str());
+      std::printf("ok\n");
     } else if (cmd == "quit") {
       std::printf("rss %ld\n", maxrss_kb());
       std::fflush(stdout);

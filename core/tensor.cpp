@@ -5,6 +5,7 @@
 #include <xtensor/xbuilder.hpp>
 
 #include "core/broadcast.hpp"
+#include "core/profile.hpp"
 
 namespace attnlab {
 
@@ -103,6 +104,7 @@ bool will_record(std::initializer_list<const Tensor<T>*> inputs) {
 template <class T>
 static Tensor<T> record_impl(const char* op, Array<T>&& value, bool any, std::size_t n,
                              const Tensor<T>* const* inputs, BackwardFn<T>&& fn) {
+  if (OpProfiler* prof = OpProfiler::active()) prof->on_record(op);
   auto node = std::make_shared<Node<T>>();
   node->value = std::move(value);
   node->op = op;
@@ -296,7 +298,16 @@ void run_backward(const NodePtr<T>& root, Array<T>&& seed, bool retain_graph) {
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     NodePtr<T> node = std::move(*it);  // our reference goes when this iteration ends
     if (node->is_leaf()) continue;     // leaves keep (and accumulate) their gradient
-    if (node->has_grad) node->backward(*node);
+    if (node->has_grad) {
+      if (OpProfiler* prof = OpProfiler::active()) {
+        const auto start = std::chrono::steady_clock::now();
+        node->backward(*node);
+        prof->on_backward(node->op, std::chrono::duration<double, std::milli>(
+                                        std::chrono::steady_clock::now() - start).count());
+      } else {
+        node->backward(*node);
+      }
+    }
     if (!retain_graph) {
       node->backward = nullptr;  // frees saved activations
       node->parents.clear();     // frees inputs no one else holds

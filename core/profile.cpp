@@ -1,0 +1,79 @@
+#include "core/profile.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/error.hpp"
+
+namespace attnlab {
+
+namespace {
+thread_local OpProfiler* g_active = nullptr;
+}
+
+OpProfiler::OpProfiler() : last_mark_(Clock::now()), previous_(g_active) {
+  check(previous_ == nullptr, "OpProfiler", "a profiler is already active on this thread");
+  g_active = this;
+}
+
+OpProfiler::~OpProfiler() { g_active = previous_; }
+
+OpProfiler* OpProfiler::active() { return g_active; }
+
+OpTime& OpProfiler::entry(const std::string& op) {
+  OpTime& t = times_[op];
+  t.op = op;
+  return t;
+}
+
+void OpProfiler::mark(const std::string& section) {
+  const Clock::time_point now = Clock::now();
+  OpTime& t = entry(section);
+  ++t.calls;
+  t.forward_ms += std::chrono::duration<double, std::milli>(now - last_mark_).count();
+  last_mark_ = now;
+}
+
+void OpProfiler::on_record(const char* op) { mark(op); }
+
+void OpProfiler::on_backward(const char* op, double ms) {
+  OpTime& t = entry(op);
+  ++t.backward_calls;
+  t.backward_ms += ms;
+  // Backward time is not forward time: restart the forward clock after each node.
+  last_mark_ = Clock::now();
+}
+
+std::vector<OpTime> OpProfiler::times() const {
+  std::vector<OpTime> out;
+  for (const auto& kv : times_) out.push_back(kv.second);
+  std::sort(out.begin(), out.end(),
+            [](const OpTime& a, const OpTime& b) { return a.total_ms() > b.total_ms(); });
+  return out;
+}
+
+double OpProfiler::total_ms() const {
+  double s = 0.0;
+  for (const auto& kv : times_) s += kv.second.total_ms();
+  return s;
+}
+
+std::string OpProfiler::table() const {
+  const double total = std::max(total_ms(), 1e-12);
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-30s %8s %11s %8s %11s %7s\n", "op", "calls", "forward ms",
+                "bw calls", "backward ms", "share");
+  out += line;
+  for (const OpTime& t : times()) {
+    std::snprintf(line, sizeof line, "%-30s %8ld %11.2f %8ld %11.2f %6.1f%%\n", t.op.c_str(),
+                  t.calls, t.forward_ms, t.backward_calls, t.backward_ms,
+                  100.0 * t.total_ms() / total);
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "%-30s %8s %11s %8s %11.2f\n", "total", "", "", "", total);
+  out += line;
+  return out;
+}
+
+}  // namespace attnlab
