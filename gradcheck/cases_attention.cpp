@@ -101,3 +101,85 @@ GRADCHECK_CASE("scaled_dot_product_attention dropout", "(2,4,3), p = 0.3", [] {
 });
 
 }  // namespace attnlab::cases
+
+// The multi-head entry points read heads in place from (B, L, h*d) projections.
+namespace attnlab::cases {
+namespace {
+GradcheckResult check_heads(const Shape& qs, const Shape& ks, const Shape& vs, std::size_t heads,
+                            std::function<Opts(const Inputs&)> make_opts = {},
+                            std::vector<TD> extra = {}) {
+  Inputs in{rnd(qs, 21), rnd(ks, 22), rnd(vs, 23)};
+  for (auto& t : extra) in.push_back(t);
+  return gradcheck(
+      [make_opts, heads](const Inputs& x) {
+        const Opts o = make_opts ? make_opts(x) : Opts{};
+        return multi_head_attention(x[0], x[1], x[2], heads, o).output;
+      },
+      in);
+}
+GradcheckResult check_packed(std::size_t B, std::size_t L, std::size_t heads, std::size_t d,
+                             std::function<Opts(const Inputs&)> make_opts = {},
+                             std::vector<TD> extra = {}) {
+  Inputs in{rnd({B, L, 3 * heads * d}, 24)};
+  for (auto& t : extra) in.push_back(t);
+  return gradcheck(
+      [make_opts, heads](const Inputs& x) {
+        const Opts o = make_opts ? make_opts(x) : Opts{};
+        return multi_head_self_attention(x[0], heads, o).output;
+      },
+      in);
+}
+}  // namespace
+
+GRADCHECK_CASE("multi_head_attention Lq != Lk, dv != dk", "Q (2,3,6), K (2,4,6), V (2,4,4), 2 heads",
+               [] { return check_heads({2, 3, 6}, {2, 4, 6}, {2, 4, 4}, 2); });
+GRADCHECK_CASE("multi_head_attention padding mask + bias", "(2,3,6), mask (2,1,1,4), bias (2,3,4)", [] {
+  return check_heads(
+      {2, 3, 6}, {2, 4, 6}, {2, 4, 6}, 2,
+      [](const Inputs& x) {
+        Opts o;
+        o.mask = padding_mask({2, 4}, 4);
+        o.bias = x[3];
+        return o;
+      },
+      {rnd({2, 3, 4}, 25)});
+});
+GRADCHECK_CASE("multi_head_attention dropout", "(2,4,6), 3 heads, p = 0.3", [] {
+  auto gen = std::make_shared<Generator>();
+  return check_heads({2, 4, 6}, {2, 4, 6}, {2, 4, 6}, 3, [gen](const Inputs&) {
+    gen->reseed(7);
+    Opts o;
+    o.dropout = 0.3;
+    o.generator = gen.get();
+    return o;
+  });
+});
+GRADCHECK_CASE("multi_head_self_attention causal", "qkv (2,4,12), 2 heads of 2",
+               [] { return check_packed(2, 4, 2, 2, [](const Inputs&) {
+                 Opts o;
+                 o.causal = true;
+                 return o;
+               }); });
+GRADCHECK_CASE("multi_head_self_attention padding mask + bias", "qkv (2,4,12), bias (2,4,4)", [] {
+  return check_packed(
+      2, 4, 2, 2,
+      [](const Inputs& x) {
+        Opts o;
+        o.mask = padding_mask({3, 4}, 4);
+        o.bias = x[1];
+        return o;
+      },
+      {rnd({2, 4, 4}, 26)});
+});
+GRADCHECK_CASE("multi_head_self_attention dropout", "qkv (2,3,18), 3 heads, p = 0.3", [] {
+  auto gen = std::make_shared<Generator>();
+  return check_packed(2, 3, 3, 2, [gen](const Inputs&) {
+    gen->reseed(11);
+    Opts o;
+    o.dropout = 0.3;
+    o.generator = gen.get();
+    return o;
+  });
+});
+
+}  // namespace attnlab::cases

@@ -96,4 +96,17 @@ GRADCHECK_CASE("MultiHeadAttention score bias + qk_transform", "(2,3,8), bias (h
       with_params(att, {rnd({2, 3, 8}, 1), rnd({2, 3, 3}, 2)}));
 });
 
+// Without a qk_transform, self-attention runs on one packed [W_q; W_k; W_v] projection.
+GRADCHECK_CASE("MultiHeadAttention self + score bias", "(2,3,8), 2 heads, bias (2,3,3), packed QKV", [] {
+  Generator gen(14);
+  nn::MultiHeadAttention<D> att(8, 2, gen);
+  return gradcheck(
+      [&](const Inputs& x) {
+        nn::MultiHeadOptions<D> o;
+        o.bias = x[1];
+        return att.forward(x[0], o).output;
+      },
+      with_params(att, {rnd({2, 3, 8}, 3), rnd({2, 3, 3}, 4)}));
+});
+
 }  // namespace attnlab::cases

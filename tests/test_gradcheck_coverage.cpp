@@ -26,7 +26,8 @@ TEST_CASE("every core op has a gradcheck row") {
                        "relu", "gelu", "where", "masked_fill", "sum", "mean", "max", "var", "reshape",
                        "transpose", "permute", "slice", "concat", "stack", "split", "gather", "index_select",
                        "broadcast_to", "matmul", "linear", "softmax", "log_softmax", "cross_entropy", "mse",
-                       "layer_norm", "dropout", "scaled_dot_product_attention"});
+                       "layer_norm", "dropout", "scaled_dot_product_attention", "multi_head_attention",
+                       "multi_head_self_attention"});
 }
 
 TEST_CASE("every nn module has a gradcheck row") {

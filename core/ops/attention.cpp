@@ -1,6 +1,6 @@
 // Scaled dot-product attention, fused into one node so that its backward is derived by hand.
 //
-// Forward, per batch block (leading dims flattened into b):
+// Forward, per (batch, head) block:
 //   S   = scale * Q K^T + bias          (Lq x Lk; one GEMM, K transposed by a BLAS flag)
 //   P   = softmax of each row of S over its allowed keys; a disallowed key gets P = 0 exactly,
 //         a row with no allowed key is all zero (and so is its output row). No -inf fill: that
@@ -17,25 +17,27 @@
 // Where a key is disallowed P = 0, so dS = 0 exactly there: masked positions and fully masked
 // rows receive exactly zero gradient. Saved: P (held by the weights tensor's node, which has no
 // parents) and the dropout keep mask; Q, K, V are read back through the node's parents.
+//
+// One kernel serves three layouts. A block's rows need not be contiguous: BLAS takes a row
+// stride, so the multi-head entry points read head h of a (B, L, h*dk) projection in place
+// (columns h*dk .. h*dk+dk-1, rows h*dk apart) and write the output already merged. That saves
+// the split-heads and merge-heads transposes and their backward copies; the packed self-attention
+// entry point also lets one GEMM make Q, K and V together.
 #include "core/ops/attention.hpp"
-
-#include <limits>
-
-#include "core/vmath.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <xtensor/xbuilder.hpp>
 
 #include "core/blas.hpp"
 #include "core/broadcast.hpp"
+#include "core/vmath.hpp"
 
 namespace attnlab {
 
 namespace {
-
-constexpr const char* kOp = "scaled_dot_product_attention";
 
 // Where an operand broadcast to (lead..., Lq, Lk) lives: the element offset of each batch
 // block's (0, 0) entry, and the strides of a row step and a column step (0 along stretched axes).
@@ -70,17 +72,237 @@ BroadcastMap broadcast_map(const Shape& from, const Shape& full) {
 // Leading dimensions below the matrix axes.
 Shape leading(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
 
-// C (m x n) = alpha op(A) op(B) on dense row-major blocks, overwriting C. An empty inner
-// dimension (d = 0, dv = 0 or no keys) is an empty sum, C = 0; BLAS would leave C untouched
-// (and rejects the zero leading dimensions).
+// Where block (b, h) of an operand starts (an element offset) and how far apart its rows are.
+// Its gradient has the same layout.
+struct Layout {
+  std::size_t offset = 0, batch = 0, head = 0, row = 0;
+  std::size_t at(std::size_t b, std::size_t h) const { return offset + b * batch + h * head; }
+};
+
+// (..., L, w): leading dims flattened into the batch, one head, rows w apart.
+Layout dense(std::size_t L, std::size_t w) { return {0, L * w, 0, w}; }
+// Head h of (B, L, stride) holds columns offset + h*w .. offset + h*w + w - 1.
+Layout interleaved(std::size_t offset, std::size_t L, std::size_t w, std::size_t stride) {
+  return {offset, L * stride, w, stride};
+}
+
+// Everything the kernels need to know about one call.
+template <class T>
+struct Problem {
+  std::size_t B = 0, H = 0, Lq = 0, Lk = 0, d = 0, dv = 0;
+  Layout q, k, v, o;
+  T scale = T(1);
+  bool causal = false;
+  bool has_mask = false;
+  Mask mask;  // when has_mask (a default xarray is 0-D with one element, never "empty")
+  BroadcastMap mask_map, bias_map;
+  Shape bias_shape;  // empty when there is no bias
+  double dropout = 0.0;
+  bool has_dropout() const { return dropout > 0.0; }
+  std::size_t block_size() const { return Lq * Lk; }
+};
+
+// C (m x n, rows ldc apart) = alpha op(A) op(B). An empty inner dimension (d = 0, dv = 0 or no
+// keys) is an empty sum, C = 0; BLAS would leave C untouched (and rejects the zero strides).
 template <class T>
 void gemm_to(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, T alpha, const T* a,
-             const T* b, T* c) {
+             std::size_t lda, const T* b, std::size_t ldb, T* c, std::size_t ldc) {
   if (k == 0) {
-    std::fill(c, c + m * n, T(0));
+    for (std::size_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T(0));
     return;
   }
-  gemm<T>(ta, tb, m, n, k, alpha, a, ta ? m : k, b, tb ? k : n, T(0), c, n);
+  gemm<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, T(0), c, ldc);
+}
+
+// Softmax of each row of the block's scores P (in place), over the keys row i may see.
+template <class T>
+void masked_softmax_rows(const Problem<T>& pr, const T* bias, std::size_t blk, T* P) {
+  const bool* mask = pr.has_mask ? pr.mask.data() : nullptr;
+  for (std::size_t i = 0; i < pr.Lq; ++i) {
+    T* row = P + i * pr.Lk;
+    // Keys past min(i, Lk-1) are causally hidden; the mask hides more.
+    const std::size_t end = pr.causal ? std::min(i + 1, pr.Lk) : pr.Lk;
+    if (bias)
+      for (std::size_t j = 0; j < end; ++j) row[j] += bias[pr.bias_map.at(blk, i, j)];
+    bool any = end > 0;
+    T mx = any ? vmath::max(row, end) : T(0);
+    if (mask) {
+      // Hidden keys become -inf, which the exponential maps to exactly 0.
+      any = false;
+      for (std::size_t j = 0; j < end; ++j)
+        if (mask[pr.mask_map.at(blk, i, j)] && (!any || row[j] > mx)) mx = row[j], any = true;
+      for (std::size_t j = 0; j < end; ++j)
+        if (!mask[pr.mask_map.at(blk, i, j)]) row[j] = -std::numeric_limits<T>::infinity();
+    }
+    for (std::size_t j = 0; j < end; ++j) row[j] -= mx;
+    vmath::exp_n(row, row, end);  // fast vectorized float exp (vmath), std::exp for double
+    std::fill(row + end, row + pr.Lk, T(0));
+    if (any) {
+      const T inv = T(1) / vmath::sum(row, end);  // the sum is >= 1: the max term is exp(0)
+      for (std::size_t j = 0; j < end; ++j) row[j] *= inv;
+    }
+  }
+}
+
+// P' = P * keep / (1 - p) for one block.
+template <class T>
+void apply_dropout(const T* P, const bool* keep, T inv_keep, std::size_t n, T* out) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = keep[i] ? P[i] * inv_keep : T(0);
+}
+
+template <class T>
+void attention_forward(const Problem<T>& pr, const T* Q, const T* K, const T* V, const T* bias,
+                       const Mask& keep, T* P_all, T* O) {
+  const T inv_keep = T(1.0 / (1.0 - pr.dropout));
+  std::vector<T> dropped(pr.has_dropout() ? pr.block_size() : 0);
+  for (std::size_t b = 0; b < pr.B; ++b)
+    for (std::size_t h = 0; h < pr.H; ++h) {
+      const std::size_t blk = b * pr.H + h;
+      T* P = P_all + blk * pr.block_size();
+      gemm_to<T>(false, true, pr.Lq, pr.Lk, pr.d, pr.scale, Q + pr.q.at(b, h), pr.q.row,
+                 K + pr.k.at(b, h), pr.k.row, P, pr.Lk);
+      masked_softmax_rows(pr, bias, blk, P);
+      const T* Pd = P;
+      if (pr.has_dropout()) {
+        apply_dropout(P, keep.data() + blk * pr.block_size(), inv_keep, pr.block_size(),
+                      dropped.data());
+        Pd = dropped.data();
+      }
+      gemm_to<T>(false, false, pr.Lq, pr.dv, pr.Lk, T(1), Pd, pr.Lk, V + pr.v.at(b, h), pr.v.row,
+                 O + pr.o.at(b, h), pr.o.row);
+    }
+}
+
+// Gradients are written (not added) into dQ, dK, dV (null: not wanted), whose blocks tile them;
+// dbias is added into.
+template <class T>
+void attention_backward(const Problem<T>& pr, const T* Q, const T* K, const T* V, const T* dO,
+                        const T* P_all, const Mask& keep, T* dQ, T* dK, T* dV, T* dbias) {
+  const T inv_keep = T(1.0 / (1.0 - pr.dropout));
+  const std::size_t n = pr.block_size();
+  std::vector<T> dropped(pr.has_dropout() && dV ? n : 0);
+  const bool need_dS = dQ || dK || dbias;
+  std::vector<T> dS(need_dS ? n : 0);
+  for (std::size_t b = 0; b < pr.B; ++b)
+    for (std::size_t h = 0; h < pr.H; ++h) {
+      const std::size_t blk = b * pr.H + h;
+      const T* P = P_all + blk * n;
+      const bool* keep_b = pr.has_dropout() ? keep.data() + blk * n : nullptr;
+      const T* dO_b = dO + pr.o.at(b, h);
+      if (dV) {  // dV = P'^T dO
+        const T* Pd = P;
+        if (keep_b) {
+          apply_dropout(P, keep_b, inv_keep, n, dropped.data());
+          Pd = dropped.data();
+        }
+        gemm_to<T>(true, false, pr.Lk, pr.dv, pr.Lq, T(1), Pd, pr.Lk, dO_b, pr.o.row,
+                   dV + pr.v.at(b, h), pr.v.row);
+      }
+      if (!need_dS) continue;
+      // dP = (dO V^T) * keep / (1 - p), then dS = P * (dP - rowsum(dP * P)) in place.
+      gemm_to<T>(false, true, pr.Lq, pr.Lk, pr.dv, T(1), dO_b, pr.o.row, V + pr.v.at(b, h),
+                 pr.v.row, dS.data(), pr.Lk);
+      for (std::size_t i = 0; i < pr.Lq; ++i) {
+        T* row = dS.data() + i * pr.Lk;
+        const T* prow = P + i * pr.Lk;
+        if (keep_b) apply_dropout(row, keep_b + i * pr.Lk, inv_keep, pr.Lk, row);
+        const T dot = vmath::dot(row, prow, pr.Lk);
+        for (std::size_t j = 0; j < pr.Lk; ++j) row[j] = prow[j] * (row[j] - dot);
+      }
+      if (dQ)  // dQ = scale * dS K
+        gemm_to<T>(false, false, pr.Lq, pr.d, pr.Lk, pr.scale, dS.data(), pr.Lk,
+                   K + pr.k.at(b, h), pr.k.row, dQ + pr.q.at(b, h), pr.q.row);
+      if (dK)  // dK = scale * dS^T Q
+        gemm_to<T>(true, false, pr.Lk, pr.d, pr.Lq, pr.scale, dS.data(), pr.Lk,
+                   Q + pr.q.at(b, h), pr.q.row, dK + pr.k.at(b, h), pr.k.row);
+      if (dbias)  // dS summed wherever the bias was stretched
+        for (std::size_t i = 0; i < pr.Lq; ++i)
+          for (std::size_t j = 0; j < pr.Lk; ++j)
+            dbias[pr.bias_map.at(blk, i, j)] += dS[i * pr.Lk + j];
+    }
+}
+
+// Checks the options against the score shape (lead..., Lq, Lk) and fills in the mask, bias
+// map, scale, causal flag and dropout draw of the problem.
+template <class T>
+Mask prepare(const char* op, const std::string& shapes, const Shape& score_shape,
+             const AttentionOptions<T>& options, Problem<T>& pr) {
+  if (options.mask.has_value()) {
+    check(broadcasts_to(shape_of(*options.mask), score_shape), op, "mask of shape ",
+          shape_str(shape_of(*options.mask)), " does not broadcast to the scores ",
+          shape_str(score_shape), " (", shapes, ")");
+    pr.has_mask = true;
+    pr.mask = *options.mask;
+    pr.mask_map = broadcast_map(shape_of(pr.mask), score_shape);
+  }
+  if (options.bias.defined()) {
+    check(broadcasts_to(options.bias.shape(), score_shape), op, "bias of shape ",
+          shape_str(options.bias.shape()), " does not broadcast to the scores ",
+          shape_str(score_shape), " (", shapes, ")");
+    pr.bias_shape = options.bias.shape();
+    pr.bias_map = broadcast_map(pr.bias_shape, score_shape);
+  }
+  const double p = options.dropout;
+  check(p >= 0.0 && p < 1.0, op, "dropout must be in [0, 1), got ", p);
+  check(p == 0.0 || options.generator != nullptr, op, "dropout ", p, " needs options.generator (",
+        shapes, ")");
+  pr.dropout = p;
+  pr.causal = options.causal;
+  pr.scale = options.scale != 0.0
+                 ? T(options.scale)
+                 : T(1.0 / std::sqrt(double(std::max<std::size_t>(pr.d, 1))));
+  // Dropout keeps each weight with probability 1 - p and scales the kept ones by 1 / (1 - p),
+  // so that the expected output is unchanged. One draw per weight, in row-major order.
+  Mask keep;
+  if (p > 0.0) {
+    keep = Mask::from_shape(score_shape);
+    for (auto& x : keep) x = !(options.generator->uniform() < p);
+  }
+  return keep;
+}
+
+// Runs the forward and records the node. The parents are the operands (one packed tensor, or
+// Q, K, V) followed by the bias if there is one.
+template <class T>
+AttentionResult<T> run(const char* op, Problem<T> pr, Mask keep, const Shape& score_shape,
+                       const Shape& out_shape, std::vector<Tensor<T>> inputs, bool packed,
+                       const AttentionOptions<T>& options) {
+  const T* Q = inputs[0].value().data();
+  const T* K = inputs[packed ? 0 : 1].value().data();
+  const T* V = inputs[packed ? 0 : 2].value().data();
+  const bool has_bias = options.bias.defined();
+  const T* bias = has_bias ? options.bias.value().data() : nullptr;
+  Array<T> weights = Array<T>::from_shape(score_shape);
+  Array<T> out = Array<T>::from_shape(out_shape);
+  attention_forward(pr, Q, K, V, bias, keep, weights.data(), out.data());
+
+  Tensor<T> weights_t(std::move(weights), false);
+  const std::size_t operands = packed ? 1 : 3;
+  if (has_bias) inputs.push_back(options.bias);
+  pr.has_mask = false;
+  pr.mask = Mask();  // the backward needs no mask: P is exactly 0 wherever it hid a key
+  BackwardFn<T> backward = [P_node = weights_t.node(), keep = std::move(keep), pr = std::move(pr),
+                            operands, packed](Node<T>& n) {
+    const T* Q = n.input(0).data();
+    const T* K = n.input(packed ? 0 : 1).data();
+    const T* V = n.input(packed ? 0 : 2).data();
+    // Gradients take the layout of their inputs; a packed input's gradient is tiled by the
+    // three operands' blocks, so every entry is written.
+    std::vector<Array<T>> grads(operands);
+    for (std::size_t i = 0; i < operands; ++i)
+      if (n.needs_grad(i)) grads[i] = Array<T>::from_shape(shape_of(n.input(i)));
+    auto grad_ptr = [&](std::size_t i) { return n.needs_grad(i) ? grads[i].data() : nullptr; };
+    const bool want_bias = n.parents.size() > operands && n.needs_grad(operands);
+    Array<T> dbias = want_bias ? Array<T>(xt::zeros<T>(pr.bias_shape)) : Array<T>();
+    attention_backward(pr, Q, K, V, n.grad.data(), P_node->value.data(), keep, grad_ptr(0),
+                       grad_ptr(packed ? 0 : 1), grad_ptr(packed ? 0 : 2),
+                       want_bias ? dbias.data() : nullptr);
+    for (std::size_t i = 0; i < operands; ++i)
+      if (n.needs_grad(i)) n.add_grad(i, std::move(grads[i]));
+    if (want_bias) n.add_grad(operands, std::move(dbias));
+  };
+  Tensor<T> output = record<T>(op, std::move(out), inputs, std::move(backward));
+  return {std::move(output), std::move(weights_t)};
 }
 
 }  // namespace
@@ -89,178 +311,108 @@ template <class T>
 AttentionResult<T> scaled_dot_product_attention(const Tensor<T>& q, const Tensor<T>& k,
                                                 const Tensor<T>& v,
                                                 const AttentionOptions<T>& options) {
-  need(kOp, q, "query");
-  need(kOp, k, "key");
-  need(kOp, v, "value");
+  const char* op = "scaled_dot_product_attention";
+  need(op, q, "query");
+  need(op, k, "key");
+  need(op, v, "value");
   const Shape qs = q.shape(), ks = k.shape(), vs = v.shape();
   const std::string shapes = "Q " + shape_str(qs) + ", K " + shape_str(ks) + ", V " + shape_str(vs);
-  check(qs.size() >= 2 && ks.size() >= 2 && vs.size() >= 2, kOp,
+  check(qs.size() >= 2 && ks.size() >= 2 && vs.size() >= 2, op,
         "Q, K and V need rank >= 2 (..., L, d): ", shapes);
   const std::size_t rank = qs.size();
   check(ks.size() == rank && vs.size() == rank && leading(ks) == leading(qs) &&
             leading(vs) == leading(qs),
-        kOp, "leading dims of Q, K and V differ: ", shapes);
-  const std::size_t Lq = qs[rank - 2], d = qs[rank - 1], Lk = ks[rank - 2], dv = vs[rank - 1];
-  check(ks[rank - 1] == d, kOp, "d of Q and K differ: ", shapes);
-  check(vs[rank - 2] == Lk, kOp, "Lk of K and V differ: ", shapes);
+        op, "leading dims of Q, K and V differ: ", shapes);
+  Problem<T> pr;
+  pr.Lq = qs[rank - 2];
+  pr.d = qs[rank - 1];
+  pr.Lk = ks[rank - 2];
+  pr.dv = vs[rank - 1];
+  check(ks[rank - 1] == pr.d, op, "d of Q and K differ: ", shapes);
+  check(vs[rank - 2] == pr.Lk, op, "Lk of K and V differ: ", shapes);
+  pr.B = shape_size(leading(qs));
+  pr.H = 1;
+  pr.q = dense(pr.Lq, pr.d);
+  pr.k = dense(pr.Lk, pr.d);
+  pr.v = dense(pr.Lk, pr.dv);
+  pr.o = dense(pr.Lq, pr.dv);
 
-  Shape score_shape = leading(qs);
-  score_shape.push_back(Lq);
-  score_shape.push_back(Lk);
-  const bool has_mask = options.mask.has_value();
-  if (has_mask)
-    check(broadcasts_to(shape_of(*options.mask), score_shape), kOp, "mask of shape ",
-          shape_str(shape_of(*options.mask)), " does not broadcast to the scores ",
-          shape_str(score_shape), " (", shapes, ")");
-  const bool has_bias = options.bias.defined();
-  if (has_bias)
-    check(broadcasts_to(options.bias.shape(), score_shape), kOp, "bias of shape ",
-          shape_str(options.bias.shape()), " does not broadcast to the scores ",
-          shape_str(score_shape), " (", shapes, ")");
-  const double p = options.dropout;
-  check(p >= 0.0 && p < 1.0, kOp, "dropout must be in [0, 1), got ", p);
-  const bool dropout = p > 0.0;
-  check(!dropout || options.generator != nullptr, kOp, "dropout ", p,
-        " needs options.generator (", shapes, ")");
-
-  const T scale = options.scale != 0.0 ? T(options.scale)
-                                       : T(1.0 / std::sqrt(double(std::max<std::size_t>(d, 1))));
-  const bool causal = options.causal;
-  const std::size_t blocks = shape_size(leading(qs));
-
-  const BroadcastMap mask_map = has_mask ? broadcast_map(shape_of(*options.mask), score_shape)
-                                         : BroadcastMap{};
-  const BroadcastMap bias_map =
-      has_bias ? broadcast_map(options.bias.shape(), score_shape) : BroadcastMap{};
-  const bool* mask = has_mask ? options.mask->data() : nullptr;
-  const T* bias = has_bias ? options.bias.value().data() : nullptr;
-
-  Array<T> weights = Array<T>::from_shape(score_shape);
-  Shape out_shape = leading(qs);
-  out_shape.push_back(Lq);
-  out_shape.push_back(dv);
-  Array<T> out = Array<T>::from_shape(out_shape);
-
-  // Dropout keeps each weight with probability 1 - p and scales the kept ones by 1 / (1 - p),
-  // so that the expected output is unchanged. One draw per weight, in row-major order.
-  Mask keep;
-  const T inv_keep = T(1.0 / (1.0 - p));
-  std::vector<T> dropped;  // P' of one block
-  if (dropout) {
-    keep = Mask::from_shape(score_shape);
-    for (auto& x : keep) x = !(options.generator->uniform() < p);
-    dropped.resize(Lq * Lk);
-  }
-
-  const T* Q = q.value().data();
-  const T* K = k.value().data();
-  const T* V = v.value().data();
-  for (std::size_t b = 0; b < blocks; ++b) {
-    T* P = weights.data() + b * Lq * Lk;
-    gemm_to<T>(false, true, Lq, Lk, d, scale, Q + b * Lq * d, K + b * Lk * d, P);
-    for (std::size_t i = 0; i < Lq; ++i) {
-      T* row = P + i * Lk;
-      // Keys past min(i, Lk-1) are causally hidden; the mask hides more.
-      const std::size_t end = causal ? std::min(i + 1, Lk) : Lk;
-      auto allowed = [&](std::size_t j) { return !mask || mask[mask_map.at(b, i, j)]; };
-      if (bias)
-        for (std::size_t j = 0; j < end; ++j) row[j] += bias[bias_map.at(b, i, j)];
-      T mx = T(0);
-      bool any = false;
-      for (std::size_t j = 0; j < end; ++j)
-        if (allowed(j) && (!any || row[j] > mx)) mx = row[j], any = true;
-      // Hidden keys become -inf, which the exponential maps to exactly 0; one vectorized
-      // exp pass over the row (vmath: fast float exp, std::exp for double).
-      for (std::size_t j = 0; j < end; ++j)
-        row[j] = allowed(j) ? row[j] - mx : -std::numeric_limits<T>::infinity();
-      vmath::exp_n(row, row, end);
-      T sum = T(0);
-      for (std::size_t j = 0; j < end; ++j) sum += row[j];
-      std::fill(row + end, row + Lk, T(0));
-      if (any) {
-        const T inv = T(1) / sum;  // sum >= 1: the max term is exp(0)
-        for (std::size_t j = 0; j < end; ++j) row[j] *= inv;
-      }
-    }
-    const T* Pd = P;
-    if (dropout) {
-      const bool* keep_b = keep.data() + b * Lq * Lk;
-      for (std::size_t i = 0; i < Lq * Lk; ++i) dropped[i] = keep_b[i] ? P[i] * inv_keep : T(0);
-      Pd = dropped.data();
-    }
-    gemm_to<T>(false, false, Lq, dv, Lk, T(1), Pd, V + b * Lk * dv, out.data() + b * Lq * dv);
-  }
-
-  Tensor<T> weights_t(std::move(weights), false);
-  std::vector<Tensor<T>> inputs{q, k, v};
-  if (has_bias) inputs.push_back(options.bias);
-
-  BackwardFn<T> backward = [P_node = weights_t.node(), keep = std::move(keep), inv_keep,
-                            bias_map, bias_shape = has_bias ? options.bias.shape() : Shape{},
-                            blocks, Lq, Lk, d, dv, scale, dropout](Node<T>& n) {
-    const bool gq = n.needs_grad(0), gk = n.needs_grad(1), gv = n.needs_grad(2);
-    const bool gb = n.parents.size() > 3 && n.needs_grad(3);
-    const T* Q = n.input(0).data();
-    const T* K = n.input(1).data();
-    const T* V = n.input(2).data();
-    const T* dO = n.grad.data();
-    Array<T> dQ, dK, dV, dbias;
-    if (gq) dQ = Array<T>::from_shape(shape_of(n.input(0)));
-    if (gk) dK = Array<T>::from_shape(shape_of(n.input(1)));
-    if (gv) dV = Array<T>::from_shape(shape_of(n.input(2)));
-    if (gb) dbias = xt::zeros<T>(bias_shape);
-    std::vector<T> dropped(dropout && gv ? Lq * Lk : 0);
-    const bool gs = gq || gk || gb;  // whether dS is needed at all
-    std::vector<T> dS(gs ? Lq * Lk : 0);
-    for (std::size_t b = 0; b < blocks; ++b) {
-      const T* P = P_node->value.data() + b * Lq * Lk;
-      const bool* keep_b = dropout ? keep.data() + b * Lq * Lk : nullptr;
-      const T* dO_b = dO + b * Lq * dv;
-      if (gv) {  // dV = P'^T dO
-        const T* Pd = P;
-        if (dropout) {
-          for (std::size_t i = 0; i < Lq * Lk; ++i) dropped[i] = keep_b[i] ? P[i] * inv_keep : T(0);
-          Pd = dropped.data();
-        }
-        gemm_to<T>(true, false, Lk, dv, Lq, T(1), Pd, dO_b, dV.data() + b * Lk * dv);
-      }
-      if (!gs) continue;
-      // dP = (dO V^T) * keep / (1 - p), then dS = P * (dP - rowsum(dP * P)) in place.
-      gemm_to<T>(false, true, Lq, Lk, dv, T(1), dO_b, V + b * Lk * dv, dS.data());
-      for (std::size_t i = 0; i < Lq; ++i) {
-        T* row = dS.data() + i * Lk;
-        const T* prow = P + i * Lk;
-        if (keep_b)
-          for (std::size_t j = 0; j < Lk; ++j)
-            row[j] = keep_b[i * Lk + j] ? row[j] * inv_keep : T(0);
-        T dot = T(0);
-        for (std::size_t j = 0; j < Lk; ++j) dot += row[j] * prow[j];
-        for (std::size_t j = 0; j < Lk; ++j) row[j] = prow[j] * (row[j] - dot);
-      }
-      if (gq)  // dQ = scale * dS K
-        gemm_to<T>(false, false, Lq, d, Lk, scale, dS.data(), K + b * Lk * d,
-                   dQ.data() + b * Lq * d);
-      if (gk)  // dK = scale * dS^T Q
-        gemm_to<T>(true, false, Lk, d, Lq, scale, dS.data(), Q + b * Lq * d,
-                   dK.data() + b * Lk * d);
-      if (gb) {  // dbias: dS summed wherever the bias was stretched
-        T* db = dbias.data();
-        for (std::size_t i = 0; i < Lq; ++i)
-          for (std::size_t j = 0; j < Lk; ++j) db[bias_map.at(b, i, j)] += dS[i * Lk + j];
-      }
-    }
-    if (gq) n.add_grad(0, std::move(dQ));
-    if (gk) n.add_grad(1, std::move(dK));
-    if (gv) n.add_grad(2, std::move(dV));
-    if (gb) n.add_grad(3, std::move(dbias));
-  };
-  Tensor<T> output = record<T>(kOp, std::move(out), inputs, std::move(backward));
-  return {std::move(output), std::move(weights_t)};
+  Shape score_shape = leading(qs), out_shape = leading(qs);
+  score_shape.insert(score_shape.end(), {pr.Lq, pr.Lk});
+  out_shape.insert(out_shape.end(), {pr.Lq, pr.dv});
+  Mask keep = prepare(op, shapes, score_shape, options, pr);
+  return run(op, std::move(pr), std::move(keep), score_shape, out_shape, {q, k, v},
+             /*packed=*/false, options);
 }
 
-#define ATTNLAB_INSTANTIATE(T)                                                              \
-  template AttentionResult<T> scaled_dot_product_attention<T>(                             \
-      const Tensor<T>&, const Tensor<T>&, const Tensor<T>&, const AttentionOptions<T>&);
+template <class T>
+AttentionResult<T> multi_head_attention(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
+                                        std::size_t heads, const AttentionOptions<T>& options) {
+  const char* op = "multi_head_attention";
+  need(op, q, "query");
+  need(op, k, "key");
+  need(op, v, "value");
+  const Shape qs = q.shape(), ks = k.shape(), vs = v.shape();
+  const std::string shapes = "Q " + shape_str(qs) + ", K " + shape_str(ks) + ", V " +
+                             shape_str(vs) + ", heads " + std::to_string(heads);
+  check(qs.size() == 3 && ks.size() == 3 && vs.size() == 3, op,
+        "Q, K and V must be (B, L, heads * d): ", shapes);
+  check(qs[0] == ks[0] && ks[0] == vs[0], op, "batch sizes differ: ", shapes);
+  check(ks[1] == vs[1], op, "Lk of K and V differ: ", shapes);
+  check(qs[2] == ks[2], op, "widths of Q and K differ: ", shapes);
+  check(heads > 0 && qs[2] % heads == 0 && vs[2] % heads == 0, op,
+        "the widths are not divisible by the number of heads: ", shapes);
+  Problem<T> pr;
+  pr.B = qs[0];
+  pr.H = heads;
+  pr.Lq = qs[1];
+  pr.Lk = ks[1];
+  pr.d = qs[2] / heads;
+  pr.dv = vs[2] / heads;
+  pr.q = interleaved(0, pr.Lq, pr.d, qs[2]);
+  pr.k = interleaved(0, pr.Lk, pr.d, ks[2]);
+  pr.v = interleaved(0, pr.Lk, pr.dv, vs[2]);
+  pr.o = interleaved(0, pr.Lq, pr.dv, vs[2]);
+  const Shape score_shape{pr.B, heads, pr.Lq, pr.Lk};
+  Mask keep = prepare(op, shapes, score_shape, options, pr);
+  return run(op, std::move(pr), std::move(keep), score_shape, Shape{pr.B, pr.Lq, vs[2]},
+             {q, k, v}, /*packed=*/false, options);
+}
+
+template <class T>
+AttentionResult<T> multi_head_self_attention(const Tensor<T>& qkv, std::size_t heads,
+                                             const AttentionOptions<T>& options) {
+  const char* op = "multi_head_self_attention";
+  need(op, qkv, "qkv");
+  const Shape s = qkv.shape();
+  const std::string shapes = "qkv " + shape_str(s) + ", heads " + std::to_string(heads);
+  check(s.size() == 3, op, "qkv must be (B, L, 3 * heads * d): ", shapes);
+  check(heads > 0 && s[2] % (3 * heads) == 0, op,
+        "the last axis is not 3 * heads * d for a whole d: ", shapes);
+  const std::size_t width = s[2] / 3;  // heads * d
+  Problem<T> pr;
+  pr.B = s[0];
+  pr.H = heads;
+  pr.Lq = pr.Lk = s[1];
+  pr.d = pr.dv = width / heads;
+  pr.q = interleaved(0, pr.Lq, pr.d, s[2]);
+  pr.k = interleaved(width, pr.Lk, pr.d, s[2]);
+  pr.v = interleaved(2 * width, pr.Lk, pr.d, s[2]);
+  pr.o = interleaved(0, pr.Lq, pr.d, width);
+  const Shape score_shape{pr.B, heads, pr.Lq, pr.Lk};
+  Mask keep = prepare(op, shapes, score_shape, options, pr);
+  return run(op, std::move(pr), std::move(keep), score_shape, Shape{pr.B, pr.Lq, width}, {qkv},
+             /*packed=*/true, options);
+}
+
+#define ATTNLAB_INSTANTIATE(T)                                                                   \
+  template AttentionResult<T> scaled_dot_product_attention<T>(                                  \
+      const Tensor<T>&, const Tensor<T>&, const Tensor<T>&, const AttentionOptions<T>&);        \
+  template AttentionResult<T> multi_head_attention<T>(const Tensor<T>&, const Tensor<T>&,       \
+                                                      const Tensor<T>&, std::size_t,            \
+                                                      const AttentionOptions<T>&);              \
+  template AttentionResult<T> multi_head_self_attention<T>(const Tensor<T>&, std::size_t,       \
+                                                           const AttentionOptions<T>&);
 ATTNLAB_INSTANTIATE(float)
 ATTNLAB_INSTANTIATE(double)
 #undef ATTNLAB_INSTANTIATE

@@ -33,4 +33,20 @@ AttentionResult<T> scaled_dot_product_attention(const Tensor<T>& q, const Tensor
                                                 const Tensor<T>& v,
                                                 const AttentionOptions<T>& options = {});
 
+// Multi-head attention on the projections as they come out of a Linear, with no split-heads or
+// merge-heads copies: q (B, Lq, h*dk), k (B, Lk, h*dk), v (B, Lk, h*dv); head i reads columns
+// i*dk .. (i+1)*dk - 1 in place. Returns the output (B, Lq, h*dv), heads side by side (what
+// merging the heads gives), and the weights (B, h, Lq, Lk). Mask and bias broadcast to
+// (B, h, Lq, Lk). Equal to scaled_dot_product_attention on the split heads, then merged.
+template <class T>
+AttentionResult<T> multi_head_attention(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
+                                        std::size_t heads, const AttentionOptions<T>& options = {});
+
+// Self-attention from one packed projection qkv (B, L, 3*h*d) = [Q | K | V] along the last axis
+// (one GEMM makes all three; the backward writes dQ, dK and dV into one gradient). Returns the
+// output (B, L, h*d) and the weights (B, h, L, L).
+template <class T>
+AttentionResult<T> multi_head_self_attention(const Tensor<T>& qkv, std::size_t heads,
+                                             const AttentionOptions<T>& options = {});
+
 }  // namespace attnlab

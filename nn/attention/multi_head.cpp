@@ -85,22 +85,35 @@ AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& query, const 
   o.dropout = this->training() ? p_ : 0.0;
   o.generator = &gen_;
 
-  Tensor<T> q = split_heads(w_q(query));  // (B, h, Lq, dk)
-  Tensor<T> k = split_heads(w_k(key));    // (B, h, Lk, dk)
-  Tensor<T> v = split_heads(w_v(value));  // (B, h, Lk, dk)
+  const long Bl = static_cast<long>(B), Lql = static_cast<long>(Lq);
   if (opt.qk_transform) {
+    // The transform sees per-head tensors, so this path splits the heads explicitly.
+    Tensor<T> q = split_heads(w_q(query));  // (B, h, Lq, dk)
+    Tensor<T> k = split_heads(w_k(key));    // (B, h, Lk, dk)
+    Tensor<T> v = split_heads(w_v(value));  // (B, h, Lk, dk)
     const Shape q0 = q.shape(), k0 = k.shape();
     q = opt.qk_transform(q);
     k = opt.qk_transform(k);
     check(q.shape() == q0 && k.shape() == k0, who, "qk_transform must keep the shapes ",
           shape_str(q0), " and ", shape_str(k0), ", got ", shape_str(q.shape()), " and ",
           shape_str(k.shape()));
+    AttentionResult<T> r = scaled_dot_product_attention(q, k, v, o);
+    // (B, h, Lq, dk) -> (B, Lq, h, dk) -> (B, Lq, d_model): heads side by side, then w_o.
+    Tensor<T> merged = reshape(transpose(r.output, 1, 2), {Bl, Lql, static_cast<long>(d_model_)});
+    return {w_o(merged), r.weights};
   }
-  AttentionResult<T> r = scaled_dot_product_attention(q, k, v, o);
-  // (B, h, Lq, dk) -> (B, Lq, h, dk) -> (B, Lq, d_model): heads side by side, then mixed by w_o.
-  Tensor<T> merged = reshape(transpose(r.output, 1, 2),
-                             {static_cast<long>(B), static_cast<long>(Lq), static_cast<long>(d_model_)});
-  return {w_o(merged), r.weights};
+  // The heads are read in place from the projections and the output comes back merged.
+  AttentionResult<T> r;
+  if (query.node() == key.node() && key.node() == value.node()) {
+    // Self-attention: one GEMM with [W_q; W_k; W_v] makes Q, K and V together.
+    const Tensor<T> w = concat<T>({w_q.weight, w_k.weight, w_v.weight}, 0);
+    const Tensor<T> b = w_q.bias.defined() ? concat<T>({w_q.bias, w_k.bias, w_v.bias}, 0)
+                                           : Tensor<T>();
+    r = multi_head_self_attention(linear(query, w, b), heads_, o);
+  } else {
+    r = multi_head_attention(w_q(query), w_k(key), w_v(value), heads_, o);
+  }
+  return {w_o(r.output), r.weights};
 }
 
 template <class T>
