@@ -21,6 +21,7 @@
 
 #include "core/blas.hpp"
 #include "core/ops.hpp"
+#include "core/parallel.hpp"
 
 using namespace attnlab;
 
@@ -135,9 +136,9 @@ int main(int argc, char** argv) {
       return std::strcmp(argv[i], "--help") ? 2 : 0;
     }
   }
-  if (cfg.threads > 0) set_blas_threads(cfg.threads);
-  std::printf("attnlab bench_core: OpenBLAS threads %d%s; timed repeats after warm-up\n\n",
-              blas_threads(), cfg.quick ? ", quick" : "");
+  if (cfg.threads > 0) set_threads(cfg.threads);
+  std::printf("attnlab bench_core: threads %d (OpenBLAS and attnlab)%s; timed repeats after warm-up\n\n",
+              threads(), cfg.quick ? ", quick" : "");
 
   // (a) GEMM-bound work.
   const std::size_t batch = 4;

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "core/blas.hpp"
+#include "core/parallel.hpp"
 #include "core/profile.hpp"
 #include "core/ops.hpp"
 #include "nn/attention/additive.hpp"
@@ -175,7 +176,7 @@ double encoder_step_flops(double B, double L, double d, double ff, double layers
 // ---------------------------------------------------------------- worker
 
 int run_worker(const std::string& model, int threads) {
-  set_blas_threads(threads);
+  set_threads(threads);
   Generator gen(0);
   Workload w = build(model, gen);
   nn::Adam<F> opt(w.model->parameters(), 1e-3);

@@ -24,7 +24,4 @@ void gemm<double>(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k,
               static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }
 
-void set_blas_threads(int n) { openblas_set_num_threads(n < 1 ? 1 : n); }
-int blas_threads() { return openblas_get_num_threads(); }
-
 }  // namespace attnlab

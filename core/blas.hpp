@@ -13,8 +13,6 @@ template <class T>
 void gemm(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, T alpha,
           const T* a, std::size_t lda, const T* b, std::size_t ldb, T beta, T* c, std::size_t ldc);
 
-// OpenBLAS threads (lessons' --threads; benchmarks).
-void set_blas_threads(int n);
-int blas_threads();
+// Threads: set_threads in core/parallel.hpp sets OpenBLAS's and our own.
 
 }  // namespace attnlab

@@ -13,7 +13,7 @@ std::string usage(const LessonInfo& info) {
          "  --epochs N    training epochs (default: the lesson's own; fewer with --quick)\n"
          "  --seed N      random seed (default 0): same seed, same numbers\n"
          "  --out DIR     output folder (default out/" + info.id + ")\n"
-         "  --threads N   BLAS threads (default 1)\n"
+         "  --threads N   threads for OpenBLAS and attnlab's kernels (default 1)\n"
          "  --help        this text\n";
 }
 

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "core/blas.hpp"
+#include "core/parallel.hpp"
 #include "lessons/common/files.hpp"
 
 namespace attnlab::lessons {
@@ -56,7 +56,7 @@ Lesson::Lesson(LessonInfo info, int argc, char** argv)
 
 Lesson::Lesson(LessonInfo info, LessonArgs args)
     : info_(std::move(info)), args_(std::move(args)), start_(std::chrono::steady_clock::now()) {
-  set_blas_threads(args_.threads);
+  set_threads(args_.threads);
   make_dirs(args_.out);
   const std::string mode = args_.quick ? "quick run" : "full run";
   report_ = "# " + info_.id + ": " + info_.title + "\n\n*" + info_.summary + "* (" + mode + ", seed " +

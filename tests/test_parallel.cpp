@@ -1,0 +1,110 @@
+// parallel_for: fixed chunks that cover [0, n) exactly once, inline with one thread or inside a
+// chunk, exceptions carried back to the caller, and the thread count shared with OpenBLAS.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/ops.hpp"
+#include "core/parallel.hpp"
+
+using namespace attnlab;
+
+namespace {
+// Runs f with n threads, then goes back to one.
+template <class F>
+void with_threads(int n, F f) {
+  set_threads(n);
+  try {
+    f();
+  } catch (...) {
+    set_threads(1);
+    throw;
+  }
+  set_threads(1);
+}
+}  // namespace
+
+TEST_CASE("every index is visited exactly once, in fixed contiguous chunks") {
+  for (int t : {1, 2, 3}) {
+    with_threads(t, [&] {
+      CHECK(threads() == t);
+      for (std::size_t n : {0u, 1u, 5u, 100u, 1001u}) {
+        std::vector<std::atomic<int>> hits(n);
+        std::mutex mu;
+        std::set<std::pair<std::size_t, std::size_t>> chunks;
+        parallel_for(n, 7, [&](std::size_t b, std::size_t e) {
+          CHECK(b < e);
+          for (std::size_t i = b; i < e; ++i) ++hits[i];
+          std::lock_guard<std::mutex> lock(mu);
+          chunks.insert({b, e});
+        });
+        for (std::size_t i = 0; i < n; ++i) CHECK(hits[i] == 1);
+        // At most `t` chunks, each at least the grain (but the last may hold the remainder).
+        CHECK(chunks.size() <= static_cast<std::size_t>(t));
+        if (n >= 14 && t > 1) CHECK(chunks.size() > 1);
+      }
+    });
+  }
+}
+
+TEST_CASE("a chunk's exception reaches the caller; the pool keeps working") {
+  with_threads(2, [] {
+    CHECK_THROWS_AS(parallel_for(100, 1,
+                                 [](std::size_t b, std::size_t) {
+                                   if (b > 0) throw std::runtime_error("second chunk");
+                                 }),
+                    std::runtime_error);
+    std::atomic<int> sum{0};
+    parallel_for(100, 1, [&](std::size_t b, std::size_t e) { sum += int(e - b); });
+    CHECK(sum == 100);
+  });
+}
+
+TEST_CASE("nested parallel_for runs inline; several chunks really run on several threads") {
+  with_threads(2, [] {
+    std::mutex mu;
+    std::set<std::thread::id> ids;
+    std::atomic<int> inner{0}, started{0};
+    parallel_for(2, 1, [&](std::size_t, std::size_t) {
+      parallel_for(10, 1, [&](std::size_t b, std::size_t e) { inner += int(e - b); });
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        ids.insert(std::this_thread::get_id());
+      }
+      // Each chunk waits (up to 10 s) for the other to start: only concurrent chunks get past.
+      ++started;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (started < 2 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+    CHECK(started == 2);
+    CHECK(inner == 20);
+    CHECK(ids.size() == 2);
+  });
+}
+
+TEST_CASE("kernels that run in parallel chunks give the same bits with 1 and 2 threads") {
+  using namespace attnlab;
+  auto run = [](int t) {
+    std::vector<Array<float>> out;
+    with_threads(t, [&] {
+      Generator g(3);
+      Tensor<float> x = Tensor<float>::randn({300, 64}, g, 0.0, 1.0, true);
+      Tensor<float> gamma = Tensor<float>::randn({64}, g, 1.0, 0.1, true);
+      Tensor<float> beta = Tensor<float>::randn({64}, g, 0.0, 0.1, true);
+      Tensor<float> y = gelu(layer_norm(x, gamma, beta, 1e-5), GeluForm::Erf);
+      y.backward(Tensor<float>::randn({300, 64}, g).value());
+      out = {y.value(), x.grad(), gamma.grad(), beta.grad()};
+    });
+    return out;
+  };
+  const auto one = run(1), two = run(2);
+  for (std::size_t i = 0; i < one.size(); ++i) CHECK(one[i] == two[i]);
+}
