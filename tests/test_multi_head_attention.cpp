@@ -7,6 +7,7 @@
 #include <xtensor/xbuilder.hpp>
 
 #include "core/ops.hpp"
+#include "core/parallel.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;
@@ -140,4 +141,24 @@ TEST_CASE("multi-head entry points: bad inputs name the op and the shapes") {
                        ShapeError);
   CHECK_THROWS_WITH_AS(multi_head_self_attention(Tensor<double>(), 2),
                        Contains("qkv is an empty tensor handle"), ShapeError);
+}
+
+TEST_CASE("two threads give the same bits as one (blocks run in parallel chunks)") {
+  const std::size_t B = 4, L = 6, h = 4, d = 2;
+  auto run = [&](int threads) {
+    set_threads(threads);
+    const Tensor<float> qkv = leaf<float>({B, L, 3 * h * d}, 11);
+    Generator g(5);
+    AttentionOptions<float> o;
+    o.causal = true;
+    o.dropout = 0.2;
+    o.generator = &g;
+    const auto r = multi_head_self_attention(qkv, h, o);
+    r.output.backward(xt::cast<float>(rand_array({B, L, h * d}, 12)));
+    std::vector<Array<float>> out{r.output.value(), r.weights.value(), qkv.grad()};
+    set_threads(1);
+    return out;
+  };
+  const auto one = run(1), two = run(2);
+  for (std::size_t i = 0; i < one.size(); ++i) CHECK(max_diff(one[i], two[i]) == 0.0);
 }

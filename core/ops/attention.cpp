@@ -33,6 +33,7 @@
 
 #include "core/blas.hpp"
 #include "core/broadcast.hpp"
+#include "core/parallel.hpp"
 #include "core/vmath.hpp"
 
 namespace attnlab {
@@ -150,14 +151,26 @@ void apply_dropout(const T* P, const bool* keep, T inv_keep, std::size_t n, T* o
   for (std::size_t i = 0; i < n; ++i) out[i] = keep[i] ? P[i] * inv_keep : T(0);
 }
 
+// Blocks per parallel chunk: enough multiply-adds (about 2^16) to be worth a thread's wake-up.
+// Blocks of 2^20 or more are left to OpenBLAS, which threads each GEMM itself: they run one
+// after another on the caller.
+template <class T>
+std::size_t block_grain(const Problem<T>& pr) {
+  const std::size_t work = pr.Lq * pr.Lk * std::max<std::size_t>(pr.d + pr.dv, 1);
+  if (work >= (std::size_t(1) << 20)) return pr.B * pr.H;
+  return std::max<std::size_t>(1, (std::size_t(1) << 16) / std::max<std::size_t>(work, 1));
+}
+
+// Blocks are independent: chunks of them run in parallel (core/parallel), each chunk with its
+// own scratch.
 template <class T>
 void attention_forward(const Problem<T>& pr, const T* Q, const T* K, const T* V, const T* bias,
                        const Mask& keep, T* P_all, T* O) {
   const T inv_keep = T(1.0 / (1.0 - pr.dropout));
-  std::vector<T> dropped(pr.has_dropout() ? pr.block_size() : 0);
-  for (std::size_t b = 0; b < pr.B; ++b)
-    for (std::size_t h = 0; h < pr.H; ++h) {
-      const std::size_t blk = b * pr.H + h;
+  parallel_for(pr.B * pr.H, block_grain(pr), [&](std::size_t first, std::size_t last) {
+    std::vector<T> dropped(pr.has_dropout() ? pr.block_size() : 0);
+    for (std::size_t blk = first; blk < last; ++blk) {
+      const std::size_t b = blk / pr.H, h = blk % pr.H;
       T* P = P_all + blk * pr.block_size();
       gemm_to<T>(false, true, pr.Lq, pr.Lk, pr.d, pr.scale, Q + pr.q.at(b, h), pr.q.row,
                  K + pr.k.at(b, h), pr.k.row, P, pr.Lk);
@@ -171,6 +184,7 @@ void attention_forward(const Problem<T>& pr, const T* Q, const T* K, const T* V,
       gemm_to<T>(false, false, pr.Lq, pr.dv, pr.Lk, T(1), Pd, pr.Lk, V + pr.v.at(b, h), pr.v.row,
                  O + pr.o.at(b, h), pr.o.row);
     }
+  });
 }
 
 // Gradients are written (not added) into dQ, dK, dV (null: not wanted), whose blocks tile them;
@@ -180,12 +194,15 @@ void attention_backward(const Problem<T>& pr, const T* Q, const T* K, const T* V
                         const T* P_all, const Mask& keep, T* dQ, T* dK, T* dV, T* dbias) {
   const T inv_keep = T(1.0 / (1.0 - pr.dropout));
   const std::size_t n = pr.block_size();
-  std::vector<T> dropped(pr.has_dropout() && dV ? n : 0);
   const bool need_dS = dQ || dK || dbias;
-  std::vector<T> dS(need_dS ? n : 0);
-  for (std::size_t b = 0; b < pr.B; ++b)
-    for (std::size_t h = 0; h < pr.H; ++h) {
-      const std::size_t blk = b * pr.H + h;
+  // Blocks write disjoint parts of dQ, dK, dV, but a broadcast bias sums over blocks: with a
+  // bias gradient the blocks run in one chunk, in order.
+  const std::size_t grain = dbias ? pr.B * pr.H : block_grain(pr);
+  parallel_for(pr.B * pr.H, grain, [&](std::size_t first, std::size_t last) {
+    std::vector<T> dropped(pr.has_dropout() && dV ? n : 0);
+    std::vector<T> dS(need_dS ? n : 0);
+    for (std::size_t blk = first; blk < last; ++blk) {
+      const std::size_t b = blk / pr.H, h = blk % pr.H;
       const T* P = P_all + blk * n;
       const bool* keep_b = pr.has_dropout() ? keep.data() + blk * n : nullptr;
       const T* dO_b = dO + pr.o.at(b, h);
@@ -220,6 +237,7 @@ void attention_backward(const Problem<T>& pr, const T* Q, const T* K, const T* V
           for (std::size_t j = 0; j < pr.Lk; ++j)
             dbias[pr.bias_map.at(blk, i, j)] += dS[i * pr.Lk + j];
     }
+  });
 }
 
 // Checks the options against the score shape (lead..., Lq, Lk) and fills in the mask, bias

@@ -4,12 +4,14 @@
 // Values follow IEEE like numpy: log(0) = -inf, sqrt(-1) = NaN, x / 0 = inf. Only shapes throw.
 #include "core/ops/elementwise.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <tuple>
 #include <utility>
 
 #include "core/broadcast.hpp"
+#include "core/parallel.hpp"
 #include "core/vmath.hpp"
 
 namespace attnlab {
@@ -302,6 +304,8 @@ Tensor<T> relu(const Tensor<T>& a) {
 //            da = dy * (Phi(a) + a * phi(a)), phi(a) = e^(-a^2/2) / sqrt(2 pi).
 // Tanh form: y = a/2 * (1 + t), t = tanh(u), u = sqrt(2/pi) (a + 0.044715 a^3);
 //            da = dy * ((1 + t)/2 + a/2 * (1 - t^2) * sqrt(2/pi) (1 + 3 * 0.044715 a^2)).
+constexpr std::size_t kGeluGrain = 1 << 14;  // entries per parallel chunk, at least
+
 template <class T>
 Tensor<T> gelu(const Tensor<T>& a, GeluForm form) {
   need("gelu", a);
@@ -311,11 +315,14 @@ Tensor<T> gelu(const Tensor<T>& a, GeluForm form) {
   Array<T> y;
   if (form == GeluForm::Erf) {
     // y = a Phi(a), Phi by vmath::normal_cdf (vectorized for float, std::erf for double).
+    // In parallel chunks (core/parallel), each pass over a cache-sized piece.
     y = Array<T>::from_shape(a.shape());
     const T* x = a.value().data();
     T* py = y.data();
-    vmath::normal_cdf_n(x, py, y.size());
-    for (std::size_t k = 0; k < y.size(); ++k) py[k] *= x[k];
+    parallel_for(y.size(), kGeluGrain, [&](std::size_t b, std::size_t e) {
+      vmath::normal_cdf_n(x + b, py + b, e - b);
+      for (std::size_t k = b; k < e; ++k) py[k] *= x[k];
+    });
   } else {
     y = map_to<T>(a.shape(), [=](T x) {
       return T(0.5) * x * (T(1) + std::tanh(sqrt_2_over_pi * (x + c * x * x * x)));
@@ -325,17 +332,21 @@ Tensor<T> gelu(const Tensor<T>& a, GeluForm form) {
     if (form == GeluForm::Erf) {
       // Phi and e^(-a^2/2) in two vectorized passes, then dy (Phi + a phi) in one loop.
       const Array<T>& xa = n.input(0);
-      const std::size_t N = xa.size();
       const T* x = xa.data();
       const T* g = n.grad.data();
-      Array<T> cdf = Array<T>::from_shape(xa.shape());
       Array<T> dx = Array<T>::from_shape(xa.shape());
-      T* pc = cdf.data();
       T* pd = dx.data();
-      vmath::normal_cdf_n(x, pc, N);
-      for (std::size_t k = 0; k < N; ++k) pd[k] = T(-0.5) * x[k] * x[k];
-      vmath::exp_n(pd, pd, N);
-      for (std::size_t k = 0; k < N; ++k) pd[k] = g[k] * (pc[k] + x[k] * inv_sqrt_2pi * pd[k]);
+      parallel_for(xa.size(), kGeluGrain, [&](std::size_t b, std::size_t e) {
+        std::vector<T> cdf(std::min<std::size_t>(e - b, 4096));
+        for (std::size_t s = b; s < e; s += cdf.size()) {  // 4096-entry pieces stay in L1
+          const std::size_t m = std::min(cdf.size(), e - s);
+          vmath::normal_cdf_n(x + s, cdf.data(), m);
+          for (std::size_t k = 0; k < m; ++k) pd[s + k] = T(-0.5) * x[s + k] * x[s + k];
+          vmath::exp_n(pd + s, pd + s, m);
+          for (std::size_t k = 0; k < m; ++k)
+            pd[s + k] = g[s + k] * (cdf[k] + x[s + k] * inv_sqrt_2pi * pd[s + k]);
+        }
+      });
       n.add_grad(0, std::move(dx));
     } else {
       n.add_grad(0, grad_times(n, [=](T g, T x) {

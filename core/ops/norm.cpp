@@ -2,12 +2,19 @@
 // inverted dropout (the forward saves only the keep mask).
 #include "core/ops/norm.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
+#include "core/parallel.hpp"
 #include "core/vmath.hpp"
 
 namespace attnlab {
+
+namespace {
+// Rows per parallel chunk: about 2^14 entries.
+std::size_t row_grain(std::size_t D) { return std::max<std::size_t>(1, (std::size_t(1) << 14) / D); }
+}  // namespace
 
 // Per row of D values: mu = mean(x), rstd = 1 / sqrt(var(x) + eps), xhat = (x - mu) rstd,
 // y = xhat * gamma + beta. Backward, with dxhat = dy * gamma:
@@ -42,20 +49,23 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>
   Array<T> y = Array<T>::from_shape(xs);
   T* py = y.data();
   const T inv_d = T(1) / static_cast<T>(D);
-  for (std::size_t r = 0; r < R; ++r) {
-    const T* xr = px + r * D;
-    T* yr = py + r * D;
-    const T mu = vmath::sum(xr, D) * inv_d;
-    // Two passes: no cancellation from E[x^2] - E[x]^2.
-    const T v = vmath::sum_of<T>(D, [&](std::size_t j) { return (xr[j] - mu) * (xr[j] - mu); });
-    const T rs = T(1) / std::sqrt(v * inv_d + static_cast<T>(eps));
-    (*mean)[r] = mu;
-    (*rstd)[r] = rs;
-    for (std::size_t j = 0; j < D; ++j) {
-      const T xh = (xr[j] - mu) * rs;
-      yr[j] = (g ? xh * g[j] : xh) + (b ? b[j] : T(0));
+  // Rows are independent: chunks of them run in parallel (core/parallel).
+  parallel_for(R, row_grain(D), [&](std::size_t first, std::size_t last) {
+    for (std::size_t r = first; r < last; ++r) {
+      const T* xr = px + r * D;
+      T* yr = py + r * D;
+      const T mu = vmath::sum(xr, D) * inv_d;
+      // Two passes: no cancellation from E[x^2] - E[x]^2.
+      const T v = vmath::sum_of<T>(D, [&](std::size_t j) { return (xr[j] - mu) * (xr[j] - mu); });
+      const T rs = T(1) / std::sqrt(v * inv_d + static_cast<T>(eps));
+      (*mean)[r] = mu;
+      (*rstd)[r] = rs;
+      for (std::size_t j = 0; j < D; ++j) {
+        const T xh = (xr[j] - mu) * rs;
+        yr[j] = (g ? xh * g[j] : xh) + (b ? b[j] : T(0));
+      }
     }
-  }
+  });
 
   // Only defined tensors become parents; remember where gamma and beta landed.
   std::vector<Tensor<T>> inputs{x};
@@ -75,30 +85,41 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>
     Array<T> dg = want_g ? Array<T>(xt::zeros<T>({D})) : Array<T>();
     Array<T> db = want_b ? Array<T>(xt::zeros<T>({D})) : Array<T>();
     const T inv_d = T(1) / static_cast<T>(D);
-    for (std::size_t r = 0; r < R; ++r) {
-      const T* xr = px + r * D;
-      const T* dyr = dy + r * D;
-      const T mu = (*mean)[r], rs = (*rstd)[r];
-      if (want_g) {
-        T* dgp = dg.data();
-        for (std::size_t j = 0; j < D; ++j) dgp[j] += dyr[j] * (xr[j] - mu) * rs;
+    // One pass over fixed blocks of rows, in parallel (core/parallel): each block writes its rows
+    // of dx and its own partial sums of dgamma and dbeta, which are then added in block order.
+    // The blocks depend on R and D only, so the bits do not depend on the thread count.
+    const std::size_t rows = row_grain(D), blocks = (R + rows - 1) / rows;
+    std::vector<T> part_g(want_g ? blocks * D : 0), part_b(want_b ? blocks * D : 0);
+    parallel_for(blocks, 1, [&](std::size_t first, std::size_t last) {
+      for (std::size_t blk = first; blk < last; ++blk) {
+        T* pg = want_g ? part_g.data() + blk * D : nullptr;
+        T* pb = want_b ? part_b.data() + blk * D : nullptr;
+        for (std::size_t r = blk * rows; r < std::min(R, (blk + 1) * rows); ++r) {
+          const T* xr = px + r * D;
+          const T* dyr = dy + r * D;
+          const T mu = (*mean)[r], rs = (*rstd)[r];
+          if (pg)
+            for (std::size_t j = 0; j < D; ++j) pg[j] += dyr[j] * (xr[j] - mu) * rs;
+          if (pb)
+            for (std::size_t j = 0; j < D; ++j) pb[j] += dyr[j];
+          if (!want_x) continue;
+          // mean(dxhat) and mean(dxhat * xhat), with dxhat = dy * gamma.
+          auto dxhat = [&](std::size_t j) { return g ? dyr[j] * g[j] : dyr[j]; };
+          const T m1 = vmath::sum_of<T>(D, dxhat) * inv_d;
+          const T m2 =
+              vmath::sum_of<T>(D, [&](std::size_t j) { return dxhat(j) * (xr[j] - mu); }) * rs *
+              inv_d;
+          T* dxr = dx.data() + r * D;
+          for (std::size_t j = 0; j < D; ++j)
+            dxr[j] = rs * (dxhat(j) - m1 - (xr[j] - mu) * rs * m2);
+        }
       }
-      if (want_b) {
-        T* dbp = db.data();
-        for (std::size_t j = 0; j < D; ++j) dbp[j] += dyr[j];
-      }
-      if (!want_x) continue;
-      // mean(dxhat) and mean(dxhat * xhat), with dxhat = dy * gamma.
-      auto dxhat = [&](std::size_t j) { return g ? dyr[j] * g[j] : dyr[j]; };
-      const T m1 = vmath::sum_of<T>(D, dxhat) * inv_d;
-      const T m2 =
-          vmath::sum_of<T>(D, [&](std::size_t j) { return dxhat(j) * (xr[j] - mu); }) * rs * inv_d;
-      T* dxr = dx.data() + r * D;
+    });
+    for (std::size_t blk = 0; blk < blocks; ++blk)
       for (std::size_t j = 0; j < D; ++j) {
-        const T dxh = g ? dyr[j] * g[j] : dyr[j];
-        dxr[j] = rs * (dxh - m1 - (xr[j] - mu) * rs * m2);
+        if (want_g) dg.data()[j] += part_g[blk * D + j];
+        if (want_b) db.data()[j] += part_b[blk * D + j];
       }
-    }
     if (want_x) nd.add_grad(0, std::move(dx));
     if (want_g) nd.add_grad(gi, std::move(dg));
     if (want_b) nd.add_grad(bi, std::move(db));
