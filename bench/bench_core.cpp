@@ -31,7 +31,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Config {
   bool quick = false;
-  int threads = 0;  // 0: leave OpenBLAS at its default
+  int threads = 1;  // OpenBLAS and attnlab kernels (core/parallel)
 };
 
 // Wall time of fn in seconds over repeated runs: the median (the headline number) and the
@@ -131,12 +131,12 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: bench_core [--threads N] [--quick]\n"
-                   "  --threads N   OpenBLAS threads (default: OpenBLAS's own choice)\n"
+                   "  --threads N   threads for OpenBLAS and attnlab's kernels (default 1)\n"
                    "  --quick       smaller sizes, fewer repeats\n");
       return std::strcmp(argv[i], "--help") ? 2 : 0;
     }
   }
-  if (cfg.threads > 0) set_threads(cfg.threads);
+  set_threads(cfg.threads);
   std::printf("attnlab bench_core: threads %d (OpenBLAS and attnlab)%s; timed repeats after warm-up\n\n",
               threads(), cfg.quick ? ", quick" : "");
 
