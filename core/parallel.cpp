@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "core/error.hpp"
 
 namespace attnlab {
 
@@ -17,8 +20,11 @@ namespace {
 
 thread_local bool t_in_chunk = false;  // nested parallel_for runs inline
 
-// Workers wait for a new generation, take chunk indices from `next` until none are left, and
-// report each finished chunk; the caller takes chunks too and waits for all of them.
+// A call publishes a job under the lock (chunk count, body, a new generation). Each worker that
+// wakes for it registers as active and copies the job under the lock, takes chunk indices from
+// `next` until none are left, and reports under the lock. The caller takes chunks too, then
+// waits until every chunk is finished and no worker is still inside the job, so a late worker
+// can never see the next call's job half-written.
 class Pool {
  public:
   explicit Pool(int workers) {
@@ -41,46 +47,56 @@ class Pool {
       next_ = 0;
       finished_ = 0;
       error_ = nullptr;
+      error_chunk_ = chunks;
       ++generation_;
     }
     wake_.notify_all();
-    take_chunks();
+    take_chunks(chunk, chunks);
     std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [&] { return finished_ == chunks_; });
+    done_.wait(lock, [&] { return finished_ == chunks_ && active_ == 0; });
     job_ = nullptr;
     if (error_) std::rethrow_exception(error_);
   }
 
  private:
-  void take_chunks() {
-    std::size_t done = 0;
+  // Runs chunks until none are left; reports how many, and the lowest-numbered chunk's error.
+  void take_chunks(const std::function<void(std::size_t)>& job, std::size_t chunks) {
+    std::size_t done = 0, error_chunk = chunks;
     std::exception_ptr error;
     t_in_chunk = true;
-    for (std::size_t c; (c = next_.fetch_add(1)) < chunks_; ++done) {
+    for (std::size_t c; (c = next_.fetch_add(1)) < chunks; ++done) {
       try {
-        (*job_)(c);
+        job(c);
       } catch (...) {
-        if (!error) error = std::current_exception();
+        if (c < error_chunk) error = std::current_exception(), error_chunk = c;
       }
     }
     t_in_chunk = false;
-    if (done == 0) return;
     std::lock_guard<std::mutex> lock(mu_);
-    if (error && !error_) error_ = error;
+    if (error && error_chunk < error_chunk_) error_ = error, error_chunk_ = error_chunk;
     finished_ += done;
-    if (finished_ == chunks_) done_.notify_all();
   }
 
   void work() {
     std::uint64_t seen = 0;
     for (;;) {
+      const std::function<void(std::size_t)>* job;
+      std::size_t chunks;
       {
         std::unique_lock<std::mutex> lock(mu_);
         wake_.wait(lock, [&] { return stop_ || (generation_ != seen && job_ != nullptr); });
         if (stop_) return;
         seen = generation_;
+        job = job_;
+        chunks = chunks_;
+        ++active_;
       }
-      take_chunks();
+      take_chunks(*job, chunks);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        --active_;
+      }
+      done_.notify_all();
     }
   }
 
@@ -88,20 +104,21 @@ class Pool {
   std::mutex mu_;
   std::condition_variable wake_, done_;
   const std::function<void(std::size_t)>* job_ = nullptr;
-  std::size_t chunks_ = 0, finished_ = 0;
+  std::size_t chunks_ = 0, finished_ = 0, active_ = 0, error_chunk_ = 0;
   std::atomic<std::size_t> next_{0};
   std::uint64_t generation_ = 0;
   bool stop_ = false;
   std::exception_ptr error_;
 };
 
-int g_threads = 1;
+std::atomic<int> g_threads{1};
 std::unique_ptr<Pool> g_pool;
-std::mutex g_pool_mu;  // serializes parallel_for callers from different threads
+std::mutex g_pool_mu;  // guards g_pool; held by the caller for the whole of a parallel call
 
 }  // namespace
 
 void set_threads(int n) {
+  check(!t_in_chunk, "set_threads", "called from inside a parallel_for chunk");
   n = std::max(1, n);
   openblas_set_num_threads(n);
   std::lock_guard<std::mutex> lock(g_pool_mu);
@@ -116,10 +133,16 @@ int threads() { return g_threads; }
 void parallel_for(std::size_t n, std::size_t grain,
                   const std::function<void(std::size_t, std::size_t)>& body) {
   if (n == 0) return;
+  if (t_in_chunk) {  // nested: this thread is already one of the workers
+    body(0, n);
+    return;
+  }
   grain = std::max<std::size_t>(grain, 1);
+  std::unique_lock<std::mutex> lock(g_pool_mu);
   const std::size_t chunks =
       std::min<std::size_t>(static_cast<std::size_t>(g_threads), (n + grain - 1) / grain);
-  if (chunks <= 1 || t_in_chunk || !g_pool) {
+  if (chunks <= 1 || !g_pool) {
+    lock.unlock();
     body(0, n);
     return;
   }
@@ -127,7 +150,6 @@ void parallel_for(std::size_t n, std::size_t grain,
   const std::function<void(std::size_t)> chunk = [&](std::size_t c) {
     body(c * n / chunks, (c + 1) * n / chunks);
   };
-  std::lock_guard<std::mutex> lock(g_pool_mu);
   g_pool->run(chunks, chunk);
 }
 

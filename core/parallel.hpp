@@ -3,13 +3,14 @@
 // set_threads(n) sets both: OpenBLAS's GEMM threads and the pool that parallel_for runs on.
 // parallel_for(n, grain, body) cuts [0, n) into at most threads() contiguous chunks of at least
 // `grain` items and runs body(begin, end) on each, the caller taking a share; it returns when all
-// are done and rethrows the first exception a chunk threw. The chunk boundaries depend only on n,
+// are done and rethrows the exception of the lowest-numbered chunk that threw. The chunk boundaries depend only on n,
 // grain and threads(), so a kernel whose chunks write disjoint outputs (or whose per-chunk partial
 // sums are combined in chunk order) gives the same bits on every run with the same thread count.
 //
 // Idle workers sleep on a condition variable rather than spin: on a shared 2-core machine a
 // spinning pool steals the core that another process (or OpenBLAS) needs. A parallel_for inside
-// a chunk runs inline. With one thread (the default) everything runs inline on the caller.
+// a chunk runs inline; set_threads inside a chunk is an error. With one thread (the default)
+// everything runs inline on the caller. Calls from several threads at once take turns.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,7 @@
 #include "core/profile.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 
 #include "core/error.hpp"
@@ -8,17 +9,24 @@
 namespace attnlab {
 
 namespace {
-thread_local OpProfiler* g_active = nullptr;
+// One profiler at a time, process-wide, serving only the thread that made it. (Not a
+// thread_local: a profiler destroyed on another thread would leave its own thread's pointer
+// dangling.)
+std::atomic<OpProfiler*> g_active{nullptr};
+}  // namespace
+
+OpProfiler::OpProfiler() : last_mark_(Clock::now()), owner_(std::this_thread::get_id()) {
+  OpProfiler* none = nullptr;
+  check(g_active.compare_exchange_strong(none, this), "OpProfiler",
+        "a profiler is already active");
 }
 
-OpProfiler::OpProfiler() : last_mark_(Clock::now()), previous_(g_active) {
-  check(previous_ == nullptr, "OpProfiler", "a profiler is already active on this thread");
-  g_active = this;
+OpProfiler::~OpProfiler() { g_active.store(nullptr); }
+
+OpProfiler* OpProfiler::active() {
+  OpProfiler* p = g_active.load(std::memory_order_relaxed);
+  return p && p->owner_ == std::this_thread::get_id() ? p : nullptr;
 }
-
-OpProfiler::~OpProfiler() { g_active = previous_; }
-
-OpProfiler* OpProfiler::active() { return g_active; }
 
 OpTime& OpProfiler::entry(const std::string& op) {
   OpTime& t = times_[op];

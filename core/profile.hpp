@@ -1,6 +1,6 @@
-// OpProfiler: where a training step spends its time, op by op. Opt-in and per thread: while an
-// OpProfiler lives, the tape times every op it records on this thread, and backward() times each
-// node's backward under the op's name.
+// OpProfiler: where a training step spends its time, op by op. Opt-in: while an OpProfiler
+// lives, the tape times every op recorded on the thread that made it, and backward() (on that
+// thread) times each node's backward under the op's name. One profiler at a time.
 //
 // Forward time is measured between marks: each recorded op is charged the time since the previous
 // mark, which covers the op's own computation plus any glue code that ran before it (shape
@@ -17,6 +17,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace attnlab {
@@ -32,7 +33,7 @@ struct OpTime {
 
 class OpProfiler {
  public:
-  OpProfiler();   // starts profiling on this thread (one profiler per thread at a time)
+  OpProfiler();   // starts profiling this thread's ops (one profiler at a time, process-wide)
   ~OpProfiler();
   OpProfiler(const OpProfiler&) = delete;
   OpProfiler& operator=(const OpProfiler&) = delete;
@@ -52,7 +53,7 @@ class OpProfiler {
   OpTime& entry(const std::string& op);
   std::map<std::string, OpTime> times_;
   Clock::time_point last_mark_;
-  OpProfiler* previous_;
+  std::thread::id owner_;
 };
 
 }  // namespace attnlab

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include <xtensor/xbuilder.hpp>
@@ -351,4 +352,22 @@ TEST_CASE("no keys at all (Lk = 0): a zero output, zero gradient, no NaN") {
   for (double x : r.output.value()) CHECK(x == 0.0);
   r.output.backward(xt::ones<double>({2, 4}));
   for (double g : q.grad()) CHECK(g == 0.0);
+}
+
+TEST_CASE("a row the mask hides entirely stays zero even when its bias is -inf") {
+  TD q(rand_array({2, 3}, 1), true), k(rand_array({4, 3}, 2), true), v(rand_array({4, 2}, 3), true);
+  Array<double> bias = xt::zeros<double>({2, 4});
+  for (std::size_t j = 0; j < 4; ++j) bias(1, j) = -std::numeric_limits<double>::infinity();
+  Mask m = Mask::from_shape({2, 4});
+  m.fill(true);
+  for (std::size_t j = 0; j < 4; ++j) m(1, j) = false;
+  Opts o;
+  o.mask = m;
+  o.bias = TD(bias);
+  auto r = scaled_dot_product_attention(q, k, v, o);
+  for (std::size_t j = 0; j < 4; ++j) CHECK(r.weights.value()(1, j) == 0.0);
+  for (std::size_t c = 0; c < 2; ++c) CHECK(r.output.value()(1, c) == 0.0);
+  r.output.backward(xt::ones<double>({2, 2}));
+  CHECK(all_finite(q.grad()));
+  for (std::size_t c = 0; c < 3; ++c) CHECK(q.grad()(1, c) == 0.0);
 }

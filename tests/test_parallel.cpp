@@ -108,3 +108,25 @@ TEST_CASE("kernels that run in parallel chunks give the same bits with 1 and 2 t
   const auto one = run(1), two = run(2);
   for (std::size_t i = 0; i < one.size(); ++i) CHECK(one[i] == two[i]);
 }
+
+TEST_CASE("back-to-back calls of different sizes: no chunk lost or run twice") {
+  // Workers that wake late for one call must not take chunks of the next (3 threads, so a
+  // worker can lag behind the other two).
+  with_threads(3, [] {
+    for (int round = 0; round < 2000; ++round) {
+      const std::size_t n = 1 + static_cast<std::size_t>(round % 7);
+      std::vector<std::atomic<int>> hits(n);
+      parallel_for(n, 1, [&](std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) ++hits[i];
+      });
+      for (std::size_t i = 0; i < n; ++i) REQUIRE(hits[i] == 1);
+    }
+  });
+}
+
+TEST_CASE("set_threads inside a chunk is refused") {
+  with_threads(2, [] {
+    CHECK_THROWS_WITH(parallel_for(4, 1, [](std::size_t, std::size_t) { set_threads(1); }),
+                      doctest::Contains("set_threads: called from inside a parallel_for chunk"));
+  });
+}

@@ -2,6 +2,8 @@
 // by op name; it is per thread, one at a time, and costs nothing when absent.
 #include <doctest/doctest.h>
 
+#include <thread>
+
 #include <xtensor/xbuilder.hpp>
 
 #include "core/ops.hpp"
@@ -51,12 +53,16 @@ TEST_CASE("OpProfiler counts forward records and backward calls per op") {
   CHECK(prof.total_ms() == doctest::Approx(sum_ms));
 }
 
-TEST_CASE("OpProfiler: one per thread, and nothing is recorded without one") {
+TEST_CASE("OpProfiler: one at a time, its own thread only, nothing recorded without one") {
   {
     OpProfiler prof;
     CHECK(OpProfiler::active() == &prof);
     CHECK_THROWS_WITH_AS(OpProfiler(), doctest::Contains("OpProfiler: a profiler is already active"),
                          ShapeError);
+    // Another thread's ops are not charged to this profiler.
+    OpProfiler* seen = &prof;
+    std::thread([&] { seen = OpProfiler::active(); }).join();
+    CHECK(seen == nullptr);
   }
   CHECK(OpProfiler::active() == nullptr);
   Tensor<double> x(rand_array({2}, 3), true);

@@ -97,7 +97,7 @@ struct Problem {
   bool has_mask = false;
   Mask mask;  // when has_mask (a default xarray is 0-D with one element, never "empty")
   BroadcastMap mask_map, bias_map;
-  Shape bias_shape;  // empty when there is no bias
+  Shape bias_shape;  // the bias's shape, when options.bias is defined
   double dropout = 0.0;
   bool has_dropout() const { return dropout > 0.0; }
   std::size_t block_size() const { return Lq * Lk; }
@@ -125,20 +125,23 @@ void masked_softmax_rows(const Problem<T>& pr, const T* bias, std::size_t blk, T
     const std::size_t end = pr.causal ? std::min(i + 1, pr.Lk) : pr.Lk;
     if (bias)
       for (std::size_t j = 0; j < end; ++j) row[j] += bias[pr.bias_map.at(blk, i, j)];
-    bool any = end > 0;
-    T mx = any ? vmath::max(row, end) : T(0);
+    T mx = end > 0 ? vmath::max(row, end) : T(0);
     if (mask) {
-      // Hidden keys become -inf, which the exponential maps to exactly 0.
-      any = false;
+      // The max over allowed keys only; hidden keys become -inf, which exp maps to exactly 0.
+      bool any = false;
       for (std::size_t j = 0; j < end; ++j)
         if (mask[pr.mask_map.at(blk, i, j)] && (!any || row[j] > mx)) mx = row[j], any = true;
+      if (!any) {  // no key allowed: an all-zero row (whatever the scores or bias held)
+        std::fill(row, row + pr.Lk, T(0));
+        continue;
+      }
       for (std::size_t j = 0; j < end; ++j)
         if (!mask[pr.mask_map.at(blk, i, j)]) row[j] = -std::numeric_limits<T>::infinity();
     }
     for (std::size_t j = 0; j < end; ++j) row[j] -= mx;
     vmath::exp_n(row, row, end);  // fast vectorized float exp (vmath), std::exp for double
     std::fill(row + end, row + pr.Lk, T(0));
-    if (any) {
+    if (end > 0) {
       const T inv = T(1) / vmath::sum(row, end);  // the sum is >= 1: the max term is exp(0)
       for (std::size_t j = 0; j < end; ++j) row[j] *= inv;
     }
@@ -152,13 +155,15 @@ void apply_dropout(const T* P, const bool* keep, T inv_keep, std::size_t n, T* o
 }
 
 // Blocks per parallel chunk: enough multiply-adds (about 2^16) to be worth a thread's wake-up.
-// Blocks of 2^20 or more are left to OpenBLAS, which threads each GEMM itself: they run one
-// after another on the caller.
+// Blocks whose GEMMs reach 2^18 multiply-adds are left to OpenBLAS, which threads a GEMM that
+// size itself: they run one after another on the caller, so the two kinds of threads never
+// stack up on the same cores.
 template <class T>
 std::size_t block_grain(const Problem<T>& pr) {
-  const std::size_t work = pr.Lq * pr.Lk * std::max<std::size_t>(pr.d + pr.dv, 1);
-  if (work >= (std::size_t(1) << 20)) return pr.B * pr.H;
-  return std::max<std::size_t>(1, (std::size_t(1) << 16) / std::max<std::size_t>(work, 1));
+  const std::size_t gemm = pr.Lq * pr.Lk * std::max<std::size_t>(std::max(pr.d, pr.dv), 1);
+  if (gemm >= (std::size_t(1) << 18)) return pr.B * pr.H;
+  const std::size_t per_block = 2 * std::max<std::size_t>(gemm, 1);  // Lk = 0: no work at all
+  return std::max<std::size_t>(1, (std::size_t(1) << 16) / per_block);
 }
 
 // Blocks are independent: chunks of them run in parallel (core/parallel), each chunk with its
