@@ -6,7 +6,7 @@
 // mark, which covers the op's own computation plus any glue code that ran before it (shape
 // checks in a module, building a mask). mark(name) charges the time since the previous mark to a
 // named section of your own, e.g. the optimizer step, so it is not charged to the next op.
-// Backward time is exact per node. Cost when no profiler lives: one thread-local test per op.
+// Backward time is exact per node. Cost when no profiler lives: one atomic load per op.
 //
 //   OpProfiler prof;
 //   for (...) { loss = model(x); prof.mark("forward glue"); loss.backward(); opt.step();

@@ -1,6 +1,10 @@
 // Multi-head attention (Vaswani et al. 2017), PyTorch's layout with separate projections:
 //   q = w_q(query), k = w_k(key), v = w_v(value), split into h heads of d_k = d_model / h,
 //   per head softmax(q k^T / sqrt(d_k) + bias) v, heads concatenated, then w_o.
+// How it runs: the fused ops read each head in place from the projections and return the heads
+// already concatenated (multi_head_attention); self-attention makes q, k and v with one GEMM on
+// [W_q; W_k; W_v] (multi_head_self_attention). Only a qk_transform, which needs per-head
+// tensors, takes the explicit split-heads path.
 // Parameters: w_q, w_k, w_v, w_o, each Linear(d_model, d_model): 4 d^2 (+ 4 d with biases);
 // d = 64, h = 8 with biases: 16,640. Weights init Xavier-uniform, biases zero (as PyTorch's MHA).
 #pragma once
