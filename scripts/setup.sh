@@ -37,7 +37,9 @@ if [ "${1:-}" = "--sanitize" ]; then
   build=build-sanitize
   # The sanitizer build checks the engine, modules, figures and their tests; the lessons
   # (timed, minutes of training) and the benchmarks are exercised by the Release build.
-  flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_SANITIZE=ON -DATTNLAB_LESSONS=OFF -DATTNLAB_BENCH=OFF)
+  # -O1 -g1 (line tables: stack traces keep file:line) compiles in half the time of -O2 -g.
+  flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+         -DATTNLAB_SANITIZE=ON -DATTNLAB_LESSONS=OFF -DATTNLAB_BENCH=OFF)
 fi
 jobs=$(nproc 2>/dev/null || echo 2)
 [ -f "$build/CMakeCache.txt" ] || cmake -S . -B "$build" "${flags[@]}" >/dev/null
