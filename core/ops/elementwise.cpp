@@ -314,47 +314,48 @@ Tensor<T> gelu(const Tensor<T>& a, GeluForm form) {
   const T c = T(0.044715);
   Array<T> y;
   if (form == GeluForm::Erf) {
-    // y = a Phi(a), Phi by vmath::normal_cdf (vectorized for float, std::erf for double).
-    // In parallel chunks (core/parallel), each pass over a cache-sized piece.
+    // y = a Phi(a), Phi by vmath::normal_cdf (vectorized for float, std::erf for double). When
+    // recording, the same pass keeps dy/da = Phi(a) + a phi(a) while Phi is at hand, so the
+    // backward is one multiply (PyTorch recomputes Phi there; this costs one saved array).
+    // In parallel chunks (core/parallel) of 4096-entry pieces that stay in L1.
     y = Array<T>::from_shape(a.shape());
+    auto slope = will_record<T>({&a}) ? std::make_shared<Array<T>>(Array<T>::from_shape(a.shape()))
+                                      : nullptr;
     const T* x = a.value().data();
     T* py = y.data();
+    T* pd = slope ? slope->data() : nullptr;
     parallel_for(y.size(), kGeluGrain, [&](std::size_t b, std::size_t e) {
-      vmath::normal_cdf_n(x + b, py + b, e - b);
-      for (std::size_t k = b; k < e; ++k) py[k] *= x[k];
-    });
-  } else {
-    y = map_to<T>(a.shape(), [=](T x) {
-      return T(0.5) * x * (T(1) + std::tanh(sqrt_2_over_pi * (x + c * x * x * x)));
-    }, a.value());
-  }
-  return record<T>("gelu", std::move(y), {&a}, [=](Node<T>& n) {
-    if (form == GeluForm::Erf) {
-      // Phi and e^(-a^2/2) in two vectorized passes, then dy (Phi + a phi) in one loop.
-      const Array<T>& xa = n.input(0);
-      const T* x = xa.data();
-      const T* g = n.grad.data();
-      Array<T> dx = Array<T>::from_shape(xa.shape());
-      T* pd = dx.data();
-      parallel_for(xa.size(), kGeluGrain, [&](std::size_t b, std::size_t e) {
-        std::vector<T> cdf(std::min<std::size_t>(e - b, 4096));
-        for (std::size_t s = b; s < e; s += cdf.size()) {  // 4096-entry pieces stay in L1
-          const std::size_t m = std::min(cdf.size(), e - s);
-          vmath::normal_cdf_n(x + s, cdf.data(), m);
-          for (std::size_t k = 0; k < m; ++k) pd[s + k] = T(-0.5) * x[s + k] * x[s + k];
+      for (std::size_t s = b; s < e; s += 4096) {
+        const std::size_t m = std::min<std::size_t>(4096, e - s);
+        vmath::normal_cdf_n(x + s, py + s, m);  // Phi(a)
+        if (pd) {
+          for (std::size_t k = s; k < s + m; ++k) pd[k] = T(-0.5) * x[k] * x[k];
           vmath::exp_n(pd + s, pd + s, m);
-          for (std::size_t k = 0; k < m; ++k)
-            pd[s + k] = g[s + k] * (cdf[k] + x[s + k] * inv_sqrt_2pi * pd[s + k]);
+          for (std::size_t k = s; k < s + m; ++k) pd[k] = py[k] + x[k] * inv_sqrt_2pi * pd[k];
         }
+        for (std::size_t k = s; k < s + m; ++k) py[k] *= x[k];
+      }
+    });
+    return record<T>("gelu", std::move(y), {&a}, [slope](Node<T>& n) {
+      Array<T> dx = Array<T>::from_shape(n.value.shape());
+      const T* g = n.grad.data();
+      const T* d = slope->data();
+      T* pdx = dx.data();
+      parallel_for(dx.size(), kGeluGrain, [&](std::size_t b, std::size_t e) {
+        for (std::size_t k = b; k < e; ++k) pdx[k] = g[k] * d[k];
       });
       n.add_grad(0, std::move(dx));
-    } else {
-      n.add_grad(0, grad_times(n, [=](T g, T x) {
-        const T t = std::tanh(sqrt_2_over_pi * (x + c * x * x * x));
-        const T du = sqrt_2_over_pi * (T(1) + T(3) * c * x * x);
-        return g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * du);
-      }, n.input(0)));
-    }
+    });
+  }
+  y = map_to<T>(a.shape(), [=](T x) {
+    return T(0.5) * x * (T(1) + std::tanh(sqrt_2_over_pi * (x + c * x * x * x)));
+  }, a.value());
+  return record<T>("gelu", std::move(y), {&a}, [=](Node<T>& n) {
+    n.add_grad(0, grad_times(n, [=](T g, T x) {
+      const T t = std::tanh(sqrt_2_over_pi * (x + c * x * x * x));
+      const T du = sqrt_2_over_pi * (T(1) + T(3) * c * x * x);
+      return g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * du);
+    }, n.input(0)));
   });
 }
 

@@ -91,6 +91,7 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>
     const std::size_t rows = row_grain(D), blocks = (R + rows - 1) / rows;
     std::vector<T> part_g(want_g ? blocks * D : 0), part_b(want_b ? blocks * D : 0);
     parallel_for(blocks, 1, [&](std::size_t first, std::size_t last) {
+      std::vector<T> xhat(D), dxhat(D);  // one row's, in plain arrays so every loop vectorizes
       for (std::size_t blk = first; blk < last; ++blk) {
         T* pg = want_g ? part_g.data() + blk * D : nullptr;
         T* pb = want_b ? part_b.data() + blk * D : nullptr;
@@ -98,20 +99,23 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>
           const T* xr = px + r * D;
           const T* dyr = dy + r * D;
           const T mu = (*mean)[r], rs = (*rstd)[r];
+          T* xh = xhat.data();
+          T* dxh = dxhat.data();
+          for (std::size_t j = 0; j < D; ++j) xh[j] = (xr[j] - mu) * rs;
           if (pg)
-            for (std::size_t j = 0; j < D; ++j) pg[j] += dyr[j] * (xr[j] - mu) * rs;
+            for (std::size_t j = 0; j < D; ++j) pg[j] += dyr[j] * xh[j];
           if (pb)
             for (std::size_t j = 0; j < D; ++j) pb[j] += dyr[j];
           if (!want_x) continue;
-          // mean(dxhat) and mean(dxhat * xhat), with dxhat = dy * gamma.
-          auto dxhat = [&](std::size_t j) { return g ? dyr[j] * g[j] : dyr[j]; };
-          const T m1 = vmath::sum_of<T>(D, dxhat) * inv_d;
-          const T m2 =
-              vmath::sum_of<T>(D, [&](std::size_t j) { return dxhat(j) * (xr[j] - mu); }) * rs *
-              inv_d;
+          if (g)
+            for (std::size_t j = 0; j < D; ++j) dxh[j] = dyr[j] * g[j];
+          else
+            std::copy(dyr, dyr + D, dxh);
+          // mean(dxhat) and mean(dxhat * xhat)
+          const T m1 = vmath::sum(dxh, D) * inv_d;
+          const T m2 = vmath::dot(dxh, xh, D) * inv_d;
           T* dxr = dx.data() + r * D;
-          for (std::size_t j = 0; j < D; ++j)
-            dxr[j] = rs * (dxhat(j) - m1 - (xr[j] - mu) * rs * m2);
+          for (std::size_t j = 0; j < D; ++j) dxr[j] = rs * (dxh[j] - m1 - xh[j] * m2);
         }
       }
     });
