@@ -125,8 +125,10 @@ void masked_softmax_rows(const Problem<T>& pr, const T* bias, std::size_t blk, T
     const std::size_t end = pr.causal ? std::min(i + 1, pr.Lk) : pr.Lk;
     if (bias)
       for (std::size_t j = 0; j < end; ++j) row[j] += bias[pr.bias_map.at(blk, i, j)];
-    T mx = end > 0 ? vmath::max(row, end) : T(0);
-    if (mask) {
+    T mx = T(0);
+    if (!mask) {
+      if (end > 0) mx = vmath::max(row, end);
+    } else {
       // The max over allowed keys only; hidden keys become -inf, which exp maps to exactly 0.
       bool any = false;
       for (std::size_t j = 0; j < end; ++j)
