@@ -1,4 +1,5 @@
-// Gradient checks of the fused scaled dot-product attention: shapes, masks, bias, scale, dropout.
+// Gradient checks of the fused attention ops (scaled_dot_product_attention and its multi-head
+// forms): shapes, masks, bias, scale, dropout.
 #include "gradcheck/cases.hpp"
 
 namespace attnlab::cases {
@@ -6,18 +7,52 @@ namespace attnlab::cases {
 namespace {
 using Opts = AttentionOptions<double>;
 
-// The attention output as a function of Q, K, V (and the bias, as x[3], when opts asks for one).
+// An attention op's output as a function of its operands, followed by `extra` inputs (a bias,
+// which make_opts places in the options, reading it from x).
+using AttentionCall = std::function<TD(const Inputs&, const Opts&)>;
+GradcheckResult check_call(Inputs in, AttentionCall call,
+                           std::function<Opts(const Inputs&)> make_opts, std::vector<TD> extra) {
+  for (auto& t : extra) in.push_back(t);
+  return gradcheck(
+      [call, make_opts](const Inputs& x) { return call(x, make_opts ? make_opts(x) : Opts{}); },
+      in);
+}
+
+// scaled_dot_product_attention of Q, K, V (x[0..2]).
 GradcheckResult check_attention(const Shape& qs, const Shape& ks, const Shape& vs,
                                 std::function<Opts(const Inputs&)> make_opts = {},
                                 std::vector<TD> extra = {}) {
-  Inputs in{rnd(qs, 11), rnd(ks, 12), rnd(vs, 13)};
-  for (auto& t : extra) in.push_back(t);
-  return gradcheck(
-      [make_opts](const Inputs& x) {
-        const Opts o = make_opts ? make_opts(x) : Opts{};
+  return check_call(
+      {rnd(qs, 11), rnd(ks, 12), rnd(vs, 13)},
+      [](const Inputs& x, const Opts& o) {
         return scaled_dot_product_attention(x[0], x[1], x[2], o).output;
       },
-      in);
+      make_opts, extra);
+}
+
+// The multi-head entry points, which read heads in place from (B, L, h*d) projections:
+// multi_head_attention of Q, K, V (x[0..2]) ...
+GradcheckResult check_heads(const Shape& qs, const Shape& ks, const Shape& vs, std::size_t heads,
+                            std::function<Opts(const Inputs&)> make_opts = {},
+                            std::vector<TD> extra = {}) {
+  return check_call(
+      {rnd(qs, 21), rnd(ks, 22), rnd(vs, 23)},
+      [heads](const Inputs& x, const Opts& o) {
+        return multi_head_attention(x[0], x[1], x[2], heads, o).output;
+      },
+      make_opts, extra);
+}
+
+// ... and multi_head_self_attention of one packed qkv (B, L, 3 * heads * d) (x[0]).
+GradcheckResult check_packed(std::size_t B, std::size_t L, std::size_t heads, std::size_t d,
+                             std::function<Opts(const Inputs&)> make_opts = {},
+                             std::vector<TD> extra = {}) {
+  return check_call(
+      {rnd({B, L, 3 * heads * d}, 24)},
+      [heads](const Inputs& x, const Opts& o) {
+        return multi_head_self_attention(x[0], heads, o).output;
+      },
+      make_opts, extra);
 }
 
 // Key j of batch b is padding when j >= lengths[b]: the (B, 1, 1, Lk) padding mask.
@@ -99,37 +134,6 @@ GRADCHECK_CASE("scaled_dot_product_attention dropout", "(2,4,3), p = 0.3", [] {
     return o;
   });
 });
-
-}  // namespace attnlab::cases
-
-// The multi-head entry points read heads in place from (B, L, h*d) projections.
-namespace attnlab::cases {
-namespace {
-GradcheckResult check_heads(const Shape& qs, const Shape& ks, const Shape& vs, std::size_t heads,
-                            std::function<Opts(const Inputs&)> make_opts = {},
-                            std::vector<TD> extra = {}) {
-  Inputs in{rnd(qs, 21), rnd(ks, 22), rnd(vs, 23)};
-  for (auto& t : extra) in.push_back(t);
-  return gradcheck(
-      [make_opts, heads](const Inputs& x) {
-        const Opts o = make_opts ? make_opts(x) : Opts{};
-        return multi_head_attention(x[0], x[1], x[2], heads, o).output;
-      },
-      in);
-}
-GradcheckResult check_packed(std::size_t B, std::size_t L, std::size_t heads, std::size_t d,
-                             std::function<Opts(const Inputs&)> make_opts = {},
-                             std::vector<TD> extra = {}) {
-  Inputs in{rnd({B, L, 3 * heads * d}, 24)};
-  for (auto& t : extra) in.push_back(t);
-  return gradcheck(
-      [make_opts, heads](const Inputs& x) {
-        const Opts o = make_opts ? make_opts(x) : Opts{};
-        return multi_head_self_attention(x[0], heads, o).output;
-      },
-      in);
-}
-}  // namespace
 
 GRADCHECK_CASE("multi_head_attention Lq != Lk, dv != dk", "Q (2,3,6), K (2,4,6), V (2,4,4), 2 heads",
                [] { return check_heads({2, 3, 6}, {2, 4, 6}, {2, 4, 4}, 2); });
