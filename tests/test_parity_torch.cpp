@@ -185,6 +185,20 @@ void gru_cases(Npz& in, Npz& ours) {
 // Keys (B = 2, Lk = 4) with the second sequence padded after 2; every query keeps a real key.
 const std::vector<std::size_t> kKeyLengths{4, 2};
 
+// The rest of an additive or Luong case, whose module takes (query, keys, values, key mask):
+// keys (2, 4, 4), values (2, 4, 2), the padding mask, output, weights and every gradient.
+template <class Attention>
+void attend_masked_keys(Case& c, Attention& m, const Tn& q) {
+  Tn k = c.input("keys", {2, 4, 4});
+  Tn v = c.input("values", {2, 4, 2});
+  Mask mask = length_mask(kKeyLengths, 4);
+  c.data("key_mask", NpyArray(mask));
+  AttentionResult<double> r = m.forward(q, k, v, mask);
+  c.output("output", r.output);
+  c.output("weights", r.weights);
+  c.backward();
+}
+
 void additive_cases(Npz& in, Npz& ours) {
   for (bool step : {false, true}) {
     Case c(step ? "AdditiveAttention step with biases" : "AdditiveAttention masked", in, ours,
@@ -192,14 +206,7 @@ void additive_cases(Npz& in, Npz& ours) {
     nn::AdditiveAttention<double> m(3, 4, 5, c.gen(), /*bias=*/step);
     c.params(m);
     Tn q = c.input("query", step ? Shape{2, 3} : Shape{2, 3, 3});
-    Tn k = c.input("keys", {2, 4, 4});
-    Tn v = c.input("values", {2, 4, 2});
-    Mask mask = length_mask(kKeyLengths, 4);
-    c.data("key_mask", NpyArray(mask));
-    AttentionResult<double> r = m.forward(q, k, v, mask);
-    c.output("output", r.output);
-    c.output("weights", r.weights);
-    c.backward();
+    attend_masked_keys(c, m, q);
   }
 }
 
@@ -214,14 +221,7 @@ void luong_cases(Npz& in, Npz& ours) {
     nn::LuongAttention<double> m(score, dq, 4, c.gen(), 5);
     c.params(m);
     Tn q = c.input("query", {2, 3, dq});
-    Tn k = c.input("keys", {2, 4, 4});
-    Tn v = c.input("values", {2, 4, 2});
-    Mask mask = length_mask(kKeyLengths, 4);
-    c.data("key_mask", NpyArray(mask));
-    AttentionResult<double> r = m.forward(q, k, v, mask);
-    c.output("output", r.output);
-    c.output("weights", r.weights);
-    c.backward();
+    attend_masked_keys(c, m, q);
   }
 }
 
