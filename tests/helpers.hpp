@@ -18,6 +18,7 @@
 #include "core/array.hpp"
 #include "core/error.hpp"
 #include "core/random.hpp"
+#include "core/tensor.hpp"
 
 namespace attnlab::testing {
 
@@ -98,6 +99,9 @@ inline Array<double> ramp_array(const Shape& s) {
   auto a = Array<double>::from_shape(s);
   for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = double(i);
   return a;
+}
+inline Tensor<double> ramp(const Shape& s, bool requires_grad = false) {
+  return Tensor<double>(ramp_array(s), requires_grad);
 }
 
 }  // namespace attnlab::testing

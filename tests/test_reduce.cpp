@@ -15,7 +15,6 @@ using TD = Tensor<double>;
 using AD = Array<double>;
 
 namespace {
-TD ramp(const Shape& s, bool requires_grad = false) { return TD(ramp_array(s), requires_grad); }
 
 template <class Op>
 void check_agree(const char* name, Op op) {

@@ -14,9 +14,6 @@ using TD = Tensor<double>;
 using AD = Array<double>;
 
 namespace {
-TD ramp(const Shape& s, bool requires_grad = false) { return TD(ramp_array(s), requires_grad); }
-
-bool mentions(const std::string& msg, const std::string& part) { return msg.find(part) != std::string::npos; }
 
 // Shape ops only move values: float and double results must match exactly.
 template <class Op>
@@ -151,8 +148,8 @@ TEST_CASE("bad shapes, axes and indices throw ShapeError naming the op and the v
   const TD a = ramp({2, 3});
   CHECK_OP_ERROR("reshape", reshape(a, {4, 2}));
   const std::string r = error_of([&] { reshape(a, {4, 2}); });
-  CHECK(mentions(r, "(2,3)"));
-  CHECK(mentions(r, "(4,2)"));
+  CHECK(contains(r, "(2,3)"));
+  CHECK(contains(r, "(4,2)"));
   CHECK_OP_ERROR("reshape", reshape(a, {-1, -1}));
   CHECK_OP_ERROR("reshape", reshape(a, {4, -1}));
   CHECK_OP_ERROR("reshape", reshape(a, {-2, 3}));
@@ -170,21 +167,21 @@ TEST_CASE("bad shapes, axes and indices throw ShapeError naming the op and the v
   CHECK_OP_ERROR("slice", slice(a, 2, 0, 1));
   CHECK_OP_ERROR("concat", concat<double>({}, 0));
   CHECK_OP_ERROR("concat", concat<double>({a, ramp({3, 2})}, 0));
-  CHECK(mentions(error_of([&] { concat<double>({a, a, ramp({2, 2, 1})}, 1); }), "tensor 2"));
+  CHECK(contains(error_of([&] { concat<double>({a, a, ramp({2, 2, 1})}, 1); }), "tensor 2"));
   CHECK_OP_ERROR("concat", concat<double>({a, a}, 2));
   CHECK_OP_ERROR("stack", stack<double>({}, 0));
   CHECK_OP_ERROR("stack", stack<double>({a, a, ramp({3, 2})}, 0));
-  CHECK(mentions(error_of([&] { stack<double>({a, a, ramp({3, 2})}, 0); }), "tensor 2"));
+  CHECK(contains(error_of([&] { stack<double>({a, a, ramp({3, 2})}, 0); }), "tensor 2"));
   CHECK_OP_ERROR("stack", stack<double>({a, a}, 3));
   CHECK_OP_ERROR("split", split(a, {1, 1}, 1));
   CHECK_OP_ERROR("split", split(a, {2, 2}, 1));
   CHECK_OP_ERROR("split", split(a, {3}, 2));
   CHECK_OP_ERROR("index_select", index_select(a, 1, IndexArray{0, 3}));
   const std::string ie = error_of([&] { index_select(a, 1, IndexArray{0, -1}); });
-  CHECK(mentions(ie, "index_select:"));
-  CHECK(mentions(ie, "index -1"));
-  CHECK(mentions(ie, "length 3"));
-  CHECK(mentions(error_of([&] { index_select(a, 0, IndexArray{5}); }), "index 5"));
+  CHECK(contains(ie, "index_select:"));
+  CHECK(contains(ie, "index -1"));
+  CHECK(contains(ie, "length 3"));
+  CHECK(contains(error_of([&] { index_select(a, 0, IndexArray{5}); }), "index 5"));
   CHECK_OP_ERROR("index_select", index_select(a, 2, IndexArray{0}));
   CHECK_OP_ERROR("gather", gather(a, 1, IndexArray{0, 1}));
   CHECK_OP_ERROR("gather", gather(a, 1, IndexArray{{0, 3}}));
@@ -205,7 +202,7 @@ TEST_CASE("empty tensor handles throw ShapeError naming the op") {
   CHECK_OP_ERROR("permute", permute(none, {0}));
   CHECK_OP_ERROR("slice", slice(none, 0, 0, 1));
   CHECK_OP_ERROR("concat", concat<double>({a, none}, 0));
-  CHECK(mentions(error_of([&] { concat<double>({a, none}, 0); }), "tensor 1"));
+  CHECK(contains(error_of([&] { concat<double>({a, none}, 0); }), "tensor 1"));
   CHECK_OP_ERROR("stack", stack<double>({none}, 0));
   CHECK_OP_ERROR("split", split(none, {1}, 0));
   CHECK_OP_ERROR("index_select", index_select(none, 0, IndexArray{0}));
