@@ -119,7 +119,7 @@ std::mutex g_pool_mu;  // guards g_pool; held by the caller for the whole of a p
 
 void set_threads(int n) {
   check(!t_in_chunk, "set_threads", "called from inside a parallel_for chunk");
-  n = std::max(1, n);
+  check(n >= 1, "set_threads", "needs at least 1 thread, got ", n);
   openblas_set_num_threads(n);
   std::lock_guard<std::mutex> lock(g_pool_mu);
   if (n == g_threads) return;

@@ -18,7 +18,7 @@
 
 namespace attnlab {
 
-void set_threads(int n);  // n >= 1
+void set_threads(int n);  // n >= 1, else ShapeError
 int threads();
 
 void parallel_for(std::size_t n, std::size_t grain,

@@ -124,7 +124,9 @@ TEST_CASE("back-to-back calls of different sizes: no chunk lost or run twice") {
   });
 }
 
-TEST_CASE("set_threads inside a chunk is refused") {
+TEST_CASE("set_threads refuses 0 threads, and calls from inside a chunk") {
+  CHECK_THROWS_WITH(set_threads(0), doctest::Contains("set_threads: needs at least 1 thread, got 0"));
+  CHECK(threads() == 1);
   with_threads(2, [] {
     CHECK_THROWS_WITH(parallel_for(4, 1, [](std::size_t, std::size_t) { set_threads(1); }),
                       doctest::Contains("set_threads: called from inside a parallel_for chunk"));
