@@ -338,7 +338,11 @@ double median(std::vector<double> v) {
 std::vector<int> parse_ints(const std::string& s) {
   std::vector<int> v;
   std::stringstream in(s);
-  for (std::string x; std::getline(in, x, ',');) v.push_back(std::atoi(x.c_str()));
+  for (std::string x; std::getline(in, x, ',');) {
+    const int n = std::atoi(x.c_str());
+    if (n < 1) fail("bench_race", "thread counts must be positive integers, got '", x, "' in '", s, "'");
+    v.push_back(n);
+  }
   return v;
 }
 std::vector<std::string> parse_list(const std::string& s) {
@@ -372,20 +376,34 @@ int run_driver(int argc, char** argv) {
   std::vector<int> attn_threads{1, 2}, torch_threads{1, 2};
   bool torch = true;
   std::string script = std::string(ATTNLAB_SOURCE_DIR) + "/bench/race_torch.py";
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) fail("bench_race", a, " needs a value");
-      return argv[++i];
-    };
-    if (a == "--rounds") rounds = std::max(1, std::atoi(next().c_str()));
-    else if (a == "--warmup") warmup = std::max(0, std::atoi(next().c_str()));
-    else if (a == "--models") models = parse_list(next());
-    else if (a == "--attn-threads") attn_threads = parse_ints(next());
-    else if (a == "--torch-threads") torch_threads = parse_ints(next());
-    else if (a == "--torch-script") script = next();
-    else if (a == "--no-torch") torch = false;
-    else fail("bench_race", "unknown option ", a);
+  try {  // a bad command line: the reason and the usage line, exit 2
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      auto next = [&]() -> std::string {
+        if (i + 1 >= argc) fail("bench_race", a, " needs a value");
+        return argv[++i];
+      };
+      if (a == "--rounds") rounds = std::max(1, std::atoi(next().c_str()));
+      else if (a == "--warmup") warmup = std::max(0, std::atoi(next().c_str()));
+      else if (a == "--models") {
+        models = parse_list(next());
+        for (const auto& m : models)
+          if (m != "bahdanau" && m != "transformer" && m != "vit" && m != "large")
+            fail("bench_race", "unknown model '", m, "' (bahdanau, transformer, vit, large)");
+      }
+      else if (a == "--attn-threads") attn_threads = parse_ints(next());
+      else if (a == "--torch-threads") torch_threads = parse_ints(next());
+      else if (a == "--torch-script") script = next();
+      else if (a == "--no-torch") torch = false;
+      else fail("bench_race", "unknown option ", a);
+    }
+  } catch (const ShapeError& e) {
+    std::fprintf(stderr,
+                 "%s\nusage: bench_race [--rounds R] [--warmup W] [--models bahdanau,transformer,"
+                 "vit,large] [--attn-threads 1,2] [--torch-threads 1,2] [--torch-script PATH] "
+                 "[--no-torch]\n",
+                 e.what());
+    return 2;
   }
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -503,7 +521,7 @@ int main(int argc, char** argv) {
     }
     return run_driver(argc, argv);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_race: %s\n", e.what());
+    std::fprintf(stderr, "%s\n", e.what());  // the message names bench_race already
     return 1;
   }
 }
