@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "core/blas.hpp"
+#include "core/runtime/blas.hpp"
 #include "core/ops.hpp"
-#include "core/parallel.hpp"
+#include "core/runtime/parallel.hpp"
 
 using namespace attnlab;
 
@@ -31,7 +31,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Config {
   bool quick = false;
-  int threads = 1;  // OpenBLAS and attnlab kernels (core/parallel)
+  int threads = 1;  // OpenBLAS and attnlab kernels (core/runtime/parallel)
 };
 
 // Wall time of fn in seconds over repeated runs: the median (the headline number) and the

@@ -34,9 +34,9 @@
 #include <string>
 #include <vector>
 
-#include "core/blas.hpp"
-#include "core/parallel.hpp"
-#include "core/profile.hpp"
+#include "core/runtime/blas.hpp"
+#include "core/runtime/parallel.hpp"
+#include "core/runtime/profile.hpp"
 #include "core/ops.hpp"
 #include "nn/attention/additive.hpp"
 #include "nn/gru.hpp"

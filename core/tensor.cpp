@@ -1,28 +1,18 @@
 #include "core/tensor.hpp"
 
-#include <malloc.h>
-
 #include <xtensor/xbuilder.hpp>
 
 #include "core/broadcast.hpp"
-#include "core/profile.hpp"
+#include "core/runtime/allocator.hpp"
+#include "core/runtime/profile.hpp"
 
 namespace attnlab {
 
 // ---------------------------------------------------------------- allocator policy
 
-// Every op allocates its result and every backward its gradients, and a training step frees them
-// all again. glibc serves blocks above its mmap threshold (128 KiB, adapting up to 32 MiB) with
-// fresh mmap/munmap pairs, so each step page-faults its whole working set back in: measured in
-// bench_core, matmul forward + backward at n = 256 ran at 65 % of raw sgemm that way and at 92 %
-// with the blocks kept in the heap. So keep them in the heap: a freed block is reused by the next
-// step. Peak memory stays the step's working set; it is returned to the system only above
-// 512 MiB of free heap. (Process-wide, set once when the library loads.)
 namespace {
 const bool g_allocator_configured = [] {
-  mallopt(M_MMAP_THRESHOLD, 256 << 20);
-  mallopt(M_TRIM_THRESHOLD, 512 << 20);
-  mallopt(M_TOP_PAD, 16 << 20);
+  keep_freed_blocks_in_heap();  // core/runtime/allocator.hpp says why
   return true;
 }();
 }  // namespace

@@ -2,7 +2,7 @@
 // ("encoder.layers.0.self_attn.w_q.weight"), and the optimizer's state under "optim/" (for
 // example "optim/exp_avg.3"). numpy reads them directly: np.load("ckpt.npz")["embed.weight"].
 //
-// Saving is atomic (core/npz.hpp): a crash mid-save leaves the previous checkpoint intact.
+// Saving is atomic (io/npz.hpp): a crash mid-save leaves the previous checkpoint intact.
 // Loading checks every name and shape before it changes anything; on a mismatch it throws one
 // ShapeError listing the missing names, the unexpected names, and the shapes that differ.
 // Float parameters load from float or double arrays (and the reverse), converting.

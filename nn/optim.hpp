@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/npz.hpp"
+#include "io/npz.hpp"
 #include "core/tensor.hpp"
 
 namespace attnlab::nn {

@@ -7,11 +7,12 @@
 #include <unistd.h>
 
 #include "lessons/common/cli.hpp"
-#include "lessons/common/files.hpp"
+#include "io/files.hpp"
 #include "lessons/common/json.hpp"
 #include "lessons/common/lesson.hpp"
 #include "lessons/common/progress.hpp"
 
+using namespace attnlab;
 using namespace attnlab::lessons;
 
 namespace {
@@ -76,19 +77,6 @@ TEST_CASE("json: writes and reads back exactly, keys in order") {
   CHECK_THROWS(Json::parse("[1, 2"));
   CHECK_THROWS(Json::parse("{} extra"));
   CHECK_THROWS(back["missing"]);
-}
-
-TEST_CASE("files are written atomically, and a failed write leaves nothing behind") {
-  const std::string d = temp_dir();
-  write_file_atomic(d + "/a.txt", "first");
-  write_file_atomic(d + "/a.txt", "second");
-  CHECK(read_file(d + "/a.txt") == "second");
-  CHECK_THROWS_AS(write_file_atomic(d + "/no/such/dir/b.txt", "x"), std::runtime_error);
-  make_dirs(d + "/x/y/z");
-  write_file_atomic(d + "/x/y/z/c.txt", "deep");
-  CHECK(read_file(d + "/x/y/z/c.txt") == "deep");
-  CHECK_THROWS_AS(make_dirs(d + "/a.txt/sub"), std::runtime_error);
-  CHECK(std::system(("test $(ls " + d + " | wc -l) -eq 2").c_str()) == 0);  // a.txt and x only
 }
 
 TEST_CASE("progress: plain periodic lines when not a terminal") {

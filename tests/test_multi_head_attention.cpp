@@ -7,7 +7,7 @@
 #include <xtensor/xbuilder.hpp>
 
 #include "core/ops.hpp"
-#include "core/parallel.hpp"
+#include "core/runtime/parallel.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;

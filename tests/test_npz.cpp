@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/npz.hpp"
+#include "io/npz.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;

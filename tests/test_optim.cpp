@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/npz.hpp"
+#include "io/npz.hpp"
 #include "nn/optim.hpp"
 #include "nn/schedule.hpp"
 

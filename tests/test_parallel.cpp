@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/ops.hpp"
-#include "core/parallel.hpp"
+#include "core/runtime/parallel.hpp"
 
 using namespace attnlab;
 

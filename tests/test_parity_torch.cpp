@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "core/npz.hpp"
+#include "io/npz.hpp"
 #include "core/ops.hpp"
 #include "nn/attention/additive.hpp"
 #include "nn/attention/luong.hpp"

@@ -7,7 +7,7 @@
 #include <xtensor/xbuilder.hpp>
 
 #include "core/ops.hpp"
-#include "core/profile.hpp"
+#include "core/runtime/profile.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;

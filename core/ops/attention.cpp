@@ -31,10 +31,10 @@
 
 #include <xtensor/xbuilder.hpp>
 
-#include "core/blas.hpp"
+#include "core/runtime/blas.hpp"
 #include "core/broadcast.hpp"
-#include "core/parallel.hpp"
-#include "core/vmath.hpp"
+#include "core/runtime/parallel.hpp"
+#include "core/runtime/vmath.hpp"
 
 namespace attnlab {
 
@@ -168,7 +168,7 @@ std::size_t block_grain(const Problem<T>& pr) {
   return std::max<std::size_t>(1, (std::size_t(1) << 16) / per_block);
 }
 
-// Blocks are independent: chunks of them run in parallel (core/parallel), each chunk with its
+// Blocks are independent: chunks of them run in parallel (core/runtime/parallel), each chunk with its
 // own scratch.
 template <class T>
 void attention_forward(const Problem<T>& pr, const T* Q, const T* K, const T* V, const T* bias,

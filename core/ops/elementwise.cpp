@@ -11,8 +11,8 @@
 #include <utility>
 
 #include "core/broadcast.hpp"
-#include "core/parallel.hpp"
-#include "core/vmath.hpp"
+#include "core/runtime/parallel.hpp"
+#include "core/runtime/vmath.hpp"
 
 namespace attnlab {
 
@@ -317,7 +317,7 @@ Tensor<T> gelu(const Tensor<T>& a, GeluForm form) {
     // y = a Phi(a), Phi by vmath::normal_cdf (vectorized for float, std::erf for double). When
     // recording, the same pass keeps dy/da = Phi(a) + a phi(a) while Phi is at hand, so the
     // backward is one multiply (PyTorch recomputes Phi there; this costs one saved array).
-    // In parallel chunks (core/parallel) of 4096-entry pieces that stay in L1.
+    // In parallel chunks (core/runtime/parallel) of 4096-entry pieces that stay in L1.
     y = Array<T>::from_shape(a.shape());
     auto slope = will_record<T>({&a}) ? std::make_shared<Array<T>>(Array<T>::from_shape(a.shape()))
                                       : nullptr;

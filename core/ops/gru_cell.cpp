@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "core/vmath.hpp"
+#include "core/runtime/vmath.hpp"
 
 namespace attnlab {
 

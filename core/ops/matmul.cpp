@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "core/blas.hpp"
+#include "core/runtime/blas.hpp"
 
 namespace attnlab {
 

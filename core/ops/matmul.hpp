@@ -1,4 +1,4 @@
-// Matrix products as GEMM calls on contiguous blocks (core/blas.hpp); transposes are BLAS flags.
+// Matrix products as GEMM calls on contiguous blocks (core/runtime/blas.hpp); transposes are BLAS flags.
 #pragma once
 
 #include "core/tensor.hpp"

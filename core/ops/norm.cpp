@@ -6,8 +6,8 @@
 #include <cmath>
 #include <memory>
 
-#include "core/parallel.hpp"
-#include "core/vmath.hpp"
+#include "core/runtime/parallel.hpp"
+#include "core/runtime/vmath.hpp"
 
 namespace attnlab {
 
@@ -49,7 +49,7 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>
   Array<T> y = Array<T>::from_shape(xs);
   T* py = y.data();
   const T inv_d = T(1) / static_cast<T>(D);
-  // Rows are independent: chunks of them run in parallel (core/parallel).
+  // Rows are independent: chunks of them run in parallel (core/runtime/parallel).
   parallel_for(R, row_grain(D), [&](std::size_t first, std::size_t last) {
     for (std::size_t r = first; r < last; ++r) {
       const T* xr = px + r * D;
@@ -85,7 +85,7 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>
     Array<T> dg = want_g ? Array<T>(xt::zeros<T>({D})) : Array<T>();
     Array<T> db = want_b ? Array<T>(xt::zeros<T>({D})) : Array<T>();
     const T inv_d = T(1) / static_cast<T>(D);
-    // One pass over fixed blocks of rows, in parallel (core/parallel): each block writes its rows
+    // One pass over fixed blocks of rows, in parallel (core/runtime/parallel): each block writes its rows
     // of dx and its own partial sums of dgamma and dbeta, which are then added in block order.
     // The blocks depend on R and D only, so the bits do not depend on the thread count.
     const std::size_t rows = row_grain(D), blocks = (R + rows - 1) / rows;

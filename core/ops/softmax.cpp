@@ -8,7 +8,7 @@
 #include <limits>
 #include <memory>
 
-#include "core/vmath.hpp"
+#include "core/runtime/vmath.hpp"
 
 namespace attnlab {
 

@@ -12,9 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "lessons/common/files.hpp"
+#include "io/files.hpp"
 #include "lessons/common/json.hpp"
 
+using namespace attnlab;
 using namespace attnlab::lessons;
 
 namespace {

@@ -4,8 +4,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "core/parallel.hpp"
-#include "lessons/common/files.hpp"
+#include "core/runtime/parallel.hpp"
+#include "io/files.hpp"
 
 namespace attnlab::lessons {
 

@@ -159,7 +159,7 @@ inline T max(const T* x, std::size_t n) {
 }
 
 // Whole arrays, y[k] = f(x[k]) for k < n (y may be x). Use these in kernels: their float loops
-// live in core/vmath.cpp, compiled with -fno-trapping-math so that GCC turns the selects above
+// live in core/runtime/vmath.cpp, compiled with -fno-trapping-math so that GCC turns the selects above
 // into vector blends (with trapping math on, it keeps them as branches and nothing vectorizes).
 void exp_n(const float* x, float* y, std::size_t n);
 void exp_n(const double* x, double* y, std::size_t n);

@@ -13,6 +13,6 @@ template <class T>
 void gemm(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, T alpha,
           const T* a, std::size_t lda, const T* b, std::size_t ldb, T beta, T* c, std::size_t ldc);
 
-// Threads: set_threads in core/parallel.hpp sets OpenBLAS's and our own.
+// Threads: set_threads in core/runtime/parallel.hpp sets OpenBLAS's and our own.
 
 }  // namespace attnlab

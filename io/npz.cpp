@@ -4,18 +4,13 @@
 //   end record    "PK\5\6" ... entry count, central directory size and offset, comment
 // Readers trust the central directory (sizes there are final even when a data descriptor
 // follows the data) and cross-check the local header's name and method.
-#include "core/npz.hpp"
+#include "io/npz.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <sstream>
 
@@ -308,64 +303,6 @@ NpyArray npy_decode(const std::string& b, const std::string& what) {
 }
 
 // ------------------------------------------------------------------ files
-
-namespace {
-
-std::string read_file(const std::string& path, const char* who) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(std::string(who) + ": cannot open '" + path + "': " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw IoError(std::string(who) + ": error reading '" + path + "'");
-  return ss.str();
-}
-
-std::string parent_dir(const std::string& path) {
-  std::size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-}  // namespace
-
-void write_file_atomic(const std::string& path, const std::string& bytes, const char* who) {
-  static std::atomic<unsigned> counter{0};
-  // Same folder as the target, so the rename stays on one filesystem and is atomic.
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" +
-                          std::to_string(counter.fetch_add(1));
-  int fd = -1;
-  const auto fail_with = [&](const char* step) {
-    const int err = errno;
-    if (fd >= 0) ::close(fd);
-    ::unlink(tmp.c_str());
-    throw IoError(std::string(who) + ": cannot write '" + path + "': " + step + ": " +
-                  std::strerror(err) + " (the previous file, if any, is unchanged)");
-  };
-  fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) fail_with("creating a temporary file");
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = EIO;
-      fail_with("write");
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) fail_with("fsync");
-  int rc = ::close(fd);
-  fd = -1;
-  if (rc != 0) fail_with("close");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail_with("rename");
-  // Make the rename itself durable. Some filesystems refuse fsync on a folder: not an error.
-  int dir = ::open(parent_dir(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
-}
 
 void save_npy(const std::string& path, const NpyArray& a) {
   write_file_atomic(path, npy_encode(a), "save_npy");

@@ -10,9 +10,9 @@
 // with their CRC-32; we read stored and deflated members (np.savez_compressed), including the
 // ZIP64 extra fields numpy always writes.
 //
-// Every save writes a temporary file in the target's folder, fsyncs it and renames it over the
-// target: an interrupted save leaves the previous file intact, and a failed one removes its
-// temporary. Every load validates everything and throws IoError naming the file and the fault.
+// Every save goes through AtomicFile (io/files.hpp): an interrupted save leaves the previous file
+// intact, and a failed one removes its temporary. Every load validates everything and throws
+// IoError naming the file and the fault.
 #pragma once
 
 #include <cstdint>
@@ -24,13 +24,9 @@
 #include <vector>
 
 #include "core/array.hpp"
+#include "io/files.hpp"
 
 namespace attnlab {
-
-// A file that cannot be written, or whose contents are not what they claim to be.
-struct IoError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 enum class DType { Float32, Float64, Int64, Bool };
 const char* dtype_descr(DType d);  // "<f4", "<f8", "<i8", "|b1"
@@ -91,11 +87,5 @@ void save_npy(const std::string& path, const NpyArray& a);
 NpyArray load_npy(const std::string& path);
 void save_npz(const std::string& path, const Npz& arrays);
 Npz load_npz(const std::string& path);
-
-// Write `bytes` to `path` atomically: temporary in the same folder, fsync, rename, fsync the
-// folder. On any failure the temporary is removed and IoError names the path and the reason.
-// `who` starts the error message ("save_npz: cannot write 'ckpt.npz': ...").
-void write_file_atomic(const std::string& path, const std::string& bytes,
-                       const char* who = "write_file_atomic");
 
 }  // namespace attnlab

@@ -1,4 +1,4 @@
-#include "core/parallel.hpp"
+#include "core/runtime/parallel.hpp"
 
 #include <cblas.h>
 

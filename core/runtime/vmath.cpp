@@ -1,9 +1,9 @@
-// The array forms of core/vmath.hpp. No trapping math here: the only effect is on floating-point
+// The array forms of core/runtime/vmath.hpp. No trapping math here: the only effect is on floating-point
 // exception flags, which nothing reads; values are bit for bit the same. It lets GCC if-convert
 // the selects of the float kernels, so every loop below runs 4 (SSE) or 8 (AVX) lanes at a time.
 #pragma GCC optimize("no-trapping-math")
 
-#include "core/vmath.hpp"
+#include "core/runtime/vmath.hpp"
 
 namespace attnlab::vmath {
 

@@ -1,4 +1,4 @@
-#include "core/profile.hpp"
+#include "core/runtime/profile.hpp"
 
 #include <algorithm>
 #include <atomic>

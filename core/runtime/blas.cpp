@@ -1,4 +1,4 @@
-#include "core/blas.hpp"
+#include "core/runtime/blas.hpp"
 
 #include <cblas.h>
 

@@ -1,0 +1,138 @@
+#include "io/files.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace attnlab {
+
+namespace {
+
+struct PathParts {
+  std::string folder, name;  // "a/b.txt" -> "a", "b.txt"; "b.txt" -> ".", "b.txt"
+};
+
+PathParts split_path(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return {".", path};
+  return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
+}
+
+// ".<name>.tmp-" : every temporary of one target starts so; the writer's pid follows.
+std::string temp_prefix(const std::string& name) { return "." + name + ".tmp-"; }
+
+// Removes the temporaries of `name` in `folder` left by writers that no longer run (killed
+// mid-write). A temporary of a live process, this one included, is left alone.
+void remove_orphans(const PathParts& p) {
+  DIR* dir = ::opendir(p.folder.c_str());
+  if (!dir) return;
+  const std::string prefix = temp_prefix(p.name);
+  while (const dirent* e = ::readdir(dir)) {
+    const std::string entry = e->d_name;
+    if (entry.compare(0, prefix.size(), prefix) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(entry.c_str() + prefix.size(), &end, 10);
+    if (pid <= 0 || *end != '-') continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      ::unlink((p.folder + "/" + entry).c_str());
+  }
+  ::closedir(dir);
+}
+
+}  // namespace
+
+AtomicFile::AtomicFile(std::string path, std::string who) : path_(std::move(path)), who_(std::move(who)) {
+  const PathParts p = split_path(path_);
+  if (p.name.empty()) fail("no file name", EISDIR);
+  remove_orphans(p);
+  temp_ = p.folder + "/" + temp_prefix(p.name) + std::to_string(::getpid()) + "-XXXXXX";
+  fd_ = ::mkstemp(temp_.data());
+  if (fd_ < 0) {
+    const int err = errno;
+    temp_.clear();
+    fail("creating a temporary file", err);
+  }
+  ::fchmod(fd_, 0644);  // mkstemp makes 0600; what attnlab writes is meant to be read by others
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_ && !temp_.empty()) ::unlink(temp_.c_str());
+}
+
+void AtomicFile::fail(const char* step, int err) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (!temp_.empty()) ::unlink(temp_.c_str());
+  temp_.clear();
+  throw IoError(who_ + ": cannot write '" + path_ + "': " + step + ": " + std::strerror(err) +
+                " (the previous file, if any, is unchanged)");
+}
+
+void AtomicFile::write(const void* data, std::size_t size) {
+  if (fd_ < 0) fail("write after commit", EBADF);
+  const char* bytes = static_cast<const char*>(data);
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::write(fd_, bytes + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail("write", n == 0 ? EIO : errno);
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+void AtomicFile::commit() {
+  if (fd_ < 0) fail("commit twice", EBADF);
+  if (::fsync(fd_) != 0) fail("fsync", errno);
+  const int rc = ::close(fd_);
+  fd_ = -1;
+  if (rc != 0) fail("close", errno);
+  if (::rename(temp_.c_str(), path_.c_str()) != 0) fail("rename", errno);
+  committed_ = true;
+  // Make the rename itself durable. Some file systems refuse fsync on a folder: not an error.
+  const int dir = ::open(split_path(path_).folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+}
+
+void write_file_atomic(const std::string& path, std::string_view bytes, const char* who) {
+  AtomicFile f(path, who);
+  f.write(bytes);
+  f.commit();
+}
+
+std::string read_file(const std::string& path, const char* who) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(std::string(who) + ": cannot open '" + path + "': " + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw IoError(std::string(who) + ": error reading '" + path + "'");
+  return ss.str();
+}
+
+void make_dirs(const std::string& path) {
+  if (path.empty()) return;
+  std::string partial = path[0] == '/' ? "/" : "";
+  std::stringstream parts(path);
+  std::string part;
+  while (std::getline(parts, part, '/')) {
+    if (part.empty()) continue;
+    partial += part + "/";
+    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
+      throw IoError("cannot create folder '" + partial + "': " + std::strerror(errno));
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw IoError("cannot create folder '" + path + "': a file of that name exists");
+}
+
+}  // namespace attnlab
