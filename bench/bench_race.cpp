@@ -41,7 +41,7 @@
 #include "nn/attention/additive.hpp"
 #include "nn/gru.hpp"
 #include "nn/optim.hpp"
-#include "nn/transformer.hpp"
+#include "nn/transformer/transformer.hpp"
 #include "nn/vit.hpp"
 
 #ifndef ATTNLAB_SOURCE_DIR

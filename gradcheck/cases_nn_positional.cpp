@@ -1,8 +1,8 @@
 // Gradient checks of the positional methods: the two that add to the embeddings directly, and the
 // three that act inside attention, checked through the attention output (scores -> softmax -> v).
 #include "gradcheck/cases.hpp"
-#include "nn/positional.hpp"
-#include "nn/transformer.hpp"
+#include "nn/positional/positional.hpp"
+#include "nn/transformer/transformer.hpp"
 
 namespace attnlab::cases {
 

@@ -1,7 +1,7 @@
 // Gradient checks of the Transformer blocks, stacks and models, every parameter and every
 // differentiable input included (tiny sizes: d 8, 2 heads, FFN 16, dropout off).
 #include "gradcheck/cases.hpp"
-#include "nn/transformer.hpp"
+#include "nn/transformer/transformer.hpp"
 #include "nn/vit.hpp"
 
 namespace attnlab::cases {

@@ -30,9 +30,9 @@
 #include "nn/data/vocab.hpp"
 #include "nn/metrics.hpp"
 #include "nn/optim.hpp"
-#include "nn/positional.hpp"
+#include "nn/positional/positional.hpp"
 #include "nn/schedule.hpp"
-#include "nn/transformer.hpp"
+#include "nn/transformer/transformer.hpp"
 #include "plots/plots.hpp"
 
 namespace {

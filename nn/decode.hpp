@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/array.hpp"
-#include "nn/transformer.hpp"
+#include "nn/transformer/transformer.hpp"
 
 namespace attnlab::nn {
 

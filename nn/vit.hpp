@@ -9,8 +9,8 @@
 
 #include "nn/layers.hpp"
 #include "nn/module.hpp"
-#include "nn/positional.hpp"
-#include "nn/transformer.hpp"
+#include "nn/positional/positional.hpp"
+#include "nn/transformer/transformer.hpp"
 
 namespace attnlab::nn {
 

@@ -32,7 +32,7 @@
 #include "nn/gru.hpp"
 #include "nn/layers.hpp"
 #include "nn/optim.hpp"
-#include "nn/transformer.hpp"
+#include "nn/transformer/transformer.hpp"
 
 using namespace attnlab;
 using Tn = Tensor<double>;

@@ -8,8 +8,8 @@
 #include <xtensor/xview.hpp>
 
 #include "core/ops.hpp"
-#include "nn/positional.hpp"
-#include "nn/transformer.hpp"
+#include "nn/positional/positional.hpp"
+#include "nn/transformer/transformer.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;

@@ -8,7 +8,7 @@
 #include <xtensor/xview.hpp>
 
 #include "core/ops.hpp"
-#include "nn/transformer.hpp"
+#include "nn/transformer/transformer.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "nn/positional.hpp"
+#include "nn/positional/alibi.hpp"
 
 namespace attnlab::nn {
 

@@ -3,7 +3,7 @@
 #include "core/ops/elementwise.hpp"
 #include "core/ops/shape.hpp"
 #include "nn/init.hpp"
-#include "nn/positional.hpp"
+#include "nn/positional/learned.hpp"
 
 namespace attnlab::nn {
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "nn/init.hpp"
-#include "nn/positional.hpp"
+#include "nn/positional/relative.hpp"
 
 namespace attnlab::nn {
 

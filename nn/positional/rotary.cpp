@@ -4,7 +4,7 @@
 // offset s - p, and needs no table, so it works for any length.
 #include <cmath>
 
-#include "nn/positional.hpp"
+#include "nn/positional/rotary.hpp"
 
 namespace attnlab::nn {
 

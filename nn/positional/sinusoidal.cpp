@@ -1,4 +1,4 @@
-// The sinusoidal encoding of "Attention Is All You Need", and the names of the positional methods.
+// The sinusoidal encoding of "Attention Is All You Need".
 //
 // Why sines: for a fixed offset k, each pair (sin(p w), cos(p w)) at p + k is the pair at p
 // rotated by the angle k w (the angle-sum identities), so PE(p + k) = M_k PE(p) with M_k
@@ -6,29 +6,9 @@
 #include <cmath>
 
 #include "core/ops/elementwise.hpp"
-#include "nn/positional.hpp"
+#include "nn/positional/sinusoidal.hpp"
 
 namespace attnlab::nn {
-
-std::string positional_name(Positional p) {
-  switch (p) {
-    case Positional::None: return "none";
-    case Positional::Sinusoidal: return "sinusoidal";
-    case Positional::Learned: return "learned";
-    case Positional::RelativeBias: return "relative";
-    case Positional::Rotary: return "rope";
-    case Positional::ALiBi: return "alibi";
-  }
-  return "?";
-}
-
-Positional parse_positional(const std::string& name) {
-  for (Positional p : {Positional::None, Positional::Sinusoidal, Positional::Learned,
-                       Positional::RelativeBias, Positional::Rotary, Positional::ALiBi})
-    if (positional_name(p) == name) return p;
-  fail("Positional", "unknown method '", name,
-       "' (expected none, sinusoidal, learned, relative, rope or alibi)");
-}
 
 // PE(p, 2i) = sin(p w_i), PE(p, 2i+1) = cos(p w_i), w_i = base^(-2i/d). An odd d keeps the last
 // sine column without its cosine partner.

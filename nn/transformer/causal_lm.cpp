@@ -1,7 +1,7 @@
 // A decoder-only language model (GPT): every position predicts the next token from itself and the
 // positions before it. The causal mask is the whole trick: logits at t depend on tokens 0..t only,
 // so one forward trains all L next-token predictions at once.
-#include "nn/transformer.hpp"
+#include "nn/transformer/causal_lm.hpp"
 #include "nn/transformer/embedding_init.hpp"
 
 namespace attnlab::nn {

@@ -2,7 +2,7 @@
 // every token (tagging) or on one pooled vector (classification).
 #include <algorithm>
 
-#include "nn/transformer.hpp"
+#include "nn/transformer/encoder_model.hpp"
 #include "nn/transformer/embedding_init.hpp"
 
 namespace attnlab::nn {

@@ -4,7 +4,7 @@
 //                                                 through every norm of the stack
 // Pre-norm:   x = x + drop(sublayer(norm(x)))     an identity path from output to input
 // Each residual's backward is dx = dy + d(sublayer branch), assembled by the tape from the ops.
-#include "nn/transformer.hpp"
+#include "nn/transformer/layers.hpp"
 
 namespace attnlab::nn {
 

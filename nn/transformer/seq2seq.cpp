@@ -5,7 +5,7 @@
 // and coming out, and the model has vocab * d fewer parameters.
 #include <cmath>
 
-#include "nn/transformer.hpp"
+#include "nn/transformer/seq2seq.hpp"
 #include "nn/transformer/embedding_init.hpp"
 
 namespace attnlab::nn {

@@ -2,7 +2,7 @@
 // positional bias, RoPE hook) are the same for every layer.
 #include <string>
 
-#include "nn/transformer.hpp"
+#include "nn/transformer/stacks.hpp"
 
 namespace attnlab::nn {
 

@@ -1,0 +1,30 @@
+// Sinusoidal positional encoding (Vaswani et al. 2017): a fixed table added to the embeddings.
+#pragma once
+
+#include <cstddef>
+
+#include "core/tensor.hpp"
+#include "nn/module.hpp"
+
+namespace attnlab::nn {
+
+// The (length, d) table PE(p, 2i) = sin(p w_i), PE(p, 2i+1) = cos(p w_i), w_i = 10000^(-2i/d),
+// for positions offset .. offset + length - 1. Computed in double, then cast.
+template <class T>
+Array<T> sinusoidal_table(std::size_t length, std::size_t d, std::size_t offset = 0,
+                          double base = 10000.0);
+
+// y = x + PE[offset : offset + L] for x (..., L, d). No parameters; any length.
+template <class T>
+class SinusoidalPositionalEncoding : public Module<T> {
+ public:
+  explicit SinusoidalPositionalEncoding(std::size_t d, double base = 10000.0);
+  Tensor<T> forward(const Tensor<T>& x, std::size_t offset = 0) const;
+  std::size_t dim() const { return d_; }
+
+ private:
+  std::size_t d_;
+  double base_;
+};
+
+}  // namespace attnlab::nn

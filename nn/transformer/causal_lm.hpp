@@ -1,0 +1,43 @@
+// A decoder-only language model (GPT): causal self-attention blocks, no cross-attention.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "nn/transformer/scheme.hpp"
+#include "nn/transformer/stacks.hpp"
+
+namespace attnlab::nn {
+
+struct CausalLMConfig {
+  std::size_t vocab = 100, num_layers = 2;
+  std::size_t max_length = 512;
+  LayerConfig layer{128, 8, 512, 0.1, /*norm_first=*/true, Activation::GELU, 1e-5};
+  Positional positional = Positional::Learned;
+  bool tie_output = true;
+};
+
+// GPT: token embedding + positions, pre-norm causal self-attention blocks (an Encoder run with
+// causal = true: a decoder-only model has no cross-attention), final norm, output projection.
+template <class T>
+class CausalLM : public Module<T> {
+ public:
+  CausalLM(const CausalLMConfig& config, Generator& gen);
+  // ids (B, L) -> logits (B, L, vocab); position t sees tokens 0..t only.
+  Tensor<T> forward(const IndexArray& ids, const std::optional<Mask>& mask = std::nullopt);
+  std::vector<Tensor<T>> attention_weights() const { return blocks.attention_weights(); }
+  const CausalLMConfig& config() const { return config_; }
+
+  Embedding<T> embed;
+  PositionalScheme<T> positional;
+  Dropout<T> dropout;
+  Encoder<T> blocks;  // with its final norm
+  std::unique_ptr<Linear<T>> output;  // "output.weight", "output.bias" when untied
+  Tensor<T> output_bias;              // "output_bias" when tied (the weight is embed.weight)
+
+ private:
+  CausalLMConfig config_;
+};
+
+}  // namespace attnlab::nn

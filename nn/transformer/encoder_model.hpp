@@ -1,0 +1,49 @@
+// An encoder-only model (BERT-like): classification (pooled) or tagging (per token).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "nn/transformer/scheme.hpp"
+#include "nn/transformer/stacks.hpp"
+
+namespace attnlab::nn {
+
+enum class Pooling {
+  None,   // per-token logits (B, L, C): tagging
+  Mean,   // mean over the real tokens -> (B, C): classification
+  First,  // the first token's vector (a [CLS] token the data puts first) -> (B, C)
+};
+
+struct EncoderModelConfig {
+  std::size_t vocab = 100, num_classes = 2, num_layers = 2;
+  std::size_t max_length = 512;     // only the learned table needs it
+  LayerConfig layer;
+  Positional positional = Positional::Sinusoidal;
+  Pooling pooling = Pooling::Mean;
+  std::optional<bool> final_norm;   // default: with pre-norm layers
+  std::optional<Index> pad_id;
+};
+
+template <class T>
+class EncoderModel : public Module<T> {
+ public:
+  EncoderModel(const EncoderModelConfig& config, Generator& gen);
+  // ids (B, L), mask (B, L) true = real token -> logits (B, C) or (B, L, C) (Pooling::None).
+  Tensor<T> forward(const IndexArray& ids, const std::optional<Mask>& mask = std::nullopt);
+  // The encoder's output (B, L, d) before pooling and head.
+  Tensor<T> features(const IndexArray& ids, const std::optional<Mask>& mask = std::nullopt);
+  std::vector<Tensor<T>> attention_weights() const { return encoder.attention_weights(); }
+  const EncoderModelConfig& config() const { return config_; }
+
+  Embedding<T> embed;
+  PositionalScheme<T> positional;
+  Dropout<T> dropout;
+  Encoder<T> encoder;
+  Linear<T> head;
+
+ private:
+  EncoderModelConfig config_;
+};
+
+}  // namespace attnlab::nn

@@ -1,0 +1,46 @@
+// Encoder and Decoder: N layers ("layers.0.self_attn.w_q.weight"), optional final norm "norm".
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "nn/transformer/layers.hpp"
+
+namespace attnlab::nn {
+
+template <class T>
+class Encoder : public Module<T> {
+ public:
+  Encoder(std::size_t num_layers, const LayerConfig& config, Generator& gen,
+          bool final_norm = false);
+  // The same options reach every layer (T5 and ALiBi share one bias across layers).
+  Tensor<T> forward(const Tensor<T>& x, const MultiHeadOptions<T>& options = {});
+  std::size_t size() const { return layers.size(); }
+  EncoderLayer<T>& layer(std::size_t i) { return *layers.at(i); }
+  // One (B, h, L, L) tensor per layer, from the last forward.
+  std::vector<Tensor<T>> attention_weights() const;
+
+  std::vector<std::unique_ptr<EncoderLayer<T>>> layers;
+  std::unique_ptr<LayerNorm<T>> norm;  // null without a final norm
+};
+
+template <class T>
+class Decoder : public Module<T> {
+ public:
+  Decoder(std::size_t num_layers, const LayerConfig& config, Generator& gen,
+          bool final_norm = false);
+  // x (B, T, d), memory (B, S, d); target_mask (B, T) and memory_mask (B, S), true = real token.
+  Tensor<T> forward(const Tensor<T>& x, const Tensor<T>& memory,
+                    const std::optional<Mask>& target_mask = std::nullopt,
+                    const std::optional<Mask>& memory_mask = std::nullopt, bool causal = true);
+  std::size_t size() const { return layers.size(); }
+  DecoderLayer<T>& layer(std::size_t i) { return *layers.at(i); }
+  std::vector<Tensor<T>> self_attention_weights() const;
+  std::vector<Tensor<T>> cross_attention_weights() const;
+
+  std::vector<std::unique_ptr<DecoderLayer<T>>> layers;
+  std::unique_ptr<LayerNorm<T>> norm;
+};
+
+}  // namespace attnlab::nn
