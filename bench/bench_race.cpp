@@ -38,7 +38,7 @@
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/profile.hpp"
 #include "core/ops.hpp"
-#include "nn/attention/additive.hpp"
+#include "nn/attention/attention.hpp"
 #include "nn/gru.hpp"
 #include "nn/optim.hpp"
 #include "nn/transformer/transformer.hpp"
@@ -71,14 +71,14 @@ struct Bahdanau : nn::Module<F> {
   nn::Embedding<F> src_embed, tgt_embed;
   nn::GRU<F> encoder;
   nn::Linear<F> bridge;
-  nn::AdditiveAttention<F> attention;
+  nn::Attention<F> attention;
   nn::GRUCell<F> cell;
   nn::Linear<F> out;
 
   explicit Bahdanau(Generator& gen)
       : src_embed(V, H, gen), tgt_embed(V, H, gen),
         encoder(H, H, gen, nn::GRUOptions{1, /*bidirectional=*/true}), bridge(2 * H, H, gen),
-        attention(H, 2 * H, H, gen), cell(H + 2 * H, H, gen), out(H, V, gen) {
+        attention(nn::make_score<F>("additive", H, 2 * H, gen, H)), cell(H + 2 * H, H, gen), out(H, V, gen) {
     register_module("src_embed", src_embed);
     register_module("tgt_embed", tgt_embed);
     register_module("encoder", encoder);

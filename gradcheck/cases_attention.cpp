@@ -55,12 +55,12 @@ GradcheckResult check_packed(std::size_t B, std::size_t L, std::size_t heads, st
       make_opts, extra);
 }
 
-// Key j of batch b is padding when j >= lengths[b]: the (B, 1, 1, Lk) padding mask.
-Mask padding_mask(const std::vector<std::size_t>& lengths, std::size_t Lk) {
+// Key j of batch b is padding when j >= lengths[b]: the real keys, (B, 1, 1, Lk).
+Allowed real_keys(const std::vector<std::size_t>& lengths, std::size_t Lk) {
   Mask m = Mask::from_shape({lengths.size(), 1, 1, Lk});
   for (std::size_t b = 0; b < lengths.size(); ++b)
     for (std::size_t j = 0; j < Lk; ++j) m(b, 0, 0, j) = j < lengths[b];
-  return m;
+  return Allowed::where(m);
 }
 }  // namespace
 
@@ -76,7 +76,7 @@ GRADCHECK_CASE("scaled_dot_product_attention Lq != Lk", "Q (2,3,4), K (2,5,4), V
 GRADCHECK_CASE("scaled_dot_product_attention padding mask", "(2,2,3,4), mask (2,1,1,5)", [] {
   return check_attention({2, 2, 3, 4}, {2, 2, 5, 4}, {2, 2, 5, 3}, [](const Inputs&) {
     Opts o;
-    o.mask = padding_mask({3, 5}, 5);
+    o.allowed = real_keys({3, 5}, 5);
     return o;
   });
 });
@@ -91,18 +91,18 @@ GRADCHECK_CASE("scaled_dot_product_attention causal + padding", "(2,1,4,3), mask
   return check_attention({2, 1, 4, 3}, {2, 1, 4, 3}, {2, 1, 4, 3}, [](const Inputs&) {
     Opts o;
     o.causal = true;
-    o.mask = padding_mask({2, 4}, 4);
+    o.allowed = real_keys({2, 4}, 4);
     return o;
   });
 });
 GRADCHECK_CASE("scaled_dot_product_attention fully masked row", "(3,4), row 1 masked", [] {
   return check_attention({3, 4}, {4, 4}, {4, 2}, [](const Inputs&) {
     Opts o;
-    Mask m = Mask::from_shape({3, 4});
-    m.fill(true);
-    for (std::size_t j = 0; j < 4; ++j) m(1, j) = false;
-    m(2, 0) = false;
-    o.mask = m;
+    Mask hidden = Mask::from_shape({3, 4});
+    hidden.fill(false);
+    for (std::size_t j = 0; j < 4; ++j) hidden(1, j) = true;
+    hidden(2, 0) = true;
+    o.allowed = Allowed::except(hidden);
     return o;
   });
 });
@@ -142,7 +142,7 @@ GRADCHECK_CASE("multi_head_attention padding mask + bias", "(2,3,6), mask (2,1,1
       {2, 3, 6}, {2, 4, 6}, {2, 4, 6}, 2,
       [](const Inputs& x) {
         Opts o;
-        o.mask = padding_mask({2, 4}, 4);
+        o.allowed = real_keys({2, 4}, 4);
         o.bias = x[3];
         return o;
       },
@@ -169,7 +169,7 @@ GRADCHECK_CASE("multi_head_self_attention padding mask + bias", "qkv (2,4,12), b
       2, 4, 2, 2,
       [](const Inputs& x) {
         Opts o;
-        o.mask = padding_mask({3, 4}, 4);
+        o.allowed = real_keys({3, 4}, 4);
         o.bias = x[1];
         return o;
       },

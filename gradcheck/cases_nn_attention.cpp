@@ -1,10 +1,8 @@
 // Gradient checks of the attention modules: every parameter and every input (queries, keys,
 // values, score bias), with and without masks (double, tiny sizes, dropout off).
 #include "gradcheck/cases.hpp"
-#include "nn/attention/additive.hpp"
-#include "nn/attention/luong.hpp"
+#include "nn/attention/attention.hpp"
 #include "nn/attention/multi_head.hpp"
-#include "nn/attention/scaled_dot_product.hpp"
 
 namespace attnlab::cases {
 
@@ -20,20 +18,21 @@ const Mask& keys4() {
   return m;
 }
 
-GradcheckResult luong(nn::LuongScore score) {
-  Generator gen(11);
-  const std::size_t dk = score == nn::LuongScore::Dot ? 4 : 5;
-  nn::LuongAttention<D> att(score, 4, dk, gen, 3);
+// Attention with one score, q (2, 3, 4) (or one decoder step (2, 4)), keys (2, 4, dk), values
+// (2, 4, 2), padded keys.
+GradcheckResult attention(const std::string& score, std::size_t dk, bool step = false) {
+  Generator gen(10);
+  nn::Attention<D> att(nn::make_score<D>(score, 4, dk, gen, 3));
   return gradcheck(
-      [&](const Inputs& x) { return att.forward(x[0], x[1], x[2], keys4()).output; },
-      with_params(att, {rnd({2, 3, 4}, 1), rnd({2, 4, dk}, 2), rnd({2, 4, 2}, 3)}));
+      [&](const Inputs& x) { return att(x[0], x[1], x[2], Allowed::where(keys4())).output; },
+      with_params(att, {step ? rnd({2, 4}, 1) : rnd({2, 3, 4}, 1), rnd({2, 4, dk}, 2), rnd({2, 4, 2}, 3)}));
 }
 
 GradcheckResult mha(std::size_t lq, std::size_t lk, bool self, bool padding, bool causal) {
   Generator gen(12);
   nn::MultiHeadAttention<D> att(8, 2, gen);
   nn::MultiHeadOptions<D> o;
-  if (padding) o.key_padding_mask = keys4();
+  if (padding) o.allowed_keys = Allowed::where(keys4());
   o.causal = causal;
   if (self)
     return gradcheck([&](const Inputs& x) { return att.forward(x[0], o).output; },
@@ -43,33 +42,27 @@ GradcheckResult mha(std::size_t lq, std::size_t lk, bool self, bool padding, boo
 }
 }  // namespace
 
-GRADCHECK_CASE("AdditiveAttention masked", "q (2,3,4), k (2,4,5), v (2,4,2), H 3, mask (2,4)", [] {
+GRADCHECK_CASE("Attention additive", "q (2,3,4), k (2,4,5), v (2,4,2), H 3, padded keys",
+               [] { return attention("additive", 5); });
+GRADCHECK_CASE("Attention additive decoder step", "q (2,4), k (2,4,5), v (2,4,2), padded keys",
+               [] { return attention("additive", 5, true); });
+GRADCHECK_CASE("Attention dot", "q (2,3,4), k (2,4,4), v (2,4,2), padded keys",
+               [] { return attention("dot", 4); });
+GRADCHECK_CASE("Attention scaled dot", "q (2,3,4), k (2,4,4), v (2,4,2), padded keys",
+               [] { return attention("scaled dot", 4); });
+GRADCHECK_CASE("Attention general", "q (2,3,4), k (2,4,5), v (2,4,2), padded keys",
+               [] { return attention("general", 5); });
+GRADCHECK_CASE("Attention concat", "q (2,3,4), k (2,4,5), v (2,4,2), H 3, padded keys",
+               [] { return attention("concat", 5); });
+GRADCHECK_CASE("Attention additive dropout", "q (2,3,4), k (2,4,5), p = 0.3, padded keys", [] {
   Generator gen(10);
-  nn::AdditiveAttention<D> att(4, 5, 3, gen);
+  nn::Attention<D> att(nn::make_score<D>("additive", 4, 5, gen, 3), 0.3);
   return gradcheck(
-      [&](const Inputs& x) { return att.forward(x[0], x[1], x[2], keys4()).output; },
+      [&](const Inputs& x) {
+        att.generator().reseed(7);  // every evaluation drops the same weights
+        return att(x[0], x[1], x[2], Allowed::where(keys4())).output;
+      },
       with_params(att, {rnd({2, 3, 4}, 1), rnd({2, 4, 5}, 2), rnd({2, 4, 2}, 3)}));
-});
-
-GRADCHECK_CASE("AdditiveAttention decoder step", "q (2,4), k (2,4,5), v (2,4,2), mask (2,4)", [] {
-  Generator gen(10);
-  nn::AdditiveAttention<D> att(4, 5, 3, gen);
-  return gradcheck(
-      [&](const Inputs& x) { return att.forward(x[0], x[1], x[2], keys4()).output; },
-      with_params(att, {rnd({2, 4}, 1), rnd({2, 4, 5}, 2), rnd({2, 4, 2}, 3)}));
-});
-
-GRADCHECK_CASE("LuongAttention dot", "q (2,3,4), k (2,4,4), v (2,4,2), mask (2,4)",
-               [] { return luong(nn::LuongScore::Dot); });
-GRADCHECK_CASE("LuongAttention general", "q (2,3,4), k (2,4,5), v (2,4,2), mask (2,4)",
-               [] { return luong(nn::LuongScore::General); });
-GRADCHECK_CASE("LuongAttention concat", "q (2,3,4), k (2,4,5), v (2,4,2), H 3, mask (2,4)",
-               [] { return luong(nn::LuongScore::Concat); });
-
-GRADCHECK_CASE("ScaledDotProductAttention", "q (2,3,4), k (2,4,4), v (2,4,2), mask (2,4)", [] {
-  nn::ScaledDotProductAttention<D> att;
-  return gradcheck([&](const Inputs& x) { return att.forward(x[0], x[1], x[2], keys4()).output; },
-                   {rnd({2, 3, 4}, 1), rnd({2, 4, 4}, 2), rnd({2, 4, 2}, 3)});
 });
 
 GRADCHECK_CASE("MultiHeadAttention self", "(2,3,8), 2 heads", [] { return mha(3, 3, true, false, false); });

@@ -88,8 +88,8 @@ GradcheckResult encoder_model(Positional p) {
   Generator gen(11);
   nn::EncoderModel<D> model(c, gen);
   IndexArray ids = {{1, 2, 3, 4}, {5, 4, 0, 0}};
-  Mask mask = {{true, true, true, true}, {true, true, false, false}};
-  return gradcheck([&](const Inputs&) { return model.forward(ids, mask); }, model.parameters());
+  const Allowed real = Allowed::where(Mask{{true, true, true, true}, {true, true, false, false}});
+  return gradcheck([&](const Inputs&) { return model.forward(ids, real); }, model.parameters());
 }
 }  // namespace
 

@@ -17,16 +17,13 @@ nn::LayerConfig tiny(bool norm_first) {
 }
 
 // Batch 1 has its last key padded.
-const Mask& pad4() {
-  static const Mask m = {{true, true, true, true}, {true, true, true, false}};
-  return m;
-}
+Allowed pad4() { return Allowed::where(Mask{{true, true, true, true}, {true, true, true, false}}); }
 
 GradcheckResult encoder_layer(bool norm_first) {
   Generator gen(21);
   nn::EncoderLayer<D> layer(tiny(norm_first), gen);
   nn::MultiHeadOptions<D> o;
-  o.key_padding_mask = pad4();
+  o.allowed_keys = pad4();
   return gradcheck([&](const Inputs& x) { return layer.forward(x[0], o); },
                    with_params(layer, {rnd({2, 4, 8}, 1)}));
 }
@@ -36,7 +33,7 @@ GradcheckResult decoder_layer(bool norm_first) {
   nn::DecoderLayer<D> layer(tiny(norm_first), gen);
   nn::MultiHeadOptions<D> self, cross;
   self.causal = true;
-  cross.key_padding_mask = pad4();
+  cross.allowed_keys = pad4();
   return gradcheck([&](const Inputs& x) { return layer.forward(x[0], x[1], self, cross); },
                    with_params(layer, {rnd({2, 3, 8}, 1), rnd({2, 4, 8}, 2)}));
 }
@@ -51,7 +48,7 @@ GRADCHECK_CASE("Encoder", "2 pre-norm layers + final norm, (2,4,8)", [] {
   Generator gen(23);
   nn::Encoder<D> enc(2, tiny(true), gen, true);
   nn::MultiHeadOptions<D> o;
-  o.key_padding_mask = pad4();
+  o.allowed_keys = pad4();
   return gradcheck([&](const Inputs& x) { return enc.forward(x[0], o); },
                    with_params(enc, {rnd({2, 4, 8}, 1)}));
 });
@@ -79,9 +76,8 @@ GRADCHECK_CASE("Seq2SeqTransformer tied", "src (2,4), tgt (2,3), vocab 7/6, 1+1 
     model.output_bias.mutable_value() = random_uniform<D>({6}, gen, -0.5, 0.5);
   }
   IndexArray src = {{1, 2, 3, 4}, {5, 6, 1, 0}}, tgt = {{1, 2, 3}, {4, 5, 0}};
-  Mask src_mask = {{true, true, true, true}, {true, true, true, false}};
-  Mask tgt_mask = {{true, true, true}, {true, true, false}};
-  return gradcheck([&](const Inputs&) { return model.forward(src, tgt, src_mask, tgt_mask); },
+  const Allowed src_real = pad4(), tgt_real = Allowed::where(Mask{{true, true, true}, {true, true, false}});
+  return gradcheck([&](const Inputs&) { return model.forward(src, tgt, src_real, tgt_real); },
                    model.parameters());
 });
 

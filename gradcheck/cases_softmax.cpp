@@ -23,6 +23,24 @@ GRADCHECK_CASE("log_softmax axis 0", "(4,3)", [] { return sm(true, {4, 3}, 0); }
 GRADCHECK_CASE("log_softmax 3-D middle axis", "(2,4,3) axis 1",
                [] { return sm(true, {2, 4, 3}, 1); });
 
+// masked_softmax: hidden entries and a fully hidden row must get exactly zero gradient, which the
+// finite differences confirm (the output there does not move at all).
+GRADCHECK_CASE("masked_softmax last axis", "(3,5), row 1 fully hidden, broadcast (3,5)", [] {
+  Mask hidden = Mask{{false, true, false, false, true}, {true, true, true, true, true}, {false, false, false, false, true}};
+  return gradcheck([hidden](const Inputs& x) { return masked_softmax(x[0], Allowed::except(hidden)); },
+                   {rnd({3, 5}, 1, -2.0, 2.0)});
+});
+GRADCHECK_CASE("masked_softmax key mask broadcast", "(2,3,4), allowed (2,1,4)", [] {
+  const Allowed keys = Allowed::where(Mask{{{true, true, false, true}}, {{true, false, false, false}}});
+  return gradcheck([keys](const Inputs& x) { return masked_softmax(x[0], keys); }, {rnd({2, 3, 4}, 2, -2.0, 2.0)});
+});
+GRADCHECK_CASE("masked_softmax middle axis", "(2,4,3) axis 1, allowed (4,1)", [] {
+  Mask column = {true, false, true, true};
+  column.reshape({4, 1});  // a literal {{true}, {false}, ...} is ambiguous to xtensor
+  const Allowed rows = Allowed::where(column);
+  return gradcheck([rows](const Inputs& x) { return masked_softmax(x[0], rows, 1); }, {rnd({2, 4, 3}, 3, -2.0, 2.0)});
+});
+
 GRADCHECK_CASE("cross_entropy plain", "(4,5), t (4)",
                [] { return ce({4, 5}, IndexArray{0, 3, 4, 1}); });
 GRADCHECK_CASE("cross_entropy label smoothing", "(4,5), t (4), eps 0.1", [] {

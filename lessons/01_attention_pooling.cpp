@@ -220,7 +220,7 @@ Tensor<float> column(const Array<double>& v) {
   return Tensor<float>(std::move(c));
 }
 
-// Each query's own key, for leave-one-out training: true on the diagonal = "fill this score".
+// Each query's own key, for leave-one-out training: true on the diagonal, the key to hide.
 Mask self_positions(std::size_t n) {
   Mask m = xt::zeros<bool>({n, n});
   for (std::size_t i = 0; i < n; ++i) m(i, i) = true;
@@ -233,15 +233,14 @@ struct Attended {
 };
 
 // scores s_ij = -((q_i - k_j) w)^2 / 2, weights = softmax over j, prediction = weights @ values.
-// With `self` given, s_ii = -inf before the softmax: exp(-inf) = 0, so a point gets exactly zero
-// weight on its own target (and masked_fill sends exactly zero gradient there). A row never loses
-// every key (n - 1 stay), so the row maximum is finite and no NaN can appear.
+// With `self` given, each query's own key is hidden from its softmax (masked_softmax with
+// Allowed::except): weight exactly zero on its own target, and exactly zero gradient there. A row
+// never loses every key (n - 1 stay).
 Attended gaussian_attention(const Tensor<float>& diff, const Tensor<float>& w, const Tensor<float>& values,
                             const Mask* self = nullptr) {
   const Tensor<float> scaled = diff * w;  // w of shape (1,) broadcasts over (m, n)
-  Tensor<float> scores = -0.5f * (scaled * scaled);
-  if (self) scores = masked_fill(scores, *self, -std::numeric_limits<float>::infinity());
-  const Tensor<float> weights = softmax(scores, -1);
+  const Tensor<float> scores = -0.5f * (scaled * scaled);
+  const Tensor<float> weights = self ? masked_softmax(scores, Allowed::except(*self)) : softmax(scores, -1);
   return {weights, matmul(weights, values)};
 }
 
@@ -480,8 +479,8 @@ int main(int argc, char** argv) {
         "targets, our autograd differentiating through the softmax and the matrix product back to w.");
   L.say("One trap: if a training point may attend to itself, the best w is infinite: a width of 0 puts all "
         "weight on its own key and reproduces its own noisy target, training loss 0, a useless model. So "
-        "each training query attends to the OTHER 49 points: its own score is masked (masked_fill with "
-        "-inf on the diagonal, so its weight is exactly 0). The training loss is then the leave-one-out "
+        "each training query attends to the OTHER 49 points: its own key is hidden from its softmax "
+        "(masked_softmax with the diagonal hidden, so its weight is exactly 0). The training loss is then the leave-one-out "
         "error, an honest estimate of the error on new points. We start from w = 1, the Gaussian of "
         "width 1.0 above.");
   Tensor<float> w = Tensor<float>::full({1}, 1.0f, true);

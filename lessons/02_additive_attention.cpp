@@ -136,13 +136,12 @@ xt::xarray<double> to_array(const std::vector<double>& v) {
 // Runs the first decoder step of a batch piece by piece and lists each tensor's shape.
 std::vector<std::vector<std::string>> trace_shapes(s2s::Seq2Seq& model, const data::Seq2SeqBatch& b) {
   NoGrad ng;
-  auto& dec = dynamic_cast<s2s::BahdanauDecoder&>(*model.decoder);
-  const nn::AdditiveAttention<float>& att = *dec.attention().additive();
+  s2s::Decoder& dec = *model.decoder;
   const s2s::Encoded e = model.encoder.forward(b.source);
   const s2s::Tns s = e.init, q = unsqueeze(s, 1);
-  const s2s::Tns pq = att.w_q(q), pk = att.w_k(e.annotations);
-  const s2s::Tns feat = attnlab::tanh(add(unsqueeze(pq, 2), unsqueeze(pk, 1)));
-  const AttentionResult<float> a = dec.attention()(s, e.annotations, e.annotations, e.mask);
+  const auto steps = dec.attention().score().steps(q, e.annotations);  // W_q q, W_k k, tanh(..), v^T tanh(..)
+  const s2s::Tns pq = steps[0].value, pk = steps[1].value, feat = steps[2].value, scores = steps[3].value;
+  const AttentionResult<float> a = dec.attention()(s, e.annotations, e.annotations, e.real);
   const IndexArray prev = xt::view(b.decoder_input.ids, xt::all(), 0);
   const s2s::Tns in = concat<float>({dec.embed(prev), a.output}, -1);
   const s2s::Step st = dec.step(e, prev, s);
@@ -152,12 +151,12 @@ std::vector<std::vector<std::string>> trace_shapes(s2s::Seq2Seq& model, const da
   return {{"x: input ids", shape_str(b.source.ids.shape()), "(B, S), padded with <pad>, ends with <eos>"},
           {"embed(x)", sh(model.encoder.embed(b.source.ids)), "(B, S, E)"},
           {"h: annotations = keys = values", sh(e.annotations), "(B, S, 2He), [forward; backward] per position"},
-          {"key mask", shape_str(e.mask.shape()), "(B, S), false on padding"},
+          {"allowed keys", shape_str(e.real.shape()), "(B, S), false on padding"},
           {"s_0 = tanh(W_init [fwd_last; bwd_first])", sh(e.init), "(B, Hd), the decoder's first state"},
           {"W_q s_{t-1}", sh(pq), "(B, 1, A), the query, projected"},
           {"W_k h", sh(pk), "(B, S, A), every key, projected"},
           {"tanh(W_q s + W_k h)", sh(feat), "(B, 1, S, A), broadcast: one feature vector per (query, key)"},
-          {"e_t = v^T tanh(...)", sh(att.scores(q, e.annotations)), "(B, 1, S), one score per key"},
+          {"e_t = v^T tanh(...)", sh(scores), "(B, 1, S), one score per key"},
           {"a_t = masked softmax(e_t)", sh(a.weights), "(B, S), the attention weights"},
           {"c_t = sum_j a_tj h_j", sh(a.output), "(B, 2He), the context"},
           {"[embed(y_{t-1}); c_t]", sh(in), "(B, E + 2He), the GRU cell's input"},
@@ -178,7 +177,7 @@ int main(int argc, char** argv) {
   const std::size_t n_examples = quick ? 4000 : 12000;
   s2s::ModelConfig mc;
   mc.style = s2s::DecoderStyle::Bahdanau;
-  mc.score = s2s::Score::Additive;
+  mc.score = "additive";
   mc.embed = quick ? 16 : 32;
   mc.encoder_hidden = mc.decoder_hidden = mc.attention_hidden = quick ? 32 : 64;
   s2s::TrainConfig tc;

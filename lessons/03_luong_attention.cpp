@@ -24,21 +24,10 @@ namespace data = attnlab::nn::data;
 
 namespace {
 
-const std::vector<s2s::Score> kScores = {s2s::Score::Dot, s2s::Score::General, s2s::Score::Concat,
-                                         s2s::Score::Additive};
-
-const char* score_formula(s2s::Score s) {
-  switch (s) {
-    case s2s::Score::Dot: return "h_t^T h_j";
-    case s2s::Score::General: return "h_t^T W h_j";
-    case s2s::Score::Concat: return "v^T tanh(W [h_t; h_j])";
-    case s2s::Score::Additive: return "v^T tanh(W_q h_t + W_k h_j)";
-  }
-  return "?";
-}
+const std::vector<std::string> kScores = {"dot", "general", "concat", "additive"};
 
 struct Run {
-  s2s::Score score;
+  std::string score;
   std::unique_ptr<s2s::Seq2Seq> model;
   s2s::History history;
   s2s::Evaluation test;
@@ -75,12 +64,11 @@ void benchmark(std::vector<Run>& runs, const s2s::ModelConfig& base, const s2s::
       opts[i]->step();
       if (rep > 0) step[i].push_back(s2s::wall_ms() - w0), step_cpu[i].push_back(s2s::cpu_ms() - c0);
 
-      const s2s::Tns q = q0.detach().set_requires_grad(true), k = k0.detach().set_requires_grad(true);
       // The attention is cheap next to a step: several calls per repetition.
       for (int a = 0; a < 4; ++a) {
         const s2s::Tns q = q0.detach().set_requires_grad(true), k = k0.detach().set_requires_grad(true);
         w0 = s2s::wall_ms(), c0 = s2s::cpu_ms();
-        sum(models[i]->decoder->attention()(q, k, k, batch.source.mask).output).backward();
+        sum(models[i]->decoder->attention()(q, k, k, batch.source.allowed()).output).backward();
         if (rep > 0) attn[i].push_back(s2s::wall_ms() - w0), attn_cpu[i].push_back(s2s::cpu_ms() - c0);
       }
       models[i]->zero_grad();
@@ -161,7 +149,10 @@ int main(int argc, char** argv) {
   L.say("The four scores, between the decoder state h_t (size Hd) and an annotation h_j (size 2He; we set He = Hd/2 "
         "so that the dot product is defined):");
   std::vector<std::vector<std::string>> formulas;
-  for (s2s::Score s : kScores) formulas.push_back({s2s::score_name(s), score_formula(s)});
+  for (const std::string& s : kScores) {
+    Generator g(0);
+    formulas.push_back({s, nn::make_score<float>(s, 4, 4, g, 4)->formula()});
+  }
   L.table({"score", "score(h_t, h_j)"}, formulas);
   L.say("Concat is Luong's name for a single matrix over the stacked [h_t; h_j]; splitting that matrix in two gives "
         "Bahdanau's W_q h_t + W_k h_j, so the two compute the same family of functions and differ only in how the "
@@ -175,14 +166,14 @@ int main(int argc, char** argv) {
         ", attention width " + std::to_string(base.attention_hidden) + " (additive and concat), Adam at lr " +
         fmt(tc.lr, 4) + " and gradient clipping at " + fmt(tc.clip, 1) + ".");
   std::vector<Run> runs;
-  for (s2s::Score s : kScores) {
+  for (const std::string& s : kScores) {
     Run r;
     r.score = s;
     s2s::ModelConfig c = base;
     c.score = s;
     Generator gen(L.seed() + 3);
     r.model = std::make_unique<s2s::Seq2Seq>(c, task.source_vocab.size(), task.target_vocab.size(), gen);
-    r.history = s2s::train(*r.model, task, tc, s2s::score_name(s));
+    r.history = s2s::train(*r.model, task, tc, s);
     r.test = s2s::evaluate(*r.model, task.test, task.pairs.test, task.target_vocab);
     runs.push_back(std::move(r));
   }
@@ -209,7 +200,7 @@ int main(int argc, char** argv) {
   const Run& additive = runs[3];
   std::vector<std::vector<std::string>> rows;
   for (const Run& r : runs)
-    rows.push_back({s2s::score_name(r.score), std::to_string(r.model->attention_parameters()),
+    rows.push_back({r.score, std::to_string(r.model->attention_parameters()),
                     std::to_string(r.model->parameter_count()), fmt(r.test.exact_match, 4), fmt(r.test.char_accuracy, 4),
                     fmt(r.history.validation_loss.back(), 4), fmt(r.attention_cpu_ms, 2), fmt(r.step_cpu_ms, 1),
                     fmt(100.0 * r.attention_cpu_ms / r.step_cpu_ms, 1) + "%", fmt(r.step_ms, 1)});
@@ -236,7 +227,7 @@ int main(int argc, char** argv) {
         "backward pass repeats all of it. (Lesson 02's Bahdanau decoder pays for its attention in T separate calls "
         "of one query each, projecting the keys again at every step.)");
   for (const Run& r : runs) {
-    const std::string n = s2s::score_name(r.score);
+    const std::string n = r.score;
     L.metric("test_exact_match_" + n, r.test.exact_match);
     L.metric("test_char_accuracy_" + n, r.test.char_accuracy);
     L.metric("validation_loss_" + n, r.history.validation_loss.back());
@@ -258,7 +249,7 @@ int main(int argc, char** argv) {
     plots::Figure fig(2400, 850, 1, 3);
     fig.title("Four attention scores, one budget");
     std::vector<std::string> names;
-    for (const Run& r : runs) names.push_back(s2s::score_name(r.score));
+    for (const Run& r : runs) names.push_back(r.score);
     xt::xarray<double> acc = xt::zeros<double>({std::size_t(2), runs.size()});
     xt::xarray<double> params = xt::zeros<double>({std::size_t(2), runs.size()});
     xt::xarray<double> ms = xt::zeros<double>({std::size_t(2), runs.size()});
@@ -298,8 +289,8 @@ int main(int argc, char** argv) {
     for (int e = 1; e <= tc.epochs; ++e) epochs.push_back(double(e));
     for (std::size_t i = 0; i < runs.size(); ++i) {
       const auto [x, y] = windowed(runs[i].history.step_loss, window);
-      train.emplace_back(s2s::score_name(runs[i].score), to_array(x), to_array(y));
-      val.emplace_back(s2s::score_name(runs[i].score), to_array(epochs), to_array(runs[i].history.validation_loss));
+      train.emplace_back(runs[i].score, to_array(x), to_array(y));
+      val.emplace_back(runs[i].score, to_array(epochs), to_array(runs[i].history.validation_loss));
     }
     plots::LineOptions lo;
     lo.log_y = true;
@@ -315,7 +306,7 @@ int main(int argc, char** argv) {
   }
   std::string curve_note;
   for (const Run& r : runs)
-    curve_note += std::string(curve_note.empty() ? "" : ", ") + s2s::score_name(r.score) + " " +
+    curve_note += std::string(curve_note.empty() ? "" : ", ") + r.score + " " +
                   fmt(r.history.validation_loss.back(), 4);
   L.say("Final validation loss: " + curve_note + ".");
 
@@ -338,7 +329,7 @@ int main(int argc, char** argv) {
       o.vmin = 0.0;
       o.vmax = 1.0;
       o.colorbar = false;
-      plots::Panel& p = fig.panel(int(i)).title(std::string(s2s::score_name(runs[i].score)) + ": " + runs[i].test.predictions[r]);
+      plots::Panel& p = fig.panel(int(i)).title(runs[i].score + ": " + runs[i].test.predictions[r]);
       p.xlabel("input characters (keys)").ylabel("output characters (queries)");
       plots::heatmap(p, runs[i].test.decoded.attention[r], o);
     }
@@ -349,7 +340,7 @@ int main(int argc, char** argv) {
   s2s::YearAttention ya;
   for (const Run& r : runs) {
     ya = s2s::year_attention(r.test, task.pairs.test);
-    year_rows.push_back({s2s::score_name(r.score), fmt(100.0 * ya.mass, 1) + "%"});
+    year_rows.push_back({r.score, fmt(100.0 * ya.mass, 1) + "%"});
   }
   L.say("Luong's query is the state after reading y_{t-1}, the one that predicts y_t, so each row says where the "
         "character being written comes from. To compare the maps with a number rather than by eye: over the " +
@@ -373,7 +364,7 @@ int main(int argc, char** argv) {
   L.say((hi - lo < 1e-9 ? "With one budget all four reach the same test exact match, " + fmt(hi, 4) +
                               ", so accuracy alone does not separate them here; the final validation losses (" +
                               fmt(vlo, 4) + " to " + fmt(vhi, 4) + ") and the learning curves show which got there faster. "
-                        : "With one budget the best test exact match came from " + std::string(s2s::score_name(best->score)) +
+                        : "With one budget the best test exact match came from " + best->score +
                               " (" + fmt(best->test.exact_match, 4) + "); the four are within " + fmt(hi - lo, 4) +
                               " of each other. ") +
         (best->test.exact_match - dot.test.exact_match < 1e-9

@@ -103,7 +103,7 @@ void toy_self_attention(Lesson& L) {
                              {.167186, .100374, .149937, .133936}};
   const double dS = max_abs_diff(S.value(), gold_S), dA = max_abs_diff(A.value(), gold_A),
                dO = max_abs_diff(O.value(), gold_O);
-  const auto fused = scaled_dot_product_attention(Q, K, V);  // scale 0: 1/sqrt(d_k) = 1/2
+  const auto fused = scaled_dot_product_attention(Q, K, V);  // default scale 1/sqrt(d_k) = 1/2
   const double dF = std::max(max_abs_diff(fused.output.value(), O.value()),
                              max_abs_diff(fused.weights.value(), A.value()));
   L.table({"quantity", "max abs(ours - golden)"},
@@ -344,14 +344,14 @@ void masks(Lesson& L, Generator& gen) {
     // Fresh leaves per case, so each gradient below belongs to this case alone.
     const Tensor<double> qc(q.value(), true), kc(k.value(), true), vc(v.value(), true);
     AttentionOptions<double> o;
-    o.mask = cases[c].mask;
+    if (cases[c].mask) o.allowed = Allowed::where(*cases[c].mask);
     o.causal = cases[c].causal;
     const auto r = scaled_dot_product_attention(qc, kc, vc, o);
     r.output.backward(random_normal<double>({n, d}, gen));
     const Array<double>& w = r.weights.value();
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < n; ++j) {
-        const bool allowed = (!o.mask || (*o.mask)(0, j)) && (!o.causal || j <= i);
+        const bool allowed = (!cases[c].mask || (*cases[c].mask)(0, j)) && (!o.causal || j <= i);
         if (!allowed) masked_max = std::max(masked_max, std::abs(w(i, j)));
       }
     for (const Array<double>* a : {&w, &r.output.value(), &qc.grad(), &kc.grad(), &vc.grad()})
@@ -430,7 +430,7 @@ class MaxSoFarModel : public nn::Module<float> {
     const Tensor<float> x = embed(tokens);
     AttentionOptions<float> o;
     o.causal = true;
-    o.scale = scaled_ ? 0.0 : 1.0;  // 0: the default 1/sqrt(d_k)
+    if (!scaled_) o.scale = 1.0;  // else the default, 1/sqrt(d_k)
     const auto a = scaled_dot_product_attention(w_q(x), w_k(x), w_v(x), o);
     return {out(a.output), a.weights};
   }

@@ -31,9 +31,9 @@ void check_abs(const Array<double>& got, const Array<double>& want, double tol) 
 
 // Attention for one (Lq,d) x (Lk,d) x (Lk,dv) block, straight from the definition, with an
 // allowed(i, j) predicate; a row with no allowed key is zero.
-template <class Allowed>
+template <class AllowedFn>
 Array<double> naive_attention(const Array<double>& q, const Array<double>& k,
-                              const Array<double>& v, double scale, Allowed allowed) {
+                              const Array<double>& v, double scale, AllowedFn allowed) {
   const std::size_t Lq = q.shape(0), Lk = k.shape(0), d = q.shape(1), dv = v.shape(1);
   Array<double> out = xt::zeros<double>({Lq, dv});
   for (std::size_t i = 0; i < Lq; ++i) {
@@ -113,7 +113,7 @@ TEST_CASE("masked keys: weight exactly 0, and exactly zero gradient into their K
   Mask m = Mask::from_shape({B, 1, 1, Lk});
   for (std::size_t j = 0; j < Lk; ++j) m(0, 0, 0, j) = j < 3, m(1, 0, 0, j) = true;
   Opts o;
-  o.mask = m;
+  o.allowed = Allowed::where(m);
   auto r = scaled_dot_product_attention(q, k, v, o);
   r.output.backward(rand_array({B, H, Lq, d}, 4));
   for (std::size_t h = 0; h < H; ++h)
@@ -138,7 +138,7 @@ TEST_CASE("a fully masked row gives a zero output row and zero gradient, never N
   m.fill(true);
   for (std::size_t j = 0; j < 5; ++j) m(1, j) = false;
   Opts o;
-  o.mask = m;
+  o.allowed = Allowed::where(m);
   auto r = scaled_dot_product_attention(q, k, v, o);
   // Upstream gradient only on the masked row: nothing may flow anywhere.
   Array<double> up = xt::zeros<double>({3, 2});
@@ -157,7 +157,7 @@ TEST_CASE("a fully masked row gives a zero output row and zero gradient, never N
     Mask none = Mask::from_shape({1, 5});
     none.fill(false);
     Opts o2;
-    o2.mask = none;
+    o2.allowed = Allowed::where(none);
     o2.causal = true;
     TD q2(rand_array({3, 4}, 5), true);
     auto r2 = scaled_dot_product_attention(q2, k, v, o2);
@@ -204,7 +204,7 @@ TEST_CASE("Lq != Lk, with a mask and causal, against the definition") {
   for (bool causal : {false, true}) {
     CAPTURE(causal);
     Opts o;
-    o.mask = m;
+    o.allowed = Allowed::where(m);
     o.causal = causal;
     o.scale = 0.8;
     auto r = scaled_dot_product_attention(TD(qa), TD(ka), TD(va), o);
@@ -228,11 +228,11 @@ TEST_CASE("float and double forwards agree") {
   m.fill(true);
   m(0, 0, 0, 5) = false;
   Opts od;
-  od.mask = m;
+  od.allowed = Allowed::where(m);
   od.causal = true;
   od.bias = TD(ba);
   AttentionOptions<float> of;
-  of.mask = m;
+  of.allowed = Allowed::where(m);
   of.causal = true;
   of.bias = Tensor<float>(Array<float>(xt::cast<float>(ba)));
   auto rd = scaled_dot_product_attention(TD(qa), TD(ka), TD(va), od);
@@ -316,9 +316,9 @@ TEST_CASE("bad inputs throw ShapeError naming the op and the shapes") {
                        Contains("leading dims"), ShapeError);
   {
     Opts o;
-    o.mask = Mask(xt::ones<bool>({3, 1, 5}));
+    o.allowed = Allowed::where(Mask(xt::ones<bool>({3, 1, 5})));
     CHECK_THROWS_WITH_AS(scaled_dot_product_attention(t({2, 3, 4}), t({2, 5, 4}), t({2, 5, 2}), o),
-                         Contains("mask of shape (3,1,5) does not broadcast to the scores (2,3,5)"),
+                         Contains("allowed entries of shape (3,1,5) do not broadcast to the scores (2,3,5)"),
                          ShapeError);
   }
   {
@@ -362,7 +362,7 @@ TEST_CASE("a row the mask hides entirely stays zero even when its bias is -inf")
   m.fill(true);
   for (std::size_t j = 0; j < 4; ++j) m(1, j) = false;
   Opts o;
-  o.mask = m;
+  o.allowed = Allowed::where(m);
   o.bias = TD(bias);
   auto r = scaled_dot_product_attention(q, k, v, o);
   for (std::size_t j = 0; j < 4; ++j) CHECK(r.weights.value()(1, j) == 0.0);

@@ -79,7 +79,7 @@ TEST_CASE("pad_sequences: ids, lengths and key-padding mask") {
   const PaddedBatch b = pad_sequences({{5, 6, 7}, {8}, {}, {9, 10}});
   CHECK(b.ids == IndexArray{{5, 6, 7}, {8, 0, 0}, {0, 0, 0}, {9, 10, 0}});
   CHECK(b.lengths == IndexArray{3, 1, 0, 2});
-  CHECK(b.mask == Mask{{true, true, true}, {true, false, false}, {false, false, false}, {true, true, false}});
+  CHECK(b.real == Mask{{true, true, true}, {true, false, false}, {false, false, false}, {true, true, false}});
   CHECK(pad_sequences({{1, 2}}, -1).ids == IndexArray{{1, 2}});
   const PaddedBatch q = pad_sequences({{1}, {}}, -1);
   CHECK(shape_of(q.ids) == Shape{2, 1});
@@ -98,7 +98,7 @@ TEST_CASE("make_seq2seq_batch: teacher forcing shifts the target by one") {
   CHECK(b.source.lengths == IndexArray{2, 4});
   CHECK(b.decoder_input.ids == IndexArray{{Vocab::bos, 22, 23, 24}, {Vocab::bos, 20, 21, 0}});
   CHECK(b.decoder_target.ids == IndexArray{{22, 23, 24, Vocab::eos}, {20, 21, Vocab::eos, 0}});
-  CHECK(b.decoder_input.mask == b.decoder_target.mask);
+  CHECK(b.decoder_input.real == b.decoder_target.real);
   CHECK(b.decoder_target.lengths == IndexArray{4, 3});
   // Without the source <eos>.
   CHECK(make_seq2seq_batch(d, {0}, false).source.ids == IndexArray{{10, 11, 12}});

@@ -25,15 +25,15 @@ TEST_CASE("every core op has a gradcheck row") {
   check_all_have_rows({"add", "sub", "mul", "div", "neg", "exp", "log", "sqrt", "pow", "tanh", "sigmoid",
                        "relu", "gelu", "where", "masked_fill", "sum", "mean", "max", "var", "reshape",
                        "transpose", "permute", "slice", "concat", "stack", "split", "gather", "index_select",
-                       "broadcast_to", "matmul", "linear", "softmax", "log_softmax", "cross_entropy", "mse",
+                       "broadcast_to", "matmul", "linear", "softmax", "log_softmax", "masked_softmax", "cross_entropy", "mse",
                        "layer_norm", "dropout", "scaled_dot_product_attention", "multi_head_attention",
                        "multi_head_self_attention"});
 }
 
 TEST_CASE("every nn module has a gradcheck row") {
   check_all_have_rows({"Linear", "Embedding", "LayerNorm", "FeedForward", "GRUCell", "GRU",
-                       "AdditiveAttention", "LuongAttention dot", "LuongAttention general",
-                       "LuongAttention concat", "ScaledDotProductAttention", "MultiHeadAttention",
+                       "Attention additive", "Attention dot", "Attention scaled dot", "Attention general",
+                       "Attention concat", "MultiHeadAttention",
                        "MultiHeadAttention causal", "MultiHeadAttention padding mask",
                        "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "RelativePositionBias",
                        "RotaryEmbedding", "ALiBi", "EncoderLayer pre-norm", "EncoderLayer post-norm",

@@ -57,7 +57,7 @@ void compare(Variant variant, double tol) {
     if (variant == Variant::Masked) {
       Mask m = Mask::from_shape({B, 1, 1, Lk});
       for (std::size_t j = 0; j < Lk; ++j) m(0, 0, 0, j) = j < 4, m(1, 0, 0, j) = true;
-      o.mask = m;
+      o.allowed = Allowed::where(m);
     }
     if (variant == Variant::Biased) o.bias = bias;
     if (variant == Variant::Causal) o.causal = true;
@@ -134,9 +134,9 @@ TEST_CASE("multi-head entry points: bad inputs name the op and the shapes") {
                                 "for a whole d: qkv (2,3,10), heads 2"),
                        ShapeError);
   AttentionOptions<double> o;
-  o.mask = Mask(xt::ones<bool>({2, 3, 1, 4}));
+  o.allowed = Allowed::where(Mask(xt::ones<bool>({2, 3, 1, 4})));
   CHECK_THROWS_WITH_AS(multi_head_attention(t({2, 3, 6}), t({2, 4, 6}), t({2, 4, 6}), 2, o),
-                       Contains("mask of shape (2,3,1,4) does not broadcast to the scores "
+                       Contains("allowed entries of shape (2,3,1,4) do not broadcast to the scores "
                                 "(2,2,3,4)"),
                        ShapeError);
   CHECK_THROWS_WITH_AS(multi_head_self_attention(Tensor<double>(), 2),

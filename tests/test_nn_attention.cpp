@@ -1,16 +1,15 @@
 // The attention modules: golden parameter counts and values, names, equivalences (one head =
-// scaled dot-product attention on the projections), causality, permutation equivariance, the
-// mask contract (zero weight, zero gradient, zero context for an all-masked row), shape errors.
+// scaled dot-product attention on the projections; every score family against its formula),
+// causality, permutation equivariance, the mask contract (zero weight, zero gradient, zero
+// context for an all-masked row), shape errors.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <xtensor/xview.hpp>
 
 #include "core/ops.hpp"
-#include "nn/attention/additive.hpp"
-#include "nn/attention/luong.hpp"
+#include "nn/attention/attention.hpp"
 #include "nn/attention/multi_head.hpp"
-#include "nn/attention/scaled_dot_product.hpp"
 
 using namespace attnlab;
 using namespace attnlab::nn;
@@ -42,6 +41,11 @@ std::vector<std::string> names(const Module<double>& m) {
   return out;
 }
 
+Attention<double> attention(const std::string& score, std::size_t dq, std::size_t dk, Generator& g,
+                            std::size_t hidden = 4, double dropout = 0.0) {
+  return Attention<double>(make_score<double>(score, dq, dk, g, hidden), dropout);
+}
+
 void set_matrix(const TD& w, double diag) {
   auto& v = w.mutable_value();
   v.fill(0.0);
@@ -52,15 +56,16 @@ void set_matrix(const TD& w, double diag) {
 
 TEST_CASE("golden parameter counts and names") {
   Generator g(1);
-  AdditiveAttention<double> add(64, 64, 64, g);
+  const Attention<double> add = attention("additive", 64, 64, g, 64);
   CHECK(add.parameter_count() == 8256);
-  CHECK(names(add) == std::vector<std::string>{"w_q.weight", "w_k.weight", "v.weight"});
-  LuongAttention<double> general(LuongScore::General, 64, 64, g);
+  CHECK(names(add) == std::vector<std::string>{"score.w_q.weight", "score.w_k.weight", "score.v.weight"});
+  GeneralScore<double> general(64, 64, g);
   CHECK(general.parameter_count() == 4096);
   CHECK(names(general) == std::vector<std::string>{"w.weight"});
-  CHECK(general.w->weight.shape() == Shape{64, 64});
-  CHECK(LuongAttention<double>(LuongScore::Dot, 8, 8, g).parameter_count() == 0);
-  CHECK(LuongAttention<double>(LuongScore::Concat, 6, 5, g, 4).parameter_count() == 4 * 11 + 4);
+  CHECK(general.w.weight.shape() == Shape{64, 64});
+  CHECK(attention("dot", 8, 8, g).parameter_count() == 0);
+  CHECK(attention("scaled dot", 8, 8, g).parameter_count() == 0);
+  CHECK(attention("concat", 6, 5, g, 4).parameter_count() == 4 * 11 + 4);
   MultiHeadAttention<double> mha(64, 8, g);
   CHECK(mha.parameter_count() == 16640);
   CHECK(names(mha) == std::vector<std::string>{"w_q.weight", "w_q.bias", "w_k.weight", "w_k.bias",
@@ -69,12 +74,12 @@ TEST_CASE("golden parameter counts and names") {
   CHECK(mha.summary().find("16,640") != std::string::npos);
 }
 
-TEST_CASE("LuongAttention dot: the course's golden weights, decoder-step query") {
+TEST_CASE("dot score: the course's golden weights, decoder-step query") {
   Generator g(2);
-  LuongAttention<double> att(LuongScore::Dot, 3, 3, g);
+  const Attention<double> att = attention("dot", 3, 3, g);
   const TD q(Array<double>{{0.2, 0.5, 0.3}});
   const TD k(Array<double>{{{0.1, 0.4, 0.5}, {0.2, 0.3, 0.5}, {0.3, 0.2, 0.5}}});
-  const Array<double> s = att.scores(unsqueeze(q, 1), k).value();
+  const Array<double> s = att.score()(unsqueeze(q, 1), k).value();
   CHECK(s(0, 0, 0) == doctest::Approx(0.37));
   CHECK(s(0, 0, 2) == doctest::Approx(0.31));
   const auto r = att.forward(q, k, k);
@@ -110,13 +115,65 @@ TEST_CASE("MultiHeadAttention with one head equals scaled_dot_product_attention 
   CHECK(max_abs_diff(r.weights.value(), unsqueeze(ref.weights, 1).value()) < 1e-12);
   CHECK(r.weights.shape() == Shape{2, 1, 3, 4});
 
-  // And the ScaledDotProductAttention module is the op, with its key mask as a (B, 1, Lk) mask.
-  ScaledDotProductAttention<double> sdpa;
+  // And Attention with the scaled dot score is the op, its allowed keys read as (B, 1, Lk).
+  const Attention<double> sdpa = attention("scaled dot", 6, 6, g);
   const Mask km = {{true, true, false, true}, {true, false, false, false}};
   AttentionOptions<double> o;
-  o.mask = Mask(xt::view(km, xt::all(), xt::newaxis(), xt::all()));
-  const auto a = sdpa.forward(q, k, v, km), b = scaled_dot_product_attention(q, k, v, o);
+  o.allowed = Allowed::where(Mask(xt::view(km, xt::all(), xt::newaxis(), xt::all())));
+  const auto a = sdpa(q, k, v, Allowed::where(km)), b = scaled_dot_product_attention(q, k, v, o);
   CHECK(max_abs_diff(a.output.value(), b.output.value()) == 0.0);
+}
+
+// The composed form, as a lesson derives it and as an oracle: fill the hidden scores with -1e9,
+// softmax, then multiply by the allowed entries (so a fully hidden row comes out zero).
+TD composed_masked_softmax(const TD& s, const Mask& allowed) {
+  const Mask hidden = !allowed;
+  return mul(softmax(masked_fill(s, hidden, -1e9), -1), TD(Array<double>(xt::cast<double>(allowed))));
+}
+
+TEST_CASE("every score family equals its formula, composed by hand, in outputs and gradients") {
+  Generator g(30);
+  const Mask km = {{true, true, false, true}, {false, false, false, false}};
+  Mask km3 = km;
+  km3.reshape({2, 1, 4});
+  for (const std::string name : {"additive", "dot", "scaled dot", "general", "concat"}) {
+    CAPTURE(name);
+    const std::size_t dk = name == "dot" || name == "scaled dot" ? 3 : 5;
+    const Attention<double> att = attention(name, 3, dk, g);
+    TD q = rnd({2, 2, 3}, 31, true), k = rnd({2, 4, dk}, 32, true), v = rnd({2, 4, 2}, 33, true);
+    TD q2 = rnd({2, 2, 3}, 31, true), k2 = rnd({2, 4, dk}, 32, true), v2 = rnd({2, 4, 2}, 33, true);
+    const TD up = rnd({2, 2, 2}, 34);
+    const auto r = att(q, k, v, Allowed::where(km));
+    sum(mul(r.output, up)).backward();
+    const TD w = composed_masked_softmax(att.score()(q2, k2), km3);
+    const TD o = matmul(w, v2);
+    sum(mul(o, up)).backward();
+    CHECK(max_abs_diff(r.weights.value(), w.value()) < 1e-14);
+    CHECK(max_abs_diff(r.output.value(), o.value()) < 1e-14);
+    CHECK(max_abs_diff(q.grad(), q2.grad()) < 1e-13);
+    CHECK(max_abs_diff(k.grad(), k2.grad()) < 1e-13);
+    CHECK(max_abs_diff(v.grad(), v2.grad()) < 1e-13);
+  }
+}
+
+TEST_CASE("masked_softmax equals the composed fill-softmax-multiply form, any axis") {
+  const TD x = rnd({2, 3, 4}, 40, true), x2 = rnd({2, 3, 4}, 40, true);
+  const Mask hidden = {{{false, true, false, false}}, {{true, true, true, true}}};  // (2, 1, 4)
+  const TD up = rnd({2, 3, 4}, 41);
+  const TD y = masked_softmax(x, Allowed::except(hidden));
+  sum(mul(y, up)).backward();
+  const TD y2 = composed_masked_softmax(x2, Mask(xt::broadcast(!hidden, Shape{2, 3, 4})));
+  sum(mul(y2, up)).backward();
+  CHECK(max_abs_diff(y.value(), y2.value()) < 1e-15);
+  CHECK(max_abs_diff(x.grad(), x2.grad()) < 1e-15);
+  // Axis 1, through a transpose of the composed form.
+  Mask rows = {true, false, true};
+  rows.reshape({3, 1});
+  const TD z = masked_softmax(x, Allowed::where(rows), 1);
+  const TD z2 = transpose(composed_masked_softmax(transpose(x, 1, 2), Mask(xt::broadcast(xt::transpose(rows), Shape{2, 4, 3}))), 1, 2);
+  CHECK(max_abs_diff(z.value(), z2.value()) < 1e-15);
+  CHECK_THROWS_WITH_AS(masked_softmax(x, Allowed::where(Mask{true, false})),
+                       doctest::Contains("masked_softmax: allowed entries of shape (2)"), ShapeError);
 }
 
 TEST_CASE("multi-head shapes: cross attention with Lq != Lk, weights per head") {
@@ -167,12 +224,10 @@ TEST_CASE("self-attention without positions is permutation-equivariant") {
 TEST_CASE("masked keys: zero weight and zero gradient; a fully masked row: zero context, no NaN") {
   Generator g(14);
   const Mask km = {{true, false, true, false}, {false, false, false, false}};
-  AdditiveAttention<double> add(3, 5, 4, g);
-  LuongAttention<double> dot(LuongScore::Dot, 3, 3, g), gen(LuongScore::General, 3, 5, g),
-      cat(LuongScore::Concat, 3, 5, g, 4);
-  auto run = [&](auto& att, std::size_t dk) {
+  auto run = [&](const std::string& score, std::size_t dk) {
+    const Attention<double> att = attention(score, 3, dk, g);
     TD q = rnd({2, 2, 3}, 15, true), k = rnd({2, 4, dk}, 16, true), v = rnd({2, 4, 2}, 17, true);
-    const auto r = att.forward(q, k, v, km);
+    const auto r = att(q, k, v, Allowed::where(km));
     sum(mul(r.output, rnd({2, 2, 2}, 18))).backward();
     CHECK(all_finite(r.output.value()));
     CHECK(all_finite(q.grad()));
@@ -190,14 +245,15 @@ TEST_CASE("masked keys: zero weight and zero gradient; a fully masked row: zero 
     for (double d : Array<double>(xt::view(q.grad(), 1))) CHECK(d == 0.0);
     for (double d : Array<double>(xt::view(k.grad(), 1))) CHECK(d == 0.0);
   };
-  run(add, 5);
-  run(dot, 3);
-  run(gen, 5);
-  run(cat, 5);
+  run("additive", 5);
+  run("dot", 3);
+  run("scaled dot", 3);
+  run("general", 5);
+  run("concat", 5);
 
   MultiHeadAttention<double> mha(4, 2, g);
   MultiHeadOptions<double> o;
-  o.key_padding_mask = km;
+  o.allowed_keys = Allowed::where(km);
   TD q = rnd({2, 3, 4}, 19, true), k = rnd({2, 4, 4}, 20, true), v = rnd({2, 4, 4}, 21, true);
   const auto r = mha.forward(q, k, v, o);
   sum(mul(r.output, rnd({2, 3, 4}, 22))).backward();
@@ -219,7 +275,7 @@ TEST_CASE("padding + causal together, score bias and the qk hook reach the score
   const TD x = rnd({1, 3, 4}, 24);
   MultiHeadOptions<double> o;
   o.causal = true;
-  o.key_padding_mask = Mask{{false, true, true}};
+  o.allowed_keys = Allowed::where(Mask{{false, true, true}});
   const auto r = att.forward(x, o);
   const Array<double>& w = r.weights.value();
   for (std::size_t h = 0; h < 2; ++h) {
@@ -249,13 +305,16 @@ TEST_CASE("dropout on the attention weights follows the training flag") {
   const Array<double> e1 = att.forward(x).output.value(), e2 = att.forward(x).output.value();
   CHECK(e1 == e2);
   CHECK(max_abs_diff(y1, e1) > 1e-3);
-  ScaledDotProductAttention<double> sdpa(0.5, g);
-  const TD q = rnd({2, 3, 4}, 27);
-  const Array<double> t1 = sdpa.forward(q, q, q).output.value();
-  sdpa.eval();
-  CHECK(max_abs_diff(sdpa.forward(q, q, q).output.value(),
-                     scaled_dot_product_attention(q, q, q).output.value()) == 0.0);
-  CHECK(max_abs_diff(t1, sdpa.forward(q, q, q).output.value()) > 1e-3);
+  for (const std::string score : {"scaled dot", "additive"}) {
+    Attention<double> single = attention(score, 4, 4, g, 4, 0.5);
+    const TD q = rnd({2, 3, 4}, 27);
+    const Array<double> t1 = single(q, q, q).output.value();
+    single.eval();
+    const Array<double> e = single(q, q, q).output.value();
+    CHECK(max_abs_diff(e, single(q, q, q).output.value()) == 0.0);
+    CHECK(max_abs_diff(t1, e) > 1e-3);
+    if (score == "scaled dot") CHECK(max_abs_diff(e, scaled_dot_product_attention(q, q, q).output.value()) == 0.0);
+  }
 }
 
 TEST_CASE("bad input: clear ShapeErrors naming the module and the sizes") {
@@ -269,23 +328,26 @@ TEST_CASE("bad input: clear ShapeErrors naming the module and the sizes") {
   CHECK_THROWS_AS(att.forward(x, rnd({2, 4, 8}, 2), rnd({2, 5, 8}, 3)), ShapeError);
   CHECK_THROWS_AS(att.forward(x, rnd({3, 4, 8}, 2), rnd({3, 4, 8}, 3)), ShapeError);
   MultiHeadOptions<double> bad;
-  bad.key_padding_mask = Mask{{true, true}, {true, true}};
+  bad.allowed_keys = Allowed::where(Mask{{true, true}, {true, true}});
   CHECK_THROWS_WITH_AS(att.forward(x, bad), doctest::Contains("(2,3)"), ShapeError);
   MultiHeadOptions<double> bad_attn;
-  bad_attn.attn_mask = Mask(xt::ones<bool>({4, 3}));
+  bad_attn.allowed = Allowed::where(Mask(xt::ones<bool>({4, 3})));
   CHECK_THROWS_AS(att.forward(x, bad_attn), ShapeError);
 
-  AdditiveAttention<double> add(3, 5, 4, g);
+  const Attention<double> add = attention("additive", 3, 5, g);
   const TD k = rnd({2, 4, 5}, 4), v = rnd({2, 4, 2}, 5);
-  CHECK_THROWS_WITH_AS(add.forward(rnd({2, 2, 4}, 6), k, v), doctest::Contains("AdditiveAttention"), ShapeError);
-  CHECK_THROWS_AS(add.forward(rnd({2, 2, 3}, 6), rnd({2, 4, 3}, 7), v), ShapeError);
-  CHECK_THROWS_AS(add.forward(rnd({2, 2, 3}, 6), k, rnd({2, 3, 2}, 7)), ShapeError);
-  CHECK_THROWS_WITH_AS(add.forward(rnd({2, 2, 3}, 6), k, v, Mask{{true, true, true}}),
-                       doctest::Contains("key mask"), ShapeError);
-  CHECK_THROWS_WITH_AS(LuongAttention<double>(LuongScore::Dot, 3, 4, g), doctest::Contains("LuongAttention"),
-                       ShapeError);
-  ScaledDotProductAttention<double> sdpa;
-  CHECK_THROWS_WITH_AS(sdpa.forward(rnd({2, 3, 4}, 1), rnd({2, 3, 5}, 2), rnd({2, 3, 5}, 3)),
-                       doctest::Contains("ScaledDotProductAttention"), ShapeError);
-  CHECK_THROWS_AS(sdpa.forward(x, x, x, Mask(xt::ones<bool>({2, 2}))), ShapeError);
+  CHECK_THROWS_WITH_AS(add(rnd({2, 2, 4}, 6), k, v),
+                       "Attention (additive): query must be (B, Lq, 3) or (B, 3), got (2,2,4)", ShapeError);
+  CHECK_THROWS_WITH_AS(add(rnd({2, 2, 3}, 6), rnd({2, 4, 3}, 7), v),
+                       "Attention (additive): keys must be (B = 2, Lk, 5), got (2,4,3)", ShapeError);
+  CHECK_THROWS_AS(add(rnd({2, 2, 3}, 6), k, rnd({2, 3, 2}, 7)), ShapeError);
+  CHECK_THROWS_WITH_AS(add(rnd({2, 2, 3}, 6), k, v, Allowed::where(Mask{{true, true, true}})),
+                       doctest::Contains("allowed keys must be (B, Lk) = (2,4), got (1,3)"), ShapeError);
+  CHECK_THROWS_WITH_AS(make_score<double>("dot", 3, 4, g), doctest::Contains("make_score: dot score"), ShapeError);
+  CHECK_THROWS_WITH_AS(make_score<double>("cosine", 3, 4, g), doctest::Contains("unknown score 'cosine'"), ShapeError);
+  CHECK_THROWS_WITH_AS(make_score<double>("additive", 3, 4, g), doctest::Contains("hidden size"), ShapeError);
+  const Attention<double> sdpa = attention("scaled dot", 4, 4, g);
+  CHECK_THROWS_WITH_AS(sdpa(rnd({2, 3, 4}, 1), rnd({2, 3, 5}, 2), rnd({2, 3, 5}, 3)),
+                       doctest::Contains("Attention (scaled dot)"), ShapeError);
+  CHECK_THROWS_AS(Attention<double>(nullptr), ShapeError);
 }

@@ -26,8 +26,7 @@
 
 #include "io/npz.hpp"
 #include "core/ops.hpp"
-#include "nn/attention/additive.hpp"
-#include "nn/attention/luong.hpp"
+#include "nn/attention/attention.hpp"
 #include "nn/attention/multi_head.hpp"
 #include "nn/gru.hpp"
 #include "nn/layers.hpp"
@@ -185,44 +184,32 @@ void gru_cases(Npz& in, Npz& ours) {
 // Keys (B = 2, Lk = 4) with the second sequence padded after 2; every query keeps a real key.
 const std::vector<std::size_t> kKeyLengths{4, 2};
 
-// The rest of an additive or Luong case, whose module takes (query, keys, values, key mask):
-// keys (2, 4, 4), values (2, 4, 2), the padding mask, output, weights and every gradient.
-template <class Attention>
-void attend_masked_keys(Case& c, Attention& m, const Tn& q) {
-  Tn k = c.input("keys", {2, 4, 4});
+// One Attention case per score family: query (2, 3, dq) or one decoder step (2, dq), keys
+// (2, 4, dk), values (2, 4, 2), the second sequence's keys padded after 2. The weights are an
+// output for plots, not differentiable.
+void attention_case(Npz& in, Npz& ours, const std::string& score, bool step, std::uint64_t seed) {
+  const bool dot = score == "dot" || score == "scaled dot";
+  Case c("Attention " + score + (step ? " step with biases" : " masked"), in, ours, seed);
+  const std::size_t dq = dot ? 4 : 3, dk = 4;
+  nn::Attention<double> m(step ? std::make_unique<nn::AdditiveScore<double>>(dq, dk, 5, c.gen(), /*bias=*/true)
+                               : nn::make_score<double>(score, dq, dk, c.gen(), 5));
+  c.params(m);
+  Tn q = c.input("query", step ? Shape{2, dq} : Shape{2, 3, dq});
+  Tn k = c.input("keys", {2, 4, dk});
   Tn v = c.input("values", {2, 4, 2});
-  Mask mask = length_mask(kKeyLengths, 4);
-  c.data("key_mask", NpyArray(mask));
-  AttentionResult<double> r = m.forward(q, k, v, mask);
+  const Allowed real = Allowed::where(length_mask(kKeyLengths, 4));
+  c.data("key_mask", NpyArray(real.mask()));
+  AttentionResult<double> r = m(q, k, v, real);
   c.output("output", r.output);
-  c.output("weights", r.weights);
+  c.output("weights", r.weights, /*differentiable=*/false);
   c.backward();
 }
 
-void additive_cases(Npz& in, Npz& ours) {
-  for (bool step : {false, true}) {
-    Case c(step ? "AdditiveAttention step with biases" : "AdditiveAttention masked", in, ours,
-           step ? 42 : 41);
-    nn::AdditiveAttention<double> m(3, 4, 5, c.gen(), /*bias=*/step);
-    c.params(m);
-    Tn q = c.input("query", step ? Shape{2, 3} : Shape{2, 3, 3});
-    attend_masked_keys(c, m, q);
-  }
-}
-
-void luong_cases(Npz& in, Npz& ours) {
-  const std::pair<const char*, nn::LuongScore> scores[] = {
-      {"dot", nn::LuongScore::Dot}, {"general", nn::LuongScore::General},
-      {"concat", nn::LuongScore::Concat}};
-  std::uint64_t seed = 51;
-  for (const auto& [label, score] : scores) {
-    Case c(std::string("LuongAttention ") + label + " masked", in, ours, seed++);
-    const std::size_t dq = score == nn::LuongScore::Dot ? 4 : 3;
-    nn::LuongAttention<double> m(score, dq, 4, c.gen(), 5);
-    c.params(m);
-    Tn q = c.input("query", {2, 3, dq});
-    attend_masked_keys(c, m, q);
-  }
+void attention_cases(Npz& in, Npz& ours) {
+  std::uint64_t seed = 41;
+  attention_case(in, ours, "additive", /*step=*/true, seed++);
+  for (const char* score : {"additive", "dot", "scaled dot", "general", "concat"})
+    attention_case(in, ours, score, /*step=*/false, seed++);
 }
 
 void mha_cases(Npz& in, Npz& ours) {
@@ -237,9 +224,9 @@ void mha_cases(Npz& in, Npz& ours) {
     c.cfg("causal", 1);
     Tn x = c.input("x", {B, 5, d});
     nn::MultiHeadOptions<double> opt;
-    opt.key_padding_mask = length_mask({5, 3}, 5);
+    opt.allowed_keys = Allowed::where(length_mask({5, 3}, 5));
     opt.causal = true;
-    c.data("key_padding_mask", NpyArray(*opt.key_padding_mask));
+    c.data("key_padding_mask", NpyArray(opt.allowed_keys->mask()));
     AttentionResult<double> r = m.forward(x, opt);
     c.output("output", r.output);
     c.output("weights", r.weights, /*differentiable=*/false);
@@ -256,8 +243,8 @@ void mha_cases(Npz& in, Npz& ours) {
     Tn k = c.input("key", {B, 4, d});
     Tn v = c.input("value", {B, 4, d});
     nn::MultiHeadOptions<double> opt;
-    opt.key_padding_mask = length_mask(kKeyLengths, 4);
-    c.data("key_padding_mask", NpyArray(*opt.key_padding_mask));
+    opt.allowed_keys = Allowed::where(length_mask(kKeyLengths, 4));
+    c.data("key_padding_mask", NpyArray(opt.allowed_keys->mask()));
     AttentionResult<double> r = m.forward(q, k, v, opt);
     c.output("output", r.output);
     c.output("weights", r.weights, /*differentiable=*/false);
@@ -299,8 +286,8 @@ void transformer_layer_cases(Npz& in, Npz& ours) {
       layer_cfg(c, cfg);
       Tn x = c.input("x", {2, 5, cfg.d_model});
       nn::MultiHeadOptions<double> opt;
-      opt.key_padding_mask = length_mask({5, 3}, 5);
-      c.data("key_padding_mask", NpyArray(*opt.key_padding_mask));
+      opt.allowed_keys = Allowed::where(length_mask({5, 3}, 5));
+      c.data("key_padding_mask", NpyArray(opt.allowed_keys->mask()));
       c.output("output", m.forward(x, opt));
       c.backward();
     }
@@ -312,11 +299,11 @@ void transformer_layer_cases(Npz& in, Npz& ours) {
       Tn x = c.input("x", {2, 4, cfg.d_model});
       Tn memory = c.input("memory", {2, 5, cfg.d_model});
       nn::MultiHeadOptions<double> self_opt, cross_opt;
-      self_opt.key_padding_mask = length_mask({4, 2}, 4);
+      self_opt.allowed_keys = Allowed::where(length_mask({4, 2}, 4));
       self_opt.causal = true;
-      cross_opt.key_padding_mask = length_mask({3, 5}, 5);
-      c.data("target_mask", NpyArray(*self_opt.key_padding_mask));
-      c.data("memory_mask", NpyArray(*cross_opt.key_padding_mask));
+      cross_opt.allowed_keys = Allowed::where(length_mask({3, 5}, 5));
+      c.data("target_mask", NpyArray(self_opt.allowed_keys->mask()));
+      c.data("memory_mask", NpyArray(cross_opt.allowed_keys->mask()));
       c.output("output", m.forward(x, memory, self_opt, cross_opt));
       c.backward();
     }
@@ -412,8 +399,7 @@ Parity run_parity() {
   linear_cases(in, p.ours);
   layer_norm_case(in, p.ours);
   gru_cases(in, p.ours);
-  additive_cases(in, p.ours);
-  luong_cases(in, p.ours);
+  attention_cases(in, p.ours);
   mha_cases(in, p.ours);
   transformer_layer_cases(in, p.ours);
   cross_entropy_cases(in, p.ours);
@@ -517,8 +503,7 @@ TEST_CASE("parity: PyTorch runs the reference script") {
 TEST_CASE("parity: Linear") { compare_family("Linear"); }
 TEST_CASE("parity: LayerNorm") { compare_family("LayerNorm"); }
 TEST_CASE("parity: GRU, bidirectional, packed") { compare_family("GRU"); }
-TEST_CASE("parity: AdditiveAttention") { compare_family("AdditiveAttention"); }
-TEST_CASE("parity: LuongAttention dot, general, concat") { compare_family("LuongAttention"); }
+TEST_CASE("parity: Attention additive, dot, scaled dot, general, concat") { compare_family("Attention"); }
 TEST_CASE("parity: MultiHeadAttention vs nn.MultiheadAttention") {
   compare_family("MultiHeadAttention");
 }

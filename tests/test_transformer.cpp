@@ -162,13 +162,13 @@ TEST_CASE("Seq2SeqTransformer: shapes, source padding, tied output gets the embe
   Generator gen(6);
   Seq2SeqTransformer<double> model(c, gen);
   IndexArray src = {{3, 4, 5, 0}, {6, 7, 8, 9}}, tgt = {{1, 2, 3}, {4, 5, 6}};
-  Mask src_mask = {{true, true, true, false}, {true, true, true, true}};
-  TD logits = model.forward(src, tgt, src_mask);
+  const Allowed src_real = Allowed::where(Mask{{true, true, true, false}, {true, true, true, true}});
+  TD logits = model.forward(src, tgt, src_real);
   CHECK(logits.shape() == Shape{2, 3, 9});
   // A padded source token changes nothing: it is masked out of every cross-attention.
   IndexArray src2 = src;
   src2(0, 3) = 10;
-  Array<double> again = model.forward(src2, tgt, src_mask).value();
+  Array<double> again = model.forward(src2, tgt, src_real).value();
   CHECK(xt::amax(xt::abs(again - logits.value()))() == 0.0);
   // Tied: the output projection is the target embedding, so it receives a gradient even from
   // target rows that never appear as input tokens (8 is never a decoder input here).
@@ -210,14 +210,14 @@ TEST_CASE("EncoderModel: tagging, mean and first-token pooling; padding is ignor
     Generator gen(8);
     EncoderModel<double> model(c, gen);
     IndexArray ids = {{1, 2, 3, 0, 0}, {4, 5, 6, 7, 8}};
-    Mask mask = {{true, true, true, false, false}, {true, true, true, true, true}};
-    Array<double> y = model.forward(ids, mask).value();
+    const Allowed real = Allowed::where(Mask{{true, true, true, false, false}, {true, true, true, true, true}});
+    Array<double> y = model.forward(ids, real).value();
     CHECK(shape_of(y) == (pooling == Pooling::None ? Shape{2, 5, 4} : Shape{2, 4}));
     if (pooling != Pooling::None) {
       IndexArray other = ids;
       other(0, 3) = 9;
       other(0, 4) = 3;
-      CHECK(xt::amax(xt::abs(model.forward(other, mask).value() - y))() == 0.0);
+      CHECK(xt::amax(xt::abs(model.forward(other, real).value() - y))() == 0.0);
     }
     CHECK(model.attention_weights().size() == 2);
     CHECK(shape_of(model.attention_weights()[1].value()) == Shape{2, 4, 5, 5});
@@ -268,7 +268,7 @@ TEST_CASE("bad input: clear ShapeErrors naming the module and the sizes") {
   ec.layer = small(false);
   EncoderModel<double> em(ec, gen);
   IndexArray ids = {{1, 2, 3}};
-  Mask wrong = {{true, true}};
+  const Allowed wrong = Allowed::where(Mask{{true, true}});
   msg = error_of([&] { em.forward(ids, wrong); });
   CHECK(contains(msg, "EncoderModel"));
   CHECK(contains(msg, "(1,2)"));

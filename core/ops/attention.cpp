@@ -2,9 +2,9 @@
 //
 // Forward, per (batch, head) block:
 //   S   = scale * Q K^T + bias          (Lq x Lk; one GEMM, K transposed by a BLAS flag)
-//   P   = softmax of each row of S over its allowed keys; a disallowed key gets P = 0 exactly,
-//         a row with no allowed key is all zero (and so is its output row). No -inf fill: that
-//         gives exp(-inf - (-inf)) = NaN on a fully masked row.
+//   P   = softmax of each row of S over its allowed keys (the row kernel of masked_softmax): a
+//         hidden key gets P = 0 exactly, a row with no allowed key is all zero (and so is its
+//         output row).
 //   P'  = P * keep / (1 - p)            (dropout; P' = P without it)
 //   O   = P' V                          (Lq x dv)
 //
@@ -27,7 +27,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
+#include <optional>
 
 #include <xtensor/xbuilder.hpp>
 
@@ -35,6 +35,7 @@
 #include "core/broadcast.hpp"
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/vmath.hpp"
+#include "core/ops/softmax_row.hpp"
 
 namespace attnlab {
 
@@ -94,8 +95,7 @@ struct Problem {
   Layout q, k, v, o;
   T scale = T(1);
   bool causal = false;
-  bool has_mask = false;
-  Mask mask;  // when has_mask (a default xarray is 0-D with one element, never "empty")
+  std::optional<Allowed> allowed;  // none: every key (up to the causal limit) is allowed
   BroadcastMap mask_map, bias_map;
   Shape bias_shape;  // the bias's shape, when options.bias is defined
   double dropout = 0.0;
@@ -115,38 +115,22 @@ void gemm_to(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, T al
   gemm<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, T(0), c, ldc);
 }
 
-// Softmax of each row of the block's scores P (in place), over the keys row i may see.
+// Softmax of each row of the block's scores P (in place), over the keys row i may see
+// (core/ops/softmax_row.hpp: a hidden key gets exactly 0, a row with no key left is all zero).
 template <class T>
 void masked_softmax_rows(const Problem<T>& pr, const T* bias, std::size_t blk, T* P) {
-  const bool* mask = pr.has_mask ? pr.mask.data() : nullptr;
+  const bool* mask = pr.allowed ? pr.allowed->mask().data() : nullptr;
   for (std::size_t i = 0; i < pr.Lq; ++i) {
     T* row = P + i * pr.Lk;
     // Keys past min(i, Lk-1) are causally hidden; the mask hides more.
     const std::size_t end = pr.causal ? std::min(i + 1, pr.Lk) : pr.Lk;
     if (bias)
       for (std::size_t j = 0; j < end; ++j) row[j] += bias[pr.bias_map.at(blk, i, j)];
-    T mx = T(0);
-    if (!mask) {
-      if (end > 0) mx = vmath::max(row, end);
-    } else {
-      // The max over allowed keys only; hidden keys become -inf, which exp maps to exactly 0.
-      bool any = false;
-      for (std::size_t j = 0; j < end; ++j)
-        if (mask[pr.mask_map.at(blk, i, j)] && (!any || row[j] > mx)) mx = row[j], any = true;
-      if (!any) {  // no key allowed: an all-zero row (whatever the scores or bias held)
-        std::fill(row, row + pr.Lk, T(0));
-        continue;
-      }
-      for (std::size_t j = 0; j < end; ++j)
-        if (!mask[pr.mask_map.at(blk, i, j)]) row[j] = -std::numeric_limits<T>::infinity();
-    }
-    for (std::size_t j = 0; j < end; ++j) row[j] -= mx;
-    vmath::exp_n(row, row, end);  // fast vectorized float exp (vmath), std::exp for double
+    if (mask)
+      detail::masked_softmax_row(row, end, [&](std::size_t j) { return mask[pr.mask_map.at(blk, i, j)]; });
+    else
+      detail::softmax_row(row, end);
     std::fill(row + end, row + pr.Lk, T(0));
-    if (end > 0) {
-      const T inv = T(1) / vmath::sum(row, end);  // the sum is >= 1: the max term is exp(0)
-      for (std::size_t j = 0; j < end; ++j) row[j] *= inv;
-    }
   }
 }
 
@@ -252,13 +236,12 @@ void attention_backward(const Problem<T>& pr, const T* Q, const T* K, const T* V
 template <class T>
 Mask prepare(const char* op, const std::string& shapes, const Shape& score_shape,
              const AttentionOptions<T>& options, Problem<T>& pr) {
-  if (options.mask.has_value()) {
-    check(broadcasts_to(shape_of(*options.mask), score_shape), op, "mask of shape ",
-          shape_str(shape_of(*options.mask)), " does not broadcast to the scores ",
+  if (options.allowed.has_value()) {
+    check(broadcasts_to(options.allowed->shape(), score_shape), op, "allowed entries of shape ",
+          shape_str(options.allowed->shape()), " do not broadcast to the scores ",
           shape_str(score_shape), " (", shapes, ")");
-    pr.has_mask = true;
-    pr.mask = *options.mask;
-    pr.mask_map = broadcast_map(shape_of(pr.mask), score_shape);
+    pr.allowed = *options.allowed;
+    pr.mask_map = broadcast_map(pr.allowed->shape(), score_shape);
   }
   if (options.bias.defined()) {
     check(broadcasts_to(options.bias.shape(), score_shape), op, "bias of shape ",
@@ -273,9 +256,8 @@ Mask prepare(const char* op, const std::string& shapes, const Shape& score_shape
         shapes, ")");
   pr.dropout = p;
   pr.causal = options.causal;
-  pr.scale = options.scale != 0.0
-                 ? T(options.scale)
-                 : T(1.0 / std::sqrt(double(std::max<std::size_t>(pr.d, 1))));
+  pr.scale = options.scale ? T(*options.scale)
+                           : T(1.0 / std::sqrt(double(std::max<std::size_t>(pr.d, 1))));
   // Dropout keeps each weight with probability 1 - p and scales the kept ones by 1 / (1 - p),
   // so that the expected output is unchanged. One draw per weight, in row-major order.
   Mask keep;
@@ -304,8 +286,7 @@ AttentionResult<T> run(const char* op, Problem<T> pr, Mask keep, const Shape& sc
   Tensor<T> weights_t(std::move(weights), false);
   const std::size_t operands = packed ? 1 : 3;
   if (has_bias) inputs.push_back(options.bias);
-  pr.has_mask = false;
-  pr.mask = Mask();  // the backward needs no mask: P is exactly 0 wherever it hid a key
+  pr.allowed.reset();  // the backward needs no mask: P is exactly 0 wherever it hid a key
   BackwardFn<T> backward = [P_node = weights_t.node(), keep = std::move(keep), pr = std::move(pr),
                             operands, packed](Node<T>& n) {
     const T* Q = n.input(0).data();

@@ -3,16 +3,17 @@
 
 #include <optional>
 
+#include "core/allowed.hpp"
 #include "core/tensor.hpp"
 
 namespace attnlab {
 
 template <class T>
 struct AttentionOptions {
-  // Boolean mask broadcastable to (..., Lq, Lk): true = the query may attend to the key.
-  std::optional<Mask> mask;
+  // Which keys each query may attend to, broadcastable to (..., Lq, Lk) (core/allowed.hpp).
+  std::optional<Allowed> allowed;
   bool causal = false;          // query i may attend to keys j <= i (aligned at the start)
-  double scale = 0.0;           // 0 means 1 / sqrt(d_k)
+  std::optional<double> scale;  // the factor on Q K^T; default 1 / sqrt(d_k)
   Tensor<T> bias;               // optional additive score bias, broadcastable to (..., Lq, Lk)
                                 // (relative position bias, ALiBi); receives a gradient
   double dropout = 0.0;         // dropout on the attention weights (training only)

@@ -8,6 +8,10 @@
 #include <limits>
 #include <memory>
 
+#include <xtensor/xbroadcast.hpp>
+
+#include "core/broadcast.hpp"
+#include "core/ops/softmax_row.hpp"
 #include "core/runtime/vmath.hpp"
 
 namespace attnlab {
@@ -128,6 +132,39 @@ Tensor<T> log_softmax(const Tensor<T>& x, long axis) {
   return softmax_op<T, true>("log_softmax", x, axis);
 }
 
+// Each lane is copied into a contiguous row with its allowed flags, softmaxed there by the row
+// kernel the attention ops share (core/ops/softmax_row.hpp), and copied back. The backward is
+// softmax's: y is exactly 0 at every hidden entry, so dx is too.
+template <class T>
+Tensor<T> masked_softmax(const Tensor<T>& x, const Allowed& allowed, long axis) {
+  const char* op = "masked_softmax";
+  need(op, x);
+  const Shape xs = x.shape();
+  const std::size_t ax = norm_axis(op, axis, xs);
+  check(broadcasts_to(allowed.shape(), xs), op, "allowed entries of shape ", shape_str(allowed.shape()),
+        " do not broadcast to the input's shape ", shape_str(xs));
+  const Mask full = xt::broadcast(allowed.mask(), xs);
+  const AxisSplit s = split_at(xs, ax);
+  Array<T> y = Array<T>::from_shape(xs);
+  std::vector<T> row(s.n);
+  std::vector<char> ok(s.n);
+  for (std::size_t o = 0; o < s.outer; ++o)
+    for (std::size_t i = 0; i < s.inner; ++i) {
+      const std::size_t base = o * s.n * s.inner + i;
+      for (std::size_t j = 0; j < s.n; ++j) {
+        row[j] = x.value().data()[base + j * s.inner];
+        ok[j] = full.data()[base + j * s.inner];
+      }
+      detail::masked_softmax_row(row.data(), s.n, [&](std::size_t j) { return ok[j] != 0; });
+      for (std::size_t j = 0; j < s.n; ++j) y.data()[base + j * s.inner] = row[j];
+    }
+  return record<T>(op, std::move(y), {&x}, [s](Node<T>& nd) {
+    Array<T> dx = Array<T>::from_shape(nd.value.shape());
+    softmax_lanes_backward<T, false>(nd.value.data(), nd.grad.data(), dx.data(), s);
+    nd.add_grad(0, std::move(dx));
+  });
+}
+
 // Cross-entropy against q = (1 - eps) onehot(t) + eps / C, per row r with lse = logsumexp(z):
 //   loss_r = -sum_j q_j log p_j = (1 - eps) (lse - z_t) + eps (lse - mean_j z_j)
 //   dloss_r / dz_j = p_j - q_j                       (since sum_j q_j = 1)
@@ -233,6 +270,7 @@ Tensor<T> mse(const Tensor<T>& a, const Tensor<T>& b) {
 #define ATTNLAB_INSTANTIATE(T)                                                               \
   template Tensor<T> softmax<T>(const Tensor<T>&, long);                                     \
   template Tensor<T> log_softmax<T>(const Tensor<T>&, long);                                 \
+  template Tensor<T> masked_softmax<T>(const Tensor<T>&, const Allowed&, long);             \
   template Tensor<T> cross_entropy<T>(const Tensor<T>&, const IndexArray&,                   \
                                       const CrossEntropyOptions&);                           \
   template Tensor<T> mse<T>(const Tensor<T>&, const Tensor<T>&);

@@ -1,11 +1,18 @@
 // Softmax family and losses, each with a fused, hand-derived backward.
 #pragma once
 
+#include "core/allowed.hpp"
 #include "core/tensor.hpp"
 
 namespace attnlab {
 
 template <class T> Tensor<T> softmax(const Tensor<T>& x, long axis = -1);
+
+// The softmax along `axis` over the allowed entries only (allowed broadcasts to x's shape):
+//   y_j = exp(x_j) / sum_{l allowed} exp(x_l) where allowed, 0 where hidden; a lane with nothing
+//   allowed is all 0. Backward: dx = y * (dy - sum(dy * y)), the softmax's own, which is exactly 0
+//   wherever y is (hidden entries, empty lanes). The attention ops use the same row kernel.
+template <class T> Tensor<T> masked_softmax(const Tensor<T>& x, const Allowed& allowed, long axis = -1);
 template <class T> Tensor<T> log_softmax(const Tensor<T>& x, long axis = -1);
 
 enum class Reduction { Mean, Sum };

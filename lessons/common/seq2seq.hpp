@@ -30,8 +30,7 @@
 
 #include "core/ops.hpp"
 #include "lessons/common/progress.hpp"
-#include "nn/attention/additive.hpp"
-#include "nn/attention/luong.hpp"
+#include "nn/attention/attention.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/data/dates.hpp"
 #include "nn/data/split.hpp"
@@ -83,56 +82,13 @@ inline std::vector<std::size_t> lengths_of(const data::PaddedBatch& b) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// One attention module behind one call, so the decoders do not care which score they use.
-
-enum class Score { Additive, Dot, General, Concat };
-
-inline const char* score_name(Score s) {
-  switch (s) {
-    case Score::Additive: return "additive";
-    case Score::Dot: return "dot";
-    case Score::General: return "general";
-    case Score::Concat: return "concat";
-  }
-  return "?";
-}
-
-class Attention : public nn::Module<F> {
- public:
-  // query_size dq, key_size dk; hidden is the width of the additive and concat tanh layers.
-  Attention(Score s, std::size_t query_size, std::size_t key_size, std::size_t hidden, Generator& gen)
-      : score_(s) {
-    if (s == Score::Additive) {
-      additive_ = std::make_unique<nn::AdditiveAttention<F>>(query_size, key_size, hidden, gen);
-      register_module("attention", *additive_);
-    } else {
-      const nn::LuongScore ls = s == Score::Dot ? nn::LuongScore::Dot
-                                : s == Score::General ? nn::LuongScore::General
-                                                      : nn::LuongScore::Concat;
-      luong_ = std::make_unique<nn::LuongAttention<F>>(ls, query_size, key_size, gen, hidden);
-      register_module("attention", *luong_);
-    }
-  }
-  AttentionResult<F> operator()(const Tns& q, const Tns& keys, const Tns& values, const Mask& mask) const {
-    return additive_ ? additive_->forward(q, keys, values, mask) : luong_->forward(q, keys, values, mask);
-  }
-  Score score() const { return score_; }
-  const nn::AdditiveAttention<F>* additive() const { return additive_.get(); }  // null for Luong's
-
- private:
-  Score score_;
-  std::unique_ptr<nn::AdditiveAttention<F>> additive_;
-  std::unique_ptr<nn::LuongAttention<F>> luong_;
-};
-
-// ---------------------------------------------------------------------------------------------
 // The model.
 
 enum class DecoderStyle { Bahdanau, Luong };
 
 struct ModelConfig {
   DecoderStyle style = DecoderStyle::Bahdanau;
-  Score score = Score::Additive;
+  std::string score = "additive";   // any score of nn/attention/scores.hpp
   std::size_t embed = 32;           // E, both embeddings
   std::size_t encoder_hidden = 64;  // He per direction: annotations are 2He wide
   std::size_t decoder_hidden = 64;  // Hd (Luong's dot score needs Hd == 2He)
@@ -142,7 +98,7 @@ struct ModelConfig {
 struct Encoded {
   Tns annotations;  // (B, S, 2He): keys and values
   Tns init;         // (B, Hd): the decoder's first state
-  Mask mask;        // (B, S): true = a real source token
+  Allowed real;     // (B, S): the real source tokens, the keys attention may use
 };
 
 class Encoder : public nn::Module<F> {
@@ -159,7 +115,7 @@ class Encoder : public nn::Module<F> {
     nn::GRUOutput<F> o = gru.forward(embed(src.ids), Tns(), lengths_of(src));
     // state (2, B, He): [forward final, backward final]; each direction has read the whole source.
     const Tns both = concat<F>({squeeze(slice(o.state, 0, 0, 1), 0), squeeze(slice(o.state, 0, 1, 2), 0)}, -1);
-    return {o.output, attnlab::tanh(bridge(both)), src.mask};
+    return {o.output, attnlab::tanh(bridge(both)), src.allowed()};
   }
   nn::Embedding<F> embed;
   nn::GRU<F> gru;
@@ -178,23 +134,30 @@ class Decoder : public nn::Module<F> {
   virtual Tns teacher_forced(const Encoded& e, const IndexArray& inputs, Tns* weights = nullptr) = 0;
   // One greedy step from the previous tokens (B) and state (B, Hd).
   virtual Step step(const Encoded& e, const IndexArray& prev, const Tns& state) = 0;
-  virtual const Attention& attention() const = 0;
+
+  virtual const nn::Attention<F>& attention() const = 0;
+
+  nn::Embedding<F> embed;  // of the previous output token, in both decoders
+
+ protected:
+  Decoder(std::size_t vocab, const ModelConfig& c, Generator& gen) : embed(vocab, c.embed, gen, data::Vocab::pad) {
+    register_module("embed", embed);
+  }
 };
 
 class BahdanauDecoder : public Decoder {
  public:
   BahdanauDecoder(std::size_t vocab, const ModelConfig& c, Generator& gen)
-      : embed(vocab, c.embed, gen, data::Vocab::pad),
-        attention_(c.score, c.decoder_hidden, 2 * c.encoder_hidden, c.attention_hidden, gen),
+      : Decoder(vocab, c, gen),
+        attention_(nn::make_score<F>(c.score, c.decoder_hidden, 2 * c.encoder_hidden, gen, c.attention_hidden)),
         cell(c.embed + 2 * c.encoder_hidden, c.decoder_hidden, gen),
         out(c.decoder_hidden + 2 * c.encoder_hidden, vocab, gen) {
-    register_module("embed", embed);
     register_module("attention", attention_);
     register_module("cell", cell);
     register_module("out", out);
   }
   Step step(const Encoded& e, const IndexArray& prev, const Tns& state) override {
-    AttentionResult<F> a = attention_(state, e.annotations, e.annotations, e.mask);  // c_t (B, 2He)
+    AttentionResult<F> a = attention_(state, e.annotations, e.annotations, e.real);  // c_t (B, 2He)
     const Tns s = cell.forward(concat<F>({embed(prev), a.output}, -1), state);
     return {out(concat<F>({s, a.output}, -1)), s, a.weights};
   }
@@ -211,10 +174,9 @@ class BahdanauDecoder : public Decoder {
     if (weights) *weights = stack(ws, 1);
     return stack(logits, 1);
   }
-  const Attention& attention() const override { return attention_; }
+  const nn::Attention<F>& attention() const override { return attention_; }
 
-  nn::Embedding<F> embed;
-  Attention attention_;
+  nn::Attention<F> attention_;
   nn::GRUCell<F> cell;
   nn::Linear<F> out;
 };
@@ -222,12 +184,11 @@ class BahdanauDecoder : public Decoder {
 class LuongDecoder : public Decoder {
  public:
   LuongDecoder(std::size_t vocab, const ModelConfig& c, Generator& gen)
-      : embed(vocab, c.embed, gen, data::Vocab::pad),
+      : Decoder(vocab, c, gen),
         gru(c.embed, c.decoder_hidden, gen),
-        attention_(c.score, c.decoder_hidden, 2 * c.encoder_hidden, c.attention_hidden, gen),
+        attention_(nn::make_score<F>(c.score, c.decoder_hidden, 2 * c.encoder_hidden, gen, c.attention_hidden)),
         combine(2 * c.encoder_hidden + c.decoder_hidden, c.decoder_hidden, gen),
         out(c.decoder_hidden, vocab, gen) {
-    register_module("embed", embed);
     register_module("gru", gru);
     register_module("attention", attention_);
     register_module("combine", combine);
@@ -235,7 +196,7 @@ class LuongDecoder : public Decoder {
   }
   // Works for any number of steps: states (B, T, Hd) attend with T queries at once.
   Tns attend_and_predict(const Encoded& e, const Tns& states, Tns* weights) {
-    AttentionResult<F> a = attention_(states, e.annotations, e.annotations, e.mask);
+    AttentionResult<F> a = attention_(states, e.annotations, e.annotations, e.real);
     if (weights) *weights = a.weights;
     return out(attnlab::tanh(combine(concat<F>({a.output, states}, -1))));
   }
@@ -251,11 +212,10 @@ class LuongDecoder : public Decoder {
     const Tns logits = attend_and_predict(e, o.output, &w);
     return {squeeze(logits, 1), squeeze(o.state, 0), squeeze(w, 1)};
   }
-  const Attention& attention() const override { return attention_; }
+  const nn::Attention<F>& attention() const override { return attention_; }
 
-  nn::Embedding<F> embed;
   nn::GRU<F> gru;
-  Attention attention_;
+  nn::Attention<F> attention_;
   nn::Linear<F> combine;
   nn::Linear<F> out;
 };
@@ -404,7 +364,7 @@ inline double mean_loss(Seq2Seq& model, const data::EncodedPairs& enc, std::size
     for (std::size_t i = lo; i < std::min(enc.size(), lo + batch); ++i) rows.push_back(i);
     const data::Seq2SeqBatch b = data::make_seq2seq_batch(enc, rows);
     std::size_t n = 0;
-    for (bool m : b.decoder_target.mask) n += m;
+    for (bool m : b.decoder_target.real) n += m;
     total += model.loss(b).item() * double(n);
     tokens += n;
   }

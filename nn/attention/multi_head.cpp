@@ -2,6 +2,7 @@
 
 #include <xtensor/xoperation.hpp>
 
+#include "core/broadcast.hpp"
 #include "nn/init.hpp"
 
 namespace attnlab::nn {
@@ -54,32 +55,17 @@ AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& query, const 
   const std::size_t B = qs[0], Lq = qs[1], Lk = ks[1];
 
   AttentionOptions<T> o;
-  std::optional<Mask> mask;
-  if (opt.key_padding_mask) {
-    check(shape_of(*opt.key_padding_mask) == Shape{B, Lk}, who, "key padding mask must be (B, Lk) = ",
-          shape_str(Shape{B, Lk}), ", got ", shape_str(opt.key_padding_mask->shape()));
-    Mask m = *opt.key_padding_mask;
-    m.reshape({B, std::size_t(1), std::size_t(1), Lk});
-    mask = std::move(m);
+  if (opt.allowed_keys) {
+    check(opt.allowed_keys->shape() == Shape{B, Lk}, who, "allowed keys must be (B, Lk) = ",
+          shape_str(Shape{B, Lk}), ", got ", shape_str(opt.allowed_keys->shape()));
+    o.allowed = opt.allowed_keys->reshaped({B, 1, 1, Lk});
   }
-  if (opt.attn_mask) {
+  if (opt.allowed) {
     const Shape target{B, heads_, Lq, Lk};
-    const Shape ms = shape_of(*opt.attn_mask);
-    bool ok = ms.size() <= 4;
-    for (std::size_t i = 0; ok && i < ms.size(); ++i) {
-      const std::size_t t = target[4 - ms.size() + i];
-      ok = ms[i] == 1 || ms[i] == t;
-    }
-    check(ok, who, "attention mask ", shape_str(ms), " does not broadcast to (B, h, Lq, Lk) = ",
-          shape_str(target));
-    if (mask) {
-      Mask both = *mask && *opt.attn_mask;
-      mask = std::move(both);
-    } else {
-      mask = *opt.attn_mask;
-    }
+    check(broadcasts_to(opt.allowed->shape(), target), who, "allowed entries ",
+          shape_str(opt.allowed->shape()), " do not broadcast to (B, h, Lq, Lk) = ", shape_str(target));
+    o.allowed = o.allowed ? *o.allowed && *opt.allowed : *opt.allowed;
   }
-  o.mask = std::move(mask);
   o.causal = opt.causal;
   o.bias = opt.bias;
   o.dropout = this->training() ? p_ : 0.0;

@@ -20,10 +20,12 @@ namespace attnlab::nn {
 
 template <class T>
 struct MultiHeadOptions {
-  // (B, Lk), true = a real token; padded keys get zero weight.
-  std::optional<Mask> key_padding_mask;
-  // Any mask broadcastable to (B, h, Lq, Lk), true = may attend; combined with the others by AND.
-  std::optional<Mask> attn_mask;
+  // (B, Lk): the keys that exist (a padded batch: Allowed::where(batch.real)); padding gets
+  // zero weight.
+  std::optional<Allowed> allowed_keys;
+  // Broadcastable to (B, h, Lq, Lk): which key each query may attend to; combined with the
+  // others (allowed by all).
+  std::optional<Allowed> allowed;
   bool causal = false;  // query i attends to keys j <= i
   // Additive score bias broadcastable to (B, h, Lq, Lk) (relative position bias, ALiBi); it is
   // added after the 1/sqrt(d_k) scaling and receives a gradient if it requires one.

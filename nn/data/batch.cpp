@@ -23,18 +23,18 @@ PaddedBatch pad_rows(const char* where, const std::vector<Sequence>& seqs, const
   const std::size_t B = rows.size();
   PaddedBatch out;
   out.ids = IndexArray::from_shape({B, lmax});
-  out.mask = Mask::from_shape({B, lmax});
+  out.real = Mask::from_shape({B, lmax});
   out.lengths = IndexArray::from_shape({B});
   std::fill(out.ids.begin(), out.ids.end(), pad_id);
-  std::fill(out.mask.begin(), out.mask.end(), false);
+  std::fill(out.real.begin(), out.real.end(), false);
   for (std::size_t b = 0; b < B; ++b) {
     Index* ids = out.ids.data() + b * lmax;
-    bool* mask = out.mask.data() + b * lmax;
+    bool* real = out.real.data() + b * lmax;
     std::size_t n = 0;
     if (prefix) ids[n++] = *prefix;
     for (Index t : seqs[rows[b]]) ids[n++] = t;
     if (suffix) ids[n++] = *suffix;
-    std::fill(mask, mask + n, true);
+    std::fill(real, real + n, true);
     out.lengths(b) = static_cast<Index>(n);
   }
   return out;

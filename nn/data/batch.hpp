@@ -1,11 +1,12 @@
-// Batching: ragged token-id sequences -> padded (B, Lmax) arrays with lengths and a key-padding
-// mask; source/target pairs shifted for teacher forcing; seeded per-epoch order; batch loops.
+// Batching: ragged token-id sequences -> padded (B, Lmax) arrays with lengths and which tokens
+// are real; source/target pairs shifted for teacher forcing; seeded per-epoch order; batch loops.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "core/allowed.hpp"
 #include "core/array.hpp"
 #include "nn/data/vocab.hpp"
 
@@ -16,7 +17,9 @@ using Sequence = std::vector<Index>;
 struct PaddedBatch {
   IndexArray ids;      // (B, Lmax), pad_id after each sequence's end
   IndexArray lengths;  // (B,)
-  Mask mask;           // (B, Lmax), true = real token (the key-padding mask attention wants)
+  Mask real;           // (B, Lmax), true = a real token, false = padding
+  // The real tokens as the keys an attention may use.
+  Allowed allowed() const { return Allowed::where(real); }
 };
 
 // Throws ShapeError on zero sequences: a (0, L) batch has no Lmax and is always a caller bug.

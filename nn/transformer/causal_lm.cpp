@@ -34,11 +34,11 @@ CausalLM<T>::CausalLM(const CausalLMConfig& c, Generator& gen)
 }
 
 template <class T>
-Tensor<T> CausalLM<T>::forward(const IndexArray& ids, const std::optional<Mask>& mask) {
+Tensor<T> CausalLM<T>::forward(const IndexArray& ids, const std::optional<Allowed>& allowed_keys) {
   detail::check_ids("CausalLM", ids);
   Tensor<T> x = dropout(positional.embed(detail::scaled_embedding(embed, ids)));
   MultiHeadOptions<T> options;
-  options.key_padding_mask = mask;
+  options.allowed_keys = allowed_keys;
   options.causal = true;
   positional.attention(ids.shape()[1], options);
   Tensor<T> h = blocks.forward(x, options);

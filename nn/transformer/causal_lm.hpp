@@ -25,7 +25,7 @@ class CausalLM : public Module<T> {
  public:
   CausalLM(const CausalLMConfig& config, Generator& gen);
   // ids (B, L) -> logits (B, L, vocab); position t sees tokens 0..t only.
-  Tensor<T> forward(const IndexArray& ids, const std::optional<Mask>& mask = std::nullopt);
+  Tensor<T> forward(const IndexArray& ids, const std::optional<Allowed>& allowed_keys = std::nullopt);
   std::vector<Tensor<T>> attention_weights() const { return blocks.attention_weights(); }
   const CausalLMConfig& config() const { return config_; }
 

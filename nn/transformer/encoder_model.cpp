@@ -32,14 +32,14 @@ EncoderModel<T>::EncoderModel(const EncoderModelConfig& c, Generator& gen)
 }
 
 template <class T>
-Tensor<T> EncoderModel<T>::features(const IndexArray& ids, const std::optional<Mask>& mask) {
+Tensor<T> EncoderModel<T>::features(const IndexArray& ids, const std::optional<Allowed>& allowed_keys) {
   detail::check_ids("EncoderModel", ids);
-  if (mask)
-    check(mask->shape() == ids.shape(), "EncoderModel", "mask ", shape_str(mask->shape()),
-          " does not match token ids ", shape_str(ids.shape()));
+  if (allowed_keys)
+    check(allowed_keys->shape() == shape_of(ids), "EncoderModel", "allowed keys ",
+          shape_str(allowed_keys->shape()), " do not match token ids ", shape_str(ids.shape()));
   Tensor<T> x = dropout(positional.embed(detail::scaled_embedding(embed, ids)));
   MultiHeadOptions<T> options;
-  options.key_padding_mask = mask;
+  options.allowed_keys = allowed_keys;
   positional.attention(ids.shape()[1], options);
   return encoder.forward(x, options);
 }
@@ -47,8 +47,8 @@ Tensor<T> EncoderModel<T>::features(const IndexArray& ids, const std::optional<M
 // Mean pooling over the real tokens: pooled = sum_l m_l h_l / max(1, sum_l m_l); a row with no
 // real token pools to zero instead of 0/0.
 template <class T>
-Tensor<T> EncoderModel<T>::forward(const IndexArray& ids, const std::optional<Mask>& mask) {
-  Tensor<T> h = features(ids, mask);  // (B, L, d)
+Tensor<T> EncoderModel<T>::forward(const IndexArray& ids, const std::optional<Allowed>& allowed_keys) {
+  Tensor<T> h = features(ids, allowed_keys);  // (B, L, d)
   switch (config_.pooling) {
     case Pooling::None:
       return head(h);
@@ -57,14 +57,14 @@ Tensor<T> EncoderModel<T>::forward(const IndexArray& ids, const std::optional<Ma
     case Pooling::Mean:
       break;
   }
-  if (!mask) return head(mean(h, {1}));
+  if (!allowed_keys) return head(mean(h, {1}));
   const std::size_t B = ids.shape()[0], L = ids.shape()[1];
   Array<T> m = Array<T>::from_shape({B, L, 1});
   Array<T> count = Array<T>::from_shape({B, 1});
   for (std::size_t b = 0; b < B; ++b) {
     std::size_t n = 0;
     for (std::size_t l = 0; l < L; ++l) {
-      const bool keep = (*mask)(b, l);
+      const bool keep = allowed_keys->mask()(b, l);
       m(b, l, 0) = keep ? T(1) : T(0);
       n += keep;
     }

@@ -29,10 +29,11 @@ template <class T>
 class EncoderModel : public Module<T> {
  public:
   EncoderModel(const EncoderModelConfig& config, Generator& gen);
-  // ids (B, L), mask (B, L) true = real token -> logits (B, C) or (B, L, C) (Pooling::None).
-  Tensor<T> forward(const IndexArray& ids, const std::optional<Mask>& mask = std::nullopt);
+  // ids (B, L), allowed_keys (B, L) the real tokens (Allowed::where(batch.real)) -> logits (B, C)
+  // or (B, L, C) (Pooling::None). Mean pooling averages over the real tokens only.
+  Tensor<T> forward(const IndexArray& ids, const std::optional<Allowed>& allowed_keys = std::nullopt);
   // The encoder's output (B, L, d) before pooling and head.
-  Tensor<T> features(const IndexArray& ids, const std::optional<Mask>& mask = std::nullopt);
+  Tensor<T> features(const IndexArray& ids, const std::optional<Allowed>& allowed_keys = std::nullopt);
   std::vector<Tensor<T>> attention_weights() const { return encoder.attention_weights(); }
   const EncoderModelConfig& config() const { return config_; }
 

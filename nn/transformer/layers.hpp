@@ -28,7 +28,7 @@ template <class T>
 class EncoderLayer : public Module<T> {
  public:
   EncoderLayer(const LayerConfig& config, Generator& gen);
-  // x (B, L, d). options go to the self-attention: key padding mask, causal (decoder-only
+  // x (B, L, d). options go to the self-attention: allowed keys (padding), causal (decoder-only
   // models), score bias (relative / ALiBi), qk transform (RoPE).
   Tensor<T> forward(const Tensor<T>& x, const MultiHeadOptions<T>& options = {});
   // The self-attention weights (B, h, L, L) of the last forward (not differentiable; for plots).
@@ -50,7 +50,7 @@ class DecoderLayer : public Module<T> {
  public:
   DecoderLayer(const LayerConfig& config, Generator& gen);
   // x (B, T, d) the target so far, memory (B, S, d) the encoder's output. self_options is usually
-  // causal with the target padding mask; cross_options carries the source padding mask.
+  // causal with the target's allowed keys; cross_options carries the source's allowed keys.
   Tensor<T> forward(const Tensor<T>& x, const Tensor<T>& memory,
                     const MultiHeadOptions<T>& self_options,
                     const MultiHeadOptions<T>& cross_options = {});

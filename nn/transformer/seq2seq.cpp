@@ -53,26 +53,26 @@ Tensor<T> Seq2SeqTransformer<T>::embed(const Embedding<T>& table, Dropout<T>& dr
 }
 
 template <class T>
-Tensor<T> Seq2SeqTransformer<T>::encode(const IndexArray& src, const std::optional<Mask>& src_mask) {
+Tensor<T> Seq2SeqTransformer<T>::encode(const IndexArray& src, const std::optional<Allowed>& src_allowed) {
   MultiHeadOptions<T> options;
-  options.key_padding_mask = src_mask;
+  options.allowed_keys = src_allowed;
   return encoder.forward(embed(src_embed, src_dropout, src), options);
 }
 
 template <class T>
 Tensor<T> Seq2SeqTransformer<T>::decode(const IndexArray& tgt, const Tensor<T>& memory,
-                                        const std::optional<Mask>& src_mask,
-                                        const std::optional<Mask>& tgt_mask) {
-  Tensor<T> h = decoder.forward(embed(tgt_embed, tgt_dropout, tgt), memory, tgt_mask, src_mask,
+                                        const std::optional<Allowed>& src_allowed,
+                                        const std::optional<Allowed>& tgt_allowed) {
+  Tensor<T> h = decoder.forward(embed(tgt_embed, tgt_dropout, tgt), memory, tgt_allowed, src_allowed,
                                 /*causal=*/true);
   return output ? output->forward(h) : linear(h, tgt_embed.weight, output_bias);
 }
 
 template <class T>
 Tensor<T> Seq2SeqTransformer<T>::forward(const IndexArray& src, const IndexArray& tgt,
-                                         const std::optional<Mask>& src_mask,
-                                         const std::optional<Mask>& tgt_mask) {
-  return decode(tgt, encode(src, src_mask), src_mask, tgt_mask);
+                                         const std::optional<Allowed>& src_allowed,
+                                         const std::optional<Allowed>& tgt_allowed) {
+  return decode(tgt, encode(src, src_allowed), src_allowed, tgt_allowed);
 }
 
 template class Seq2SeqTransformer<float>;

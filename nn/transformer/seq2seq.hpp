@@ -24,15 +24,15 @@ template <class T>
 class Seq2SeqTransformer : public Module<T> {
  public:
   Seq2SeqTransformer(const Seq2SeqConfig& config, Generator& gen);
-  // src (B, S) ids, src_mask (B, S) true = real token -> memory (B, S, d).
-  Tensor<T> encode(const IndexArray& src, const std::optional<Mask>& src_mask = std::nullopt);
+  // src (B, S) ids, src_allowed (B, S) the real source tokens -> memory (B, S, d).
+  Tensor<T> encode(const IndexArray& src, const std::optional<Allowed>& src_allowed = std::nullopt);
   // tgt (B, T) ids (the decoder input, shifted right) -> logits (B, T, tgt_vocab).
   Tensor<T> decode(const IndexArray& tgt, const Tensor<T>& memory,
-                   const std::optional<Mask>& src_mask = std::nullopt,
-                   const std::optional<Mask>& tgt_mask = std::nullopt);
+                   const std::optional<Allowed>& src_allowed = std::nullopt,
+                   const std::optional<Allowed>& tgt_allowed = std::nullopt);
   Tensor<T> forward(const IndexArray& src, const IndexArray& tgt,
-                    const std::optional<Mask>& src_mask = std::nullopt,
-                    const std::optional<Mask>& tgt_mask = std::nullopt);
+                    const std::optional<Allowed>& src_allowed = std::nullopt,
+                    const std::optional<Allowed>& tgt_allowed = std::nullopt);
   const Seq2SeqConfig& config() const { return config_; }
 
   Embedding<T> src_embed, tgt_embed;

@@ -50,12 +50,12 @@ Decoder<T>::Decoder(std::size_t num_layers, const LayerConfig& config, Generator
 
 template <class T>
 Tensor<T> Decoder<T>::forward(const Tensor<T>& x, const Tensor<T>& memory,
-                              const std::optional<Mask>& target_mask,
-                              const std::optional<Mask>& memory_mask, bool causal) {
+                              const std::optional<Allowed>& target_allowed,
+                              const std::optional<Allowed>& memory_allowed, bool causal) {
   MultiHeadOptions<T> self_options, cross_options;
-  self_options.key_padding_mask = target_mask;
+  self_options.allowed_keys = target_allowed;
   self_options.causal = causal;
-  cross_options.key_padding_mask = memory_mask;
+  cross_options.allowed_keys = memory_allowed;
   Tensor<T> h = x;
   for (auto& layer : layers) h = layer->forward(h, memory, self_options, cross_options);
   return norm ? norm->forward(h) : h;

@@ -30,10 +30,10 @@ class Decoder : public Module<T> {
  public:
   Decoder(std::size_t num_layers, const LayerConfig& config, Generator& gen,
           bool final_norm = false);
-  // x (B, T, d), memory (B, S, d); target_mask (B, T) and memory_mask (B, S), true = real token.
+  // x (B, T, d), memory (B, S, d); target_allowed (B, T) and memory_allowed (B, S): the real tokens.
   Tensor<T> forward(const Tensor<T>& x, const Tensor<T>& memory,
-                    const std::optional<Mask>& target_mask = std::nullopt,
-                    const std::optional<Mask>& memory_mask = std::nullopt, bool causal = true);
+                    const std::optional<Allowed>& target_allowed = std::nullopt,
+                    const std::optional<Allowed>& memory_allowed = std::nullopt, bool causal = true);
   std::size_t size() const { return layers.size(); }
   DecoderLayer<T>& layer(std::size_t i) { return *layers.at(i); }
   std::vector<Tensor<T>> self_attention_weights() const;

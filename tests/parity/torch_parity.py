@@ -15,6 +15,7 @@ the same computation in PyTorch (float64), runs forward and backward, and writes
   <case>/output/<name>, <case>/param_grad/<our name>, <case>/input_grad/<name>
 to out.npz. Exit status 3 means PyTorch (or numpy) could not be imported.
 """
+import math
 import sys
 import time
 
@@ -149,33 +150,27 @@ def fam_gru(c, X):
     return {"output": out, "state": h}, links
 
 
-def fam_additive(c, X):
-    """Bahdanau: s[b,i,j] = v . tanh(W_q q_i + b_q + W_k k_j + b_k) + b_v."""
-    links = leaves(c.get("param", {}))
+def fam_attention(c, X):
+    """Attention <score> ...: the score by its formula, then the masked softmax and the weighted sum.
+    additive v . tanh(W_q q + b_q + W_k k + b_k) + b_v; dot q.k; scaled dot q.k / sqrt(d);
+    general q^T W k (W (dq, dk)); concat v . tanh(W [q; k]) on every (i, j) pair."""
+    links = leaves({n[len("score."):]: v for n, v in c.get("param", {}).items()})
     p = {n: t for n, (t, _) in links.items()}
     q, k, v = X["query"], X["keys"], X["values"]
+    words = c["case"].split()
+    score = "scaled dot" if words[1] == "scaled" else words[1]
     step = q.dim() == 2
     if step:
         q = q.unsqueeze(1)
-    pq = F.linear(q, p["w_q.weight"], p.get("w_q.bias"))
-    pk = F.linear(k, p["w_k.weight"], p.get("w_k.bias"))
-    s = F.linear(torch.tanh(pq.unsqueeze(2) + pk.unsqueeze(1)), p["v.weight"],
-                 p.get("v.bias")).squeeze(-1)
-    w = masked_softmax(s, c.get("data", {}).get("key_mask"))
-    ctx = w @ v
-    if step:
-        ctx, w = ctx.squeeze(1), w.squeeze(1)
-    return {"output": ctx, "weights": w}, links
-
-
-def fam_luong(c, X):
-    """dot q.k; general q^T W k (W (dq, dk)); concat v . tanh(W [q; k]) on every (i, j) pair."""
-    links = leaves(c.get("param", {}))
-    p = {n: t for n, (t, _) in links.items()}
-    q, k, v = X["query"], X["keys"], X["values"]
-    score = c["case"].split()[1]
-    if score == "dot":
+    if score == "additive":
+        pq = F.linear(q, p["w_q.weight"], p.get("w_q.bias"))
+        pk = F.linear(k, p["w_k.weight"], p.get("w_k.bias"))
+        s = F.linear(torch.tanh(pq.unsqueeze(2) + pk.unsqueeze(1)), p["v.weight"],
+                     p.get("v.bias")).squeeze(-1)
+    elif score in ("dot", "scaled dot"):
         s = q @ k.transpose(1, 2)
+        if score == "scaled dot":
+            s = s / math.sqrt(q.shape[-1])
     elif score == "general":
         s = torch.einsum("bid,de,bje->bij", q, p["w.weight"], k)
     elif score == "concat":
@@ -184,9 +179,13 @@ def fam_luong(c, X):
                            k.unsqueeze(1).expand(B, Lq, Lk, k.shape[2])], dim=-1)
         s = F.linear(torch.tanh(F.linear(pairs, p["w.weight"])), p["v.weight"]).squeeze(-1)
     else:
-        raise ValueError("unknown Luong score " + score)
+        raise ValueError("unknown score " + score)
     w = masked_softmax(s, c.get("data", {}).get("key_mask"))
-    return {"output": w @ v, "weights": w}, links
+    ctx = w @ v
+    if step:
+        ctx, w = ctx.squeeze(1), w.squeeze(1)
+    # Our links are named as our parameters, "score.w_q.weight".
+    return {"output": ctx, "weights": w}, {"score." + n: l for n, l in links.items()}
 
 
 def padding_mask(data, key):
@@ -278,8 +277,7 @@ FAMILIES = {
     "Linear": fam_linear,
     "LayerNorm": fam_layernorm,
     "GRU": fam_gru,
-    "AdditiveAttention": fam_additive,
-    "LuongAttention": fam_luong,
+    "Attention": fam_attention,
     "MultiHeadAttention": fam_mha,
     "EncoderLayer": fam_encoder_layer,
     "DecoderLayer": fam_decoder_layer,
