@@ -11,6 +11,9 @@
 #include "core/error.hpp"
 #include "nn/data/dates.hpp"
 #include "nn/data/split.hpp"
+#include <xtensor/xview.hpp>
+
+#include "nn/data/tagged.hpp"
 #include "nn/data/tasks.hpp"
 #include "nn/data/translation.hpp"
 #include "nn/data/vocab.hpp"
@@ -45,6 +48,36 @@ TEST_CASE("copy, reverse, sort: targets, lengths, alphabet, determinism") {
   }
   Generator g3(12);
   CHECK(make_seq_task({SeqTask::copy}, 10, g3) != make_seq_task({SeqTask::copy}, 10, g3));  // the stream moves on
+}
+
+TEST_CASE("shift: the token k places to the left, the filler before it; tagged as token ids") {
+  SeqTaskConfig cfg{SeqTask::shift};
+  cfg.shift = 3;
+  CHECK(seq_task_target(cfg, "3141592") == "___3141");
+  CHECK(seq_task_target(cfg, "31") == "__");
+  cfg.min_len = cfg.max_len = 6;
+  Generator g(4), same(4);
+  const std::vector<Pair> pairs = make_seq_task(cfg, 20, g);
+  SeqTaskConfig copy{SeqTask::copy};
+  copy.min_len = copy.max_len = 6;
+  const std::vector<Pair> sources = make_seq_task(copy, 20, same);  // the same strings as the copy task draws
+  Vocab vocab;
+  for (const char* c : {"_", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}) vocab.add(c);
+  const Tagged t = tag_pairs(pairs, vocab);
+  REQUIRE(t.inputs.shape() == std::vector<std::size_t>{20, 6});
+  for (std::size_t r = 0; r < 20; ++r) {
+    CHECK(pairs[r].source == sources[r].source);
+    CHECK(pairs[r].target == "___" + pairs[r].source.substr(0, 3));
+    CHECK(vocab.decode({t.inputs(r, 0), t.inputs(r, 5)}, Tokenizer::chars) == pairs[r].source.substr(0, 1) + pairs[r].source.substr(5, 1));
+    CHECK(t.targets(r, 0) == vocab.id("_"));
+  }
+  const Tagged two = t.rows({3, 1});
+  CHECK(xt::view(two.inputs, 1) == xt::view(t.inputs, 1));
+  CHECK(t.slice(5, 8).size() == 3);
+  CHECK_THROWS_AS(t.slice(5, 21), ShapeError);
+  CHECK_THROWS_AS(tag_pairs({{"123", "12"}}, vocab), ShapeError);
+  cfg.filler = '1';
+  CHECK_THROWS_WITH_AS(make_seq_task(cfg, 1, g), doctest::Contains("filler '1'"), ShapeError);
 }
 
 TEST_CASE("make_seq_task rejects bad configs and impossible requests") {

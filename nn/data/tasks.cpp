@@ -17,6 +17,8 @@ void validate(const SeqTaskConfig& cfg) {
     check(!seen[c], "make_seq_task", "alphabet \"", cfg.alphabet, "\" repeats character '", char(c), "'");
     seen[c] = true;
   }
+  check(cfg.task != SeqTask::shift || !seen[static_cast<unsigned char>(cfg.filler)], "make_seq_task",
+        "the filler '", cfg.filler, "' of the shift task is in the alphabet \"", cfg.alphabet, "\"");
   check(cfg.min_len >= 1 && cfg.min_len <= cfg.max_len, "make_seq_task",
         "need 1 <= min_len <= max_len, got min_len ", cfg.min_len, ", max_len ", cfg.max_len);
 }
@@ -40,6 +42,7 @@ const char* seq_task_name(SeqTask task) {
     case SeqTask::copy: return "copy";
     case SeqTask::reverse: return "reverse";
     case SeqTask::sort: return "sort";
+    case SeqTask::shift: return "shift";
   }
   return "?";
 }
@@ -48,6 +51,9 @@ std::string seq_task_target(const SeqTaskConfig& cfg, const std::string& source)
   switch (cfg.task) {
     case SeqTask::copy: return source;
     case SeqTask::reverse: return std::string(source.rbegin(), source.rend());
+    case SeqTask::shift:
+      if (cfg.shift >= source.size()) return std::string(source.size(), cfg.filler);
+      return std::string(cfg.shift, cfg.filler) + source.substr(0, source.size() - cfg.shift);
     case SeqTask::sort: {
       std::array<int, 256> rank;
       rank.fill(-1);

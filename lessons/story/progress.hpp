@@ -13,8 +13,8 @@ class Progress {
   // total: number of steps; label: what is counted ("epoch 3/10", "train").
   Progress(std::size_t total, std::string label, std::FILE* out = stdout);
   Progress(std::size_t total, std::string label, std::FILE* out, bool terminal);
-  // After each step; loss is the running (smoothed) loss shown.
-  void step(double loss);
+  // After each step; loss is the running (smoothed) loss shown, note a short status ("epoch 2/6").
+  void step(double loss, const std::string& note = "");
   // Ends the bar's line; prints the final summary.
   void finish();
   ~Progress();
@@ -24,7 +24,7 @@ class Progress {
  private:
   void draw(bool final);
   std::size_t total_, done_ = 0;
-  std::string label_;
+  std::string label_, note_;
   std::FILE* out_;
   bool terminal_;
   bool finished_ = false;

@@ -1,4 +1,4 @@
-#include "lessons/common/cli.hpp"
+#include "lessons/story/cli.hpp"
 
 #include <cerrno>
 #include <cstdlib>

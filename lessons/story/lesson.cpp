@@ -1,21 +1,17 @@
-#include "lessons/common/lesson.hpp"
+#include "lessons/story/lesson.hpp"
 
-#include <cstdio>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/runtime/parallel.hpp"
 #include "io/files.hpp"
 
 namespace attnlab::lessons {
 
-std::string fmt(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 namespace {
+
+Lesson* g_current = nullptr;
 
 // Wrap a paragraph at 92 columns for the terminal (the report keeps it as one paragraph).
 std::string wrap(const std::string& text, std::size_t width = 92) {
@@ -51,11 +47,9 @@ std::string pad(const std::string& s, std::size_t w) {
 
 }  // namespace
 
-Lesson::Lesson(LessonInfo info, int argc, char** argv)
-    : Lesson(info, parse_args_or_exit(argc, argv, info)) {}
-
 Lesson::Lesson(LessonInfo info, LessonArgs args)
     : info_(std::move(info)), args_(std::move(args)), start_(std::chrono::steady_clock::now()) {
+  if (g_current) throw std::logic_error("Lesson: a lesson is already running in this program");
   set_threads(args_.threads);
   make_dirs(args_.out);
   const std::string mode = args_.quick ? "quick run" : "full run";
@@ -64,13 +58,13 @@ Lesson::Lesson(LessonInfo info, LessonArgs args)
   std::cout << "\n" << std::string(92, '=') << "\n" << info_.id << ": " << info_.title << "\n"
             << info_.summary << "\n(" << mode << ", seed " << args_.seed << ", output in " << args_.out << ")\n"
             << std::string(92, '=') << "\n";
-  config_.set("quick", args_.quick);
-  config_.set("threads", args_.threads);
+  config_["quick"] = args_.quick;
+  config_["threads"] = args_.threads;
+  g_current = this;
 }
 
-int Lesson::epochs(int full_default, int quick_default) const {
-  if (args_.epochs > 0) return args_.epochs;
-  return args_.quick ? quick_default : full_default;
+Lesson::~Lesson() {
+  if (g_current == this) g_current = nullptr;
 }
 
 std::string Lesson::path(const std::string& file) const { return args_.out + "/" + file; }
@@ -127,12 +121,12 @@ void Lesson::table(const std::vector<std::string>& header, const std::vector<std
   emit(md + "\n", con + "\n");
 }
 
-void Lesson::matrix(const std::string& name, const std::vector<std::vector<double>>& m,
-                    const std::vector<std::string>& row_labels, const std::vector<std::string>& col_labels,
-                    int digits) {
+void Lesson::matrix(const std::string& name, const xt::xarray<double>& m, const std::vector<std::string>& row_labels,
+                    const std::vector<std::string>& col_labels, int decimals) {
+  if (m.dimension() != 2) throw std::invalid_argument("matrix: " + name + " is not 2-D");
   std::size_t lw = 0;
   for (auto& l : row_labels) lw = std::max(lw, display_width(l));
-  std::size_t cw = static_cast<std::size_t>(digits + 4);
+  std::size_t cw = static_cast<std::size_t>(decimals + 4);
   for (auto& l : col_labels) cw = std::max(cw, display_width(l));
   std::string text = name + " =\n";
   if (!col_labels.empty()) {
@@ -140,11 +134,11 @@ void Lesson::matrix(const std::string& name, const std::vector<std::vector<doubl
     for (auto& l : col_labels) text += std::string(cw - display_width(l), ' ') + l + " ";
     text += "\n";
   }
-  for (std::size_t i = 0; i < m.size(); ++i) {
+  for (std::size_t i = 0; i < m.shape()[0]; ++i) {
     const std::string label = i < row_labels.size() ? row_labels[i] : "";
     text += (lw ? pad(label, lw) + " " : "") + "[ ";
-    for (double v : m[i]) {
-      const std::string s = fmt(v, digits);
+    for (std::size_t j = 0; j < m.shape()[1]; ++j) {
+      const std::string s = fixed(m(i, j), decimals);
       text += std::string(cw > s.size() ? cw - s.size() : 0, ' ') + s + " ";
     }
     text += "]\n";
@@ -153,38 +147,65 @@ void Lesson::matrix(const std::string& name, const std::vector<std::vector<doubl
 }
 
 void Lesson::figure(const std::string& stem, const std::string& caption) {
-  figures_.push(stem + ".png");
-  figures_.push(stem + ".svg");
+  figures_.push_back(stem + ".png");
+  figures_.push_back(stem + ".svg");
   emit("![" + caption + "](" + stem + ".png)\n\n*Figure: " + caption + "* ([SVG](" + stem + ".svg))\n\n",
        "  [figure] " + path(stem + ".png") + " (and .svg): " + caption + "\n\n");
 }
 
-void Lesson::config(const std::string& key, Json value) { config_.set(key, std::move(value)); }
+void Lesson::config(const std::string& key, Json value) { config_[key] = std::move(value); }
 
-void Lesson::metric(const std::string& name, double value) { metrics_.set(name, value); }
+void Lesson::metric(const std::string& name, double value) { metrics_[name] = value; }
 
-void Lesson::timing(const std::string& name, double value) { timings_.set(name, value); }
+void Lesson::timing(const std::string& name, double value) { timings_[name] = value; }
 
-int Lesson::finish() {
+void Lesson::finish() {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   Json j = Json::object();
-  j.set("lesson", info_.id);
-  j.set("title", info_.title);
-  j.set("seed", static_cast<double>(args_.seed));
-  j.set("configuration", config_);
-  j.set("metrics", metrics_);
-  j.set("figures", figures_);
-  timings_.set("seconds", seconds);
-  j.set("timings", timings_);
+  j["lesson"] = info_.id;
+  j["title"] = info_.title;
+  j["seed"] = args_.seed;  // an integer: seeds above 2^53 survive
+  j["configuration"] = config_;
+  j["metrics"] = metrics_;
+  j["figures"] = figures_;
+  timings_["seconds"] = seconds;
+  j["timings"] = timings_;
 
   std::string metrics_md = "## Metrics\n\n| metric | value |\n| --- | --- |\n";
-  for (auto& [k, v] : metrics_.members()) metrics_md += "| " + k + " | " + fmt(v.as_number(), 4) + " |\n";
-  metrics_md += "\nTotal time: " + fmt(seconds, 1) + " s.\n";
+  for (const auto& [k, v] : metrics_.items()) metrics_md += "| " + k + " | " + fixed(v.get<double>(), 4) + " |\n";
+  metrics_md += "\nTotal time: " + fixed(seconds, 1) + " s.\n";
   write_file_atomic(path("report.md"), report_ + metrics_md);
-  write_file_atomic(path("metrics.json"), j.dump());
+  write_file_atomic(path("metrics.json"), j.dump(2) + "\n");
   std::cout << "\n" << metrics_md.substr(13) << "Wrote " << path("report.md") << " and " << path("metrics.json")
             << ".\n";
-  return 0;
+}
+
+int run_lesson(const LessonInfo& info, int argc, char** argv, const std::function<void()>& body) {
+  const LessonArgs args = parse_args_or_exit(argc, argv, info);
+  try {
+    Lesson L(info, args);
+    body();
+    L.finish();
+    return 0;
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << "\n" << info.id << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+Lesson& lesson() {
+  if (!g_current) throw std::logic_error("no lesson is running (construct a Lesson or use run_lesson)");
+  return *g_current;
+}
+
+bool quick() { return lesson().args().quick; }
+std::uint64_t seed() { return lesson().args().seed; }
+
+int epochs(int full_default, int quick_default) {
+  const LessonArgs& a = lesson().args();
+  if (a.epochs > 0) return a.epochs;
+  return a.quick ? quick_default : full_default;
 }
 
 }  // namespace attnlab::lessons

@@ -20,7 +20,7 @@ struct LessonArgs {
   int epochs = 0;             // 0: the lesson's own default (smaller in --quick)
   std::uint64_t seed = 0;
   std::string out;            // default out/<id>
-  int threads = 1;            // OpenBLAS and attnlab kernel threads (core/runtime/parallel)
+  int threads = 1;            // OpenBLAS and attnlab kernel threads (core/runtime/parallel.hpp)
 };
 
 struct UsageError : std::invalid_argument {

@@ -12,11 +12,12 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "io/files.hpp"
-#include "lessons/common/json.hpp"
 
 using namespace attnlab;
-using namespace attnlab::lessons;
+using Json = nlohmann::ordered_json;
 
 namespace {
 
@@ -71,10 +72,10 @@ int main(int argc, char** argv) {
     if (report.size() < 200) problem("report.md is nearly empty");
     const Json m = Json::parse(read_file(dir + "/metrics.json"));
     for (const char* key : {"lesson", "seed", "configuration", "metrics", "figures", "timings"})
-      if (!m.has(key)) problem(std::string("metrics.json lacks \"") + key + "\"");
-    if (m["figures"].items().empty()) problem("no figures listed");
-    for (const Json& f : m["figures"].items()) {
-      const std::string name = f.as_string();
+      if (!m.contains(key)) problem(std::string("metrics.json lacks \"") + key + "\"");
+    if (m.value("figures", Json::array()).empty()) problem("no figures listed");
+    for (const Json& f : m.value("figures", Json::array())) {
+      const std::string name = f.get<std::string>();
       std::string bytes;
       try {
         bytes = read_file(dir + "/" + name);
@@ -91,8 +92,8 @@ int main(int argc, char** argv) {
       const std::string arg = argv[i];
       if (arg == "--same-as" && i + 1 < argc) {
         Json a = m, b = Json::parse(read_file(std::string(argv[++i]) + "/metrics.json"));
-        a.set("timings", Json());
-        b.set("timings", Json());
+        a.erase("timings");
+        b.erase("timings");
         if (a != b) problem(std::string("metrics.json differs from ") + argv[i] + " (same seed, other numbers)");
         continue;
       }
@@ -104,11 +105,11 @@ int main(int argc, char** argv) {
       }
       const std::string name = arg.substr(0, at);
       const double bound = std::stod(arg.substr(at + 2));
-      if (!m["metrics"].has(name)) {
+      if (!m["metrics"].contains(name)) {
         problem("metric " + name + " missing");
         continue;
       }
-      const double v = m["metrics"][name].as_number();
+      const double v = m["metrics"][name].get<double>();
       const bool ok = ge != std::string::npos ? v >= bound : v <= bound;
       std::cout << "  " << name << " = " << v << (ok ? "  ok (" : "  FAILS (") << arg << ")\n";
       if (!ok) problem("metric " + arg + " does not hold: " + std::to_string(v));

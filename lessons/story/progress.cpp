@@ -1,4 +1,4 @@
-#include "lessons/common/progress.hpp"
+#include "lessons/story/progress.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -29,8 +29,9 @@ Progress::Progress(std::size_t total, std::string label, std::FILE* out, bool te
   next_report_ = std::max<std::size_t>(total_ / 10, 1);
 }
 
-void Progress::step(double loss) {
+void Progress::step(double loss, const std::string& note) {
   ++done_;
+  note_ = note;
   // Exponential moving average, started at the first value so it does not creep up from 0.
   running_ = done_ == 1 ? loss : 0.95 * running_ + 0.05 * loss;
   const auto now = std::chrono::steady_clock::now();
@@ -54,12 +55,13 @@ void Progress::draw(bool final) {
     const int filled = static_cast<int>(frac * width);
     std::string bar(static_cast<std::size_t>(filled), '#');
     bar += std::string(static_cast<std::size_t>(width - filled), '.');
-    std::fprintf(out_, "\r  %s [%s] %3.0f%%  %zu/%zu  loss %.4f  %s elapsed, ETA %s   ", label_.c_str(),
-                 bar.c_str(), frac * 100, done_, total_, running_, clock_text(elapsed).c_str(),
-                 final ? "00:00" : clock_text(eta).c_str());
+    std::fprintf(out_, "\r  %s%s%s [%s] %3.0f%%  %zu/%zu  loss %.4f  %s elapsed, ETA %s   ", label_.c_str(),
+                 note_.empty() ? "" : ", ", note_.c_str(), bar.c_str(), frac * 100, done_, total_, running_,
+                 clock_text(elapsed).c_str(), final ? "00:00" : clock_text(eta).c_str());
   } else {
-    std::fprintf(out_, "  %s %3.0f%%  %zu/%zu  loss %.4f  %s elapsed, ETA %s\n", label_.c_str(), frac * 100,
-                 done_, total_, running_, clock_text(elapsed).c_str(), clock_text(eta).c_str());
+    std::fprintf(out_, "  %s%s%s %3.0f%%  %zu/%zu  loss %.4f  %s elapsed, ETA %s\n", label_.c_str(),
+                 note_.empty() ? "" : ", ", note_.c_str(), frac * 100, done_, total_, running_,
+                 clock_text(elapsed).c_str(), clock_text(eta).c_str());
   }
   std::fflush(out_);
 }

@@ -1,0 +1,180 @@
+#include "lessons/kit/figures.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "lessons/story/lesson.hpp"
+#include "lessons/story/stats.hpp"
+
+namespace attnlab::lessons {
+
+void save_figure(const plots::Figure& fig, const std::string& stem, const std::string& caption) {
+  Lesson& L = lesson();
+  fig.save(L.path(stem + ".png"));
+  fig.save(L.path(stem + ".svg"));
+  L.figure(stem, caption);
+}
+
+// ------------------------------------------------------------------ attention
+
+plots::HeatmapOptions attention_style(const std::vector<std::string>& keys, const std::vector<std::string>& queries,
+                                      bool annotate) {
+  plots::HeatmapOptions o;
+  o.x_labels = keys;
+  o.y_labels = queries;
+  o.vmin = 0.0;
+  o.vmax = 1.0;
+  o.annotate = annotate;
+  o.colorbar = false;  // one shared colorbar per figure
+  o.colorbar_label = "attention weight";
+  return o;
+}
+
+plots::Figure attention_figure(const std::vector<AttentionMap>& maps, const AttentionFigure& style) {
+  if (maps.empty()) plots::fail("attention_figure", "no maps to draw");
+  const int cols = std::max(1, std::min(style.cols, int(maps.size())));
+  const int rows = int((maps.size() + std::size_t(cols) - 1) / std::size_t(cols));
+  plots::Figure fig(style.width, style.height, rows, cols);
+  fig.title(style.title);
+  for (std::size_t i = 0; i < maps.size(); ++i) {
+    const int r = int(i) / cols, c = int(i) % cols;
+    plots::Panel& p = fig.panel(r, c).title(maps[i].title);
+    if (i + std::size_t(cols) >= maps.size()) p.xlabel(style.keys_label);  // nothing below it
+    if (c == 0) p.ylabel(style.queries_label);
+    plots::HeatmapOptions o = attention_style(maps[i].keys, maps[i].queries, style.annotate);
+    o.decimals = style.decimals;
+    plots::heatmap(p, maps[i].weights, o);
+  }
+  fig.shared_colorbar({plots::Colormap::viridis(), 0.0, 1.0, "attention weight"});
+  return fig;
+}
+
+plots::Figure head_grid(const xt::xarray<double>& heads, const std::vector<std::string>& keys,
+                        const std::vector<std::string>& queries, const std::string& title, int cols, int width,
+                        int height) {
+  plots::HeatmapGridOptions o;
+  o.heatmap = attention_style(keys, queries);
+  o.cols = cols;
+  o.title = title;
+  o.width_px = width;
+  o.height_px = height;
+  return plots::heatmap_grid(heads, o);
+}
+
+// ------------------------------------------------------------------ curves
+
+xt::xarray<double> to_array(const std::vector<double>& v) {
+  xt::xarray<double> a = xt::zeros<double>({v.size()});
+  std::copy(v.begin(), v.end(), a.begin());
+  return a;
+}
+
+plots::Series curve(const std::string& name, const std::vector<double>& x, const std::vector<double>& y) {
+  return plots::Series(name, to_array(x), to_array(y));
+}
+
+plots::Series curve(const std::string& name, const std::vector<double>& y) {
+  std::vector<double> x(y.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = double(i + 1);
+  return curve(name, x, y);
+}
+
+plots::Series reference(const std::string& name, const std::vector<double>& x, const std::vector<double>& y) {
+  plots::Series s = curve(name, x, y);
+  s.dashed = true;
+  s.color = plots::Color{0.45, 0.45, 0.45};
+  return s;
+}
+
+plots::Figure line_figure(const std::vector<plots::Series>& series, const LineFigure& style) {
+  plots::Figure fig(style.width, style.height);
+  fig.title(style.title);
+  plots::LineOptions o;
+  o.log_x = style.log_x;
+  o.log_y = style.log_y;
+  o.markers = style.markers;
+  o.ymin = style.ymin;
+  o.ymax = style.ymax;
+  plots::line_plot(fig.panel(0).xlabel(style.xlabel).ylabel(style.ylabel), series, o);
+  return fig;
+}
+
+plots::Figure loss_curves(const std::vector<Run>& runs, const CurvesFigure& style) {
+  if (runs.empty()) plots::fail("loss_curves", "no runs to draw");
+  const int panels = int(style.steps) + int(style.epochs);
+  if (panels == 0) plots::fail("loss_curves", "neither the step panel nor the epoch panel is asked for");
+  plots::Figure fig(style.width, style.height, 1, panels);
+  fig.title(style.title);
+  plots::LineOptions lo;
+  lo.log_y = style.log_y;
+  int at = 0;
+  if (style.steps) {
+    // About 50 points per curve: the mean of each window of steps.
+    const std::size_t window = std::max<std::size_t>(1, runs.front().second->loss.size() / 50);
+    std::vector<plots::Series> series;
+    for (const auto& [name, h] : runs) {
+      const Windowed w = windowed(h->loss, window);
+      series.push_back(curve(name, w.x, w.y));
+    }
+    const std::string what = window > 1 ? " (mean of every " + std::to_string(window) + " steps)" : "";
+    plots::line_plot(fig.panel(at++).title("Training loss" + what).xlabel("training step").ylabel(style.ylabel),
+                     series, lo);
+  }
+  if (style.epochs) {
+    std::vector<plots::Series> series;
+    bool held_out = false;
+    for (const auto& [name, h] : runs) {
+      const bool has = std::any_of(h->validation.begin(), h->validation.end(),
+                                   [&](const auto& v) { return v.first == style.validation; });
+      held_out = held_out || has;
+      if (runs.size() == 1 || !has)
+        series.push_back(curve(runs.size() == 1 ? "training (mean over the epoch)" : name, h->epoch_loss));
+      if (has) series.push_back(curve(runs.size() == 1 ? "held out (end of epoch)" : name, h->validation_of(style.validation)));
+    }
+    lo.markers = true;
+    const std::string title = held_out ? (runs.size() == 1 ? "Training and held-out " + style.validation + " by epoch"
+                                                           : "Held-out " + style.validation + " by epoch")
+                                       : "Mean training loss by epoch";
+    plots::line_plot(fig.panel(at++).title(title).xlabel("epoch").ylabel(style.ylabel), series, lo);
+  }
+  return fig;
+}
+
+// ------------------------------------------------------------------ bars
+
+void bar_panel(plots::Panel& panel, const std::vector<std::string>& categories,
+               const std::vector<std::pair<std::string, std::vector<double>>>& series, int decimals,
+               std::optional<double> ymax) {
+  xt::xarray<double> values = xt::zeros<double>({series.size(), categories.size()});
+  plots::BarOptions o;
+  o.categories = categories;
+  for (std::size_t s = 0; s < series.size(); ++s) {
+    o.series.push_back(series[s].first);
+    if (series[s].second.size() != categories.size())
+      plots::fail("bar_panel", "series '", series[s].first, "' has ", series[s].second.size(), " values for ",
+                  categories.size(), " categories");
+    for (std::size_t c = 0; c < categories.size(); ++c) values(s, c) = series[s].second[c];
+  }
+  o.value_labels = true;
+  o.decimals = decimals;
+  o.ymin = 0.0;
+  o.ymax = ymax;
+  plots::bar_chart(panel, values, o);
+}
+
+// ------------------------------------------------------------------ tick labels
+
+std::vector<std::string> number_labels(std::size_t n, std::size_t every) {
+  std::vector<std::string> out(n);
+  for (std::size_t i = 0; i < n; i += std::max<std::size_t>(every, 1)) out[i] = std::to_string(i);
+  return out;
+}
+
+std::vector<std::string> char_labels(const std::string& text, bool with_eos) {
+  std::vector<std::string> out;
+  for (char ch : text) out.push_back(ch == ' ' ? "\u2423" : std::string(1, ch));
+  if (with_eos) out.push_back("<eos>");
+  return out;
+}
+
+}  // namespace attnlab::lessons

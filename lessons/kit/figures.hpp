@@ -1,0 +1,103 @@
+// The figures every lesson draws, with the course's conventions built in:
+//   * attention: rows are queries (y axis, top to bottom), columns are keys (x axis), weights on
+//     one 0..1 viridis scale, one colorbar shared by all panels, "Keys" and "Queries" on the axes;
+//   * curves: training loss by step (mean of each window of steps) and held-out scores by epoch,
+//     straight from a fit History;
+//   * bars with their values printed on them.
+// save_figure writes PNG and SVG into the lesson's folder and shows the figure in the report.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <xtensor/xarray.hpp>
+
+#include "lessons/kit/fit.hpp"
+#include "plots/plots.hpp"
+
+namespace attnlab::lessons {
+
+// <stem>.png and <stem>.svg in the output folder, and the figure in report.md with its caption.
+void save_figure(const plots::Figure& fig, const std::string& stem, const std::string& caption);
+
+// ------------------------------------------------------------------ attention
+
+struct AttentionMap {
+  xt::xarray<double> weights;              // (queries, keys), each row a distribution
+  std::vector<std::string> keys, queries;  // tick labels; empty: numbered
+  std::string title;                       // the panel's
+};
+
+// The heatmap options of an attention map (for lessons that lay out their own panels).
+plots::HeatmapOptions attention_style(const std::vector<std::string>& keys, const std::vector<std::string>& queries,
+                                      bool annotate = false);
+
+struct AttentionFigure {
+  std::string title;
+  int cols = 2;
+  int width = 2400, height = 1200;                       // PNG pixels (text is drawn at scale 2)
+  std::string keys_label = "Keys", queries_label = "Queries";
+  bool annotate = false;                                 // each weight printed in its cell
+  int decimals = 2;
+};
+
+// One panel per map, axis names on the outer panels, one shared colorbar.
+plots::Figure attention_figure(const std::vector<AttentionMap>& maps, const AttentionFigure& style);
+
+// Every head of a layer: heads (h, queries, keys), one panel "Head i" each, shared colorbar.
+plots::Figure head_grid(const xt::xarray<double>& heads, const std::vector<std::string>& keys,
+                        const std::vector<std::string>& queries, const std::string& title, int cols = 4,
+                        int width = 2400, int height = 1300);
+
+// ------------------------------------------------------------------ curves
+
+xt::xarray<double> to_array(const std::vector<double>& v);
+plots::Series curve(const std::string& name, const std::vector<double>& x, const std::vector<double>& y);
+plots::Series curve(const std::string& name, const std::vector<double>& y);  // x = 1, 2, ...
+
+// A dashed gray line: a theory or a boundary drawn beside the measured curves.
+plots::Series reference(const std::string& name, const std::vector<double>& x, const std::vector<double>& y);
+
+struct LineFigure {
+  std::string title, xlabel, ylabel;
+  bool log_x = false, log_y = false, markers = false;
+  std::optional<double> ymin = std::nullopt, ymax = std::nullopt;
+  int width = 1600, height = 1000;
+};
+// One panel of curves.
+plots::Figure line_figure(const std::vector<plots::Series>& series, const LineFigure& style);
+
+using Run = std::pair<std::string, const History*>;  // a name for the legend, and its training
+
+struct CurvesFigure {
+  std::string title;
+  bool steps = true;     // a panel of the training loss by step (mean of each window of steps)
+  bool epochs = true;    // a panel by epoch: the held-out loss (or, without one, the training loss)
+  std::string validation = "loss";  // which held-out score the epoch panel shows
+  bool log_y = true;
+  std::string ylabel = "cross-entropy";
+  int width = 2200, height = 900;
+};
+
+// Training curves of one or several runs. With one run the epoch panel shows its mean training
+// loss beside the held-out score, so the gap between the two is visible.
+plots::Figure loss_curves(const std::vector<Run>& runs, const CurvesFigure& style);
+
+// ------------------------------------------------------------------ bars
+
+// Grouped bars with their values: one group per category, one bar per series.
+void bar_panel(plots::Panel& panel, const std::vector<std::string>& categories,
+               const std::vector<std::pair<std::string, std::vector<double>>>& series, int decimals = 2,
+               std::optional<double> ymax = std::nullopt);
+
+// ------------------------------------------------------------------ tick labels
+
+// Every `every`-th of 0, 1, ..., n-1, the rest blank: readable ticks on a long axis.
+std::vector<std::string> number_labels(std::size_t n, std::size_t every = 1);
+// Characters as tick labels, a space shown as an open box so that it stays visible; <eos> at the
+// end if asked.
+std::vector<std::string> char_labels(const std::string& text, bool with_eos = false);
+
+}  // namespace attnlab::lessons

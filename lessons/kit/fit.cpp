@@ -1,0 +1,78 @@
+#include "lessons/kit/fit.hpp"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "lessons/story/clock.hpp"
+#include "lessons/story/progress.hpp"
+#include "lessons/story/stats.hpp"
+#include "nn/data/batch.hpp"
+
+namespace attnlab::lessons {
+
+const std::vector<double>& History::validation_of(const std::string& name) const {
+  for (const auto& [n, values] : validation)
+    if (n == name) return values;
+  throw std::out_of_range("History: no held-out score named '" + name + "'");
+}
+
+double History::median_step_ms() const { return median(step_ms); }
+double History::median_step_cpu_ms() const { return median(step_cpu_ms); }
+
+namespace {
+
+void record_scores(History& h, const Scores& scores) {
+  for (const auto& [name, value] : scores) {
+    auto it = h.validation.begin();
+    while (it != h.validation.end() && it->first != name) ++it;
+    if (it == h.validation.end()) it = h.validation.insert(it, {name, {}});
+    it->second.push_back(value);
+  }
+}
+
+}  // namespace
+
+History fit(nn::Module<float>& model, nn::Optimizer<float>& opt, std::size_t examples, const BatchLoss& loss,
+            const FitOptions& o) {
+  if (examples == 0) throw std::invalid_argument("fit: no training examples");
+  if (o.epochs < 1) throw std::invalid_argument("fit: epochs must be at least 1, got " + std::to_string(o.epochs));
+  const std::size_t batch = o.batch == 0 ? examples : o.batch;
+  History h;
+  h.steps_per_epoch = (examples + batch - 1) / batch;
+  const auto start = std::chrono::steady_clock::now();
+  Progress bar(h.steps_per_epoch * std::size_t(o.epochs), o.label);
+  for (int e = 0; e < o.epochs; ++e) {
+    model.train();
+    const std::string note = o.epochs > 1 ? "epoch " + std::to_string(e + 1) + "/" + std::to_string(o.epochs) : "";
+    double total = 0.0;
+    for (const auto& rows : nn::data::batch_slices(nn::data::epoch_order(examples, o.seed, std::size_t(e), o.shuffle), batch)) {
+      const double w0 = wall_ms(), c0 = cpu_ms();
+      opt.zero_grad();
+      const Tensor<float> l = loss(rows);
+      l.backward();
+      if (o.clip > 0.0) nn::clip_grad_norm(opt.params(), o.clip);
+      if (o.lr) opt.set_lr(o.lr(long(opt.steps()) + 1));
+      opt.step();
+      h.step_ms.push_back(wall_ms() - w0);
+      h.step_cpu_ms.push_back(cpu_ms() - c0);
+      h.loss.push_back(l.item());
+      h.lr.push_back(opt.lr());
+      total += l.item();
+      ++h.steps;
+      bar.step(l.item(), note);
+      if (o.after_step) o.after_step(h.steps);
+    }
+    h.epoch_loss.push_back(total / double(h.steps_per_epoch));
+    if (o.validate) {
+      model.eval();
+      NoGrad no_grad;
+      record_scores(h, o.validate());
+    }
+  }
+  bar.finish();
+  model.eval();
+  h.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return h;
+}
+
+}  // namespace attnlab::lessons

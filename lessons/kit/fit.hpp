@@ -1,0 +1,64 @@
+// One training loop for every lesson. A lesson says how to compute the loss of a batch (given the
+// rows of its training set that make the batch) and fit does the rest the same way everywhere:
+//
+//   for each epoch e: the rows in the order nn::data::epoch_order(examples, seed, e), cut into
+//   batches; per batch: zero the gradients, loss, backward, clip the global norm, set the lr of
+//   the schedule, step the optimizer; then the held-out scores (in eval mode, no tape).
+//
+// It shows a progress bar and keeps a History: the loss, lr, wall and CPU time of every step, the
+// mean training loss of every epoch and the held-out scores after it, which the figure helpers
+// (lessons/kit/figures.hpp) and the report read directly.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/tensor.hpp"
+#include "nn/module.hpp"
+#include "nn/optim.hpp"
+#include "nn/schedule.hpp"
+
+namespace attnlab::lessons {
+
+// Named held-out numbers, in order: {{"loss", 0.12}, {"accuracy", 0.97}}.
+using Scores = std::vector<std::pair<std::string, double>>;
+
+struct FitOptions {
+  std::string label = "train";  // the progress bar's
+  int epochs = 1;
+  std::size_t batch = 32;       // examples per step; 0: all of them (full batch)
+  std::uint64_t seed = 0;       // the order of epoch e is a function of (seed, e) alone
+  bool shuffle = true;
+  double clip = 0.0;            // global gradient-norm clip; 0: none
+  nn::Schedule lr;              // lr of each step (1-based); empty: the optimizer's own, throughout
+  std::function<Scores()> validate;                   // after every epoch; empty: none
+  std::function<void(std::size_t step)> after_step;   // e.g. a snapshot early in training
+};
+
+struct History {
+  std::vector<double> loss, lr;              // every step
+  std::vector<double> step_ms, step_cpu_ms;  // wall and CPU time of every step
+  std::vector<double> epoch_loss;            // the mean training loss of every epoch
+  std::vector<std::pair<std::string, std::vector<double>>> validation;  // every score, every epoch
+  std::size_t steps = 0, steps_per_epoch = 0;
+  double seconds = 0.0;
+
+  // The held-out values of one score, one per epoch; std::out_of_range naming it when absent.
+  const std::vector<double>& validation_of(const std::string& name) const;
+  double median_step_ms() const;
+  double median_step_cpu_ms() const;
+};
+
+// The loss of the batch made of these rows of the training set.
+using BatchLoss = std::function<Tensor<float>(const std::vector<std::size_t>& rows)>;
+
+// Trains `model`'s parameters with `opt` on `examples` training examples. The model is in
+// training mode during the steps and in eval mode when fit returns.
+History fit(nn::Module<float>& model, nn::Optimizer<float>& opt, std::size_t examples, const BatchLoss& loss,
+            const FitOptions& options);
+
+}  // namespace attnlab::lessons

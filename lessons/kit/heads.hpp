@@ -1,0 +1,29 @@
+// Reading attention head by head: how much weight each head puts at a given offset from the
+// query, and which head of which layer does a job.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include <xtensor/xarray.hpp>
+
+#include "core/tensor.hpp"
+
+namespace attnlab::lessons {
+
+// weights (B, h, Lq, Lk) of self-attention: for each head, the mean weight a query puts on the key
+// `offset` places to its left (offset < 0: to its right), over every query that has such a key
+// and every example.
+std::vector<double> offset_mass(const Array<float>& weights, long offset);
+
+struct HeadPick {
+  std::size_t layer = 0, head = 0;
+  double mass = -1.0;          // its offset_mass
+  xt::xarray<double> weights;  // (Lq, Lk) of the chosen example
+};
+
+// Over the layers of a model (one (B, h, L, L) tensor each): the head with the largest
+// offset_mass, and its weights on one example.
+HeadPick head_for_offset(const std::vector<Tensor<float>>& layers, long offset, std::size_t example = 0);
+
+}  // namespace attnlab::lessons

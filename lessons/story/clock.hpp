@@ -1,0 +1,12 @@
+// Clocks. On a shared machine wall time measures the neighbours as much as the model; the CPU
+// time of this process (all its threads) is what the work itself costs. Lessons report both.
+#pragma once
+
+namespace attnlab::lessons {
+
+double wall_ms();  // a steady clock, in milliseconds
+double cpu_ms();   // CPU time of this process, all threads, in milliseconds
+// The 1-minute load average (runnable processes), or -1 where /proc/loadavg does not exist.
+double load_average();
+
+}  // namespace attnlab::lessons

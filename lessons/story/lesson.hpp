@@ -1,0 +1,113 @@
+// The notebook-as-a-program harness. A lesson's main is a table of contents:
+//
+//   int main(int argc, char** argv) {
+//     return run_lesson({"01_attention_pooling", "Attention pooling", "..."}, argc, argv, [] {
+//       section("1. Data");
+//       say("We draw ", n, " points from y = 2 sin x + x^0.8 + noise ...");
+//       table({"kernel", "validation MSE"}, rows);
+//       metric("val_mse_gaussian", 0.21);
+//     });
+//   }
+//
+// Everything said is printed as it runs and kept for out/<id>/report.md; metrics, the
+// configuration and the figure list go to out/<id>/metrics.json. Timings are kept apart
+// ("timings"), so two runs with one seed give identical files apart from them. The free
+// functions (section, say, table, ...) speak for the one lesson this program runs.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <xtensor/xarray.hpp>
+#include <xtensor/xoperation.hpp>
+
+#include "lessons/story/cli.hpp"
+#include "lessons/story/text.hpp"
+
+namespace attnlab::lessons {
+
+using Json = nlohmann::ordered_json;  // keys stay in the order they were set: the files diff cleanly
+
+class Lesson {
+ public:
+  Lesson(LessonInfo info, LessonArgs args);  // the current lesson until it is destroyed
+  ~Lesson();
+  Lesson(const Lesson&) = delete;
+  Lesson& operator=(const Lesson&) = delete;
+
+  const LessonInfo& info() const { return info_; }
+  const LessonArgs& args() const { return args_; }
+  std::string path(const std::string& file) const;  // a file in the output folder
+
+  void section(const std::string& title);
+  void say(const std::string& paragraph);
+  void verbatim(const std::string& text);
+  void table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
+  void matrix(const std::string& name, const xt::xarray<double>& m, const std::vector<std::string>& row_labels,
+              const std::vector<std::string>& col_labels, int decimals);
+  void figure(const std::string& stem, const std::string& caption);  // <stem>.png and .svg, saved
+
+  void config(const std::string& key, Json value);
+  void metric(const std::string& name, double value);
+  void timing(const std::string& name, double value);
+
+  // Writes report.md and metrics.json (each atomically) and prints the metrics and total time.
+  void finish();
+
+ private:
+  void emit(const std::string& markdown, const std::string& console);
+  LessonInfo info_;
+  LessonArgs args_;
+  std::string report_;
+  Json config_ = Json::object(), metrics_ = Json::object(), timings_ = Json::object();
+  Json figures_ = Json::array();
+  std::chrono::steady_clock::time_point start_;
+};
+
+// Parses the command line (a bad one prints the usage and exits 2; --help prints it and exits 0),
+// runs body as the current lesson and writes its report and metrics. Anything body throws is
+// printed as one line, "<id>: error: <what>", and the program returns 1.
+int run_lesson(const LessonInfo& info, int argc, char** argv, const std::function<void()>& body);
+
+// The current lesson; std::logic_error when none runs.
+Lesson& lesson();
+
+// ------------------------------------------------------------------ the story, as free functions
+
+bool quick();                            // --quick
+std::uint64_t seed();                    // --seed
+// --epochs if given, else the lesson's own default for this mode.
+int epochs(int full_default, int quick_default);
+// One value for a full run, another for --quick.
+template <class V>
+V full_or_quick(V full, V quick_value) {
+  return quick() ? quick_value : full;
+}
+
+inline void section(const std::string& title) { lesson().section(title); }
+template <class... Parts>
+void say(const Parts&... parts) {
+  lesson().say(text(parts...));
+}
+// A code-like block (a printed matrix, a sample decoding), shown verbatim.
+inline void verbatim(const std::string& block) { lesson().verbatim(block); }
+inline void table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  lesson().table(header, rows);
+}
+// A matrix with row and column labels (either may be empty), each value with `decimals` decimals.
+template <class E>
+void matrix(const std::string& name, const E& m, const std::vector<std::string>& row_labels = {},
+            const std::vector<std::string>& col_labels = {}, int decimals = 4) {
+  lesson().matrix(name, xt::xarray<double>(xt::cast<double>(m)), row_labels, col_labels, decimals);
+}
+inline void config(const std::string& key, Json value) { lesson().config(key, std::move(value)); }
+// A final metric: computed on held-out data, or a property that is not a score.
+inline void metric(const std::string& name, double value) { lesson().metric(name, value); }
+// A time (kept apart from the metrics: it differs from run to run).
+inline void timing(const std::string& name, double value) { lesson().timing(name, value); }
+
+}  // namespace attnlab::lessons

@@ -1,0 +1,45 @@
+#include "lessons/story/text.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace attnlab::lessons {
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string sci(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*e", digits, v);
+  return buf;
+}
+
+std::string percent(double fraction, int decimals) { return fixed(100.0 * fraction, decimals) + "%"; }
+
+// Whole numbers in full; otherwise 4 significant digits in fixed notation between 1e-3 and 1e6
+// (trailing zeros dropped), scientific notation outside that range.
+std::string prose(double v) {
+  if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+  const double a = std::fabs(v);
+  if (a < 1e15 && v == std::floor(v)) return fixed(v, 0);
+  if (a < 1e-3 || a >= 1e6) return sci(v, 1);
+  const int decimals = std::max(0, 3 - static_cast<int>(std::floor(std::log10(a))));
+  std::string s = fixed(v, decimals);
+  if (s.find('.') != std::string::npos) {
+    s.erase(s.find_last_not_of('0') + 1);
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
+std::string listing(const std::vector<std::string>& items) {
+  std::string s;
+  for (std::size_t i = 0; i < items.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  return s;
+}
+
+}  // namespace attnlab::lessons

@@ -1,0 +1,49 @@
+// Numbers in prose. A lesson writes its story as sentences with numbers in them:
+//
+//   say("We generate ", n, " dates; the model reaches ", fixed(acc, 3), " on ", n_test, " held-out ones.");
+//
+// text(parts...) glues the parts: strings as they are, integers in full, other numbers in the
+// plain form of prose() (4 significant digits, no trailing zeros). fixed, sci and percent say
+// exactly how a number is shown where that matters.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace attnlab::lessons {
+
+std::string fixed(double v, int decimals = 4);    // 0.3311
+std::string sci(double v, int digits = 1);         // 3.1e-15
+std::string percent(double fraction, int decimals = 1);  // 0.953 -> 95.3%
+std::string prose(double v);                       // 0.2981, 3.71, 12000, 4.8e-07
+
+namespace detail {
+inline void append(std::string& s, const std::string& part) { s += part; }
+inline void append(std::string& s, const char* part) { s += part; }
+inline void append(std::string& s, char part) { s += part; }
+template <class N>
+std::enable_if_t<std::is_arithmetic_v<N>> append(std::string& s, N v) {
+  if constexpr (std::is_integral_v<N>) s += std::to_string(v);
+  else s += prose(static_cast<double>(v));
+}
+}  // namespace detail
+
+template <class... Parts>
+std::string text(const Parts&... parts) {
+  std::string s;
+  (detail::append(s, parts), ...);
+  return s;
+}
+
+// A table row: each part as text() shows it.
+template <class... Parts>
+std::vector<std::string> row(const Parts&... parts) {
+  return {text(parts)...};
+}
+
+// "a, b and c"
+std::string listing(const std::vector<std::string>& items);
+
+}  // namespace attnlab::lessons

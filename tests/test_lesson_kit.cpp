@@ -1,0 +1,244 @@
+// The lesson kit: the command line, numbers in prose, the progress bar, the report and metrics,
+// the one training loop (fit) and the standard figures.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <string>
+
+#include <xtensor/xview.hpp>
+
+#include "io/files.hpp"
+#include "lessons/kit/kit.hpp"
+#include "lessons/story/progress.hpp"
+#include "nn/layers.hpp"
+#include "nn/optim.hpp"
+#include "tests/helpers.hpp"
+
+using namespace attnlab;
+using namespace attnlab::lessons;
+using attnlab::testing::contains;
+using attnlab::testing::TempDir;
+
+namespace {
+const LessonInfo kInfo{"99_test", "A test lesson", "Checks the harness."};
+
+LessonArgs parse(std::vector<const char*> argv, bool& help) {
+  argv.insert(argv.begin(), "99_test");
+  return parse_args(static_cast<int>(argv.size()), argv.data(), kInfo, help);
+}
+
+LessonArgs args_in(const TempDir& d, std::uint64_t seed = 5) {
+  LessonArgs a;
+  a.out = d / "lesson";
+  a.seed = seed;
+  return a;
+}
+}  // namespace
+
+TEST_CASE("command line: defaults, every flag, and bad input") {
+  bool help = false;
+  LessonArgs a = parse({}, help);
+  CHECK_FALSE(a.quick);
+  CHECK(a.epochs == 0);
+  CHECK(a.seed == 0);
+  CHECK(a.out == "out/99_test");
+  CHECK(a.threads == 1);
+  a = parse({"--quick", "--epochs", "3", "--seed", "42", "--out", "x/y", "--threads", "2"}, help);
+  CHECK(a.quick);
+  CHECK(a.epochs == 3);
+  CHECK(a.seed == 42);
+  CHECK(a.out == "x/y");
+  CHECK(a.threads == 2);
+  CHECK_FALSE(help);
+  parse({"--help"}, help);
+  CHECK(help);
+  CHECK_THROWS_AS(parse({"--bogus"}, help), UsageError);
+  CHECK_THROWS_AS(parse({"--epochs"}, help), UsageError);
+  CHECK_THROWS_AS(parse({"--epochs", "zero"}, help), UsageError);
+  CHECK_THROWS_AS(parse({"--epochs", "0"}, help), UsageError);
+  CHECK_THROWS_AS(parse({"--seed", "-1"}, help), UsageError);
+  CHECK_THROWS_AS(parse({"--threads", "2x"}, help), UsageError);
+  CHECK(usage(kInfo).find("--quick") != std::string::npos);
+}
+
+TEST_CASE("numbers in prose") {
+  CHECK(prose(0.29812) == "0.2981");
+  CHECK(prose(3.71) == "3.71");
+  CHECK(prose(3.7) == "3.7");
+  CHECK(prose(12000.0) == "12000");
+  CHECK(prose(56.666) == "56.67");
+  CHECK(prose(4.8e-7) == "4.8e-07");
+  CHECK(prose(-0.5) == "-0.5");
+  CHECK(fixed(1.0 / 3.0, 3) == "0.333");
+  CHECK(sci(3.14e-15) == "3.1e-15");
+  CHECK(percent(0.9531) == "95.3%");
+  CHECK(text("We generate ", std::size_t(12000), " dates in ", 16, " formats, ", 0.5, " of them ", "long.") ==
+        "We generate 12000 dates in 16 formats, 0.5 of them long.");
+  CHECK(row("a", 2, 0.25) == std::vector<std::string>{"a", "2", "0.25"});
+  CHECK(listing({"a", "b", "c"}) == "a, b and c");
+  CHECK(listing({"a"}) == "a");
+}
+
+TEST_CASE("summaries: median, mean and spread, windows of steps") {
+  CHECK(median({3, 1, 2}) == 2);
+  CHECK(mean({1, 2, 3, 6}) == 3);
+  CHECK(stdev({2, 4, 4, 4, 5, 5, 7, 9}) == doctest::Approx(2.13809).epsilon(1e-5));
+  const Windowed w = windowed({1, 2, 3, 4, 5}, 2);
+  CHECK(w.x == std::vector<double>{2, 4});
+  CHECK(w.y == std::vector<double>{1.5, 3.5});
+}
+
+TEST_CASE("progress: plain periodic lines when not a terminal, with the status note") {
+  char* buf = nullptr;
+  std::size_t len = 0;
+  std::FILE* f = open_memstream(&buf, &len);
+  {
+    Progress p(100, "train", f, false);
+    for (int i = 0; i < 100; ++i) p.step(1.0, "epoch 1/1");
+    CHECK(p.running_loss() == doctest::Approx(1.0));
+  }
+  std::fclose(f);
+  const std::string out(buf, len);
+  free(buf);
+  int lines = 0;
+  for (char c : out) lines += c == '\n';
+  CHECK(lines == 10);
+  CHECK(contains(out, "train, epoch 1/1 100%"));
+  CHECK(contains(out, "ETA"));
+}
+
+TEST_CASE("a lesson writes report.md and metrics.json with its story, metrics and figures") {
+  TempDir d;
+  const LessonArgs args = args_in(d, 9007199254740993ULL);  // above 2^53: must survive as an integer
+  {
+    Lesson L(kInfo, args);
+    CHECK_THROWS_AS(Lesson(kInfo, args), std::logic_error);  // one lesson at a time
+    CHECK(quick() == false);
+    CHECK(seed() == 9007199254740993ULL);
+    CHECK(epochs(10, 2) == 10);
+    section("1. Setup");
+    say("Some words and a number, ", 0.25, ".");
+    table({"a", "max |x|"}, {row(1, 2)});
+    matrix("M", xt::xarray<double>{{1.0, 2.0}, {3.0, 4.0}}, {"r1", "r2"}, {"c1", "c2"}, 2);
+    L.figure("fig", "A figure");
+    config("hidden", 64);
+    metric("accuracy", 0.75);
+    timing("ms_per_step", 1.5);
+    L.finish();
+  }
+  CHECK_THROWS_AS(lesson(), std::logic_error);  // none runs any more
+  const std::string report = read_file(args.out + "/report.md");
+  CHECK(contains(report, "## 1. Setup"));
+  CHECK(contains(report, "Some words and a number, 0.25."));
+  CHECK(contains(report, "![A figure](fig.png)"));
+  CHECK(contains(report, "| accuracy | 0.7500 |"));
+  CHECK(contains(report, "| a | max \\|x\\| |"));  // a '|' in a cell is escaped
+  CHECK(contains(report, "r1 [ "));
+  const Json m = Json::parse(read_file(args.out + "/metrics.json"));
+  CHECK(m["lesson"] == "99_test");
+  CHECK(m["seed"].get<std::uint64_t>() == 9007199254740993ULL);
+  CHECK(m["metrics"]["accuracy"] == 0.75);
+  CHECK(m["configuration"]["hidden"] == 64);
+  CHECK(m["figures"].size() == 2);
+  CHECK(m["timings"]["ms_per_step"] == 1.5);
+  CHECK(m["timings"].contains("seconds"));
+  CHECK(m.begin().key() == "lesson");  // keys in the order they were set
+}
+
+TEST_CASE("run_lesson: an error in the story is one line and exit status 1") {
+  TempDir d;
+  const std::string out = d / "out";
+  std::vector<const char*> argv = {"99_test", "--quick", "--out", out.c_str()};
+  const int rc = run_lesson(kInfo, int(argv.size()), const_cast<char**>(argv.data()),
+                            [] { throw ShapeError("matmul: inner dimensions differ: (2,3) x (4,5)"); });
+  CHECK(rc == 1);
+  const int ok = run_lesson(kInfo, int(argv.size()), const_cast<char**>(argv.data()), [] { say("fine"); });
+  CHECK(ok == 0);
+  CHECK(contains(read_file(out + "/report.md"), "fine"));
+}
+
+namespace {
+// y = w x on 20 points of y = 3 x: one parameter, an exact answer.
+struct Line : nn::Module<float> {
+  Line() : w(Tensor<float>::zeros({1})) { w = register_parameter("w", w); }
+  Tensor<float> w;
+};
+}  // namespace
+
+TEST_CASE("fit: seeded batches, held-out scores per epoch, the same history twice") {
+  TempDir d;
+  Lesson L(kInfo, args_in(d));
+  const std::size_t n = 20;
+  Array<float> x = xt::linspace<float>(-1.0f, 1.0f, n);
+  const Array<float> y = 3.0f * x;
+  auto run = [&](std::vector<std::vector<std::size_t>>* batches) {
+    Line m;
+    nn::Adam<float> opt(m.parameters(), 0.1);
+    FitOptions o;
+    o.epochs = 4;
+    o.batch = 6;
+    o.seed = 3;
+    o.clip = 10.0;
+    o.lr = nn::constant_lr(0.1);
+    o.validate = [&] { return Scores{{"loss", mse(mul(Tensor<float>(x), m.w), Tensor<float>(y)).item()}, {"w", m.w.item()}}; };
+    std::size_t snapshots = 0;
+    o.after_step = [&](std::size_t step) { snapshots += step == 2; };
+    History h = fit(m, opt, n, [&](const std::vector<std::size_t>& rows) {
+      if (batches) batches->push_back(rows);
+      Array<float> xb = xt::zeros<float>({rows.size()}), yb = xt::zeros<float>({rows.size()});
+      for (std::size_t i = 0; i < rows.size(); ++i) xb(i) = x(rows[i]), yb(i) = y(rows[i]);
+      return mse(mul(Tensor<float>(xb), m.w), Tensor<float>(yb));
+    }, o);
+    CHECK(snapshots == 1);
+    CHECK_FALSE(m.training());
+    return h;
+  };
+  std::vector<std::vector<std::size_t>> batches;
+  const History a = run(&batches), b = run(nullptr);
+  CHECK(a.steps == 16);
+  CHECK(a.steps_per_epoch == 4);
+  CHECK(batches.size() == 16);
+  CHECK(batches[0].size() == 6);
+  CHECK(batches[3].size() == 2);  // the last, partial batch is kept
+  CHECK(batches[0] != batches[4]);  // another order every epoch
+  CHECK(a.loss == b.loss);
+  CHECK(a.loss.size() == 16);
+  CHECK(a.lr == std::vector<double>(16, 0.1));
+  CHECK(a.epoch_loss.size() == 4);
+  CHECK(a.validation_of("loss").size() == 4);
+  CHECK(a.validation_of("loss").back() < a.validation_of("loss").front());
+  CHECK(a.validation_of("w").back() > 0.5);
+  CHECK_THROWS_AS(a.validation_of("accuracy"), std::out_of_range);
+  CHECK(a.step_ms.size() == 16);
+  CHECK(a.median_step_ms() >= 0.0);
+  Line m;
+  nn::Adam<float> opt(m.parameters(), 0.1);
+  CHECK_THROWS_AS(fit(m, opt, 0, [](const std::vector<std::size_t>&) { return Tensor<float>(); }, {}),
+                  std::invalid_argument);
+}
+
+TEST_CASE("figures: attention maps, head grids, curves and bars are saved and shown") {
+  TempDir d;
+  Lesson L(kInfo, args_in(d));
+  const xt::xarray<double> w = {{0.7, 0.3}, {0.1, 0.9}};
+  save_figure(attention_figure({{w, {"a", "b"}, {"x", "y"}, "one"}, {w, {}, {}, "two"}, {w, {}, {}, "three"}},
+                               {"Attention", 2}),
+              "maps", "Three maps");
+  xt::xarray<double> heads = xt::zeros<double>({3, 2, 2});
+  xt::view(heads, 0) = w;
+  save_figure(head_grid(heads, {"a", "b"}, {"x", "y"}, "Heads", 2), "heads", "Heads");
+  History h;
+  h.loss = {3, 2.5, 2, 1.5, 1.2, 1.1, 1.0, 0.9};
+  h.epoch_loss = {2.5, 1.05};
+  h.validation = {{"loss", {2.0, 1.2}}};
+  save_figure(loss_curves({{"run", &h}}, {"Loss"}), "curves", "Curves");
+  plots::Figure bars(1200, 800);
+  bar_panel(bars.panel(0), {"a", "b"}, {{"first", {0.5, 0.25}}, {"second", {1.0, 0.75}}}, 2, 1.1);
+  save_figure(bars, "bars", "Bars");
+  CHECK_THROWS_AS(bar_panel(bars.panel(0), {"a", "b"}, {{"short", {0.5}}}), plots::PlotError);
+  CHECK_THROWS_AS(attention_figure({}, {"none"}), plots::PlotError);
+  for (const char* stem : {"maps", "heads", "curves", "bars"})
+    for (const char* ext : {".png", ".svg"}) CHECK(read_file(lesson().path(std::string(stem) + ext)).size() > 1000);
+  CHECK(number_labels(5, 2) == std::vector<std::string>{"0", "", "2", "", "4"});
+  CHECK(char_labels("a b", true) == std::vector<std::string>{"a", "\u2423", "b", "<eos>"});
+}
