@@ -108,17 +108,27 @@ class HeatmapPlot : public Plot {
     return plan_x_labels(c, xl, d.w / double(cols()));
   }
 
-  // Cells as rectangles without antialiasing: adjacent cells then share their boundary pixels
-  // exactly (no hairline seams) and every interior pixel has the colormap's exact color.
+  // Cells as rectangles without antialiasing: every interior pixel has the colormap's exact
+  // color. Each cell is the path through its four corners, from its own edge to the next cell's
+  // edge, so that neighbours share their boundary exactly. (cairo_rectangle(x, y, w, h) adds w to
+  // x in cairo's fixed point, where fixed(x) + fixed(w) can miss fixed(x + w) by one unit: a pixel
+  // centre in between stays unpainted, a white hairline seam.)
   void draw_cells(Canvas& c, const Rect& d) const {
     cairo_t* cr = c.cr();
     const double cw = d.w / double(cols()), ch = d.h / double(rows());
+    auto x_edge = [&](std::size_t j) { return j == cols() ? d.right() : d.x + double(j) * cw; };
+    auto y_edge = [&](std::size_t i) { return i == rows() ? d.bottom() : d.y + double(i) * ch; };
     cairo_save(cr);
     cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
     for (std::size_t i = 0; i < rows(); ++i)
       for (std::size_t j = 0; j < cols(); ++j) {
-        const double v = m_(i, j);
-        c.fill_rect({d.x + j * cw, d.y + i * ch, cw, ch}, o_.cmap.at(v, vmin_, vmax_));
+        c.set_color(o_.cmap.at(m_(i, j), vmin_, vmax_));
+        cairo_move_to(cr, x_edge(j), y_edge(i));
+        cairo_line_to(cr, x_edge(j + 1), y_edge(i));
+        cairo_line_to(cr, x_edge(j + 1), y_edge(i + 1));
+        cairo_line_to(cr, x_edge(j), y_edge(i + 1));
+        cairo_close_path(cr);
+        cairo_fill(cr);
       }
     cairo_restore(cr);
     // NaN cells: grey with a diagonal hatch, so "no value" never reads as a low value.
