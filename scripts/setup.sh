@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake pkg-config
   xtensor-dev libxtensor-blas-dev xtl-dev libopenblas-dev liblapack-dev
-  doctest-dev zlib1g-dev
+  doctest-dev zlib1g-dev nlohmann-json3-dev
   libcairo2-dev fonts-dejavu-core
   dataset-fashion-mnist
   python3 python3-numpy python3-torch
