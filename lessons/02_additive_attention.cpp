@@ -138,34 +138,22 @@ std::vector<std::vector<std::string>> trace_shapes(s2s::Seq2Seq& model, const da
 // ---------------------------------------------------------------------------------------------
 // The lesson's sections.
 
-struct Setup {
-  std::size_t examples;
-  s2s::ModelConfig model;
-  FitOptions fit;
-  double lr = 5e-3;
-};
-
-Setup choose_sizes() {
-  Setup s{full_or_quick<std::size_t>(12000, 4000), {}, {}};
-  s.model.style = s2s::DecoderStyle::Bahdanau;
-  s.model.score = "additive";
-  s.model.embed = full_or_quick(32, 16);
-  s.model.encoder_hidden = s.model.decoder_hidden = s.model.attention_hidden = full_or_quick(64, 32);
-  s.fit.epochs = epochs(6, 4);
-  s.fit.batch = 64;
-  s.fit.clip = 1.0;
-  s.fit.seed = seed() + 11;
-  config("examples", s.examples);
-  config("embed", s.model.embed);
-  config("hidden", s.model.decoder_hidden);
-  config("epochs", s.fit.epochs);
-  config("batch", s.fit.batch);
-  config("lr", s.lr);
-  config("clip", s.fit.clip);
-  return s;
+s2s::Plan choose_sizes() {
+  s2s::Plan p;
+  p.examples = full_or_quick<std::size_t>(12000, 4000);
+  p.model.style = s2s::DecoderStyle::Bahdanau;
+  p.model.score = "additive";
+  p.model.embed = full_or_quick(32, 16);
+  p.model.encoder_hidden = p.model.decoder_hidden = p.model.attention_hidden = full_or_quick(64, 32);
+  p.fit.epochs = epochs(6, 4);
+  p.fit.batch = 64;
+  p.fit.clip = 1.0;
+  p.fit.seed = seed() + 11;
+  s2s::record(p);
+  return p;
 }
 
-s2s::DateTask the_task(const Setup& s) {
+s2s::DateTask the_task(const s2s::Plan& s) {
   s2s::DateTask task = s2s::make_date_task(s.examples, seed());
   say("We generate ", s.examples, " dates between 1950 and 2049, each written in one of ", data::num_date_formats(),
       " human formats, and ask for the ISO form YYYY-MM-DD. Input and output are read and written one character at "
@@ -183,7 +171,7 @@ s2s::DateTask the_task(const Setup& s) {
   return task;
 }
 
-void why_attention(const Setup& s) {
+void why_attention(const s2s::Plan& s) {
   say("A plain encoder-decoder (Sutskever et al. 2014; Cho et al. 2014) reads the input into one vector, its last "
       "state, and the decoder must rebuild the output from that vector alone. Every input, short or long, goes "
       "through the same ", s.model.decoder_hidden, " numbers, and the information about the early characters has to "
@@ -202,7 +190,7 @@ void why_attention(const Setup& s) {
       "weight exactly 0 (a masked softmax).");
 }
 
-void show_the_model(s2s::Seq2Seq& model, const s2s::DateTask& task, const Setup& s) {
+void show_the_model(s2s::Seq2Seq& model, const s2s::DateTask& task, const s2s::Plan& s) {
   std::vector<std::size_t> first(s.fit.batch);
   std::iota(first.begin(), first.end(), std::size_t(0));
   say("One real training batch through the untrained model (B = batch, S = longest input + <eos>, T = output length "
@@ -225,7 +213,7 @@ struct Training {
   std::vector<double> early_fields;  // year, month, day accuracy on the whole test set, early
 };
 
-Training train(s2s::Seq2Seq& model, const s2s::DateTask& task, Setup s) {
+Training train(s2s::Seq2Seq& model, const s2s::DateTask& task, s2s::Plan s) {
   const double load_at_start = load_average();
   const std::vector<std::size_t> shown = showcase_examples(task.pairs.test, 6);
   Training t{{}, full_or_quick<std::size_t>(75, 30), {}, {}, {}};
@@ -343,7 +331,7 @@ int main(int argc, char** argv) {
   return run_lesson({"02_additive_attention", "Additive (Bahdanau) attention: normalizing dates",
                      "A bidirectional GRU encoder and a GRU decoder with additive attention learn to rewrite dates as ISO 8601."},
                     argc, argv, [] {
-                      const Setup setup = choose_sizes();
+                      const s2s::Plan setup = choose_sizes();
                       section("1. The task: dates in many formats, rewritten as ISO 8601");
                       const s2s::DateTask task = the_task(setup);
                       section("2. Why attention: the fixed-length bottleneck");

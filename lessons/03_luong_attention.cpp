@@ -30,33 +30,22 @@ struct Trained {
   double step_ms = 0, attention_ms = 0, step_cpu_ms = 0, attention_cpu_ms = 0;  // interleaved medians
 };
 
-struct Setup {
-  std::size_t examples;
-  s2s::ModelConfig model;
-  FitOptions fit;
-  double lr = 5e-3;
-};
-
-Setup choose_sizes() {
-  Setup s{full_or_quick<std::size_t>(12000, 4000), {}, {}};
-  s.model.style = s2s::DecoderStyle::Luong;
-  s.model.embed = full_or_quick(32, 16);
-  s.model.decoder_hidden = s.model.attention_hidden = full_or_quick(64, 32);
-  s.model.encoder_hidden = s.model.decoder_hidden / 2;  // annotations 2He == Hd, so the dot score is defined
-  s.fit.epochs = epochs(4, 3);
-  s.fit.batch = 64;
-  s.fit.clip = 1.0;
-  s.fit.seed = seed() + 11;
-  config("examples", s.examples);
-  config("embed", s.model.embed);
-  config("hidden", s.model.decoder_hidden);
-  config("epochs", s.fit.epochs);
-  config("batch", s.fit.batch);
-  config("lr", s.lr);
-  return s;
+s2s::Plan choose_sizes() {
+  s2s::Plan p;
+  p.examples = full_or_quick<std::size_t>(12000, 4000);
+  p.model.style = s2s::DecoderStyle::Luong;
+  p.model.embed = full_or_quick(32, 16);
+  p.model.decoder_hidden = p.model.attention_hidden = full_or_quick(64, 32);
+  p.model.encoder_hidden = p.model.decoder_hidden / 2;  // annotations 2He == Hd, so the dot score is defined
+  p.fit.epochs = epochs(4, 3);
+  p.fit.batch = 64;
+  p.fit.clip = 1.0;
+  p.fit.seed = seed() + 11;
+  s2s::record(p);
+  return p;
 }
 
-void the_decoder(const Setup& s, const s2s::DateTask& task) {
+void the_decoder(const s2s::Plan& s, const s2s::DateTask& task) {
   say("The data are lesson 02's: ", s.examples, " generated dates in ", data::num_date_formats(), " formats, rewritten "
       "as YYYY-MM-DD, split by distinct input into ", task.train.size(), " train, ", task.validation.size(),
       " validation and ", task.test.size(), " test examples.");
@@ -87,7 +76,7 @@ void the_decoder(const Setup& s, const s2s::DateTask& task) {
       "parameters at all: it asks the encoder and decoder to put their states in one space.");
 }
 
-std::vector<Trained> train_all(const Setup& s, const s2s::DateTask& task) {
+std::vector<Trained> train_all(const s2s::Plan& s, const s2s::DateTask& task) {
   say("Each model gets the same data order, the same initial seed, ", s.fit.epochs, " epochs of batches of ",
       s.fit.batch, ", hidden size ", s.model.decoder_hidden, ", attention width ", s.model.attention_hidden,
       " (additive and concat), Adam at lr ", fixed(s.lr, 4), " and gradient clipping at ", fixed(s.fit.clip, 1), ".");
@@ -112,7 +101,7 @@ std::vector<Trained> train_all(const Setup& s, const s2s::DateTask& task) {
 // Adam) on one fixed batch and (2) the attention alone, forward and backward, on tensors of that
 // batch's shapes. The four are measured in turn within every repetition, so a change in the
 // machine's load hits all of them alike; the medians are kept.
-void benchmark(std::vector<Trained>& runs, const Setup& s, const s2s::DateTask& task, const data::Seq2SeqBatch& batch,
+void benchmark(std::vector<Trained>& runs, const s2s::Plan& s, const s2s::DateTask& task, const data::Seq2SeqBatch& batch,
                int reps) {
   const std::size_t B = batch.source.ids.shape()[0], S = batch.source.ids.shape()[1];
   const std::size_t T = batch.decoder_input.ids.shape()[1];
@@ -153,7 +142,7 @@ void benchmark(std::vector<Trained>& runs, const Setup& s, const s2s::DateTask& 
   }
 }
 
-void speed(std::vector<Trained>& runs, const Setup& s, const s2s::DateTask& task) {
+void speed(std::vector<Trained>& runs, const s2s::Plan& s, const s2s::DateTask& task) {
   const double load_at_start = load_average();
   const int reps = full_or_quick(25, 5);
   std::vector<std::size_t> first(s.fit.batch);
@@ -303,7 +292,7 @@ int main(int argc, char** argv) {
   return run_lesson({"03_luong_attention", "Luong attention: dot, general, concat (and additive) compared",
                      "Four attention scores in one Luong decoder, one budget, on date normalization: accuracy, size, speed."},
                     argc, argv, [] {
-                      const Setup setup = choose_sizes();
+                      const s2s::Plan setup = choose_sizes();
                       const s2s::DateTask task = s2s::make_date_task(setup.examples, seed());
                       section("1. Same task, a different decoder");
                       the_decoder(setup, task);

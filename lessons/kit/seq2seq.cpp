@@ -6,6 +6,7 @@
 
 #include <xtensor/xview.hpp>
 
+#include "lessons/story/lesson.hpp"
 #include "nn/data/dates.hpp"
 #include "nn/metrics.hpp"
 #include "nn/optim.hpp"
@@ -196,6 +197,18 @@ Decoded Seq2Seq::greedy(const data::PaddedBatch& src, std::size_t max_len) {
 }
 
 // ------------------------------------------------------------------ training and evaluation
+
+void record(const Plan& p) {
+  config("examples", p.examples);
+  config("embed", p.model.embed);
+  config("encoder_hidden", p.model.encoder_hidden);
+  config("hidden", p.model.decoder_hidden);
+  config("attention_hidden", p.model.attention_hidden);
+  config("epochs", p.fit.epochs);
+  config("batch", p.fit.batch);
+  config("lr", p.lr);
+  config("clip", p.fit.clip);
+}
 
 History train(Seq2Seq& model, const DateTask& task, double lr, FitOptions options) {
   nn::Adam<F> opt(model.parameters(), lr);

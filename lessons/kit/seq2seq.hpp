@@ -158,6 +158,16 @@ class Seq2Seq : public nn::Module<F> {
 
 // ------------------------------------------------------------------ training and evaluation
 
+// The sizes and the training budget of a date lesson.
+struct Plan {
+  std::size_t examples = 12000;
+  ModelConfig model;
+  FitOptions fit;
+  double lr = 5e-3;
+};
+// Writes the plan into the lesson's configuration (metrics.json).
+void record(const Plan& plan);
+
 // Adam on the training split, batches of options.batch, held-out loss on the validation split
 // after every epoch (History::validation_of("loss")).
 History train(Seq2Seq& model, const DateTask& task, double lr, FitOptions options);
