@@ -6,6 +6,7 @@
 #include "plots/colormap.hpp"
 #include "plots/error.hpp"
 #include "plots/figure.hpp"
+#include "plots/graph.hpp"
 #include "plots/heatmap.hpp"
 #include "plots/image.hpp"
 #include "plots/line.hpp"

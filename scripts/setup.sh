@@ -11,7 +11,7 @@ packages=(
   build-essential cmake pkg-config
   xtensor-dev libxtensor-blas-dev xtl-dev libopenblas-dev liblapack-dev
   doctest-dev zlib1g-dev nlohmann-json3-dev
-  libcairo2-dev fonts-dejavu-core
+  libcairo2-dev fonts-dejavu-core libgraphviz-dev
   dataset-fashion-mnist
   python3 python3-numpy python3-torch
 )

@@ -437,3 +437,23 @@ TEST_CASE("plots_gallery writes every figure and rejects bad flags") {
   CHECK(WEXITSTATUS(std::system((bin + " --out 2> /dev/null").c_str())) == 2);
   CHECK(WEXITSTATUS(std::system((bin + " 2> /dev/null").c_str())) == 2);
 }
+
+TEST_CASE("save_graph: DOT laid out by Graphviz into PNG and SVG; bad DOT and formats are PlotErrors") {
+  TempDir dir;
+  const std::string dot = "digraph G { rankdir=LR; x [label=" + dot_quote("x\n(B, L, d)") + "]; y [label=" +
+                          dot_quote("say \"hi\"") + "]; x -> y; }";
+  save_graph(dot, dir / "g.png");
+  save_graph(dot, dir / "g.svg");
+  const Png png = read_png(dir / "g.png");
+  CHECK(png.width > 100);
+  check_svg(dir / "g.svg");
+  std::ifstream svg(dir / "g.svg");
+  const std::string text((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
+  CHECK(contains(text, "(B, L, d)"));
+  CHECK(contains(text, "say &quot;hi&quot;"));
+  CHECK(dot_quote("a\"b\\c\nd") == "\"a\\\"b\\\\c\\nd\"");
+  CHECK(contains(error_of([&] { save_graph("digraph { x -> ", dir / "bad.png"); }), "save_graph: the text is not a DOT graph"));
+  CHECK(contains(error_of([&] { save_graph(dot, dir / "g.gif"); }), ".png, .svg or .pdf"));
+  CHECK(contains(error_of([&] { save_graph(dot, dir / "no/such/folder/g.png"); }), "save_graph: cannot write"));
+  CHECK(dir.entries() == std::vector<std::string>{"g.png", "g.svg"});
+}
