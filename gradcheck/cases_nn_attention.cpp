@@ -89,6 +89,23 @@ GRADCHECK_CASE("MultiHeadAttention score bias + qk_transform", "(2,3,8), bias (h
       with_params(att, {rnd({2, 3, 8}, 1), rnd({2, 3, 3}, 2)}));
 });
 
+// The per-head gate: its own gradient dL/dgate_h (the head importance of Michel et al. 2019) and
+// every other one through it, on the packed path and on the split-heads path.
+GRADCHECK_CASE("MultiHeadAttention head gate", "self (2,3,8), 2 heads, gate (2), packed and split paths", [] {
+  Generator gen(15);
+  nn::MultiHeadAttention<D> att(8, 2, gen);
+  TD c = rnd({3, 4}, 9);
+  c.set_requires_grad(false);
+  return gradcheck(
+      [&](const Inputs& x) {
+        att.set_head_gate(x[1]);
+        nn::MultiHeadOptions<D> split;
+        split.qk_transform = [&](const TD& t) { return mul(t, c); };
+        return add(att.forward(x[0]).output, att.forward(x[0], split).output);
+      },
+      with_params(att, {rnd({2, 3, 8}, 5), rnd({2}, 6, 0.2, 1.0)}));
+});
+
 // Without a qk_transform, self-attention runs on one packed [W_q; W_k; W_v] projection.
 GRADCHECK_CASE("MultiHeadAttention self + score bias", "(2,3,8), 2 heads, bias (2,3,3), packed QKV", [] {
   Generator gen(14);

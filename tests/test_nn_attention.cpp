@@ -317,6 +317,25 @@ TEST_CASE("dropout on the attention weights follows the training flag") {
   }
 }
 
+TEST_CASE("head gate: ones change nothing, a zero removes exactly that head's share of the output") {
+  Generator g(40);
+  MultiHeadAttention<double> att(8, 2, g);
+  const TD x = rnd({2, 3, 8}, 41);
+  const Array<double> plain = att.forward(x).output.value();
+  att.set_head_gate(TD(Array<double>{1.0, 1.0}));
+  CHECK(max_abs_diff(att.forward(x).output.value(), plain) == 0.0);
+  // Head 1 off: w_o sees head 0's columns only. Built by hand from the fused op's merged heads.
+  att.set_head_gate(TD(Array<double>{1.0, 0.0}));
+  const Array<double> gated = att.forward(x).output.value();
+  Array<double> merged = multi_head_attention(att.w_q(x), att.w_k(x), att.w_v(x), 2).output.value();
+  xt::view(merged, xt::all(), xt::all(), xt::range(4, 8)) = 0.0;
+  CHECK(max_abs_diff(gated, att.w_o(TD(merged)).value()) < 1e-14);
+  att.set_head_gate(TD());  // undefined: no gate again
+  CHECK(max_abs_diff(att.forward(x).output.value(), plain) == 0.0);
+  CHECK_THROWS_WITH_AS(att.set_head_gate(TD(Array<double>{1.0, 1.0, 1.0})),
+                       "MultiHeadAttention: head gate must have one entry per head, (2), got (3)", ShapeError);
+}
+
 TEST_CASE("bad input: clear ShapeErrors naming the module and the sizes") {
   Generator g(28);
   CHECK_THROWS_WITH_AS(MultiHeadAttention<double>(10, 3, g),

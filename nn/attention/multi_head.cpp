@@ -35,6 +35,23 @@ Tensor<T> MultiHeadAttention<T>::split_heads(const Tensor<T>& x) const {
 }
 
 template <class T>
+void MultiHeadAttention<T>::set_head_gate(Tensor<T> gate) {
+  if (gate.defined())
+    check(gate.shape() == Shape{heads_}, "MultiHeadAttention", "head gate must have one entry per head, (", heads_,
+          "), got ", shape_str(gate.shape()));
+  head_gate_ = std::move(gate);
+}
+
+// gate (h) -> (h, 1) -> (h, d_k) -> (h * d_k): column c of the merged heads belongs to head c / d_k.
+template <class T>
+Tensor<T> MultiHeadAttention<T>::gated(const Tensor<T>& merged) const {
+  if (!head_gate_.defined()) return merged;
+  const long h = static_cast<long>(heads_), dk = static_cast<long>(head_dim());
+  const Tensor<T> columns = reshape(broadcast_to(reshape(head_gate_, {h, 1}), Shape{heads_, head_dim()}), {h * dk});
+  return mul(merged, columns);
+}
+
+template <class T>
 AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& query, const Tensor<T>& key,
                                                   const Tensor<T>& value,
                                                   const MultiHeadOptions<T>& opt) {
@@ -86,7 +103,7 @@ AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& query, const 
     AttentionResult<T> r = scaled_dot_product_attention(q, k, v, o);
     // (B, h, Lq, dk) -> (B, Lq, h, dk) -> (B, Lq, d_model): heads side by side, then w_o.
     Tensor<T> merged = reshape(transpose(r.output, 1, 2), {Bl, Lql, static_cast<long>(d_model_)});
-    return {w_o(merged), r.weights};
+    return {w_o(gated(merged)), r.weights};
   }
   // The heads are read in place from the projections and the output comes back merged.
   AttentionResult<T> r;
@@ -99,7 +116,7 @@ AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& query, const 
   } else {
     r = multi_head_attention(w_q(query), w_k(key), w_v(value), heads_, o);
   }
-  return {w_o(r.output), r.weights};
+  return {w_o(gated(r.output)), r.weights};
 }
 
 template <class T>

@@ -4,7 +4,8 @@
 // How it runs: the fused ops read each head in place from the projections and return the heads
 // already concatenated (multi_head_attention); self-attention makes q, k and v with one GEMM on
 // [W_q; W_k; W_v] (multi_head_self_attention). Only a qk_transform, which needs per-head
-// tensors, takes the explicit split-heads path.
+// tensors, takes the explicit split-heads path. An optional gate per head scales each head's
+// output before w_o (ablation, head importance).
 // Parameters: w_q, w_k, w_v, w_o, each Linear(d_model, d_model): 4 d^2 (+ 4 d with biases);
 // d = 64, h = 8 with biases: 16,640. Weights init Xavier-uniform, biases zero (as PyTorch's MHA).
 #pragma once
@@ -49,6 +50,13 @@ class MultiHeadAttention : public Module<T> {
   // Self-attention: forward(x, x, x, options).
   AttentionResult<T> forward(const Tensor<T>& x, const MultiHeadOptions<T>& options = {});
 
+  // A gate per head, (h): head i's output is multiplied by gate[i] before the heads are merged
+  // by w_o. Undefined (the default): no gate. Zero an entry to switch a head off (ablation); give
+  // a gate that requires a gradient to measure how much the loss depends on each head (Michel et
+  // al. 2019). ShapeError unless it has h entries.
+  void set_head_gate(Tensor<T> gate);
+  const Tensor<T>& head_gate() const { return head_gate_; }
+
   std::size_t d_model() const { return d_model_; }
   std::size_t heads() const { return heads_; }
   std::size_t head_dim() const { return d_model_ / heads_; }
@@ -59,8 +67,11 @@ class MultiHeadAttention : public Module<T> {
  private:
   // (B, L, d_model) -> (B, h, L, d_k)
   Tensor<T> split_heads(const Tensor<T>& x) const;
+  // The merged heads (B, L, h * d_k) times the gate, each head's columns by its own entry.
+  Tensor<T> gated(const Tensor<T>& merged) const;
   std::size_t d_model_, heads_;
   double p_;
+  Tensor<T> head_gate_;
   Generator gen_;
 };
 
