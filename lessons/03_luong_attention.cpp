@@ -99,60 +99,54 @@ std::vector<Trained> train_all(const s2s::Plan& s, const s2s::DateTask& task) {
 
 // Times, for fresh models of each score, (1) a whole training step (forward, backward, clipping,
 // Adam) on one fixed batch and (2) the attention alone, forward and backward, on tensors of that
-// batch's shapes. The four are measured in turn within every repetition, so a change in the
-// machine's load hits all of them alike; the medians are kept.
+// batch's shapes, the eight in turn in every round (lessons/kit/timing.hpp).
 void benchmark(std::vector<Trained>& runs, const s2s::Plan& s, const s2s::DateTask& task, const data::Seq2SeqBatch& batch,
-               int reps) {
+               int rounds) {
   const std::size_t B = batch.source.ids.shape()[0], S = batch.source.ids.shape()[1];
   const std::size_t T = batch.decoder_input.ids.shape()[1];
   std::vector<std::unique_ptr<s2s::Seq2Seq>> models;
   std::vector<std::unique_ptr<nn::Adam<float>>> opts;
-  std::vector<std::vector<double>> step(runs.size()), attn(runs.size()), step_cpu(runs.size()), attn_cpu(runs.size());
   Generator gen(seed() + 5);
   const s2s::Tns q0 = s2s::Tns::randn({B, T, s.model.decoder_hidden}, gen);
   const s2s::Tns k0 = s2s::Tns::randn({B, S, 2 * s.model.encoder_hidden}, gen);
+  std::vector<std::function<void()>> work;
   for (const Trained& r : runs) {
     s2s::ModelConfig c = s.model;
     c.score = r.score;
     models.push_back(std::make_unique<s2s::Seq2Seq>(c, task.source_vocab.size(), task.target_vocab.size(), gen));
     opts.push_back(std::make_unique<nn::Adam<float>>(models.back()->parameters(), 1e-3));
+    s2s::Seq2Seq& m = *models.back();
+    nn::Adam<float>& opt = *opts.back();
+    work.push_back([&] {
+      opt.zero_grad();
+      m.loss(batch).backward();
+      nn::clip_grad_norm(opt.params(), 1.0);
+      opt.step();
+    });
+    work.push_back([&] {
+      const s2s::Tns q = q0.detach().set_requires_grad(true), k = k0.detach().set_requires_grad(true);
+      sum(m.decoder->attention()(q, k, k, batch.source.allowed()).output).backward();
+      m.zero_grad();
+    });
   }
-  for (int rep = 0; rep < reps + 1; ++rep) {  // repetition 0 warms up and is not counted
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      double w0 = wall_ms(), c0 = cpu_ms();
-      opts[i]->zero_grad();
-      models[i]->loss(batch).backward();
-      nn::clip_grad_norm(opts[i]->params(), 1.0);
-      opts[i]->step();
-      if (rep > 0) step[i].push_back(wall_ms() - w0), step_cpu[i].push_back(cpu_ms() - c0);
-      for (int a = 0; a < 4; ++a) {  // the attention is cheap next to a step: several calls per repetition
-        const s2s::Tns q = q0.detach().set_requires_grad(true), k = k0.detach().set_requires_grad(true);
-        w0 = wall_ms(), c0 = cpu_ms();
-        sum(models[i]->decoder->attention()(q, k, k, batch.source.allowed()).output).backward();
-        if (rep > 0) attn[i].push_back(wall_ms() - w0), attn_cpu[i].push_back(cpu_ms() - c0);
-      }
-      models[i]->zero_grad();
-    }
-  }
+  const std::vector<Timing> t = interleaved_medians(work, rounds);
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    runs[i].step_ms = median(step[i]);
-    runs[i].attention_ms = median(attn[i]);
-    runs[i].step_cpu_ms = median(step_cpu[i]);
-    runs[i].attention_cpu_ms = median(attn_cpu[i]);
+    runs[i].step_ms = t[2 * i].wall_ms, runs[i].step_cpu_ms = t[2 * i].cpu_ms;
+    runs[i].attention_ms = t[2 * i + 1].wall_ms, runs[i].attention_cpu_ms = t[2 * i + 1].cpu_ms;
   }
 }
 
 void speed(std::vector<Trained>& runs, const s2s::Plan& s, const s2s::DateTask& task) {
   const double load_at_start = load_average();
-  const int reps = full_or_quick(25, 5);
+  const int reps = full_or_quick(60, 10);
   std::vector<std::size_t> first(s.fit.batch);
   std::iota(first.begin(), first.end(), std::size_t(0));
   const data::Seq2SeqBatch batch = data::make_seq2seq_batch(task.train, first);
   benchmark(runs, s, task, batch, reps);
   say("Timings depend on the machine and its load (load average ", fixed(load_at_start, 1), " on 2 cores when the "
       "timing started), so we report CPU time, which counts only this process's own work, as well as wall time, and "
-      "take medians of ", reps, " repetitions in which the four models take turns (a burst of load hits all four "
-      "alike). One training batch: B = ", batch.source.ids.shape()[0], ", T = ", batch.decoder_input.ids.shape()[1],
+      "take medians of ", reps, " rounds in which the four models take turns (a burst of load hits all four alike). "
+      "One training batch: B = ", batch.source.ids.shape()[0], ", T = ", batch.decoder_input.ids.shape()[1],
       " queries, S = ", batch.source.ids.shape()[1], " keys, Hd = 2He = ", s.model.decoder_hidden, ", A = ",
       s.model.attention_hidden, ", BLAS threads = ", lesson().args().threads, ". 'Attention' is the attention module "
       "alone, forward and backward, on random inputs of those shapes; 'step' is a full training step (forward, "

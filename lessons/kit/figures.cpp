@@ -15,6 +15,13 @@ void save_figure(const plots::Figure& fig, const std::string& stem, const std::s
   L.figure(stem, caption);
 }
 
+void save_diagram(const std::string& dot, const std::string& stem, const std::string& caption) {
+  Lesson& L = lesson();
+  plots::save_graph(dot, L.path(stem + ".png"));
+  plots::save_graph(dot, L.path(stem + ".svg"));
+  L.figure(stem, caption);
+}
+
 // ------------------------------------------------------------------ attention
 
 plots::HeatmapOptions attention_style(const std::vector<std::string>& keys, const std::vector<std::string>& queries,

@@ -22,6 +22,9 @@ namespace attnlab::lessons {
 // <stem>.png and <stem>.svg in the output folder, and the figure in report.md with its caption.
 void save_figure(const plots::Figure& fig, const std::string& stem, const std::string& caption);
 
+// A diagram in DOT (plots/graph.hpp), saved like a figure: <stem>.png and <stem>.svg, shown in the report.
+void save_diagram(const std::string& dot, const std::string& stem, const std::string& caption);
+
 // ------------------------------------------------------------------ attention
 
 struct AttentionMap {

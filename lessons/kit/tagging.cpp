@@ -1,6 +1,7 @@
 #include "lessons/kit/tagging.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include <xtensor/xview.hpp>
@@ -22,18 +23,21 @@ IndexArray predict_tags(const Tagger& logits_of, const IndexArray& inputs, std::
   return predictions;
 }
 
-TagScores score_tags(const IndexArray& predictions, const IndexArray& targets) {
+TagScores score_tags(const IndexArray& predictions, const IndexArray& targets, Index ignore) {
   TagScores s;
-  s.token = nn::accuracy(predictions, targets);
-  s.exact = nn::exact_match_rows(predictions, targets);
-  for (std::size_t c = 0; c < targets.shape()[1]; ++c)
-    s.by_position.push_back(nn::accuracy(IndexArray(xt::view(predictions, xt::all(), c)),
-                                         IndexArray(xt::view(targets, xt::all(), c))));
+  s.token = nn::accuracy(predictions, targets, ignore);
+  s.exact = nn::exact_match_rows(predictions, targets, ignore);
+  for (std::size_t c = 0; c < targets.shape()[1]; ++c) {
+    const IndexArray column = xt::view(targets, xt::all(), c);
+    const bool scored = std::any_of(column.begin(), column.end(), [&](Index t) { return t != ignore; });
+    s.by_position.push_back(scored ? nn::accuracy(IndexArray(xt::view(predictions, xt::all(), c)), column, ignore)
+                                   : std::nan(""));
+  }
   return s;
 }
 
-TagScores evaluate_tagger(const Tagger& logits_of, const nn::data::Tagged& held_out, std::size_t batch) {
-  return score_tags(predict_tags(logits_of, held_out.inputs, batch), held_out.targets);
+TagScores evaluate_tagger(const Tagger& logits_of, const nn::data::Tagged& held_out, std::size_t batch, Index ignore) {
+  return score_tags(predict_tags(logits_of, held_out.inputs, batch), held_out.targets, ignore);
 }
 
 }  // namespace attnlab::lessons

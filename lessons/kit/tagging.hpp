@@ -8,6 +8,7 @@
 
 #include "core/tensor.hpp"
 #include "nn/data/tagged.hpp"
+#include "nn/metrics.hpp"
 
 namespace attnlab::lessons {
 
@@ -21,9 +22,11 @@ struct TagScores {
   double token = 0.0, exact = 0.0;
   std::vector<double> by_position;
 };
-TagScores score_tags(const IndexArray& predictions, const IndexArray& targets);
+// Positions whose target is `ignore` (a position with no defined tag) are not scored.
+TagScores score_tags(const IndexArray& predictions, const IndexArray& targets, Index ignore = nn::kNoIgnore);
 
 // predict_tags, then score_tags, on a held-out set.
-TagScores evaluate_tagger(const Tagger& logits_of, const nn::data::Tagged& held_out, std::size_t batch = 256);
+TagScores evaluate_tagger(const Tagger& logits_of, const nn::data::Tagged& held_out, std::size_t batch = 256,
+                          Index ignore = nn::kNoIgnore);
 
 }  // namespace attnlab::lessons
