@@ -104,6 +104,11 @@ class ImagePlot : public Plot {
       paint_nearest(c.cr(), so, d, o_.overlay_alpha);
       cairo_surface_destroy(so);
     }
+    if (o_.grid > 0) {  // the patch boundaries, between the image's pixels
+      const double px = d.w / double(w()), py = d.h / double(h());
+      for (std::size_t j = o_.grid; j < w(); j += o_.grid) c.line(d.x + double(j) * px, d.y, d.x + double(j) * px, d.bottom(), o_.grid_color, 1.2);
+      for (std::size_t i = o_.grid; i < h(); i += o_.grid) c.line(d.x, d.y + double(i) * py, d.right(), d.y + double(i) * py, o_.grid_color, 1.2);
+    }
     c.stroke_rect(d, ink::axis, 0.8);
     if (!o_.caption.empty()) {
       c.font(font_size::axis_label);
@@ -130,6 +135,8 @@ void image(Panel& p, const xt::xarray<double>& img, const ImageOptions& o) {
             " of an image of shape ", shape_text(img.shape()), " is not finite");
   require(o.overlay_alpha >= 0 && o.overlay_alpha <= 1, "image", "overlay_alpha must be in [0, 1], got ",
           o.overlay_alpha);
+  require(o.grid == 0 || (img.shape()[0] % o.grid == 0 && img.shape()[1] % o.grid == 0), "image", "a grid of ",
+          o.grid, " pixels does not divide the image of shape ", shape_text(img.shape()));
   double lo = 0, hi = 1;
   if (o.overlay) {
     require(o.overlay->dimension() == 2 && o.overlay->size() > 0, "image",

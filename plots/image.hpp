@@ -9,6 +9,7 @@
 
 #include <xtensor/xarray.hpp>
 
+#include "plots/color.hpp"
 #include "plots/colormap.hpp"
 #include "plots/figure.hpp"
 
@@ -20,10 +21,13 @@ struct ImageOptions {
   Colormap overlay_cmap = Colormap::viridis();
   double overlay_alpha = 0.5;
   std::optional<double> overlay_vmin, overlay_vmax;  // default: the overlay's own range
+  std::size_t grid = 0;                       // lines every `grid` image pixels (the patches of a ViT); 0: none
+  Color grid_color = Color{1.0, 0.55, 0.0};
 };
 
 // Throws PlotError on an empty image, a shape other than (H, W) or (H, W, 3), a non-finite pixel,
-// an empty or non-2-D overlay, or an alpha outside [0, 1]. Values outside [0, 1] are clamped.
+// an empty or non-2-D overlay, an alpha outside [0, 1], or a grid that does not divide the image.
+// Values outside [0, 1] are clamped.
 void image(Panel& p, const xt::xarray<double>& img, const ImageOptions& o = {});
 
 struct ImageGridOptions {

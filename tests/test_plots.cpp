@@ -344,6 +344,25 @@ TEST_CASE("images are scaled up without blurring and overlays blend with alpha")
   check_close(png.rgb(e.x + e.w / 4, e.y + e.h / 4), {top[0] / 2, top[1] / 2, top[2] / 2}, 2);
 }
 
+TEST_CASE("a patch grid is drawn between the image's pixels, in its color") {
+  TempDir dir;
+  Figure fig(800, 800, 1, 1, 1.0);
+  ImageOptions io;
+  io.grid = 7;
+  image(fig.panel(0, 0), xt::zeros<double>({28, 28}), io);
+  fig.save(dir / "grid.png");
+  const Png png = read_png(dir / "grid.png");
+  const Rect d = fig.plot_rect(0, 0);
+  const double px = d.w / 28;
+  const auto line = png.rgb(d.x + 7 * px, d.y + 3 * px);  // on the line after 7 pixels: orange, antialiased
+  CHECK(line[0] >= 100);
+  CHECK(line[0] > line[1]);
+  CHECK(line[2] <= 30);
+  check_close(png.rgb(d.x + 3.5 * px, d.y + 3.5 * px), {0, 0, 0}, 0);     // inside the first patch
+  io.grid = 5;
+  CHECK(contains(error_of([&] { image(fig.panel(0, 0), xt::zeros<double>({28, 28}), io); }), "a grid of 5 pixels"));
+}
+
 TEST_CASE("bad input throws PlotError naming the function and the values") {
   Figure fig(800, 500);
   Panel& p = fig.panel(0, 0);
