@@ -5,6 +5,9 @@
 //      part of training can be no faster than the first column.
 //  (b) the fixed cost of recording and back-propagating one tiny op, which bounds every
 //      unrolled RNN and every small model.
+//  (c) the fused attention op forward + backward at the lesson shapes (many small blocks), its
+//      products by generated kernels (core/runtime/gemm_plan.hpp) and by OpenBLAS, timed in
+//      turn, against the raw sgemm rate of (a) at n = 256.
 //
 //   bench_core [--threads N] [--quick]
 //
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "core/runtime/blas.hpp"
+#include "core/runtime/gemm_plan.hpp"
 #include "core/ops.hpp"
 #include "core/runtime/parallel.hpp"
 
@@ -93,6 +97,38 @@ Timing matmul_gflops(std::size_t batch, std::size_t n, const Config& cfg) {
       },
       2, cfg.quick ? 3 : 5, 100, cfg.quick ? 0.1 : 0.5);
   return rate(3.0 * 2.0 * double(batch) * n * n * n * 1e-9, t);
+}
+
+// Fused multi-head self-attention forward + backward on a packed (B, L, 3 h d) input: six
+// products of 2 L L d flops per (batch, head) block. Generated kernels on and off in turn, one
+// call each per round, so both see the same load; medians and bests over the rounds.
+struct AttentionShape {
+  const char* name;
+  std::size_t B, L, heads, d;
+};
+
+std::pair<Timing, Timing> attention_gflops(const AttentionShape& sh, const Config& cfg) {
+  Generator gen(3);
+  Tensor<float> qkv = Tensor<float>::rand({sh.B, sh.L, 3 * sh.heads * sh.d}, gen, -1, 1, true);
+  const Array<float> up = random_uniform<float>({sh.B, sh.L, sh.heads * sh.d}, gen, -1, 1);
+  auto once = [&](bool generated) {
+    set_small_gemm(generated);
+    qkv.zero_grad();
+    const auto t0 = Clock::now();
+    multi_head_self_attention(qkv, sh.heads).output.backward(up);
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  for (int i = 0; i < 3; ++i) once(true), once(false);
+  std::vector<double> on, off;
+  const int rounds = cfg.quick ? 15 : 60;
+  for (int r = 0; r < rounds; ++r) on.push_back(once(true)), off.push_back(once(false));
+  set_small_gemm(true);
+  auto summary = [](std::vector<double> t) {
+    std::sort(t.begin(), t.end());
+    return Timing{t[t.size() / 2], t.front()};
+  };
+  const double gflop = 6.0 * 2.0 * double(sh.B * sh.heads) * sh.L * sh.L * sh.d * 1e-9;
+  return {rate(gflop, summary(on)), rate(gflop, summary(off))};
 }
 
 // ns per op of a chain of `len` tiny ops on a 1-element tensor, forward only or forward +
@@ -188,5 +224,29 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   rule(80);
+
+  // (c) Attention at the lesson shapes.
+  const double limit = sgemm_gflops(256, cfg).median;
+  std::printf("\n(c) fused attention forward + backward, float, GFLOP/s as median (best) over\n"
+              "    alternating rounds; 6 products of 2 L^2 d flops per (batch, head) block;\n"
+              "    %% of the raw sgemm rate at n = 256 (%.1f GFLOP/s)\n", limit);
+  rule(96);
+  std::printf("%-30s | %19s | %19s | %8s | %8s\n", "shape (B, L, heads x d)", "generated kernels",
+              "OpenBLAS", "ratio", "% sgemm");
+  rule(96);
+  const std::vector<AttentionShape> shapes{
+      {"Transformer (64, 32, 4 x 16)", 64, 32, 4, 16},
+      {"ViT patch 7 (128, 17, 4 x 16)", 128, 17, 4, 16},
+      {"ViT patch 4 (128, 50, 4 x 16)", 128, 50, 4, 16},
+      {"lesson 07 (64, 16, 8 x 8)", 64, 16, 8, 8},
+      {"wide heads (32, 64, 4 x 32)", 32, 64, 4, 32},
+  };
+  for (const AttentionShape& sh : shapes) {
+    const auto [on, off] = attention_gflops(sh, cfg);
+    std::printf("%-30s | %8.1f (%8.1f) | %8.1f (%8.1f) | %7.2fx | %7.1f%%\n", sh.name, on.median,
+                on.best, off.median, off.best, on.median / off.median, 100.0 * on.median / limit);
+    std::fflush(stdout);
+  }
+  rule(96);
   return 0;
 }

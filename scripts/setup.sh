@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake pkg-config
-  xtensor-dev libxtensor-blas-dev xtl-dev libopenblas-dev liblapack-dev
+  xtensor-dev libxtensor-blas-dev xtl-dev libopenblas-dev liblapack-dev libxsmm-dev
   doctest-dev zlib1g-dev nlohmann-json3-dev
   libcairo2-dev fonts-dejavu-core libgraphviz-dev
   dataset-fashion-mnist

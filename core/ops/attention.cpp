@@ -1,7 +1,7 @@
 // Scaled dot-product attention, fused into one node so that its backward is derived by hand.
 //
 // Forward, per (batch, head) block:
-//   S   = scale * Q K^T + bias          (Lq x Lk; one GEMM, K transposed by a BLAS flag)
+//   S   = Q (scale K^T) + bias        (Lq x Lk; one product against a scaled transposed copy of K)
 //   P   = softmax of each row of S over its allowed keys (the row kernel of masked_softmax): a
 //         hidden key gets P = 0 exactly, a row with no allowed key is all zero (and so is its
 //         output row).
@@ -31,7 +31,7 @@
 
 #include <xtensor/xbuilder.hpp>
 
-#include "core/runtime/blas.hpp"
+#include "core/runtime/gemm_plan.hpp"
 #include "core/broadcast.hpp"
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/vmath.hpp"
@@ -103,16 +103,31 @@ struct Problem {
   std::size_t block_size() const { return Lq * Lk; }
 };
 
-// C (m x n, rows ldc apart) = alpha op(A) op(B). An empty inner dimension (d = 0, dv = 0 or no
-// keys) is an empty sum, C = 0; BLAS would leave C untouched (and rejects the zero strides).
+// The six products of a block, planned once per call (core/runtime/gemm_plan.hpp). Generated
+// kernels take no scale and no transposed right operand, so K and V are copied transposed into
+// scratch (Lk x d: a small fraction of a product's Lq x Lk x d work) and the scale rides on
+// those copies and on dS:
+//   S  = Q (scale K^T)        O  = P' V
+//   dV = P'^T dO              dP = dO V^T
+//   dQ = (scale dS) K         dK = (scale dS)^T Q
 template <class T>
-void gemm_to(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, T alpha, const T* a,
-             std::size_t lda, const T* b, std::size_t ldb, T* c, std::size_t ldc) {
-  if (k == 0) {
-    for (std::size_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T(0));
-    return;
-  }
-  gemm<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, T(0), c, ldc);
+struct BlockProducts {
+  GemmPlan<T> scores, output, dV, dP, dQ, dK;
+  explicit BlockProducts(const Problem<T>& pr)
+      : scores(false, pr.Lq, pr.Lk, pr.d, pr.q.row, pr.Lk, pr.Lk),
+        output(false, pr.Lq, pr.dv, pr.Lk, pr.Lk, pr.v.row, pr.o.row),
+        dV(true, pr.Lk, pr.dv, pr.Lq, pr.Lk, pr.o.row, pr.v.row),
+        dP(false, pr.Lq, pr.Lk, pr.dv, pr.o.row, pr.Lk, pr.Lk),
+        dQ(false, pr.Lq, pr.d, pr.Lk, pr.Lk, pr.k.row, pr.q.row),
+        dK(true, pr.Lk, pr.d, pr.Lq, pr.Lk, pr.q.row, pr.k.row) {}
+};
+
+// out (cols x rows, dense) = factor * the transpose of a rows x cols block whose rows are ld apart.
+template <class T>
+void transpose_scaled(const T* in, std::size_t rows, std::size_t cols, std::size_t ld, T factor,
+                      T* out) {
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t c = 0; c < cols; ++c) out[c * rows + i] = factor * in[i * ld + c];
 }
 
 // Softmax of each row of the block's scores P (in place), over the keys row i may see
@@ -141,13 +156,13 @@ void apply_dropout(const T* P, const bool* keep, T inv_keep, std::size_t n, T* o
 }
 
 // Blocks per parallel chunk: enough multiply-adds (about 2^16) to be worth a thread's wake-up.
-// Blocks whose GEMMs reach 2^18 multiply-adds are left to OpenBLAS, which threads a GEMM that
+// Blocks whose GEMMs reach small_gemm_limit (2^18) multiply-adds are left to OpenBLAS, which threads a GEMM that
 // size itself: they run one after another on the caller, so the two kinds of threads never
 // stack up on the same cores.
 template <class T>
 std::size_t block_grain(const Problem<T>& pr) {
   const std::size_t gemm = pr.Lq * pr.Lk * std::max<std::size_t>(std::max(pr.d, pr.dv), 1);
-  if (gemm >= (std::size_t(1) << 18)) return pr.B * pr.H;
+  if (gemm >= small_gemm_limit) return pr.B * pr.H;
   const std::size_t per_block = 2 * std::max<std::size_t>(gemm, 1);  // Lk = 0: no work at all
   return std::max<std::size_t>(1, (std::size_t(1) << 16) / per_block);
 }
@@ -158,13 +173,15 @@ template <class T>
 void attention_forward(const Problem<T>& pr, const T* Q, const T* K, const T* V, const T* bias,
                        const Mask& keep, T* P_all, T* O) {
   const T inv_keep = T(1.0 / (1.0 - pr.dropout));
+  const BlockProducts<T> products(pr);
   parallel_for(pr.B * pr.H, block_grain(pr), [&](std::size_t first, std::size_t last) {
     std::vector<T> dropped(pr.has_dropout() ? pr.block_size() : 0);
+    std::vector<T> kt(pr.d * pr.Lk);
     for (std::size_t blk = first; blk < last; ++blk) {
       const std::size_t b = blk / pr.H, h = blk % pr.H;
       T* P = P_all + blk * pr.block_size();
-      gemm_to<T>(false, true, pr.Lq, pr.Lk, pr.d, pr.scale, Q + pr.q.at(b, h), pr.q.row,
-                 K + pr.k.at(b, h), pr.k.row, P, pr.Lk);
+      transpose_scaled(K + pr.k.at(b, h), pr.Lk, pr.d, pr.k.row, pr.scale, kt.data());
+      products.scores(Q + pr.q.at(b, h), kt.data(), P);
       masked_softmax_rows(pr, bias, blk, P);
       const T* Pd = P;
       if (pr.has_dropout()) {
@@ -172,8 +189,7 @@ void attention_forward(const Problem<T>& pr, const T* Q, const T* K, const T* V,
                       dropped.data());
         Pd = dropped.data();
       }
-      gemm_to<T>(false, false, pr.Lq, pr.dv, pr.Lk, T(1), Pd, pr.Lk, V + pr.v.at(b, h), pr.v.row,
-                 O + pr.o.at(b, h), pr.o.row);
+      products.output(Pd, V + pr.v.at(b, h), O + pr.o.at(b, h));
     }
   });
 }
@@ -189,9 +205,11 @@ void attention_backward(const Problem<T>& pr, const T* Q, const T* K, const T* V
   // Blocks write disjoint parts of dQ, dK, dV, but a broadcast bias sums over blocks: with a
   // bias gradient the blocks run in one chunk, in order.
   const std::size_t grain = dbias ? pr.B * pr.H : block_grain(pr);
+  const BlockProducts<T> products(pr);
   parallel_for(pr.B * pr.H, grain, [&](std::size_t first, std::size_t last) {
     std::vector<T> dropped(pr.has_dropout() && dV ? n : 0);
     std::vector<T> dS(need_dS ? n : 0);
+    std::vector<T> vt(need_dS ? pr.dv * pr.Lk : 0);
     for (std::size_t blk = first; blk < last; ++blk) {
       const std::size_t b = blk / pr.H, h = blk % pr.H;
       const T* P = P_all + blk * n;
@@ -203,13 +221,12 @@ void attention_backward(const Problem<T>& pr, const T* Q, const T* K, const T* V
           apply_dropout(P, keep_b, inv_keep, n, dropped.data());
           Pd = dropped.data();
         }
-        gemm_to<T>(true, false, pr.Lk, pr.dv, pr.Lq, T(1), Pd, pr.Lk, dO_b, pr.o.row,
-                   dV + pr.v.at(b, h), pr.v.row);
+        products.dV(Pd, dO_b, dV + pr.v.at(b, h));
       }
       if (!need_dS) continue;
       // dP = (dO V^T) * keep / (1 - p), then dS = P * (dP - rowsum(dP * P)) in place.
-      gemm_to<T>(false, true, pr.Lq, pr.Lk, pr.dv, T(1), dO_b, pr.o.row, V + pr.v.at(b, h),
-                 pr.v.row, dS.data(), pr.Lk);
+      transpose_scaled(V + pr.v.at(b, h), pr.Lk, pr.dv, pr.v.row, T(1), vt.data());
+      products.dP(dO_b, vt.data(), dS.data());
       for (std::size_t i = 0; i < pr.Lq; ++i) {
         T* row = dS.data() + i * pr.Lk;
         const T* prow = P + i * pr.Lk;
@@ -217,16 +234,14 @@ void attention_backward(const Problem<T>& pr, const T* Q, const T* K, const T* V
         const T dot = vmath::dot(row, prow, pr.Lk);
         for (std::size_t j = 0; j < pr.Lk; ++j) row[j] = prow[j] * (row[j] - dot);
       }
-      if (dQ)  // dQ = scale * dS K
-        gemm_to<T>(false, false, pr.Lq, pr.d, pr.Lk, pr.scale, dS.data(), pr.Lk,
-                   K + pr.k.at(b, h), pr.k.row, dQ + pr.q.at(b, h), pr.q.row);
-      if (dK)  // dK = scale * dS^T Q
-        gemm_to<T>(true, false, pr.Lk, pr.d, pr.Lq, pr.scale, dS.data(), pr.Lk,
-                   Q + pr.q.at(b, h), pr.q.row, dK + pr.k.at(b, h), pr.k.row);
       if (dbias)  // dS summed wherever the bias was stretched
         for (std::size_t i = 0; i < pr.Lq; ++i)
           for (std::size_t j = 0; j < pr.Lk; ++j)
             dbias[pr.bias_map.at(blk, i, j)] += dS[i * pr.Lk + j];
+      if (pr.scale != T(1))
+        for (T& x : dS) x *= pr.scale;
+      if (dQ) products.dQ(dS.data(), K + pr.k.at(b, h), dQ + pr.q.at(b, h));  // scale dS K
+      if (dK) products.dK(dS.data(), Q + pr.q.at(b, h), dK + pr.k.at(b, h));  // scale dS^T Q
     }
   });
 }

@@ -1,0 +1,43 @@
+// A product of one fixed small shape, planned once and run on many blocks (attention multiplies
+// B x heads pairs of 17 x 17 x 16 or 50 x 50 x 16 matrices per call). For such shapes a kernel
+// generated for exactly that shape (libxsmm's JIT) needs no packing and no per-call setup;
+// OpenBLAS packs both operands into its panel layout on every call, which at these sizes costs
+// more than the arithmetic. Measured on the development machine, one thread, 512 blocks:
+// 17 x 17 x 16, OpenBLAS 30 GFLOP/s against 101; 50 x 50 x 16, 56 against 159 (bench_core
+// prints the attention op both ways).
+//
+// Shapes with m n k at or above small_gemm_limit go to BLAS, which threads them itself.
+#pragma once
+
+#include <cstddef>
+
+namespace attnlab {
+
+inline constexpr std::size_t small_gemm_limit = std::size_t(1) << 18;
+
+// C (m x n, rows ldc apart) = op(A) B with op(A) = A (m x k, rows lda apart) or, with trans_a,
+// A^T for A stored k x m; B is k x n, rows ldb apart; all row-major, C overwritten. No alpha and
+// no transposed B: generated kernels have neither for row-major operands, so callers fold a
+// scale into a copy they transpose anyway. k = 0 is an empty sum: C = 0.
+template <class T>
+class GemmPlan {
+ public:
+  GemmPlan() = default;
+  GemmPlan(bool trans_a, std::size_t m, std::size_t n, std::size_t k, std::size_t lda,
+           std::size_t ldb, std::size_t ldc);
+  void operator()(const T* a, const T* b, T* c) const;
+  bool generated() const { return kernel_ != nullptr; }  // false: BLAS does it
+
+ private:
+  bool trans_a_ = false;
+  std::size_t m_ = 0, n_ = 0, k_ = 0, lda_ = 0, ldb_ = 0, ldc_ = 0;
+  void* kernel_ = nullptr;  // libxsmm_smmfunction or libxsmm_dmmfunction
+};
+
+// Whether plans made from now on use generated kernels. On unless ATTNLAB_SMALL_GEMM=0 is in
+// the environment; set_small_gemm(false) sends every product to BLAS, to compare (bench_core
+// does both in one run).
+bool small_gemm_enabled();
+void set_small_gemm(bool on);
+
+}  // namespace attnlab
