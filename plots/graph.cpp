@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
 
 #include "io/files.hpp"
 #include "plots/error.hpp"
@@ -19,6 +20,17 @@ int keep_error(char* message) {
   return 0;
 }
 
+// One Graphviz context for the life of the process, never freed. Graphviz 2.42's pango plugin
+// keeps a pointer to the last font name in a static; the name belongs to the context's font
+// table, so after gvFreeContext the next layout compares against freed memory
+// (AddressSanitizer found it: heap-use-after-free in textspan_size, the second save_graph of a
+// process). Graphviz is not thread-safe either: one call at a time.
+GVC_t* graphviz() {
+  static GVC_t* const gvc = gvContext();
+  return gvc;
+}
+std::mutex g_graphviz_mutex;
+
 }  // namespace
 
 void save_graph(const std::string& dot, const std::string& path, double dpi) {
@@ -27,18 +39,19 @@ void save_graph(const std::string& dot, const std::string& path, double dpi) {
   std::transform(format.begin(), format.end(), format.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   require(format == "png" || format == "svg" || format == "pdf", "save_graph", "unknown format of \"", path,
           "\": the extension must be .png, .svg or .pdf");
+  const std::lock_guard<std::mutex> one_at_a_time(g_graphviz_mutex);
   g_graphviz_errors.clear();
   agseterrf(keep_error);
-  const std::unique_ptr<GVC_t, int (*)(GVC_t*)> gvc(gvContext(), gvFreeContext);
+  GVC_t* const gvc = graphviz();
   const std::unique_ptr<Agraph_t, int (*)(Agraph_t*)> g(agmemread(dot.c_str()), agclose);
   if (!g) fail("save_graph", "the text is not a DOT graph: ", g_graphviz_errors.empty() ? dot.substr(0, 60) : g_graphviz_errors);
   agsafeset(g.get(), const_cast<char*>("dpi"), const_cast<char*>(std::to_string(format == "png" ? dpi : 72.0).c_str()),
             const_cast<char*>(""));
-  if (gvLayout(gvc.get(), g.get(), "dot") != 0) fail("save_graph", "Graphviz cannot lay out the graph: ", g_graphviz_errors);
+  if (gvLayout(gvc, g.get(), "dot") != 0) fail("save_graph", "Graphviz cannot lay out the graph: ", g_graphviz_errors);
   char* data = nullptr;
   unsigned int length = 0;
-  const int rc = gvRenderData(gvc.get(), g.get(), format.c_str(), &data, &length);
-  gvFreeLayout(gvc.get(), g.get());
+  const int rc = gvRenderData(gvc, g.get(), format.c_str(), &data, &length);
+  gvFreeLayout(gvc, g.get());
   if (rc != 0 || !data) fail("save_graph", "Graphviz cannot render ", format, ": ", g_graphviz_errors);
   const std::string bytes(data, length);
   gvFreeRenderData(data);
