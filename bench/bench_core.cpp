@@ -8,6 +8,8 @@
 //  (c) the fused attention op forward + backward at the lesson shapes (many small blocks), its
 //      products by generated kernels (core/runtime/gemm_plan.hpp) and by OpenBLAS, timed in
 //      turn, against the raw sgemm rate of (a) at n = 256.
+//  (d) linear forward + backward at the lesson shapes (thousands of rows, feature widths 64 to
+//      256): row blocks by generated kernels (core/runtime/tall_gemm.hpp) against OpenBLAS.
 //
 //   bench_core [--threads N] [--quick]
 //
@@ -99,6 +101,22 @@ Timing matmul_gflops(std::size_t batch, std::size_t n, const Config& cfg) {
   return rate(3.0 * 2.0 * double(batch) * n * n * n * 1e-9, t);
 }
 
+// Rates (GFLOP/s) of once(true) and once(false), each returning seconds, run in alternation
+// after warm-up so that both see the same load: medians and bests over the rounds.
+template <class Once>
+std::pair<Timing, Timing> alternate(Once once, const Config& cfg, double gflop) {
+  for (int i = 0; i < 3; ++i) once(true), once(false);
+  std::vector<double> on, off;
+  const int rounds = cfg.quick ? 15 : 60;
+  for (int r = 0; r < rounds; ++r) on.push_back(once(true)), off.push_back(once(false));
+  set_small_gemm(true);
+  auto summary = [](std::vector<double> t) {
+    std::sort(t.begin(), t.end());
+    return Timing{t[t.size() / 2], t.front()};
+  };
+  return {rate(gflop, summary(on)), rate(gflop, summary(off))};
+}
+
 // Fused multi-head self-attention forward + backward on a packed (B, L, 3 h d) input: six
 // products of 2 L L d flops per (batch, head) block. Generated kernels on and off in turn, one
 // call each per round, so both see the same load; medians and bests over the rounds.
@@ -118,17 +136,32 @@ std::pair<Timing, Timing> attention_gflops(const AttentionShape& sh, const Confi
     multi_head_self_attention(qkv, sh.heads).output.backward(up);
     return std::chrono::duration<double>(Clock::now() - t0).count();
   };
-  for (int i = 0; i < 3; ++i) once(true), once(false);
-  std::vector<double> on, off;
-  const int rounds = cfg.quick ? 15 : 60;
-  for (int r = 0; r < rounds; ++r) on.push_back(once(true)), off.push_back(once(false));
-  set_small_gemm(true);
-  auto summary = [](std::vector<double> t) {
-    std::sort(t.begin(), t.end());
-    return Timing{t[t.size() / 2], t.front()};
+  return alternate(once, cfg, 6.0 * 2.0 * double(sh.B * sh.heads) * sh.L * sh.L * sh.d * 1e-9);
+}
+
+// y = linear(x, W, b) forward and backward (dx, dW, db): three products of 2 R in out flops.
+// Generated kernels on and off in turn, as for attention.
+struct LinearShape {
+  const char* name;
+  std::size_t rows, in, out;
+};
+
+std::pair<Timing, Timing> linear_gflops(const LinearShape& sh, const Config& cfg) {
+  Generator gen(4);
+  Tensor<float> x = Tensor<float>::rand({sh.rows, sh.in}, gen, -1, 1, true);
+  Tensor<float> w = Tensor<float>::rand({sh.out, sh.in}, gen, -1, 1, true);
+  Tensor<float> b = Tensor<float>::rand({sh.out}, gen, -1, 1, true);
+  const Array<float> up = random_uniform<float>({sh.rows, sh.out}, gen, -1, 1);
+  auto once = [&](bool generated) {
+    set_small_gemm(generated);
+    x.zero_grad();
+    w.zero_grad();
+    b.zero_grad();
+    const auto t0 = Clock::now();
+    linear(x, w, b).backward(up);
+    return std::chrono::duration<double>(Clock::now() - t0).count();
   };
-  const double gflop = 6.0 * 2.0 * double(sh.B * sh.heads) * sh.L * sh.L * sh.d * 1e-9;
-  return {rate(gflop, summary(on)), rate(gflop, summary(off))};
+  return alternate(once, cfg, 3.0 * 2.0 * double(sh.rows) * sh.in * sh.out * 1e-9);
 }
 
 // ns per op of a chain of `len` tiny ops on a 1-element tensor, forward only or forward +
@@ -243,6 +276,28 @@ int main(int argc, char** argv) {
   };
   for (const AttentionShape& sh : shapes) {
     const auto [on, off] = attention_gflops(sh, cfg);
+    std::printf("%-30s | %8.1f (%8.1f) | %8.1f (%8.1f) | %7.2fx | %7.1f%%\n", sh.name, on.median,
+                on.best, off.median, off.best, on.median / off.median, 100.0 * on.median / limit);
+    std::fflush(stdout);
+  }
+  rule(96);
+
+  // (d) Linear layers at the lesson shapes.
+  std::printf("\n(d) linear forward + backward (y, dx, dW, db), float, GFLOP/s as median (best) over\n"
+              "    alternating rounds; 3 products of 2 R in out flops\n");
+  rule(96);
+  std::printf("%-30s | %19s | %19s | %8s | %8s\n", "shape (rows, in -> out)", "generated kernels",
+              "OpenBLAS", "ratio", "% sgemm");
+  rule(96);
+  const std::vector<LinearShape> linears{
+      {"ViT qkv (2176, 64 -> 192)", 2176, 64, 192},
+      {"ViT feed-forward (2176, 64 -> 256)", 2176, 64, 256},
+      {"ViT feed-forward (2176, 256 -> 64)", 2176, 256, 64},
+      {"Transformer (2048, 64 -> 64)", 2048, 64, 64},
+      {"large (2048, 512 -> 512)", 2048, 512, 512},
+  };
+  for (const LinearShape& sh : linears) {
+    const auto [on, off] = linear_gflops(sh, cfg);
     std::printf("%-30s | %8.1f (%8.1f) | %8.1f (%8.1f) | %7.2fx | %7.1f%%\n", sh.name, on.median,
                 on.best, off.median, off.best, on.median / off.median, 100.0 * on.median / limit);
     std::fflush(stdout);

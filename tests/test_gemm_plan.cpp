@@ -1,6 +1,8 @@
 // GemmPlan: generated kernels and the BLAS fallback against a naive loop, for both layouts of A,
 // strided rows, both float types, k = 0, and shapes past the kernel limit; the fused attention
-// op gives the same result with the kernels on and off.
+// op gives the same result with the kernels on and off. The tall products of a Linear layer
+// (core/runtime/tall_gemm) against the same loop: row counts that leave a remainder block,
+// accumulation, sums over several slabs, the BLAS fallback, and the same bits at 1 and 2 threads.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -8,6 +10,8 @@
 
 #include "core/ops.hpp"
 #include "core/runtime/gemm_plan.hpp"
+#include "core/runtime/parallel.hpp"
+#include "core/runtime/tall_gemm.hpp"
 
 using namespace attnlab;
 
@@ -91,4 +95,89 @@ TEST_CASE("attention agrees with itself with generated kernels on and off") {
   const auto [out_off, grad_off] = run(false);
   CHECK(xt::amax(xt::abs(out_on - out_off))() < 1e-13);
   CHECK(xt::amax(xt::abs(grad_on - grad_off))() < 1e-13);
+}
+
+namespace {
+
+template <class T>
+std::vector<T> random_vector(std::size_t n, Generator& gen) {
+  std::vector<T> v(n);
+  for (auto& x : v) x = T(gen.uniform(-1, 1));
+  return v;
+}
+
+template <class T>
+double worst_difference(const std::vector<T>& got, const std::vector<T>& want) {
+  double worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    worst = std::max(worst, std::abs(double(got[i]) - double(want[i])));
+  return worst;
+}
+
+template <class T>
+double tolerance(std::size_t terms) {
+  return (std::is_same_v<T, float> ? 1e-5 : 1e-13) * double(terms + 1);
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("a tall product equals the definition, with remainders and accumulation", T, float, double) {
+  Generator gen(3);
+  struct Shape { std::size_t m, n, k; bool generated; };
+  for (const Shape s : {Shape{2176, 64, 64, true}, Shape{131, 48, 16, true}, Shape{5, 7, 3, true},
+                        Shape{100, 600, 600, false}}) {
+    CAPTURE(s.m);
+    CHECK(tall_gemm_generated(s.n, s.k) == s.generated);
+    const auto a = random_vector<T>(s.m * s.k, gen), b = random_vector<T>(s.k * s.n, gen);
+    const std::vector<T> want = naive(false, s.m, s.n, s.k, a, s.k, b, s.n);
+    std::vector<T> c(s.m * s.n, T(99));
+    gemm_tall(s.m, s.n, s.k, a.data(), b.data(), c.data());
+    CHECK(worst_difference(c, want) <= tolerance<T>(s.k));
+    // accumulate: C += A B on top of what is there (here the product itself, so 2 A B).
+    gemm_tall(s.m, s.n, s.k, a.data(), b.data(), c.data(), /*accumulate=*/true);
+    std::vector<T> twice(want);
+    for (auto& x : twice) x *= T(2);
+    CHECK(worst_difference(c, twice) <= 2 * tolerance<T>(s.k));
+  }
+}
+
+TEST_CASE_TEMPLATE("a transposed tall product sums every row, over one slab or many", T, float, double) {
+  Generator gen(4);
+  struct Shape { std::size_t m, n, r; };
+  for (const Shape s : {Shape{64, 64, 2176}, Shape{16, 48, 511}, Shape{16, 48, 1025}, Shape{3, 5, 7},
+                        Shape{600, 600, 40}}) {
+    CAPTURE(s.r);
+    const auto a = random_vector<T>(s.r * s.m, gen), b = random_vector<T>(s.r * s.n, gen);
+    const std::vector<T> want = naive(true, s.m, s.n, s.r, a, s.m, b, s.n);
+    std::vector<T> c(s.m * s.n, T(99));  // overwritten, not added to
+    gemm_tall_transposed(s.m, s.n, s.r, a.data(), b.data(), c.data());
+    CHECK(worst_difference(c, want) <= tolerance<T>(s.r));
+  }
+}
+
+TEST_CASE("tall products: empty sums, kernels switched off, and the same bits at any thread count") {
+  Generator gen(6);
+  const std::size_t m = 1000, n = 32, k = 24;
+  const auto a = random_vector<float>(m * k, gen), b = random_vector<float>(k * n, gen);
+  const auto x = random_vector<float>(m * n, gen);
+
+  std::vector<float> zero(m * n, 5.0f);
+  gemm_tall<float>(m, n, 0, a.data(), b.data(), zero.data());  // k = 0: C = 0
+  CHECK(worst_difference(zero, std::vector<float>(m * n, 0.0f)) == 0.0);
+
+  auto run = [&](int threads, bool generated) {
+    set_threads(threads);
+    set_small_gemm(generated);
+    std::vector<float> c(m * n), w(k * n);
+    gemm_tall(m, n, k, a.data(), b.data(), c.data());
+    gemm_tall_transposed(k, n, m, a.data(), x.data(), w.data());
+    set_small_gemm(true);
+    set_threads(1);
+    return std::make_pair(c, w);
+  };
+  const auto one = run(1, true), two = run(2, true), blas = run(1, false);
+  CHECK(one.first == two.first);    // row blocks are independent
+  CHECK(one.second == two.second);  // slab sums are added in slab order
+  CHECK(worst_difference(one.first, blas.first) <= tolerance<float>(k));
+  CHECK(worst_difference(one.second, blas.second) <= tolerance<float>(m));
 }

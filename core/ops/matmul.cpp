@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "core/runtime/blas.hpp"
+#include "core/runtime/tall_gemm.hpp"
 
 namespace attnlab {
 
@@ -197,7 +198,9 @@ Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b, bool transpose_a, bool 
 }
 
 // y = x W^T + b over all rows of x at once (R = prod of x's leading dims):
-//   dx = dy W,  dW = dy^T x  (one gemm with K = R),  db = column sums of dy.
+//   dx = dy W,  dW = dy^T x  (a sum over the R rows),  db = column sums of dy.
+// R is tall and W small: the products go through core/runtime/tall_gemm (row blocks by
+// generated kernels, in parallel), or one BLAS call when W is too large for a kernel.
 template <class T>
 Tensor<T> linear(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& bias) {
   need("linear", x, "input");
@@ -222,8 +225,17 @@ Tensor<T> linear(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& b
     const T* bp = bias.value().data();
     for (std::size_t r = 0; r < R; ++r) std::copy(bp, bp + out_f, y.data() + r * out_f);
   }
-  gemm_block(false, true, R, out_f, in, x.value().data(), weight.value().data(),
-             has_bias ? T(1) : T(0), y.data());
+  const T* W = weight.value().data();
+  if (tall_gemm_generated(out_f, in)) {
+    // Generated kernels take B as stored, so W^T (in x out) is copied once: in * out entries
+    // against R * in * out multiply-adds.
+    std::vector<T> wt(in * out_f);
+    for (std::size_t o = 0; o < out_f; ++o)
+      for (std::size_t i = 0; i < in; ++i) wt[i * out_f + o] = W[o * in + i];
+    gemm_tall(R, out_f, in, x.value().data(), wt.data(), y.data(), has_bias);
+  } else {
+    gemm_block(false, true, R, out_f, in, x.value().data(), W, has_bias ? T(1) : T(0), y.data());
+  }
 
   std::vector<Tensor<T>> inputs{x, weight};
   if (has_bias) inputs.push_back(bias);
@@ -231,12 +243,12 @@ Tensor<T> linear(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& b
     const T* dy = nd.grad.data();
     if (nd.needs_grad(0)) {
       Array<T> dx = Array<T>::from_shape(nd.input(0).shape());
-      gemm_block(false, false, R, in, out_f, dy, nd.input(1).data(), T(0), dx.data());
+      gemm_tall(R, in, out_f, dy, nd.input(1).data(), dx.data());
       nd.add_grad(0, std::move(dx));
     }
     if (nd.needs_grad(1)) {
       Array<T> dw = Array<T>::from_shape(nd.input(1).shape());
-      gemm_block(true, false, out_f, in, R, dy, nd.input(0).data(), T(0), dw.data());
+      gemm_tall_transposed(out_f, in, R, dy, nd.input(0).data(), dw.data());
       nd.add_grad(1, std::move(dw));
     }
     if (has_bias && nd.needs_grad(2)) {

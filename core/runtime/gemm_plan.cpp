@@ -38,12 +38,12 @@ namespace {
 // generate.)
 template <class T>
 void* dispatch(bool trans_a, std::size_t m, std::size_t n, std::size_t k, std::size_t lda,
-               std::size_t ldb, std::size_t ldc) {
+               std::size_t ldb, std::size_t ldc, bool accumulate) {
   const libxsmm_blasint M = libxsmm_blasint(n), N = libxsmm_blasint(m), K = libxsmm_blasint(k);
   const libxsmm_blasint la = libxsmm_blasint(ldb), lb = libxsmm_blasint(lda),
                         lc = libxsmm_blasint(ldc);
   const int flags = trans_a ? LIBXSMM_GEMM_FLAG_TRANS_B : LIBXSMM_GEMM_FLAG_NONE;
-  const T alpha = 1, beta = 0;
+  const T alpha = 1, beta = accumulate ? 1 : 0;
   if constexpr (std::is_same_v<T, float>)
     return reinterpret_cast<void*>(
         libxsmm_smmdispatch(M, N, K, &la, &lb, &lc, &alpha, &beta, &flags, nullptr));
@@ -56,20 +56,21 @@ void* dispatch(bool trans_a, std::size_t m, std::size_t n, std::size_t k, std::s
 
 template <class T>
 GemmPlan<T>::GemmPlan(bool trans_a, std::size_t m, std::size_t n, std::size_t k, std::size_t lda,
-                      std::size_t ldb, std::size_t ldc)
-    : trans_a_(trans_a), m_(m), n_(n), k_(k), lda_(lda), ldb_(ldb), ldc_(ldc) {
+                      std::size_t ldb, std::size_t ldc, bool accumulate)
+    : trans_a_(trans_a), accumulate_(accumulate), m_(m), n_(n), k_(k), lda_(lda), ldb_(ldb), ldc_(ldc) {
   if (small_gemm_enabled() && m > 0 && n > 0 && k > 0 && m * n * k < small_gemm_limit)
-    kernel_ = dispatch<T>(trans_a, m, n, k, lda, ldb, ldc);
+    kernel_ = dispatch<T>(trans_a, m, n, k, lda, ldb, ldc, accumulate);
 }
 
 template <class T>
 void GemmPlan<T>::operator()(const T* a, const T* b, T* c) const {
   if (k_ == 0) {  // BLAS would leave C untouched (and rejects the zero strides)
-    for (std::size_t i = 0; i < m_; ++i) std::fill(c + i * ldc_, c + i * ldc_ + n_, T(0));
+    if (!accumulate_)
+      for (std::size_t i = 0; i < m_; ++i) std::fill(c + i * ldc_, c + i * ldc_ + n_, T(0));
     return;
   }
   if (!kernel_) {
-    gemm<T>(trans_a_, false, m_, n_, k_, T(1), a, lda_, b, ldb_, T(0), c, ldc_);
+    gemm<T>(trans_a_, false, m_, n_, k_, T(1), a, lda_, b, ldb_, accumulate_ ? T(1) : T(0), c, ldc_);
     return;
   }
   if constexpr (std::is_same_v<T, float>)

@@ -16,20 +16,21 @@ namespace attnlab {
 inline constexpr std::size_t small_gemm_limit = std::size_t(1) << 18;
 
 // C (m x n, rows ldc apart) = op(A) B with op(A) = A (m x k, rows lda apart) or, with trans_a,
-// A^T for A stored k x m; B is k x n, rows ldb apart; all row-major, C overwritten. No alpha and
-// no transposed B: generated kernels have neither for row-major operands, so callers fold a
-// scale into a copy they transpose anyway. k = 0 is an empty sum: C = 0.
+// A^T for A stored k x m; B is k x n, rows ldb apart; all row-major. C is overwritten, or added
+// to with accumulate (C += op(A) B). No alpha and no transposed B: generated kernels have neither
+// for row-major operands, so callers fold a scale into a copy they transpose anyway. k = 0 is an
+// empty sum.
 template <class T>
 class GemmPlan {
  public:
   GemmPlan() = default;
   GemmPlan(bool trans_a, std::size_t m, std::size_t n, std::size_t k, std::size_t lda,
-           std::size_t ldb, std::size_t ldc);
+           std::size_t ldb, std::size_t ldc, bool accumulate = false);
   void operator()(const T* a, const T* b, T* c) const;
   bool generated() const { return kernel_ != nullptr; }  // false: BLAS does it
 
  private:
-  bool trans_a_ = false;
+  bool trans_a_ = false, accumulate_ = false;
   std::size_t m_ = 0, n_ = 0, k_ = 0, lda_ = 0, ldb_ = 0, ldc_ = 0;
   void* kernel_ = nullptr;  // libxsmm_smmfunction or libxsmm_dmmfunction
 };

@@ -1,0 +1,83 @@
+#include "core/runtime/tall_gemm.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/runtime/blas.hpp"
+#include "core/runtime/gemm_plan.hpp"
+#include "core/runtime/parallel.hpp"
+
+namespace attnlab {
+
+namespace {
+
+// Rows per block: the largest power of two up to 64 whose product with the panel still gets a
+// kernel; 0 when even 8 rows do not (BLAS then).
+std::size_t rows_per_block(std::size_t panel) {
+  if (!small_gemm_enabled() || panel == 0) return 0;
+  for (std::size_t rows = 64; rows >= 8; rows /= 2)
+    if (rows * panel < small_gemm_limit) return rows;
+  return 0;
+}
+
+// Blocks per parallel chunk: about 2^16 multiply-adds, worth a thread's wake-up.
+std::size_t grain(std::size_t block_work) {
+  return std::max<std::size_t>(1, (std::size_t(1) << 16) / std::max<std::size_t>(block_work, 1));
+}
+
+}  // namespace
+
+bool tall_gemm_generated(std::size_t n, std::size_t k) { return rows_per_block(n * k) != 0; }
+
+template <class T>
+void gemm_tall(std::size_t m, std::size_t n, std::size_t k, const T* a, const T* b, T* c, bool accumulate) {
+  if (m == 0 || n == 0) return;
+  const std::size_t rows = rows_per_block(n * k);
+  if (rows == 0 || k == 0) {
+    GemmPlan<T>(false, m, n, k, k, n, n, accumulate)(a, b, c);  // BLAS, or C = 0 for k = 0
+    return;
+  }
+  const GemmPlan<T> block(false, rows, n, k, k, n, n, accumulate);
+  const std::size_t full = m / rows, rest = m % rows;
+  const GemmPlan<T> last(false, rest, n, k, k, n, n, accumulate);
+  parallel_for(full + (rest ? 1 : 0), grain(rows * n * k), [&](std::size_t first, std::size_t end) {
+    for (std::size_t i = first; i < end; ++i)
+      (i < full ? block : last)(a + i * rows * k, b, c + i * rows * n);
+  });
+}
+
+template <class T>
+void gemm_tall_transposed(std::size_t m, std::size_t n, std::size_t r, const T* a, const T* b, T* c) {
+  if (m == 0 || n == 0) return;
+  const std::size_t rows = rows_per_block(m * n);
+  if (rows == 0 || r == 0) {
+    GemmPlan<T>(true, m, n, r, m, n, n)(a, b, c);
+    return;
+  }
+  // Slabs of 512 rows: a partial sum costs m n adds per 512 m n multiply-adds.
+  constexpr std::size_t slab_rows = 512;
+  const std::size_t slabs = (r + slab_rows - 1) / slab_rows;
+  const GemmPlan<T> block(true, m, n, rows, m, n, n, /*accumulate=*/true);
+  std::vector<T> partial(slabs > 1 ? (slabs - 1) * m * n : 0);
+  parallel_for(slabs, grain(slab_rows * m * n), [&](std::size_t first, std::size_t end) {
+    for (std::size_t s = first; s < end; ++s) {
+      T* sum = s == 0 ? c : partial.data() + (s - 1) * m * n;
+      std::fill(sum, sum + m * n, T(0));
+      const std::size_t lo = s * slab_rows, hi = std::min(r, lo + slab_rows);
+      std::size_t i = lo;
+      for (; i + rows <= hi; i += rows) block(a + i * m, b + i * n, sum);
+      if (i < hi) GemmPlan<T>(true, m, n, hi - i, m, n, n, true)(a + i * m, b + i * n, sum);
+    }
+  });
+  for (std::size_t s = 1; s < slabs; ++s) {
+    const T* p = partial.data() + (s - 1) * m * n;
+    for (std::size_t j = 0; j < m * n; ++j) c[j] += p[j];
+  }
+}
+
+template void gemm_tall<float>(std::size_t, std::size_t, std::size_t, const float*, const float*, float*, bool);
+template void gemm_tall<double>(std::size_t, std::size_t, std::size_t, const double*, const double*, double*, bool);
+template void gemm_tall_transposed<float>(std::size_t, std::size_t, std::size_t, const float*, const float*, float*);
+template void gemm_tall_transposed<double>(std::size_t, std::size_t, std::size_t, const double*, const double*, double*);
+
+}  // namespace attnlab
