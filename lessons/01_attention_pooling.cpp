@@ -10,9 +10,9 @@
 // our autograd, each training point predicted from the OTHER points (itself hidden from its softmax).
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include <xtensor/xbuilder.hpp>
+#include <xtensor/xsort.hpp>
 #include <xtensor/xview.hpp>
 
 #include "lessons/kit/kit.hpp"
@@ -23,27 +23,23 @@ using namespace attnlab::lessons;
 namespace {
 
 constexpr double kNoiseStd = 0.5, kXMax = 5.0;
-const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // ---------------------------------------------------------------------------------------------
 // 1. Data
 
-double true_function(double x) { return 2.0 * std::sin(x) + std::pow(x, 0.8); }
-
-Array<double> truth_on(const Array<double>& x) {
-  Array<double> y = xt::zeros<double>({x.size()});
-  for (std::size_t i = 0; i < x.size(); ++i) y(i) = true_function(x(i));
-  return y;
-}
+// The function the data come from.
+Array<double> truth_on(const Array<double>& x) { return 2.0 * xt::sin(x) + xt::pow(x, 0.8); }
 
 struct Data {
   Array<double> x_train, y_train;  // sorted training inputs (the keys) and targets (the values)
+  Tensor<float> values;            // y_train as a (n, 1) float column, for the learned model
   Array<double> x_val, y_val;      // held-out noisy validation set (the metric)
-  Array<double> x_grid;            // fine grid over [0, 5] for curves and the noise-free error
+  Array<double> x_grid, y_grid;    // fine grid over [0, 5] and the noise-free function on it
   Array<double> x_queries;         // coarse grid: the rows of the attention heatmaps
 };
 
-Data make_data(std::size_t n_train, std::size_t n_val, Generator& gen) {
+Data make_data(std::size_t n_train, std::size_t n_val) {
+  Generator gen(seed());
   auto inputs = [&](std::size_t n, bool sorted) {
     Array<double> x = xt::zeros<double>({n});
     for (double& v : x) v = gen.uniform(0.0, kXMax);
@@ -58,15 +54,54 @@ Data make_data(std::size_t n_train, std::size_t n_val, Generator& gen) {
   Data d;
   d.x_train = inputs(n_train, true);
   d.y_train = noisy(d.x_train);
+  Array<float> values = xt::cast<float>(d.y_train);
+  values.reshape({n_train, std::size_t(1)});
+  d.values = Tensor<float>(std::move(values));
   d.x_val = inputs(n_val, false);
   d.y_val = noisy(d.x_val);
   d.x_grid = xt::linspace<double>(0.0, kXMax, 201);
+  d.y_grid = truth_on(d.x_grid);
   d.x_queries = xt::arange<double>(0.05, kXMax, 0.1);  // 50 cell centres 0.05 ... 4.95
   return d;
 }
 
-double mse_of(const Array<double>& pred, const Array<double>& target) {
-  return double(xt::mean(xt::square(pred - target))());
+double mse_of(const Array<double>& pred, const Array<double>& target) { return xt::mean(xt::square(pred - target))(); }
+
+// The two errors of every model here, `predict` mapping queries to predictions: the MSE against the
+// noisy validation targets, and against the noise-free function on the grid.
+struct Errors { double val, truth; };
+template <class Predict>
+Errors errors_of(const Predict& predict, const Data& d) {
+  return {mse_of(predict(d.x_val), d.y_val), mse_of(predict(d.x_grid), d.y_grid)};
+}
+
+// The simplest model: the mean of the training targets, predicted everywhere.
+Errors mean_baseline(const Data& d) {
+  const double mean_y = xt::mean(d.y_train)();
+  return errors_of([&](const Array<double>& x) -> Array<double> { return xt::full_like(x, mean_y); }, d);
+}
+
+// The value of the training key nearest to each query (the first of equally near ones): what a
+// window widening around the query catches first, and what attention becomes as its width goes to 0.
+Array<double> nearest_values(const Array<double>& queries, const Data& d) {
+  Array<double> out = xt::zeros<double>({queries.size()});
+  for (std::size_t i = 0; i < queries.size(); ++i) out(i) = d.y_train(xt::argmin(xt::abs(d.x_train - queries(i)))());
+  return out;
+}
+
+void the_data(const Data& d) {
+  say("We draw ", d.x_train.size(), " training inputs x uniformly in [0, 5], sort them, and set y = 2 sin x + x^0.8 + "
+      "noise, with Gaussian noise of standard deviation ", fixed(kNoiseStd, 1), ". A separate validation set of ",
+      d.x_val.size(), " points, drawn the same way, never touches any fitting: every score below is measured on it. We "
+      "report two errors. 'val MSE' compares predictions with the NOISY validation targets; even the true function "
+      "scores about the noise variance ", fixed(kNoiseStd * kNoiseStd, 2), " there, so that is the floor. 'true MSE' "
+      "compares predictions with the noise-free function on a grid of 201 points over [0, 5]; its floor is 0.");
+  const Errors mean = mean_baseline(d), truth = errors_of(truth_on, d);
+  say("Two reference points: predicting the training mean (", fixed(xt::mean(d.y_train)(), 3), ") everywhere gives "
+      "val MSE ", fixed(mean.val, 4), " (true MSE ", fixed(mean.truth, 4), "); the true function itself gives val MSE ",
+      fixed(truth.val, 4), " (the noise in this validation sample). A useful model lands in between, close to the second.");
+  metric("val_mse_mean_baseline", mean.val);
+  metric("val_mse_true_function", truth.val);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -92,52 +127,52 @@ double kernel_value(Kernel k, double u, double h) {
 // Nadaraya-Watson: row i of the attention matrix is K(q_i - k_j) / sum_j K(q_i - k_j), and the
 // prediction f(q_i) = sum_j a_ij v_j. A row whose kernel sum is 0 (a window holding no key) has no
 // weights: it stays all zero, its prediction is NaN for the curves (an honest gap) and, for the
-// score, the value of the nearest key (what a widening window would catch first).
+// score, the value of the nearest key.
 struct Pooled {
-  Array<double> weights, shown, scored;
+  Array<double> weights, shown, scored;  // scored: shown, with the nearest key's value in the gaps
   std::size_t empty_rows = 0;
   double row_sum_error = 0;  // max |sum_j a_ij - 1| over the rows with weights
 };
 
 Pooled kernel_pooling(Kernel k, double h, const Array<double>& queries, const Data& d) {
   const std::size_t m = queries.size(), n = d.x_train.size();
-  Pooled p{xt::zeros<double>({m, n}), xt::zeros<double>({m}), xt::zeros<double>({m})};
+  Pooled p{xt::zeros<double>({m, n}), xt::zeros<double>({m}), nearest_values(queries, d)};
   for (std::size_t i = 0; i < m; ++i) {
-    double total = 0;
+    double total = 0;  // sum_j K(q_i - k_j)
     for (std::size_t j = 0; j < n; ++j) total += p.weights(i, j) = kernel_value(k, queries(i) - d.x_train(j), h);
-    if (total == 0) {
-      std::size_t nearest = 0;
-      for (std::size_t j = 1; j < n; ++j)
-        if (std::abs(queries(i) - d.x_train(j)) < std::abs(queries(i) - d.x_train(nearest))) nearest = j;
-      p.shown(i) = kNaN, p.scored(i) = d.y_train(nearest), ++p.empty_rows;
+    if (total == 0) {  // 0/0
+      p.shown(i) = std::nan(""), ++p.empty_rows;
       continue;
     }
     double f = 0, sum = 0;
-    for (std::size_t j = 0; j < n; ++j) p.weights(i, j) /= total, f += p.weights(i, j) * d.y_train(j), sum += p.weights(i, j);
+    for (std::size_t j = 0; j < n; ++j) {
+      p.weights(i, j) /= total;
+      f += p.weights(i, j) * d.y_train(j);
+      sum += p.weights(i, j);
+    }
     p.shown(i) = p.scored(i) = f;
     p.row_sum_error = std::max(p.row_sum_error, std::abs(sum - 1.0));
   }
   return p;
 }
 
-// The training points as small "+" marks (two strokes each; NaN lifts the pen between points).
-plots::Series training_points(const Data& d) {
-  std::vector<double> x, y;
-  for (std::size_t i = 0; i < d.x_train.size(); ++i) {
-    const double px = d.x_train(i), py = d.y_train(i);
-    for (double v : {px - 0.06, px + 0.06, kNaN, px, px, kNaN}) x.push_back(v);
-    for (double v : {py, py, kNaN, py - 0.11, py + 0.11, kNaN}) y.push_back(v);
-  }
-  plots::Series s = curve("", x, y);
-  s.color = plots::Color::hex("#8c8c8c");
+// A fitted curve on the grid, in the color of its place in the legend.
+plots::Series fit_curve(const std::string& name, const Data& d, const Array<double>& y, std::size_t color) {
+  plots::Series s(name, d.x_grid, y);
+  s.color = plots::series_color(color);
   return s;
 }
 
-plots::Series truth_series(const Data& d) {
-  plots::Series s("", d.x_grid, truth_on(d.x_grid));
-  s.color = plots::Color::hex("#222222");
-  s.dashed = true;
-  return s;
+// A panel of fits, drawn over the training points (+) and the truth (dashed), on one y range.
+void fit_panel(plots::Panel& panel, const Data& d, const std::vector<plots::Series>& fits) {
+  plots::Series truth("", d.x_grid, d.y_grid);
+  truth.color = plots::Color::hex("#222222");
+  truth.dashed = true;
+  std::vector<plots::Series> series{plus_marks(d.x_train, d.y_train, 0.06, 0.11), truth};
+  series.insert(series.end(), fits.begin(), fits.end());
+  plots::LineOptions o;
+  o.ymin = -3.5, o.ymax = 6.0;
+  plots::line_plot(panel.xlabel("x (query)").ylabel("y"), series, o);
 }
 
 double fixed_kernels(const Data& d, const std::vector<double>& widths, std::vector<double>& gaussian_val_mse) {
@@ -162,10 +197,10 @@ double fixed_kernels(const Data& d, const std::vector<double>& widths, std::vect
     std::vector<double> val;
     for (double h : widths) {
       const Pooled pv = kernel_pooling(k, h, d.x_val, d), pg = kernel_pooling(k, h, d.x_grid, d);
-      const double vm = mse_of(pv.scored, d.y_val), tm = mse_of(pg.scored, truth_on(d.x_grid));
+      const double vm = mse_of(pv.scored, d.y_val), tm = mse_of(pg.scored, d.y_grid);
       worst_row_error = std::max({worst_row_error, pv.row_sum_error, pg.row_sum_error});
       curves.push_back(pg.shown);
-      std::string tag = std::string(kKernelNames[int(k)]) + "_" + fixed(h, 1);
+      std::string tag = std::string(kKernelNames[int(k)]) + "_" + fixed(h, 1);  // "gaussian_0p1"
       std::transform(tag.begin(), tag.end(), tag.begin(), [](char c) { return c == '.' ? 'p' : char(std::tolower(c)); });
       metric("val_mse_" + tag, vm);
       metric("true_mse_" + tag, tm);
@@ -198,15 +233,11 @@ double fixed_kernels(const Data& d, const std::vector<double>& widths, std::vect
   plots::LineOptions so;
   so.ymin = 0.0, so.ymax = 1.5;
   plots::line_plot(fig.panel(0).title("The kernels K(u) at width h = 1").xlabel("u = query - key").ylabel("K(u)"), shapes, so);
-  plots::LineOptions fo;
-  fo.ymin = -3.5, fo.ymax = 6.0;
-  for (int p = 0; p < 3; ++p) {
-    std::vector<plots::Series> s{training_points(d), truth_series(d)};
-    for (std::size_t wi = 0; wi < widths.size(); ++wi) {
-      s.emplace_back("h = " + fixed(widths[wi], 1), d.x_grid, curves[std::size_t(p) * widths.size() + wi]);
-      s.back().color = plots::series_color(wi);
-    }
-    plots::line_plot(fig.panel(p + 1).title(std::string(kKernelNames[p]) + " kernel").xlabel("x (query)").ylabel("y"), s, fo);
+  for (std::size_t p = 0; p < 3; ++p) {
+    std::vector<plots::Series> fits;
+    for (std::size_t wi = 0; wi < widths.size(); ++wi)
+      fits.push_back(fit_curve("h = " + fixed(widths[wi], 1), d, curves[p * widths.size() + wi], wi));
+    fit_panel(fig.panel(int(p) + 1).title(std::string(kKernelNames[p]) + " kernel"), d, fits);
   }
   save_figure(fig, "kernel_fits", "The three kernels (top left) and their fits at three widths against the truth and "
                                   "the 50 training points; gaps in the boxcar and Epanechnikov curves are windows holding no key");
@@ -215,13 +246,6 @@ double fixed_kernels(const Data& d, const std::vector<double>& widths, std::vect
 
 // ---------------------------------------------------------------------------------------------
 // 3. Parametric attention pooling: a learned Gaussian width
-
-// The values (training targets) as a (n, 1) column, in float.
-Tensor<float> column(const Array<double>& v) {
-  Array<float> c = xt::cast<float>(v);
-  c.reshape({v.size(), std::size_t(1)});
-  return Tensor<float>(std::move(c));
-}
 
 // a(q, k_j) = softmax_j(-((q - k_j) w)^2 / 2): the Gaussian kernel of width 1/w, written as a
 // softmax over scores, with one parameter "w".
@@ -240,7 +264,7 @@ class GaussianPooling : public nn::Module<float> {
     const Tensor<float> scores = -0.5f * (scaled * scaled);
     const Tensor<float> weights = hidden_self ? masked_softmax(scores, Allowed::except(xt::eye<bool>(n)))
                                               : softmax(scores, -1);
-    return {matmul(weights, column(d.y_train)), weights};
+    return {matmul(weights, d.values), weights};
   }
   // Predictions and weights as plain arrays, without the tape.
   std::pair<Array<double>, Array<double>> predict(const Array<double>& queries, const Data& d) const {
@@ -254,6 +278,10 @@ class GaussianPooling : public nn::Module<float> {
   Tensor<float> w;  // a handle to the registered parameter
 };
 
+Errors errors_of(const GaussianPooling& model, const Data& d) {
+  return errors_of([&](const Array<double>& x) { return model.predict(x, d).first; }, d);
+}
+
 // Full-batch Adam on w, minimizing the mean squared error of the training targets, each predicted
 // from the others (hidden_self) or from all points including itself. Returns w before each step.
 std::vector<double> train_width(GaussianPooling& model, const Data& d, int steps, double lr, bool hidden_self,
@@ -264,16 +292,18 @@ std::vector<double> train_width(GaussianPooling& model, const Data& d, int steps
   fo.epochs = steps;  // full batch: every training point in every step, one step per pass
   fo.batch = 0;
   std::vector<double> w;
-  const Tensor<float> targets = column(d.y_train);
   history = fit(model, opt, d.x_train.size(), [&](const std::vector<std::size_t>&) {
     w.push_back(model.w.item());
-    return mse(model.forward(d.x_train, d, hidden_self).output, targets);
+    return mse(model.forward(d.x_train, d, hidden_self).output, d.values);
   }, fo);
   return w;
 }
 
 struct Learned {
-  double w_before, w_after, val_before, val_after;
+  double w_before, w_after;
+  Errors before, after;   // the Gaussian at w = 1, and at the learned w
+  History history;        // of the leave-one-out training
+  std::vector<double> w;  // before each step
 };
 
 Learned learn_the_width(GaussianPooling& model, const Data& d, int steps, double lr, const std::vector<double>& widths,
@@ -288,114 +318,102 @@ Learned learn_the_width(GaussianPooling& model, const Data& d, int steps, double
       "to the OTHER 49 points: its own key is hidden from its softmax (masked_softmax with Allowed::except on the "
       "diagonal, so its weight is exactly 0). The training loss is then the leave-one-out error, an honest estimate "
       "of the error on new points. We start from w = 1, the Gaussian of width 1.0 above.");
-  Learned r{model.w.item(), 0, mse_of(model.predict(d.x_val, d).first, d.y_val), 0};
-  History masked, visible;
-  const std::vector<double> w = train_width(model, d, steps, lr, true, masked);
+  Learned r{model.w.item(), 0, errors_of(model, d), {}, {}, {}};
+  r.w = train_width(model, d, steps, lr, true, r.history);
   r.w_after = model.w.item();
-  r.val_after = mse_of(model.predict(d.x_val, d).first, d.y_val);
+  r.after = errors_of(model, d);
   std::vector<std::vector<std::string>> rows;
-  for (int s = 0; s < steps; s += std::max(1, steps / 8)) rows.push_back(row(s, fixed(masked.loss[std::size_t(s)], 4), fixed(w[std::size_t(s)], 3), fixed(1.0 / w[std::size_t(s)], 3)));
+  for (std::size_t s = 0; s < std::size_t(steps); s += std::size_t(std::max(1, steps / 8)))
+    rows.push_back(row(s, fixed(r.history.loss[s], 4), fixed(r.w[s], 3), fixed(1.0 / r.w[s], 3)));
   {
-    NoGrad no_grad;
-    rows.push_back(row(text(steps, " (end)"), fixed(mse(model.forward(d.x_train, d, true).output, column(d.y_train)).item(), 4),
-                       fixed(r.w_after, 3), fixed(1.0 / r.w_after, 3)));
+    NoGrad no_grad;  // the loss after the last step (the history holds the loss before each step)
+    const double final_loss = mse(model.forward(d.x_train, d, true).output, d.values).item();
+    rows.push_back(row(text(steps, " (end)"), fixed(final_loss, 4), fixed(r.w_after, 3), fixed(1.0 / r.w_after, 3)));
   }
   table({"step", "training loss (leave-one-out MSE)", "w", "width 1/w"}, rows);
-  timing("train_ms_per_step", masked.median_step_ms());
+  timing("train_ms_per_step", r.history.median_step_ms());
   const std::size_t best_g = std::size_t(std::min_element(gaussian_val_mse.begin(), gaussian_val_mse.end()) - gaussian_val_mse.begin());
-  say("What happened: the leave-one-out loss fell from ", fixed(masked.loss.front(), 4), " to ", fixed(masked.loss.back(), 4),
+  say("What happened: the leave-one-out loss fell from ", fixed(r.history.loss.front(), 4), " to ", fixed(r.history.loss.back(), 4),
       " as w grew from ", fixed(r.w_before, 2), " to ", fixed(r.w_after, 3), ", i.e. the kernel narrowed from width 1.0 "
       "to ", fixed(1.0 / r.w_after, 3), ". Learning the width is choosing how local each lookup is: a larger w makes the "
       "scores fall off faster with distance, so the softmax concentrates on the nearest keys; the gradient stops where "
-      "narrowing further would start copying noise. On the validation set the learned model scores ", fixed(r.val_after, 4),
-      " (from ", fixed(r.val_before, 4), " before learning); the best of the three hand-picked Gaussian widths, h = ",
+      "narrowing further would start copying noise. On the validation set the learned model scores ", fixed(r.after.val, 4),
+      " (from ", fixed(r.before.val, 4), " before learning); the best of the three hand-picked Gaussian widths, h = ",
       fixed(widths[best_g], 1), ", scored ", fixed(gaussian_val_mse[best_g], 4),
-      r.val_after <= gaussian_val_mse[best_g] ? ". The learned width does at least as well, without anyone trying widths."
+      r.after.val <= gaussian_val_mse[best_g] ? ". The learned width does at least as well, without anyone trying widths."
                                                : ". The learned width is a little behind, but picking the best of three by its "
                                                  "validation score used the validation set; the learned w used the training "
                                                  "data alone.");
+  return r;
+}
 
+void without_the_mask(const GaussianPooling& model, const Learned& r, const Data& d, int steps, double lr) {
   say("For contrast, the same training with the self-mask removed:");
   GaussianPooling free_model(1.0f);
+  History visible;
   const std::vector<double> w_free = train_width(free_model, d, steps, lr, false, visible);
-  const double w_visible = free_model.w.item(), val_visible = mse_of(free_model.predict(d.x_val, d).first, d.y_val);
+  const double w_visible = free_model.w.item();
+  const Errors free_errors = errors_of(free_model, d);
+  const Errors nearest = errors_of([&](const Array<double>& x) { return nearest_values(x, d); }, d);
+  // How far w moved, relative to where it ended, over the last tenth of the steps.
   const std::size_t late = std::size_t(steps) * 9 / 10;
-  const double masked_drift = std::abs(w.back() - w[late]) / w.back(), visible_drift = (w_free.back() - w_free[late]) / w_free.back();
-  Array<double> nearest_val = xt::zeros<double>({d.x_val.size()}), nearest_grid = xt::zeros<double>({d.x_grid.size()});
-  for (auto [queries, out] : {std::pair{&d.x_val, &nearest_val}, std::pair{&d.x_grid, &nearest_grid}})
-    for (std::size_t i = 0; i < queries->size(); ++i) {
-      std::size_t best = 0;
-      for (std::size_t j = 1; j < d.x_train.size(); ++j)
-        if (std::abs((*queries)(i) - d.x_train(j)) < std::abs((*queries)(i) - d.x_train(best))) best = j;
-      (*out)(i) = d.y_train(best);
-    }
-  const Array<double> truth_grid = truth_on(d.x_grid);
-  const double val_nearest = mse_of(nearest_val, d.y_val), true_nearest = mse_of(nearest_grid, truth_grid);
-  say("With the mask, w ", masked_drift < 0.01 ? text("has settled (it moved ", masked_drift < 1e-4 ? std::string("less than 0.01") : fixed(100 * masked_drift, 2),
-                                                   " % over the last tenth of the steps)")
-                                               : text("is still moving (", fixed(100 * masked_drift, 1), " % over the last tenth of the steps)"),
+  const double masked_drift = std::abs(r.w.back() - r.w[late]) / r.w.back();
+  const double visible_drift = (w_free.back() - w_free[late]) / w_free.back();
+  const std::string masked_moved = masked_drift < 1e-4 ? std::string("less than 0.01") : fixed(100 * masked_drift, 2);
+  say("With the mask, w ",
+      masked_drift < 0.01 ? text("has settled (it moved ", masked_moved, " % over the last tenth of the steps)")
+                          : text("is still moving (", fixed(100 * masked_drift, 1), " % over the last tenth of the steps)"),
       ". Without it, w reached ", fixed(w_visible, 2), " (width ", fixed(1.0 / w_visible, 3), ") and ",
-      visible_drift > 0.01 ? text("is still climbing (", fixed(100 * visible_drift, 1), " % over the last tenth)") : std::string("has slowed down"),
+      visible_drift > 0.01 ? text("is still climbing (", fixed(100 * visible_drift, 1), " % over the last tenth)")
+                           : std::string("has slowed down"),
       ", its training loss down to ", fixed(visible.loss.back(), 4), ". Nothing stops it: the training loss only reaches "
       "its minimum, 0, at w = infinity, where every query puts all its weight on the nearest key, a nearest-neighbour "
-      "lookup (val MSE ", fixed(val_nearest, 4), ", true MSE ", fixed(true_nearest, 4), "). Where it stands now, its val "
-      "MSE ", fixed(val_visible, 4),
-      val_visible > r.val_after ? text(" is already worse than the masked model's ", fixed(r.val_after, 4),
-                                       ", and more steps only carry it further towards the nearest-neighbour limit.")
-                                : text(" happens to be below the masked model's ", fixed(r.val_after, 4), ": stopped early, the "
-                                       "runaway is passing through good widths on its way to the nearest-neighbour limit. "
-                                       "But when to stop would be our guess; with the mask, the data decide the width."));
-  metric("val_mse_nearest_neighbour", val_nearest);
+      "lookup (val MSE ", fixed(nearest.val, 4), ", true MSE ", fixed(nearest.truth, 4), "). Where it stands now, its val "
+      "MSE ", fixed(free_errors.val, 4),
+      free_errors.val > r.after.val ? text(" is already worse than the masked model's ", fixed(r.after.val, 4),
+                                           ", and more steps only carry it further towards the nearest-neighbour limit.")
+                                    : text(" happens to be below the masked model's ", fixed(r.after.val, 4), ": stopped early, the "
+                                           "runaway is passing through good widths on its way to the nearest-neighbour limit. "
+                                           "But when to stop would be our guess; with the mask, the data decide the width."));
+  metric("val_mse_nearest_neighbour", nearest.val);
 
-  const GaussianPooling before(float(r.w_before));
-  const double true_before = mse_of(before.predict(d.x_grid, d).first, truth_grid),
-               true_after = mse_of(model.predict(d.x_grid, d).first, truth_grid),
-               true_visible = mse_of(free_model.predict(d.x_grid, d).first, truth_grid);
-  const double mean_y = xt::mean(d.y_train)();
+  const Errors mean = mean_baseline(d);
+  auto model_row = [](const std::string& name, double w, const Errors& e) {
+    return row(name, fixed(w, 3), fixed(1.0 / w, 3), fixed(e.val, 4), fixed(e.truth, 4));
+  };
   table({"model", "w", "width 1/w", "val MSE (noisy targets)", "true MSE (noise-free)"},
-        {row("mean of training y", "-", "-", fixed(mse_of(xt::full_like(d.y_val, mean_y), d.y_val), 4),
-             fixed(mse_of(xt::full_like(d.x_grid, mean_y), truth_grid), 4)),
-         row("Gaussian, before learning", fixed(r.w_before, 3), fixed(1.0 / r.w_before, 3), fixed(r.val_before, 4), fixed(true_before, 4)),
-         row("Gaussian, learned (self masked)", fixed(r.w_after, 3), fixed(1.0 / r.w_after, 3), fixed(r.val_after, 4), fixed(true_after, 4)),
-         row("Gaussian, learned (self visible)", fixed(w_visible, 3), fixed(1.0 / w_visible, 3), fixed(val_visible, 4), fixed(true_visible, 4)),
-         row("nearest neighbour (w = infinity)", "inf", "0", fixed(val_nearest, 4), fixed(true_nearest, 4))});
+        {row("mean of training y", "-", "-", fixed(mean.val, 4), fixed(mean.truth, 4)),
+         model_row("Gaussian, before learning", r.w_before, r.before),
+         model_row("Gaussian, learned (self masked)", r.w_after, r.after),
+         model_row("Gaussian, learned (self visible)", w_visible, free_errors),
+         row("nearest neighbour (w = infinity)", "inf", "0", fixed(nearest.val, 4), fixed(nearest.truth, 4))});
   metric("learned_w", r.w_after);
   metric("learned_width", 1.0 / r.w_after);
-  metric("val_mse_before_learning", r.val_before);
-  metric("val_mse_learned", r.val_after);
-  metric("true_mse_before_learning", true_before);
-  metric("true_mse_learned", true_after);
-  metric("val_mse_learned_self_visible", val_visible);
+  metric("val_mse_before_learning", r.before.val);
+  metric("val_mse_learned", r.after.val);
+  metric("true_mse_before_learning", r.before.truth);
+  metric("true_mse_learned", r.after.truth);
+  metric("val_mse_learned_self_visible", free_errors.val);
 
   plots::Figure fig(2100, 760, 1, 3);
   fig.title("Parametric attention pooling: learning the Gaussian width");
-  std::vector<plots::Series> s{training_points(d), truth_series(d)};
-  s.emplace_back("before (w = " + fixed(r.w_before, 2) + ")", d.x_grid, before.predict(d.x_grid, d).first);
-  s.back().color = plots::series_color(0);
-  s.emplace_back("after (w = " + fixed(r.w_after, 2) + ")", d.x_grid, model.predict(d.x_grid, d).first);
-  s.back().color = plots::series_color(3);
-  plots::LineOptions fo;
-  fo.ymin = -3.5, fo.ymax = 6.0;
-  plots::line_plot(fig.panel(0).title("Fit before and after learning").xlabel("x (query)").ylabel("y"), s, fo);
+  const Array<double> fit_before = GaussianPooling(float(r.w_before)).predict(d.x_grid, d).first;
+  fit_panel(fig.panel(0).title("Fit before and after learning"), d,
+            {fit_curve("before (w = " + fixed(r.w_before, 2) + ")", d, fit_before, 0),
+             fit_curve("after (w = " + fixed(r.w_after, 2) + ")", d, model.predict(d.x_grid, d).first, 3)});
   plots::Series loss_free = curve("self visible", visible.loss), w_free_curve = curve("self visible", w_free);
   loss_free.dashed = w_free_curve.dashed = true;
-  plots::line_plot(fig.panel(1).title("Training loss (MSE)").xlabel("step").ylabel("loss"), {curve("self masked", masked.loss), loss_free});
-  plots::line_plot(fig.panel(2).title("The parameter w").xlabel("step").ylabel("w"), {curve("self masked", w), w_free_curve});
+  plots::line_plot(fig.panel(1).title("Training loss (MSE)").xlabel("step").ylabel("loss"), {curve("self masked", r.history.loss), loss_free});
+  plots::line_plot(fig.panel(2).title("The parameter w").xlabel("step").ylabel("w"), {curve("self masked", r.w), w_free_curve});
   save_figure(fig, "parametric_fit", "Left: the fit before (w = 1) and after learning w with each training point masked "
                                      "from its own lookup. Middle and right: loss and w per step, with and without that mask");
-  return r;
 }
 
 // ---------------------------------------------------------------------------------------------
 // 4. The attention weights
 
-std::vector<std::string> sparse_labels(const Array<double>& x, std::size_t every) {
-  std::vector<std::string> out(x.size());
-  for (std::size_t i = 0; i < x.size(); i += every) out[i] = fixed(x(i), 2);
-  return out;
-}
-
-double the_weights(const GaussianPooling& model, const Data& d, const Learned& r) {
+// The learned model's heatmaps and a slice of its weights; `worst_row_error` is section 2's.
+void the_weights(const GaussianPooling& model, const Data& d, const Learned& r, double worst_row_error) {
   say("Each row of the attention matrix is one query's distribution over the 50 sorted training keys. The heatmaps use "
       "50 evenly spaced queries x = 0.05, 0.15, ..., 4.95 as rows (top to bottom) and the sorted training inputs as "
       "columns (left to right). Because both are sorted, the weight sits along the diagonal: a query looks at the keys "
@@ -404,9 +422,6 @@ double the_weights(const GaussianPooling& model, const Data& d, const Learned& r
       "spreads its weight over much of the data set; after, over its few nearest neighbours.");
   const Array<double> before = GaussianPooling(float(r.w_before)).predict(d.x_queries, d).second;
   const Array<double> after = model.predict(d.x_queries, d).second;
-  xt::xarray<double> both = xt::zeros<double>({std::size_t(2), before.shape()[0], before.shape()[1]});
-  xt::view(both, 0) = before;
-  xt::view(both, 1) = after;
   plots::HeatmapGridOptions o;
   o.cols = 2;
   o.title = "Attention weights of the Gaussian kernel, before and after learning w";
@@ -415,9 +430,12 @@ double the_weights(const GaussianPooling& model, const Data& d, const Learned& r
   o.heatmap.cmap = plots::Colormap::reds();
   o.heatmap.vmin = 0.0;
   o.heatmap.colorbar_label = "attention weight";
-  o.heatmap.x_labels = sparse_labels(d.x_train, 10);
-  o.heatmap.y_labels = sparse_labels(d.x_queries, 10);
+  o.heatmap.x_labels = value_labels(d.x_train, 10);
+  o.heatmap.y_labels = value_labels(d.x_queries, 10);
   o.width_px = 1900, o.height_px = 1000;
+  xt::xarray<double> both = xt::zeros<double>({std::size_t(2), before.shape()[0], before.shape()[1]});
+  xt::view(both, 0) = before;
+  xt::view(both, 1) = after;
   plots::Figure fig = plots::heatmap_grid(both, o);
   fig.panel(0).title("Before learning (w = " + fixed(r.w_before, 2) + ")");
   fig.panel(1).title("After learning (w = " + fixed(r.w_after, 2) + ")");
@@ -433,7 +451,12 @@ double the_weights(const GaussianPooling& model, const Data& d, const Learned& r
       "(columns). Each full row (all 50 keys) sums to 1; this slice holds most but not all of each row's weight, and the "
       "largest weights sit on the keys closest to the query.");
   matrix("attention weights (after learning)", xt::view(after, xt::range(q0, q0 + 5), xt::range(key0, key0 + 8)), rl, cl, 3);
-  return std::max(double(xt::amax(xt::abs(xt::sum(before, {1}) - 1.0))()), double(xt::amax(xt::abs(xt::sum(after, {1}) - 1.0))()));
+  for (const Array<double>* w : {&before, &after})
+    worst_row_error = std::max(worst_row_error, double(xt::amax(xt::abs(xt::sum(*w, {1}) - 1.0))()));
+  say("Every row of every attention matrix in this lesson sums to 1, to within ", sci(worst_row_error),
+      " (float rounding in the learned model's softmax), except the empty boxcar and Epanechnikov "
+      "windows, which have no weights at all.");
+  metric("max_row_sum_error", worst_row_error);
 }
 
 }  // namespace
@@ -451,42 +474,19 @@ int main(int argc, char** argv) {
                       config("noise_std", kNoiseStd);
                       config("steps", steps);
                       config("lr", lr);
-                      Generator gen(seed());
-                      const Data d = make_data(n_train, n_val, gen);
+                      const Data d = make_data(n_train, n_val);
 
                       section("1. Data: a noisy curve");
-                      say("We draw ", n_train, " training inputs x uniformly in [0, 5], sort them, and set y = 2 sin x + "
-                          "x^0.8 + noise, with Gaussian noise of standard deviation ", fixed(kNoiseStd, 1), ". A separate "
-                          "validation set of ", n_val, " points, drawn the same way, never touches any fitting: every "
-                          "score below is measured on it. We report two errors. 'val MSE' compares predictions with the "
-                          "NOISY validation targets; even the true function scores about the noise variance ",
-                          fixed(kNoiseStd * kNoiseStd, 2), " there, so that is the floor. 'true MSE' compares "
-                          "predictions with the noise-free function on a grid of 201 points over [0, 5]; its floor is 0.");
-                      const double mean_y = xt::mean(d.y_train)();
-                      const double val_mean = mse_of(xt::full_like(d.y_val, mean_y), d.y_val),
-                                   val_truth = mse_of(truth_on(d.x_val), d.y_val);
-                      say("Two reference points: predicting the training mean (", fixed(mean_y, 3), ") everywhere gives "
-                          "val MSE ", fixed(val_mean, 4), " (true MSE ", fixed(mse_of(xt::full_like(d.x_grid, mean_y), truth_on(d.x_grid)), 4),
-                          "); the true function itself gives val MSE ", fixed(val_truth, 4), " (the noise in this "
-                          "validation sample). A useful model lands in between, close to the second.");
-                      metric("val_mse_mean_baseline", val_mean);
-                      metric("val_mse_true_function", val_truth);
-
+                      the_data(d);
                       section("2. Attention pooling with fixed kernels");
                       std::vector<double> gaussian_val_mse;
-                      double worst_row_error = fixed_kernels(d, widths, gaussian_val_mse);
-
+                      const double worst_row_error = fixed_kernels(d, widths, gaussian_val_mse);
                       section("3. Learning the width: parametric attention pooling");
                       GaussianPooling model(1.0f);
                       const Learned learned = learn_the_width(model, d, steps, lr, widths, gaussian_val_mse);
-
+                      without_the_mask(model, learned, d, steps, lr);
                       section("4. The attention weights");
-                      worst_row_error = std::max(worst_row_error, the_weights(model, d, learned));
-                      say("Every row of every attention matrix in this lesson sums to 1, to within ", sci(worst_row_error),
-                          " (float rounding in the learned model's softmax), except the empty boxcar and Epanechnikov "
-                          "windows, which have no weights at all.");
-                      metric("max_row_sum_error", worst_row_error);
-
+                      the_weights(model, d, learned, worst_row_error);
                       section("5. What to take away");
                       say("Attention pooling = score each key against the query, turn the scores into a distribution "
                           "(normalized kernel, or softmax of scores), average the values under it. The width of the "

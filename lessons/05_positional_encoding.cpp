@@ -12,6 +12,7 @@
 #include <memory>
 #include <numeric>
 
+#include <xtensor/xadapt.hpp>
 #include <xtensor/xview.hpp>
 
 #include "lessons/kit/kit.hpp"
@@ -77,24 +78,18 @@ void the_sinusoidal_table() {
   say("The first positions and dimensions of the table (d = ", d, "): column 0 is sin(p), column 1 cos(p); columns "
       "2, 3 turn at w_1 = 10000^(-2/d) = ", fixed(frequency(1, d), 2), " radian per position, and so on.");
   matrix("PE[0:6, 0:8]", xt::view(pe, xt::range(0, 6), xt::range(0, 8)), poss, dims);
-  plots::Figure fig(1500, 1400);
-  fig.title("Sinusoidal positional encoding PE(p, j)");
   plots::HeatmapOptions o;
   o.cmap = plots::Colormap::rdbu();
   o.vmin = -1.0, o.vmax = 1.0;
   o.x_labels = number_labels(d, 8), o.y_labels = number_labels(P, 8);
   o.colorbar_label = "PE value";
-  plots::heatmap(fig.panel(0).xlabel("Encoding dimension j").ylabel("Position p"), pe, o);
-  save_figure(fig, "pe_table", "The table: rows are positions, columns are dimensions. Left columns oscillate fast, "
-                               "right columns barely move; each row is a distinct code.");
+  save_figure(heatmap_figure(pe, o, {"Sinusoidal positional encoding PE(p, j)", "Encoding dimension j", "Position p"}),
+              "pe_table", "The table: rows are positions, columns are dimensions. Left columns oscillate fast, "
+                          "right columns barely move; each row is a distinct code.");
   std::vector<plots::Series> series;
-  std::vector<double> positions(P);
-  std::iota(positions.begin(), positions.end(), 0.0);
-  for (std::size_t pair : {0u, 1u, 2u, 4u, 8u}) {
-    const Grid column = xt::view(pe, xt::all(), 2 * pair);
-    series.push_back(plots::Series(text("dim ", 2 * pair, " (sin, wavelength ", fixed(2 * M_PI / frequency(pair, d), 1), ")"),
-                                   to_array(positions), column));
-  }
+  for (std::size_t pair : {0u, 1u, 2u, 4u, 8u})
+    series.emplace_back(text("dim ", 2 * pair, " (sin, wavelength ", fixed(2 * M_PI / frequency(pair, d), 1), ")"),
+                        xt::arange<double>(double(P)), xt::view(pe, xt::all(), 2 * pair));
   LineFigure curves{"Each dimension pair is a sine of its own frequency", "Position p", "PE(p, j)"};
   curves.ymin = -1.15, curves.ymax = 1.15, curves.width = 1800, curves.height = 950;
   save_figure(line_figure(series, curves), "pe_curves",
@@ -128,14 +123,12 @@ void the_sinusoidal_table() {
       "peaks at p = q (d/2 = 32) and falls off with distance, so nearby positions have similar codes; not to zero, "
       "because the slow dimensions barely change over 64 positions.");
   metric("similarity_toeplitz_error", toeplitz);
-  plots::Figure sim(1500, 1400);
-  sim.title("Dot product PE(p) . PE(q) between positions");
   plots::HeatmapOptions so;
   so.x_labels = so.y_labels = number_labels(P, 8);
   so.colorbar_label = "PE(p) . PE(q)";
-  plots::heatmap(sim.panel(0).xlabel("Position q").ylabel("Position p"), similarity, so);
-  save_figure(sim, "pe_similarity", "Similarity of two positions: largest on the diagonal (d/2), falling off with "
-                                    "|p - q|, and the same along every diagonal -- it depends on the offset p - q only.");
+  save_figure(heatmap_figure(similarity, so, {"Dot product PE(p) . PE(q) between positions", "Position q", "Position p"}),
+              "pe_similarity", "Similarity of two positions: largest on the diagonal (d/2), falling off with |p - q|, "
+                               "and the same along every diagonal -- it depends on the offset p - q only.");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -147,6 +140,7 @@ struct ShiftTask {
   data::Vocab vocab;                  // '_' and the ten digits (and the specials)
   data::Tagged train, test, test_long;
   std::string example_source, example_target;
+  double bag_rule = 0;                // bag_rule_accuracy on the test strings
 };
 
 // Distinct random digit strings with their shifted copies as tags (nn/data/tasks: the shift task).
@@ -155,18 +149,6 @@ std::vector<data::Pair> shifted_strings(std::size_t n, std::size_t length, Gener
   cfg.min_len = cfg.max_len = length;
   cfg.shift = kShift;
   return data::make_seq_task(cfg, n, gen);
-}
-
-ShiftTask make_shift_task(std::size_t n_train, std::size_t n_test, Generator& gen) {
-  ShiftTask t;
-  for (const char* c : {"_", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}) t.vocab.add(c);
-  const std::vector<data::Pair> pairs = shifted_strings(n_train + n_test, kTrainLength, gen);
-  const data::Tagged all = data::tag_pairs(pairs, t.vocab);
-  t.train = all.slice(0, n_train);
-  t.test = all.slice(n_train, n_train + n_test);
-  t.test_long = data::tag_pairs(shifted_strings(n_test, kLongLength, gen), t.vocab);
-  t.example_source = pairs[n_train].source, t.example_target = pairs[n_train].target;
-  return t;
 }
 
 // What a model that sees only the bag of tokens (and its own token) could do with a simple rule:
@@ -183,6 +165,19 @@ double bag_rule_accuracy(const data::Tagged& s, std::size_t vocab_size) {
     }
   }
   return double(hits) / double(s.inputs.size());
+}
+
+ShiftTask make_shift_task(std::size_t n_train, std::size_t n_test, Generator& gen) {
+  ShiftTask t;
+  for (const char* c : {"_", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}) t.vocab.add(c);
+  const std::vector<data::Pair> pairs = shifted_strings(n_train + n_test, kTrainLength, gen);
+  const data::Tagged all = data::tag_pairs(pairs, t.vocab);
+  t.train = all.slice(0, n_train);
+  t.test = all.slice(n_train, n_train + n_test);
+  t.test_long = data::tag_pairs(shifted_strings(n_test, kLongLength, gen), t.vocab);
+  t.example_source = pairs[n_train].source, t.example_target = pairs[n_train].target;
+  t.bag_rule = bag_rule_accuracy(t.test, t.vocab.size());
+  return t;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -216,10 +211,6 @@ std::unique_ptr<nn::EncoderModel<float>> make_model(nn::Positional method, std::
   return std::make_unique<nn::EncoderModel<float>>(c, gen);
 }
 
-Tagger tagger(nn::EncoderModel<float>& model) {
-  return [&model](const IndexArray& inputs) { return model.forward(inputs); };
-}
-
 // max over positions i and classes of |f(pi x)[i] - f(x)[pi(i)]|: zero (to rounding) exactly when
 // the model treats its input as a bag, whatever its weights.
 double permutation_error(nn::EncoderModel<float>& model, const IndexArray& one, const std::vector<std::size_t>& perm) {
@@ -227,8 +218,7 @@ double permutation_error(nn::EncoderModel<float>& model, const IndexArray& one, 
   model.eval();
   IndexArray shuffled = one;
   for (std::size_t i = 0; i < perm.size(); ++i) shuffled(0, i) = one(0, perm[i]);
-  IndexArray index = xt::zeros<Index>({perm.size()});
-  std::copy(perm.begin(), perm.end(), index.begin());
+  const IndexArray index = xt::cast<Index>(xt::adapt(perm));
   const Tensor<float> permuted_outputs = index_select(model.forward(one), 1, index);  // pi f(x)
   return max_abs_diff(xt::cast<double>(model.forward(shuffled).value()), xt::cast<double>(permuted_outputs.value()));
 }
@@ -259,15 +249,14 @@ void the_task(const ShiftTask& task) {
       kShift, ", or the filler '_' for the first ", kShift, " positions. It is per-token tagging, so the encoder-only "
       "model applies (a linear head on every output vector). Example:");
   verbatim("input   " + task.example_source + "\ntarget  " + task.example_target);
-  const double bag = bag_rule_accuracy(task.test, task.vocab.size());
   say("Without positions the model cannot know which token sits ", kShift, " places to the left: the target is just "
       "one of the other tokens of the bag. The best it can do is guess from the bag, e.g. 'the most frequent other "
-      "token', which scores ", fixed(bag, 3), " per token on the held-out set (chance over the 11 tags: ",
+      "token', which scores ", fixed(task.bag_rule, 3), " per token on the held-out set (chance over the 11 tags: ",
       fixed(1.0 / 11, 3), "). With positions, one attention head looking at offset -", kShift, " solves it exactly.");
   say("Data: ", task.train.size(), " training strings and ", task.test.size(), " held-out strings of length ",
       kTrainLength, " (all distinct), plus ", task.test_long.size(), " held-out strings of length ", kLongLength,
       " to test extrapolation.");
-  metric("bag_rule_accuracy", bag);
+  metric("bag_rule_accuracy", task.bag_rule);
   config("task", "shift right by k, per-token tags");
   config("k", kShift);
   config("train_length", kTrainLength);
@@ -284,6 +273,7 @@ struct Trained {
   History history;
   TagScores at_train, at_long;
   std::string long_failure;  // why the model cannot run at the long length (empty: it can)
+  bool runs_long() const { return long_failure.empty(); }
 };
 
 std::vector<Trained> train_six(const ShiftTask& task) {
@@ -321,9 +311,10 @@ std::vector<Trained> train_six(const ShiftTask& task) {
       return cross_entropy(t.model->forward(b.inputs), b.targets);
     }, fo);
     timing("train_seconds_" + m.name, t.history.seconds);
-    t.at_train = evaluate_tagger(tagger(*t.model), task.test, 64);
+    const Tagger logits_of = [&t](const IndexArray& inputs) { return t.model->forward(inputs); };
+    t.at_train = evaluate_tagger(logits_of, task.test, 64);
     try {
-      t.at_long = evaluate_tagger(tagger(*t.model), task.test_long, 64);
+      t.at_long = evaluate_tagger(logits_of, task.test_long, 64);
     } catch (const ShapeError& e) {
       t.long_failure = e.what();
     }
@@ -341,31 +332,30 @@ double mean_over(const std::vector<double>& v, std::size_t from, std::size_t to)
 }
 
 void held_out_accuracy(const std::vector<Trained>& runs, const ShiftTask& task) {
-  const std::string Ls = std::to_string(kTrainLength), LLs = std::to_string(kLongLength);
   std::vector<std::vector<std::string>> rows;
   double none_token = 0.0, best_token = 0.0;
   std::string best_name;
   std::vector<std::string> solved;
   for (const Trained& t : runs) {
-    const bool long_ok = t.long_failure.empty();
+    const bool long_ok = t.runs_long();
     rows.push_back(row(t.method.name, fixed(t.at_train.token, 3), fixed(t.at_train.exact, 3),
                        long_ok ? fixed(t.at_long.token, 3) : "n/a", long_ok ? fixed(t.at_long.exact, 3) : "n/a",
                        fixed(t.history.epoch_loss.back(), 4)));
-    metric("token_accuracy_" + t.method.name + "_L" + Ls, t.at_train.token);
-    metric("exact_match_" + t.method.name + "_L" + Ls, t.at_train.exact);
+    metric(text("token_accuracy_", t.method.name, "_L", kTrainLength), t.at_train.token);
+    metric(text("exact_match_", t.method.name, "_L", kTrainLength), t.at_train.exact);
     if (long_ok) {
-      metric("token_accuracy_" + t.method.name + "_L" + LLs, t.at_long.token);
-      metric("exact_match_" + t.method.name + "_L" + LLs, t.at_long.exact);
+      metric(text("token_accuracy_", t.method.name, "_L", kLongLength), t.at_long.token);
+      metric(text("exact_match_", t.method.name, "_L", kLongLength), t.at_long.exact);
     }
     if (t.method.id == nn::Positional::None) none_token = t.at_train.token;
     else if (t.at_train.token > best_token) best_token = t.at_train.token, best_name = t.method.name;
     if (t.at_train.token >= 0.99) solved.push_back(t.method.name);
   }
-  table({"method", "token acc L=" + Ls, "exact L=" + Ls, "token acc L=" + LLs, "exact L=" + LLs, "final train loss"}, rows);
+  table({"method", text("token acc L=", kTrainLength), text("exact L=", kTrainLength), text("token acc L=", kLongLength),
+         text("exact L=", kLongLength), "final train loss"}, rows);
   metric("accuracy_gain_best_over_none", best_token - none_token);
-  const double bag = bag_rule_accuracy(task.test, task.vocab.size());
   say("Held-out accuracy. Without positions the model scores ", fixed(none_token, 3), " per token, no better than "
-      "the bag-of-tokens rule (", fixed(bag, 3), "), as equivariance says it must. ",
+      "the bag-of-tokens rule (", fixed(task.bag_rule, 3), "), as equivariance says it must. ",
       solved.empty() ? std::string("No method reaches 0.99 per token at this budget")
                      : "Solved (at least 0.99 per token): " + listing(solved),
       "; the best positional method (", best_name, ") reaches ", fixed(best_token, 3), ", a gain of ",
@@ -396,27 +386,26 @@ void held_out_accuracy(const std::vector<Trained>& runs, const ShiftTask& task) 
   std::vector<double> tok, ex, tok_long, ex_long;
   for (const Trained& t : runs) {
     names.push_back(t.method.name), tok.push_back(t.at_train.token), ex.push_back(t.at_train.exact);
-    if (t.long_failure.empty())
+    if (t.runs_long())
       names_long.push_back(t.method.name), tok_long.push_back(t.at_long.token), ex_long.push_back(t.at_long.exact);
   }
-  bar_panel(fig.panel(0).title("Training length L = " + Ls).ylabel("Accuracy"), names,
+  bar_panel(fig.panel(0).title(text("Training length L = ", kTrainLength)).ylabel("Accuracy"), names,
             {{"per-token accuracy", tok}, {"exact match", ex}}, 2, 1.1);
-  bar_panel(fig.panel(1).title("Twice the length, L = " + LLs + " (learned: n/a)").ylabel("Accuracy"), names_long,
+  bar_panel(fig.panel(1).title(text("Twice the length, L = ", kLongLength, " (learned: n/a)")).ylabel("Accuracy"), names_long,
             {{"per-token accuracy", tok_long}, {"exact match", ex_long}}, 2, 1.1);
   save_figure(fig, "accuracy_by_method",
               "Per-token accuracy and exact match on held-out strings, at the training length (left) and at twice it "
-              "(right). Bag-of-tokens rule: " + fixed(bag, 2) + "; chance: 0.09.");
+              "(right). Bag-of-tokens rule: " + fixed(task.bag_rule, 2) + "; chance: 0.09.");
 }
 
 void extrapolation(const std::vector<Trained>& runs) {
-  const std::string Ls = std::to_string(kTrainLength), LLs = std::to_string(kLongLength);
-  say("Extrapolation means running the trained model on sequences longer than any it saw: here length ", LLs, ", "
+  say("Extrapolation means running the trained model on sequences longer than any it saw: here length ", kLongLength, ", "
       "twice the training length. The learned table has rows for positions 0..", kTrainLength - 1, " only; we chose "
       "to keep it that size (rather than a bigger table whose extra rows would never be trained and stay at their "
       "random initialization) and report n/a. Asking it for a longer sequence fails loudly:");
   std::vector<std::vector<std::string>> rows;
   for (const Trained& t : runs) {
-    if (!t.long_failure.empty()) {
+    if (!t.runs_long()) {
       verbatim(t.method.name + ": " + t.long_failure);
       rows.push_back(row(t.method.name, "n/a", "n/a", "n/a"));
       continue;
@@ -425,8 +414,8 @@ void extrapolation(const std::vector<Trained>& runs) {
     rows.push_back(row(t.method.name, fixed(mean_over(a, 0, kTrainLength), 3),
                        fixed(mean_over(a, kTrainLength, kLongLength), 3), fixed(t.at_long.exact, 3)));
   }
-  table({"method", text("token acc, positions 0..", kTrainLength - 1), text("token acc, positions ", Ls, "..", kLongLength - 1),
-         "exact match"}, rows);
+  table({"method", text("token acc, positions 0..", kTrainLength - 1),
+         text("token acc, positions ", kTrainLength, "..", kLongLength - 1), "exact match"}, rows);
   std::vector<std::size_t> seen, unseen;  // T5 buckets of the offsets at each length
   for (long r = -long(kLongLength) + 1; r < long(kLongLength); ++r) {
     const std::size_t b = nn::relative_position_bucket(r, 32, 128, true);  // PositionalScheme's T5 settings
@@ -438,9 +427,9 @@ void extrapolation(const std::vector<Trained>& runs) {
   for (std::size_t b : unseen)
     if (std::find(seen.begin(), seen.end(), b) == seen.end()) new_buckets.push_back(std::to_string(b));
   const auto& sinus = run_of(runs, nn::Positional::Sinusoidal).at_long.by_position;
-  say("On the long strings (table above, accuracy on held-out length-", LLs, " strings) the sinusoidal model scores ",
+  say("On the long strings (table above, accuracy on held-out length-", kLongLength, " strings) the sinusoidal model scores ",
       fixed(mean_over(sinus, 0, kTrainLength), 3), " on positions 0..", kTrainLength - 1, " and ",
-      fixed(mean_over(sinus, kTrainLength, kLongLength), 3), " on positions ", Ls, "..", kLongLength - 1, ": the "
+      fixed(mean_over(sinus, kTrainLength, kLongLength), 3), " on positions ", kTrainLength, "..", kLongLength - 1, ": the "
       "table has codes for the new positions, but the network never saw them. The relative methods never see an "
       "absolute position, but a longer string brings offsets they never saw either: |j - i| up to ", kLongLength - 1,
       " instead of ", kTrainLength - 1, ". RoPE scores such a key with rotation angles it never trained on; the T5 "
@@ -448,23 +437,23 @@ void extrapolation(const std::vector<Trained>& runs) {
       " that no training string reached, so those biases are still at their random initialization. Both degrade "
       "(RoPE to ", fixed(run_of(runs, nn::Positional::Rotary).at_long.token, 3), " per token, the T5 bias to ",
       fixed(run_of(runs, nn::Positional::RelativeBias).at_long.token, 3), "); exact match falls fastest, since one "
-      "wrong tag among ", LLs, " spoils the string. ALiBi's bias is defined the same way at every distance -- why it "
+      "wrong tag among ", kLongLength, " spoils the string. ALiBi's bias is defined the same way at every distance -- why it "
       "extrapolates in language models -- but it cannot do this task in the first place.");
   std::vector<plots::Series> series;
   for (std::size_t i = 0; i < runs.size(); ++i)
-    if (runs[i].long_failure.empty()) {
+    if (runs[i].runs_long()) {
       series.push_back(curve(runs[i].method.name, runs[i].at_long.by_position));
       series.back().x = series.back().x - 1.0;  // positions from 0
       series.back().color = plots::series_color(i);
     }
   series.push_back(reference("last trained position", {kTrainLength - 0.5, kTrainLength - 0.5}, {0.0, 1.0}));
-  LineFigure style{"Where extrapolation breaks: accuracy per position at L = " + LLs, "Position in the string",
+  LineFigure style{text("Where extrapolation breaks: accuracy per position at L = ", kLongLength), "Position in the string",
                    "Per-token accuracy", false, false, true, 0.0, 1.05, 1800, 950};
   save_figure(line_figure(series, style), "accuracy_by_position",
-              "Held-out per-token accuracy at each position of length-" + LLs + " strings. A dip is where queries meet "
-              "what training never showed them: new positions for the sinusoidal model (right of the dashed line), "
-              "new offsets for the relative methods (a query has keys up to " + std::to_string(kLongLength - 1) +
-              " places away, training had at most " + std::to_string(kTrainLength - 1) + ").");
+              text("Held-out per-token accuracy at each position of length-", kLongLength, " strings. A dip is where "
+                   "queries meet what training never showed them: new positions for the sinusoidal model (right of the "
+                   "dashed line), new offsets for the relative methods (a query has keys up to ", kLongLength - 1,
+                   " places away, training had at most ", kTrainLength - 1, ")."));
   std::vector<Run> curves;
   for (const Trained& t : runs) curves.push_back({t.method.name, &t.history});
   CurvesFigure loss{"Training loss (cross-entropy per token)"};

@@ -235,10 +235,19 @@ TEST_CASE("figures: attention maps, head grids, curves and bars are saved and sh
   plots::Figure bars(1200, 800);
   bar_panel(bars.panel(0), {"a", "b"}, {{"first", {0.5, 0.25}}, {"second", {1.0, 0.75}}}, 2, 1.1);
   save_figure(bars, "bars", "Bars");
+  save_figure(heatmap_figure(w, plots::HeatmapOptions{}, {"One map", "key", "query"}), "one_map", "One map");
+  // "+" marks: two strokes per point, the pen lifted (NaN) after each stroke.
+  const plots::Series marks = plus_marks(xt::xarray<double>{1.0, 2.0}, xt::xarray<double>{5.0, 6.0}, 0.1, 0.5);
+  CHECK(marks.x.size() == 12);
+  CHECK(marks.x(0) == doctest::Approx(0.9));
+  CHECK(marks.y(4) == doctest::Approx(5.5));
+  CHECK(std::isnan(marks.x(2)));
+  CHECK_THROWS_AS(plus_marks(xt::xarray<double>{1.0}, xt::xarray<double>{1.0, 2.0}, 0.1, 0.1), plots::PlotError);
   CHECK_THROWS_AS(bar_panel(bars.panel(0), {"a", "b"}, {{"short", {0.5}}}), plots::PlotError);
   CHECK_THROWS_AS(attention_figure({}, {"none"}), plots::PlotError);
-  for (const char* stem : {"maps", "heads", "curves", "bars"})
+  for (const char* stem : {"maps", "heads", "curves", "bars", "one_map"})
     for (const char* ext : {".png", ".svg"}) CHECK(read_file(lesson().path(std::string(stem) + ext)).size() > 1000);
   CHECK(number_labels(5, 2) == std::vector<std::string>{"0", "", "2", "", "4"});
+  CHECK(value_labels(xt::xarray<double>{0.5, 1.25, 2.0}, 2, 1) == std::vector<std::string>{"0.5", "", "2.0"});
   CHECK(char_labels("a b", true) == std::vector<std::string>{"a", "\u2423", "b", "<eos>"});
 }

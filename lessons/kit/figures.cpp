@@ -5,6 +5,7 @@
 
 #include "lessons/story/lesson.hpp"
 #include "lessons/story/stats.hpp"
+#include "lessons/story/text.hpp"
 
 namespace attnlab::lessons {
 
@@ -68,6 +69,14 @@ plots::Figure head_grid(const xt::xarray<double>& heads, const std::vector<std::
   return plots::heatmap_grid(heads, o);
 }
 
+plots::Figure heatmap_figure(const xt::xarray<double>& values, const plots::HeatmapOptions& options,
+                             const HeatmapFigure& style) {
+  plots::Figure fig(style.width, style.height);
+  fig.title(style.title);
+  plots::heatmap(fig.panel(0).xlabel(style.xlabel).ylabel(style.ylabel), values, options);
+  return fig;
+}
+
 // ------------------------------------------------------------------ curves
 
 xt::xarray<double> to_array(const std::vector<double>& v) {
@@ -90,6 +99,19 @@ plots::Series reference(const std::string& name, const std::vector<double>& x, c
   plots::Series s = curve(name, x, y);
   s.dashed = true;
   s.color = plots::Color{0.45, 0.45, 0.45};
+  return s;
+}
+
+plots::Series plus_marks(const xt::xarray<double>& x, const xt::xarray<double>& y, double dx, double dy) {
+  if (x.size() != y.size()) plots::fail("plus_marks", x.size(), " x values for ", y.size(), " y values");
+  const double lift = std::nan("");
+  std::vector<double> xs, ys;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    for (double v : {x(i) - dx, x(i) + dx, lift, x(i), x(i), lift}) xs.push_back(v);
+    for (double v : {y(i), y(i), lift, y(i) - dy, y(i) + dy, lift}) ys.push_back(v);
+  }
+  plots::Series s = curve("", xs, ys);
+  s.color = plots::Color::hex("#8c8c8c");
   return s;
 }
 
@@ -174,6 +196,12 @@ void bar_panel(plots::Panel& panel, const std::vector<std::string>& categories,
 std::vector<std::string> number_labels(std::size_t n, std::size_t every) {
   std::vector<std::string> out(n);
   for (std::size_t i = 0; i < n; i += std::max<std::size_t>(every, 1)) out[i] = std::to_string(i);
+  return out;
+}
+
+std::vector<std::string> value_labels(const xt::xarray<double>& values, std::size_t every, int decimals) {
+  std::vector<std::string> out(values.size());
+  for (std::size_t i = 0; i < values.size(); i += std::max<std::size_t>(every, 1)) out[i] = fixed(values(i), decimals);
   return out;
 }
 

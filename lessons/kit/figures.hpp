@@ -54,6 +54,14 @@ plots::Figure head_grid(const xt::xarray<double>& heads, const std::vector<std::
                         const std::vector<std::string>& queries, const std::string& title, int cols = 4,
                         int width = 2400, int height = 1300);
 
+struct HeatmapFigure {
+  std::string title, xlabel, ylabel;
+  int width = 1500, height = 1400;
+};
+// One panel, one heatmap: rows of `values` down the y axis, columns along x.
+plots::Figure heatmap_figure(const xt::xarray<double>& values, const plots::HeatmapOptions& options,
+                             const HeatmapFigure& style);
+
 // ------------------------------------------------------------------ curves
 
 xt::xarray<double> to_array(const std::vector<double>& v);
@@ -62,6 +70,10 @@ plots::Series curve(const std::string& name, const std::vector<double>& y);  // 
 
 // A dashed gray line: a theory or a boundary drawn beside the measured curves.
 plots::Series reference(const std::string& name, const std::vector<double>& x, const std::vector<double>& y);
+
+// Data points as small "+" marks on a line panel: strokes of half-width dx and half-height dy
+// (axis units), NaN lifting the pen between points; gray, and not in the legend.
+plots::Series plus_marks(const xt::xarray<double>& x, const xt::xarray<double>& y, double dx, double dy);
 
 struct LineFigure {
   std::string title, xlabel, ylabel;
@@ -99,6 +111,8 @@ void bar_panel(plots::Panel& panel, const std::vector<std::string>& categories,
 
 // Every `every`-th of 0, 1, ..., n-1, the rest blank: readable ticks on a long axis.
 std::vector<std::string> number_labels(std::size_t n, std::size_t every = 1);
+// Every `every`-th of the values, with `decimals` decimals, the rest blank: an axis of measured inputs.
+std::vector<std::string> value_labels(const xt::xarray<double>& values, std::size_t every, int decimals = 2);
 // Characters as tick labels, a space shown as an open box so that it stays visible; <eos> at the
 // end if asked.
 std::vector<std::string> char_labels(const std::string& text, bool with_eos = false);
