@@ -117,6 +117,15 @@ std::pair<Timing, Timing> alternate(Once once, const Config& cfg, double gflop) 
   return {rate(gflop, summary(on)), rate(gflop, summary(off))};
 }
 
+// One row of sections (c) and (d): generated kernels against OpenBLAS, and the kernels' median
+// as a share of the raw sgemm rate `limit`.
+void print_comparison(const char* name, const std::pair<Timing, Timing>& rates, double limit) {
+  const auto& [on, off] = rates;
+  std::printf("%-30s | %8.1f (%8.1f) | %8.1f (%8.1f) | %7.2fx | %7.1f%%\n", name, on.median, on.best,
+              off.median, off.best, on.median / off.median, 100.0 * on.median / limit);
+  std::fflush(stdout);
+}
+
 // Fused multi-head self-attention forward + backward on a packed (B, L, 3 h d) input: six
 // products of 2 L L d flops per (batch, head) block. Generated kernels on and off in turn, one
 // call each per round, so both see the same load; medians and bests over the rounds.
@@ -275,10 +284,7 @@ int main(int argc, char** argv) {
       {"wide heads (32, 64, 4 x 32)", 32, 64, 4, 32},
   };
   for (const AttentionShape& sh : shapes) {
-    const auto [on, off] = attention_gflops(sh, cfg);
-    std::printf("%-30s | %8.1f (%8.1f) | %8.1f (%8.1f) | %7.2fx | %7.1f%%\n", sh.name, on.median,
-                on.best, off.median, off.best, on.median / off.median, 100.0 * on.median / limit);
-    std::fflush(stdout);
+    print_comparison(sh.name, attention_gflops(sh, cfg), limit);
   }
   rule(96);
 
@@ -297,10 +303,7 @@ int main(int argc, char** argv) {
       {"large (2048, 512 -> 512)", 2048, 512, 512},
   };
   for (const LinearShape& sh : linears) {
-    const auto [on, off] = linear_gflops(sh, cfg);
-    std::printf("%-30s | %8.1f (%8.1f) | %8.1f (%8.1f) | %7.2fx | %7.1f%%\n", sh.name, on.median,
-                on.best, off.median, off.best, on.median / off.median, 100.0 * on.median / limit);
-    std::fflush(stdout);
+    print_comparison(sh.name, linear_gflops(sh, cfg), limit);
   }
   rule(96);
   return 0;

@@ -536,10 +536,30 @@ std::vector<std::size_t> one_right_per_class(const Data& d, const IndexArray& pr
 Array<F> images_at(const Data& d, const std::vector<std::size_t>& rows) { return data::take_rows(d.test.images, rows); }
 xt::xarray<double> image_of(const Array<F>& images, std::size_t b) { return xt::cast<double>(xt::view(images, b)); }
 
+// The panels of an image grid, in reading order: each an image, its caption and (or not) an
+// attention map laid over it.
+struct Pictures {
+  std::vector<xt::xarray<double>> images, overlays;
+  std::vector<std::string> captions;
+  void add(xt::xarray<double> image, std::string caption, xt::xarray<double> overlay = {}) {
+    images.push_back(std::move(image));
+    captions.push_back(std::move(caption));
+    overlays.push_back(std::move(overlay));
+  }
+  void append(const Pictures& more) {
+    for (std::size_t i = 0; i < more.images.size(); ++i) add(more.images[i], more.captions[i], more.overlays[i]);
+  }
+  plots::Figure grid(const plots::ImageGridOptions& g) const;
+};
+
 plots::ImageOptions overlay_style() {
   plots::ImageOptions o;
   o.overlay_alpha = 0.6;  // viridis: dark blue where it does not look, yellow where it does
   return o;
+}
+
+plots::Figure Pictures::grid(const plots::ImageGridOptions& g) const {
+  return plots::image_grid(images, captions, overlays, overlay_style(), g);
 }
 
 // Returns what attention_on_the_garment returns.
@@ -548,51 +568,36 @@ double where_it_looks(nn::ViT<F>& vit, const Data& d, const TestResult& r) {
   const Array<F> picked = images_at(d, picks);
   const Looks looks = class_token_looks(vit, picked);
   {  // one image of every class, and its rollout
-    std::vector<xt::xarray<double>> images, overlays;
-    std::vector<std::string> captions;
+    Pictures top, bottom;
     for (std::size_t b = 0; b < picks.size(); ++b) {
-      images.push_back(image_of(picked, b));
-      overlays.emplace_back();
-      captions.push_back(class_name(std::size_t(d.test.labels(picks[b]))));
+      top.add(image_of(picked, b), class_name(std::size_t(d.test.labels(picks[b]))));
+      bottom.add(image_of(picked, b), "rollout", looks.rollout[b]);
     }
-    for (std::size_t b = 0; b < picks.size(); ++b) {
-      images.push_back(image_of(picked, b));
-      overlays.push_back(looks.rollout[b]);
-      captions.push_back("rollout");
-    }
+    top.append(bottom);
     plots::ImageGridOptions g;
     g.cols = int(picks.size());
     g.title = "Where the class token looks: one test image of every class, and its attention rollout";
     g.width_px = 3400;
     g.height_px = 1000;
-    save_figure(plots::image_grid(images, captions, overlays, overlay_style(), g), "where_it_looks",
+    save_figure(top.grid(g), "where_it_looks",
                 "Top: the first correctly classified test image of every class. Bottom: the attention rollout of the "
                 "class token over the patches (yellow: more; each map on its own scale).");
   }
   {  // layer by layer, for four of them
-    std::vector<xt::xarray<double>> images, overlays;
-    std::vector<std::string> captions;
+    Pictures rows;
     const std::size_t L = vit.config().num_layers;
     for (std::size_t b : {std::size_t(1), std::size_t(7), std::size_t(8), std::size_t(6)}) {
       if (b >= picks.size()) continue;
-      images.push_back(image_of(picked, b));
-      overlays.emplace_back();
-      captions.push_back(class_name(std::size_t(d.test.labels(picks[b]))));
-      for (std::size_t l = 0; l < L; ++l) {
-        images.push_back(image_of(picked, b));
-        overlays.push_back(looks.layers[b][l]);
-        captions.push_back(text("layer ", l + 1));
-      }
-      images.push_back(image_of(picked, b));
-      overlays.push_back(looks.rollout[b]);
-      captions.push_back("rollout");
+      rows.add(image_of(picked, b), class_name(std::size_t(d.test.labels(picks[b]))));
+      for (std::size_t l = 0; l < L; ++l) rows.add(image_of(picked, b), text("layer ", l + 1), looks.layers[b][l]);
+      rows.add(image_of(picked, b), "rollout", looks.rollout[b]);
     }
     plots::ImageGridOptions g;
     g.cols = int(L + 2);
     g.title = "The class token's attention to the patches, layer by layer (mean over heads)";
     g.width_px = 2600;
     g.height_px = 2000;
-    save_figure(plots::image_grid(images, captions, overlays, overlay_style(), g), "attention_by_layer",
+    save_figure(rows.grid(g), "attention_by_layer",
                 "Each row one test image: the class token's attention to the patches in each layer (mean of the "
                 "heads), then the rollout through all layers.");
   }
