@@ -1,7 +1,7 @@
 // build/bin/bench_race: attnlab against PyTorch 1.13 (CPU, float32), one training step
 // (forward, backward, Adam step) of the same model on the same batch shapes.
 //
-//   bench_race [--rounds R] [--warmup W] [--models bahdanau,transformer,vit,large]
+//   bench_race [--rounds R] [--warmup W] [--models bahdanau,transformer,vit,vit11,large]
 //              [--attn-threads 1,2] [--torch-threads 1,2] [--no-torch]
 //   bench_race --worker MODEL --threads N      (internal: one contestant, driven over a pipe)
 //
@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -148,9 +149,14 @@ Workload build(const std::string& name, Generator& gen) {
     nn::EncoderModel<F>* p = m.get();
     w.loss = [p, ids, targets] { return cross_entropy(p->forward(ids), targets); };
     w.model = std::move(m);
-  } else if (name == "vit") {
+  } else if (name == "vit" || name == "vit11") {
+    // "vit": patch 4, feed-forward 128; "vit11": lesson 11's model, patch 7, feed-forward 256.
     nn::ViTConfig c;
     c.layer.dropout = 0.0;
+    if (name == "vit11") {
+      c.patch = 7;
+      c.layer.d_ff = 256;
+    }
     auto m = std::make_unique<nn::ViT<F>>(c, gen);
     const Tensor<F> images = Tensor<F>::rand({128, 28, 28}, gen);
     IndexArray labels = IndexArray::from_shape({128});
@@ -368,11 +374,19 @@ struct Row {
   int attn_threads = 0, torch_threads = 0;
   double attn_mb = NAN, torch_mb = NAN, attn_step_mb = NAN, torch_step_mb = NAN;
   double target = 0;
+  std::map<int, double> attn_by_threads, torch_by_threads;  // median ms at each thread count
 };
+
+// Step time at 1 thread over step time at 2, or NaN when either is missing.
+double speedup(const std::map<int, double>& by_threads) {
+  const auto one = by_threads.find(1), two = by_threads.find(2);
+  return one == by_threads.end() || two == by_threads.end() ? NAN : one->second / two->second;
+}
 
 int run_driver(int argc, char** argv) {
   int rounds = 9, warmup = 2;
-  std::vector<std::string> models{"bahdanau", "transformer", "vit", "large"};
+  const std::vector<std::string> known{"bahdanau", "transformer", "vit", "vit11", "large"};
+  std::vector<std::string> models = known;
   std::vector<int> attn_threads{1, 2}, torch_threads{1, 2};
   bool torch = true;
   std::string script = std::string(ATTNLAB_SOURCE_DIR) + "/bench/race_torch.py";
@@ -388,8 +402,8 @@ int run_driver(int argc, char** argv) {
       else if (a == "--models") {
         models = parse_list(next());
         for (const auto& m : models)
-          if (m != "bahdanau" && m != "transformer" && m != "vit" && m != "large")
-            fail("bench_race", "unknown model '", m, "' (bahdanau, transformer, vit, large)");
+          if (std::find(known.begin(), known.end(), m) == known.end())
+            fail("bench_race", "unknown model '", m, "' (bahdanau, transformer, vit, vit11, large)");
       }
       else if (a == "--attn-threads") attn_threads = parse_ints(next());
       else if (a == "--torch-threads") torch_threads = parse_ints(next());
@@ -400,7 +414,7 @@ int run_driver(int argc, char** argv) {
   } catch (const ShapeError& e) {
     std::fprintf(stderr,
                  "%s\nusage: bench_race [--rounds R] [--warmup W] [--models bahdanau,transformer,"
-                 "vit,large] [--attn-threads 1,2] [--torch-threads 1,2] [--torch-script PATH] "
+                 "vit,vit11,large] [--attn-threads 1,2] [--torch-threads 1,2] [--torch-script PATH] "
                  "[--no-torch]\n",
                  e.what());
     return 2;
@@ -451,7 +465,7 @@ int run_driver(int argc, char** argv) {
       }
     Row row;
     row.model = model;
-    row.target = model == "large" ? 1.0 : 0.67;
+    row.target = model == "large" ? 0.80 : 0.50;
     std::printf("\n%s\n", model.c_str());
     for (auto& c : cs) {
       c.peak_kb = c.worker->quit();
@@ -464,6 +478,7 @@ int run_driver(int argc, char** argv) {
                   mb, step_mb,
                   !c.worker->ok() ? "  [worker failed]" : c.pruned ? "  [> 2x its side's best: dropped after 2 rounds]" : "");
       if (c.ms.empty()) continue;
+      (c.side == "attnlab" ? row.attn_by_threads : row.torch_by_threads)[c.threads] = med;
       double& best = c.side == "attnlab" ? row.attn_ms : row.torch_ms;
       if (std::isnan(best) || med < best) {
         best = med;
@@ -488,17 +503,17 @@ int run_driver(int argc, char** argv) {
     rows.push_back(row);
   }
 
-  std::printf("\n%-12s %16s %16s %7s %7s %12s %12s\n", "model", "attnlab ms", "PyTorch ms", "ratio",
-              "target", "attnlab MB", "PyTorch MB");
+  std::printf("\n%-12s %16s %16s %7s %7s %12s %12s %s\n", "model", "attnlab ms", "PyTorch ms", "ratio",
+              "target", "attnlab MB", "PyTorch MB", "1->2 threads: attnlab, PyTorch");
   for (const Row& r : rows) {
     char a[32], t[32];
     std::snprintf(a, sizeof a, "%.2f (%dt)", r.attn_ms, r.attn_threads);
     std::snprintf(t, sizeof t, "%.2f (%dt)", r.torch_ms, r.torch_threads);
     const double ratio = r.attn_ms / r.torch_ms;
-    std::printf("%-12s %16s %16s %7.2f %7.2f %6.0f+%-5.0f %6.0f+%-5.0f %s\n", r.model.c_str(), a,
+    std::printf("%-12s %16s %16s %7.2f %7.2f %6.0f+%-5.0f %6.0f+%-5.0f %4.2fx, %4.2fx %s\n", r.model.c_str(), a,
                 t, ratio, r.target, r.attn_mb - r.attn_step_mb, r.attn_step_mb,
-                r.torch_mb - r.torch_step_mb, r.torch_step_mb,
-                std::isnan(ratio) ? "" : ratio <= r.target ? "met" : "MISSED");
+                r.torch_mb - r.torch_step_mb, r.torch_step_mb, speedup(r.attn_by_threads),
+                speedup(r.torch_by_threads), std::isnan(ratio) ? "" : ratio <= r.target ? "met" : "MISSED");
     if (r.model == "large" && large_flops > 0) {
       std::printf("%-12s %16.1f %16.1f  GFLOP/s (GEMM work / step time); raw sgemm %.1f\n", "",
                   large_flops / (r.attn_ms * 1e-3) * 1e-9, large_flops / (r.torch_ms * 1e-3) * 1e-9,

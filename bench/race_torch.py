@@ -117,9 +117,9 @@ def build(name):
                                (512, 8, 2, 2048, 256, 8, 1000)
         model = Encoder(V, d, h, n, ff)
         batch = (torch.randint(0, V, (B, L), generator=g), torch.randint(0, V, (B, L), generator=g))
-    elif name == "vit":
+    elif name in ("vit", "vit11"):
         B = 128
-        model = ViT()
+        model = ViT() if name == "vit" else ViT(mlp=256, patch=7)  # vit11: lesson 11's model
         batch = (torch.rand(B, 28, 28, generator=g), torch.randint(0, 10, (B,), generator=g))
     else:
         raise SystemExit(f"race_torch.py: unknown model {name!r}")
