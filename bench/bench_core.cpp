@@ -297,8 +297,8 @@ int main(int argc, char** argv) {
   rule(96);
   const std::vector<LinearShape> linears{
       {"ViT qkv (2176, 64 -> 192)", 2176, 64, 192},
-      {"ViT feed-forward (2176, 64 -> 256)", 2176, 64, 256},
-      {"ViT feed-forward (2176, 256 -> 64)", 2176, 256, 64},
+      {"ViT ff in (2176, 64 -> 256)", 2176, 64, 256},
+      {"ViT ff out (2176, 256 -> 64)", 2176, 256, 64},
       {"Transformer (2048, 64 -> 64)", 2048, 64, 64},
       {"large (2048, 512 -> 512)", 2048, 512, 512},
   };
