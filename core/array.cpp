@@ -13,6 +13,22 @@ std::string shape_str(const Shape& s) {
   return out + ")";
 }
 
+std::size_t checked_size(const char* who, const Shape& s) {
+  std::size_t nonzero = 1;
+  bool empty = false;
+  for (auto d : s) {
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    // nonzero * d > max_elements, asked without forming the product (it could wrap)
+    if (d > max_elements || nonzero > max_elements / d)
+      fail(who, "shape ", shape_str(s), " has more than 2^48 entries");
+    nonzero *= d;
+  }
+  return empty ? 0 : nonzero;
+}
+
 std::size_t shape_size(const Shape& s) {
   std::size_t n = 1;
   for (auto d : s) n *= d;

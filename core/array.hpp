@@ -26,6 +26,15 @@ std::string shape_str(const S& s) {
 
 std::size_t shape_size(const Shape& s);
 
+// The largest number of entries a shape may describe: 2^48 (a petabyte of floats), far past any
+// memory, yet far enough below 2^64 that no product of sizes or strides wraps around.
+inline constexpr std::size_t max_elements = std::size_t(1) << 48;
+
+// The shape's size, after checking that the product of its nonzero sizes (which is what the
+// strides multiply) stays within max_elements; else "<who>: shape S has more than 2^48 entries".
+// Every place that makes an array from a caller's shape checks it here first.
+std::size_t checked_size(const char* who, const Shape& s);
+
 template <class A>
 Shape shape_of(const A& a) {
   return Shape(a.shape().begin(), a.shape().end());

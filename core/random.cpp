@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/error.hpp"
+
 namespace attnlab {
 
 namespace {
@@ -69,6 +71,7 @@ Generator Generator::fork() { return Generator(next_u64() ^ 0x5851f42d4c957f2dUL
 
 template <class T>
 Array<T> random_normal(const Shape& shape, Generator& gen, double mean, double std) {
+  checked_size("random_normal", shape);
   Array<T> a = Array<T>::from_shape(shape);
   for (auto& v : a) v = static_cast<T>(gen.normal(mean, std));
   return a;
@@ -76,6 +79,7 @@ Array<T> random_normal(const Shape& shape, Generator& gen, double mean, double s
 
 template <class T>
 Array<T> random_uniform(const Shape& shape, Generator& gen, double lo, double hi) {
+  checked_size("random_uniform", shape);
   Array<T> a = Array<T>::from_shape(shape);
   for (auto& v : a) v = static_cast<T>(gen.uniform(lo, hi));
   return a;

@@ -1,5 +1,7 @@
 #include "core/tensor.hpp"
 
+#include <cmath>
+
 #include <xtensor/xbuilder.hpp>
 
 #include "core/broadcast.hpp"
@@ -154,14 +156,17 @@ Tensor<T> Tensor<T>::scalar(T v, bool rg) {
 }
 template <class T>
 Tensor<T> Tensor<T>::zeros(const Shape& s, bool rg) {
+  checked_size("zeros", s);
   return Tensor(Array<T>(xt::zeros<T>(s)), rg);
 }
 template <class T>
 Tensor<T> Tensor<T>::ones(const Shape& s, bool rg) {
+  checked_size("ones", s);
   return Tensor(Array<T>(xt::ones<T>(s)), rg);
 }
 template <class T>
 Tensor<T> Tensor<T>::full(const Shape& s, T v, bool rg) {
+  checked_size("full", s);
   Array<T> a = Array<T>::from_shape(s);
   a.fill(v);
   return Tensor(std::move(a), rg);
@@ -172,7 +177,12 @@ Tensor<T> Tensor<T>::arange(T stop) {
 }
 template <class T>
 Tensor<T> Tensor<T>::arange(T start, T stop, T step) {
+  if (!std::isfinite(double(start)) || !std::isfinite(double(stop)) || !std::isfinite(double(step)))
+    fail("arange", "start ", start, ", stop ", stop, " and step ", step, " must all be finite");
   if (step == T(0)) fail("arange", "step is zero");
+  const double count = std::ceil((double(stop) - double(start)) / double(step));
+  if (count > double(max_elements))
+    fail("arange", "start ", start, ", stop ", stop, " and step ", step, " give more than 2^48 values");
   return Tensor(Array<T>(xt::arange<T>(start, stop, step)));
 }
 template <class T>

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "core/ops.hpp"
@@ -190,6 +191,34 @@ TEST_CASE("bad shapes, axes and indices throw ShapeError naming the op and the v
   CHECK_OP_ERROR("gather", gather(a, 2, column<Index>({0})));
   CHECK_OP_ERROR("broadcast_to", broadcast_to(a, {3, 3}));
   CHECK_OP_ERROR("broadcast_to", broadcast_to(a, {3}));
+}
+
+TEST_CASE("sizes whose product would wrap around are refused by name, before any memory is touched") {
+  const std::size_t huge = std::size_t(1) << 32;
+  CHECK(error_of([&] { Tensor<float>::zeros({huge, huge}); }) ==
+        "zeros: shape (4294967296,4294967296) has more than 2^48 entries");
+  CHECK(starts_with(error_of([&] { Tensor<float>::ones({huge, huge}); }), "ones: shape"));
+  CHECK(starts_with(error_of([&] { Tensor<float>::full({huge, huge}, 1.0f); }), "full: shape"));
+  Generator g(1);
+  CHECK(starts_with(error_of([&] { Tensor<float>::rand({huge, huge}, g); }), "random_uniform: shape"));
+  CHECK(starts_with(error_of([&] { Tensor<float>::randn({huge, huge}, g); }), "random_normal: shape"));
+  // A zero beside huge sizes: no entries, but the strides would still wrap.
+  CHECK(starts_with(error_of([&] { Tensor<float>::zeros({0, std::size_t(1) << 62, 4}); }), "zeros: shape"));
+  const long big = (1L << 62) + 1;
+  CHECK(starts_with(error_of([&] { reshape(TD::ones({4}), {big, 4}); }), "reshape: shape"));
+  CHECK(starts_with(error_of([&] { reshape(TD::ones({4}), {big, -1}); }), "reshape: shape"));
+  // Just inside the limit is a size, not an error.
+  CHECK(checked_size("test", {std::size_t(1) << 24, std::size_t(1) << 24}) == max_elements);
+  CHECK(checked_size("test", {0, std::size_t(1) << 40}) == 0);
+}
+
+TEST_CASE("arange refuses infinite, NaN and endless ranges") {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  CHECK(starts_with(error_of([&] { TD::arange(0.0, inf, 1.0); }), "arange: start 0, stop inf and step 1 must all be finite"));
+  CHECK(starts_with(error_of([&] { TD::arange(nan); }), "arange:"));
+  CHECK(starts_with(error_of([&] { TD::arange(0.0, 1.0, nan); }), "arange:"));
+  CHECK(starts_with(error_of([&] { TD::arange(0.0, 1e300, 1e-300); }), "arange: start 0, stop 1e+300"));
+  CHECK(TD::arange(0.0, 3.0, 1.0).size() == 3);
 }
 
 TEST_CASE("empty tensor handles throw ShapeError naming the op") {

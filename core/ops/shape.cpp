@@ -185,8 +185,12 @@ Tensor<T> reshape(const Tensor<T>& a, const std::vector<long>& shape) {
       fail("reshape", "negative size ", shape[i], " in ", want);
     } else {
       out[i] = static_cast<std::size_t>(shape[i]);
-      known *= out[i];
     }
+  }
+  {  // the sizes given, without the inferred one, must not wrap when multiplied
+    Shape given = out;
+    if (inferred >= 0) given[static_cast<std::size_t>(inferred)] = 1;
+    known = checked_size("reshape", given);
   }
   const std::size_t size = shape_size(in);
   if (inferred >= 0) {
