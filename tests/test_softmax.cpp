@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include <xtensor/xmath.hpp>
@@ -171,6 +172,31 @@ TEST_CASE("cross_entropy is finite at extreme logits") {
   CHECK(lf.item() == doctest::Approx(1e4f));
   lf.backward();
   for (float v : zf.grad()) CHECK(std::isfinite(v));
+}
+
+TEST_CASE("cross_entropy with masked classes (-inf logits) is finite where the loss is") {
+  const double inf = std::numeric_limits<double>::infinity();
+  TD z(Array<double>{{0.0, -inf}, {1.0, 2.0}}, true);
+  TD l = cross_entropy(z, IndexArray{0, 1});  // PyTorch: row 0 gives 0
+  const double row1 = std::log(std::exp(1.0) + std::exp(2.0)) - 2.0;
+  CHECK(l.item() == doctest::Approx(row1 / 2));
+  l.backward();
+  CHECK(z.grad()(0, 0) == 0.0);
+  CHECK(z.grad()(0, 1) == 0.0);
+  CHECK(all_finite(z.grad()));
+  TF zf(Array<float>{{0.0f, -std::numeric_limits<float>::infinity()}}, true);
+  CHECK(cross_entropy(zf, IndexArray{0}).item() == 0.0f);
+  // The target itself masked: the loss is +inf, not NaN; smoothing puts weight on the masked
+  // class, so its loss is +inf too.
+  CHECK(cross_entropy(TD(Array<double>{{0.0, -inf}}), IndexArray{1}).item() == inf);
+  CrossEntropyOptions o;
+  o.label_smoothing = 0.1;
+  CHECK(cross_entropy(TD(Array<double>{{0.0, -inf}}), IndexArray{0}, o).item() == inf);
+  // No finite logit, or +inf: no softmax to speak of.
+  CHECK(error_of([&] { cross_entropy(TD(Array<double>{{-inf, -inf}}), IndexArray{0}); }) ==
+        "cross_entropy: row 0 has no finite logit: its softmax is undefined");
+  CHECK(error_of([&] { cross_entropy(TD(Array<double>{{1.0, 2.0}, {inf, 0.0}}), IndexArray{0, 0}); }) ==
+        "cross_entropy: row 1 has a logit of +inf: its softmax is undefined");
 }
 
 TEST_CASE("cross_entropy over 3-D logits equals the flattened 2-D one") {

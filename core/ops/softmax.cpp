@@ -169,6 +169,7 @@ Tensor<T> masked_softmax(const Tensor<T>& x, const Allowed& allowed, long axis) 
 //   loss_r = -sum_j q_j log p_j = (1 - eps) (lse - z_t) + eps (lse - mean_j z_j)
 //   dloss_r / dz_j = p_j - q_j                       (since sum_j q_j = 1)
 // Mean divides by the number of rows whose target is not ignore_index (none: loss 0, grad 0).
+// Logits of -inf are masked classes (p = 0); a row with no finite logit, or with +inf, is an error.
 // When recording, the forward keeps p = softmax(z) (as PyTorch keeps log_softmax), so the
 // backward needs no second pass of exp.
 template <class T>
@@ -203,13 +204,18 @@ Tensor<T> cross_entropy(const Tensor<T>& logits, const IndexArray& targets,
     const T* zr = z + r * C;
     T* pr = probs->data() + (recording ? r * C : 0);
     const T mx = vmath::max(zr, C);
+    check(std::isfinite(double(mx)), op, "row ", r, " has ", mx > 0 ? "a logit of +inf" : "no finite logit",
+          ": its softmax is undefined");
     for (std::size_t j = 0; j < C; ++j) pr[j] = zr[j] - mx;
     vmath::exp_n(pr, pr, C);  // vectorized for float (vmath), std::exp for double
     const T esum = vmath::sum(pr, C), zsum = vmath::sum(zr, C);
     const T inv = T(1) / esum;
     for (std::size_t j = 0; j < C; ++j) pr[j] *= inv;
     const T l = mx + std::log(esum);
-    total += (1.0 - eps) * double(l - zr[t[r]]) + eps * (double(l) - double(zsum) / double(C));
+    // A logit of -inf (a masked class) has p = 0: harmless in the first term, but it makes the
+    // smoothing term's mean -inf, so that term is added only when it is weighed (0 * inf is NaN).
+    total += (1.0 - eps) * double(l - zr[t[r]]);
+    if (eps > 0) total += eps * (double(l) - double(zsum) / double(C));
     ++count;
   }
   const bool mean = options.reduction == Reduction::Mean;
