@@ -13,7 +13,7 @@ std::string shape_str(const Shape& s) {
   return out + ")";
 }
 
-std::size_t checked_size(const char* who, const Shape& s) {
+bool size_within_limit(const Shape& s, std::size_t& size) {
   std::size_t nonzero = 1;
   bool empty = false;
   for (auto d : s) {
@@ -22,11 +22,17 @@ std::size_t checked_size(const char* who, const Shape& s) {
       continue;
     }
     // nonzero * d > max_elements, asked without forming the product (it could wrap)
-    if (d > max_elements || nonzero > max_elements / d)
-      fail(who, "shape ", shape_str(s), " has more than 2^48 entries");
+    if (d > max_elements || nonzero > max_elements / d) return false;
     nonzero *= d;
   }
-  return empty ? 0 : nonzero;
+  size = empty ? 0 : nonzero;
+  return true;
+}
+
+std::size_t checked_size(const char* who, const Shape& s) {
+  std::size_t size = 0;
+  if (!size_within_limit(s, size)) fail(who, "shape ", shape_str(s), " has more than 2^48 entries");
+  return size;
 }
 
 std::size_t shape_size(const Shape& s) {

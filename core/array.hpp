@@ -34,6 +34,9 @@ inline constexpr std::size_t max_elements = std::size_t(1) << 48;
 // strides multiply) stays within max_elements; else "<who>: shape S has more than 2^48 entries".
 // Every place that makes an array from a caller's shape checks it here first.
 std::size_t checked_size(const char* who, const Shape& s);
+// The same rule without the exception, for readers that report errors their own way: false when
+// the shape is past the limit, else true with its size in `size`.
+bool size_within_limit(const Shape& s, std::size_t& size);
 
 template <class A>
 Shape shape_of(const A& a) {

@@ -279,12 +279,9 @@ NpyArray npy_decode(const std::string& b, const std::string& what) {
   HeaderParser(header, what).parse(descr, fortran, shape);
   DType d = parse_descr(descr, what);
 
-  std::size_t count = 1;
-  for (std::size_t n : shape) {
-    if (n != 0 && count > std::numeric_limits<std::size_t>::max() / n / item_size(d))
-      bad(what, "shape " + shape_str(shape) + " is too large");
-    count *= n;
-  }
+  // The nonzero sizes are checked too: (0, 2^62, 4) holds nothing, but its strides would wrap.
+  std::size_t count = 0;
+  if (!size_within_limit(shape, count)) bad(what, "shape " + shape_str(shape) + " has more than 2^48 entries");
   std::size_t need = count * item_size(d), have = b.size() - prefix - header_len;
   if (have < need)
     bad(what, "truncated data: shape " + shape_str(shape) + " of " + descr + " needs " +

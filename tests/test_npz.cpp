@@ -222,6 +222,14 @@ TEST_CASE("corrupt files name the file and the fault") {
   bad_shape.replace(bad_shape.find("(2,)"), 4, "(3,)");
   spit(dir / "short.npy", bad_shape);
   CHECK(error_of<IoError>([&] { load_npy(dir / "short.npy"); }).find("truncated data") != std::string::npos);
+  // A zero beside a huge size holds nothing, but its strides would wrap: refused. The header keeps
+  // its length (the padding before its newline shrinks), so only the shape is at fault.
+  std::string huge = npy;
+  const std::string wide = "(0, 4611686018427387904, 4)";
+  huge.replace(huge.find("(2,)"), 4, wide);
+  huge.erase(huge.find('\n') - (wide.size() - 4), wide.size() - 4);
+  spit(dir / "huge.npy", huge);
+  CHECK(error_of<IoError>([&] { load_npy(dir / "huge.npy"); }).find("has more than 2^48 entries") != std::string::npos);
   std::string bad_header = npy;
   bad_header.replace(bad_header.find("'shape'"), 7, "'shapf'");
   spit(dir / "key.npy", bad_header);
