@@ -6,6 +6,7 @@
 
 #include "core/runtime/parallel.hpp"
 #include "io/files.hpp"
+#include "io/folder.hpp"
 
 namespace attnlab::lessons {
 
@@ -51,7 +52,7 @@ Lesson::Lesson(LessonInfo info, LessonArgs args)
     : info_(std::move(info)), args_(std::move(args)), start_(std::chrono::steady_clock::now()) {
   if (g_current) throw std::logic_error("Lesson: a lesson is already running in this program");
   set_threads(args_.threads);
-  make_dirs(args_.out);
+  out_.emplace(args_.out, "metrics.json", info_.id);
   const std::string mode = args_.quick ? "quick run" : "full run";
   report_ = "# " + info_.id + ": " + info_.title + "\n\n*" + info_.summary + "* (" + mode + ", seed " +
             std::to_string(args_.seed) + ")\n\n";
@@ -67,7 +68,8 @@ Lesson::~Lesson() {
   if (g_current == this) g_current = nullptr;
 }
 
-std::string Lesson::path(const std::string& file) const { return args_.out + "/" + file; }
+std::string Lesson::path(const std::string& file) const { return out_->staging() + "/" + file; }
+std::string Lesson::final_path(const std::string& file) const { return args_.out + "/" + file; }
 
 void Lesson::emit(const std::string& markdown, const std::string& console) {
   report_ += markdown;
@@ -150,7 +152,7 @@ void Lesson::figure(const std::string& stem, const std::string& caption) {
   figures_.push_back(stem + ".png");
   figures_.push_back(stem + ".svg");
   emit("![" + caption + "](" + stem + ".png)\n\n*Figure: " + caption + "* ([SVG](" + stem + ".svg))\n\n",
-       "  [figure] " + path(stem + ".png") + " (and .svg): " + caption + "\n\n");
+       "  [figure] " + final_path(stem + ".png") + " (and .svg): " + caption + "\n\n");
 }
 
 void Lesson::config(const std::string& key, Json value) { config_[key] = std::move(value); }
@@ -176,7 +178,8 @@ void Lesson::finish() {
   metrics_md += "\nTotal time: " + fixed(seconds, 1) + " s.\n";
   write_file_atomic(path("report.md"), report_ + metrics_md);
   write_file_atomic(path("metrics.json"), j.dump(2) + "\n");
-  std::cout << "\n" << metrics_md.substr(13) << "Wrote " << path("report.md") << " and " << path("metrics.json")
+  out_->publish();
+  std::cout << "\n" << metrics_md.substr(13) << "Wrote " << final_path("report.md") << " and " << final_path("metrics.json")
             << ".\n";
 }
 

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include <xtensor/xarray.hpp>
 #include <xtensor/xoperation.hpp>
 
+#include "io/folder.hpp"
 #include "lessons/story/cli.hpp"
 #include "lessons/story/text.hpp"
 
@@ -41,7 +43,10 @@ class Lesson {
 
   const LessonInfo& info() const { return info_; }
   const LessonArgs& args() const { return args_; }
-  std::string path(const std::string& file) const;  // a file in the output folder
+  // Where a file of the output goes while the lesson runs (a staging folder beside --out, made
+  // final by finish(): a failed run leaves the previous output as it was), and where it will be.
+  std::string path(const std::string& file) const;
+  std::string final_path(const std::string& file) const;
 
   void section(const std::string& title);
   void say(const std::string& paragraph);
@@ -55,7 +60,8 @@ class Lesson {
   void metric(const std::string& name, double value);
   void timing(const std::string& name, double value);
 
-  // Writes report.md and metrics.json (each atomically) and prints the metrics and total time.
+  // Writes report.md and metrics.json, puts the whole folder in --out's place (io/folder.hpp) and
+  // prints the metrics and total time.
   void finish();
 
  private:
@@ -66,6 +72,7 @@ class Lesson {
   Json config_ = Json::object(), metrics_ = Json::object(), timings_ = Json::object();
   Json figures_ = Json::array();
   std::chrono::steady_clock::time_point start_;
+  std::optional<StagedFolder> out_;  // made in the constructor, published by finish()
 };
 
 // Parses the command line (a bad one prints the usage and exits 2; --help prints it and exits 0),
