@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 namespace attnlab {
@@ -111,12 +110,38 @@ void write_file_atomic(const std::string& path, std::string_view bytes, const ch
 }
 
 std::string read_file(const std::string& path, const char* who) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(std::string(who) + ": cannot open '" + path + "': " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw IoError(std::string(who) + ": error reading '" + path + "'");
-  return ss.str();
+  const auto error = [&](const std::string& why) {
+    return IoError(std::string(who) + ": cannot read '" + path + "': " + why);
+  };
+  // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever before fstat can
+  // refuse it. It changes nothing for a regular file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw IoError(std::string(who) + ": cannot open '" + path + "': " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  // Only regular files: a device such as /dev/zero never ends (the read would fill memory), a
+  // pipe may never end, and a folder reads as nothing, which the callers would misreport.
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw error(std::string("fstat: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw error("it is a directory");
+  if (!S_ISREG(st.st_mode))
+    throw error(std::string("not a regular file (") +
+                (S_ISCHR(st.st_mode) ? "a character device" : S_ISBLK(st.st_mode) ? "a block device"
+                 : S_ISFIFO(st.st_mode) ? "a pipe" : S_ISSOCK(st.st_mode) ? "a socket" : "a special file") +
+                ")");
+  std::string out;
+  out.reserve(static_cast<std::size_t>(st.st_size));
+  char buf[1 << 16];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw error(std::string("read: ") + std::strerror(errno));
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
 }
 
 void make_dirs(const std::string& path) {

@@ -50,7 +50,8 @@ class AtomicFile {
 void write_file_atomic(const std::string& path, std::string_view bytes,
                        const char* who = "write_file_atomic");
 
-// The whole file; IoError "<who>: cannot open 'path': <reason>".
+// The whole of a regular file; IoError "<who>: cannot open 'path': <reason>", or "<who>: cannot
+// read 'path': it is a directory" (or a device, a pipe, a socket: those may never end).
 std::string read_file(const std::string& path, const char* who = "read_file");
 
 // mkdir -p; IoError naming the path when a part of it cannot be made or is not a folder.

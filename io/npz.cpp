@@ -306,6 +306,7 @@ void save_npy(const std::string& path, const NpyArray& a) {
 }
 
 NpyArray load_npy(const std::string& path) {
+  // read_file refuses folders and devices by name.
   return npy_decode(read_file(path, "load_npy"), "load_npy: '" + path + "'");
 }
 
@@ -444,8 +445,12 @@ void save_npz(const std::string& path, const Npz& arrays) {
 }
 
 Npz load_npz(const std::string& path) {
-  const std::string what = "load_npz: '" + path + "'";
-  const std::string b = read_file(path, "load_npz");
+  // read_file refuses folders and devices by name: a folder would read as 0 bytes, /dev/zero
+  // would never end.
+  return npz_decode(read_file(path, "load_npz"), "load_npz: '" + path + "'");
+}
+
+Npz npz_decode(const std::string& b, const std::string& what) {
   Reader r{b, what};
 
   // The end record is the last 22 bytes plus a comment of up to 65535 bytes.

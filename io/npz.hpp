@@ -79,10 +79,12 @@ class Npz {
   std::map<std::string, std::size_t> index_;
 };
 
-// In-memory encoding; `what` names the source in error messages.
+// In-memory encoding; `what` names the source in error messages ("load_npz: 'ckpt.npz'").
 std::string npy_encode(const NpyArray& a);
 NpyArray npy_decode(const std::string& bytes, const std::string& what);
+Npz npz_decode(const std::string& bytes, const std::string& what);
 
+// The loaders read regular files only: a folder, a device or a pipe is an IoError naming it.
 void save_npy(const std::string& path, const NpyArray& a);
 NpyArray load_npy(const std::string& path);
 void save_npz(const std::string& path, const Npz& arrays);

@@ -33,7 +33,12 @@ void save_checkpoint(const std::string& path, const NamedParameters<T>& params,
 template <class T>
 void load_checkpoint(const std::string& path, const NamedParameters<T>& params,
                      Optimizer<T>* optimizer) {
-  const Npz file = load_npz(path);
+  load_checkpoint(load_npz(path), path, params, optimizer);
+}
+
+template <class T>
+void load_checkpoint(const Npz& file, const std::string& source, const NamedParameters<T>& params,
+                     Optimizer<T>* optimizer) {
   std::vector<std::string> missing, unexpected, shapes, types;
   std::set<std::string> expected;
   for (const auto& [name, tensor] : params) {
@@ -59,7 +64,7 @@ void load_checkpoint(const std::string& path, const NamedParameters<T>& params,
   if (!missing.empty() || !unexpected.empty() || !shapes.empty() || !types.empty() ||
       state_missing) {
     std::ostringstream os;
-    os << "'" << path << "' does not match the model";
+    os << "'" << source << "' does not match the model";
     const auto list = [&](const char* title, const std::vector<std::string>& items) {
       if (items.empty()) return;
       os << "\n  " << title << " (" << items.size() << "):";
@@ -82,7 +87,9 @@ void load_checkpoint(const std::string& path, const NamedParameters<T>& params,
 #define ATTNLAB_INSTANTIATE(T)                                                                 \
   template void save_checkpoint<T>(const std::string&, const NamedParameters<T>&,             \
                                    const Optimizer<T>*);                                        \
-  template void load_checkpoint<T>(const std::string&, const NamedParameters<T>&, Optimizer<T>*);
+  template void load_checkpoint<T>(const std::string&, const NamedParameters<T>&, Optimizer<T>*); \
+  template void load_checkpoint<T>(const Npz&, const std::string&, const NamedParameters<T>&,    \
+                                   Optimizer<T>*);
 ATTNLAB_INSTANTIATE(float)
 ATTNLAB_INSTANTIATE(double)
 #undef ATTNLAB_INSTANTIATE

@@ -31,5 +31,9 @@ void save_checkpoint(const std::string& path, const NamedParameters<T>& params,
 template <class T>
 void load_checkpoint(const std::string& path, const NamedParameters<T>& params,
                      Optimizer<T>* optimizer = nullptr);
+// The same from arrays already read (load_npz, npz_decode); `source` names them in messages.
+template <class T>
+void load_checkpoint(const Npz& file, const std::string& source, const NamedParameters<T>& params,
+                     Optimizer<T>* optimizer = nullptr);
 
 }  // namespace attnlab::nn

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -193,4 +194,26 @@ TEST_CASE("a corrupt or truncated checkpoint gives a clear error naming the file
   CHECK(msg.find("flip.npz") != std::string::npos);
   CHECK(msg.find("CRC-32 mismatch") != std::string::npos);
   CHECK(target.w.value() == before);
+}
+
+TEST_CASE("a folder or a device given as the checkpoint path is refused by name (issue 19)") {
+  TempDir dir;
+  Model<double> m(1);
+  REQUIRE(::mkdir((dir / "ckpt.npz").c_str(), 0755) == 0);
+  CHECK(error_of<IoError>([&] { load_checkpoint(dir / "ckpt.npz", m.named()); }) ==
+        "load_npz: cannot read '" + (dir / "ckpt.npz") + "': it is a directory");
+  CHECK(error_of<IoError>([&] { load_checkpoint("/dev/zero", m.named()); }) ==
+        "load_npz: cannot read '/dev/zero': not a regular file (a character device)");
+}
+
+TEST_CASE("a checkpoint loads from arrays in memory, named in its messages") {
+  TempDir dir;
+  Model<double> m(1), fresh(2);
+  Adam<double> opt(m.params(), 0.01), opt2(fresh.params(), 0.5);
+  save_checkpoint(dir / "ckpt.npz", m.named(), &opt);
+  load_checkpoint(npz_decode(slurp(dir / "ckpt.npz"), "bytes"), "bytes", fresh.named(), &opt2);
+  CHECK(fresh.w.value() == m.w.value());
+  CHECK(opt2.lr() == 0.01);
+  CHECK(starts_with(error_of<ShapeError>([&] { load_checkpoint(Npz(), "bytes", fresh.named()); }),
+                    "load_checkpoint: 'bytes' does not match the model"));
 }

@@ -241,6 +241,31 @@ TEST_CASE("corrupt files name the file and the fault") {
   CHECK(error_of<IoError>([&] { npy_decode(bool_npy, "mask"); }).find("must be 0 or 1") != std::string::npos);
 }
 
+TEST_CASE("a folder, a device or a pipe given as the path is refused by name (issue 19)") {
+  TempDir dir;
+  REQUIRE(::mkdir((dir / "folder.npz").c_str(), 0755) == 0);
+  REQUIRE(::mkfifo((dir / "pipe.npy").c_str(), 0644) == 0);
+  // Was "not a ZIP archive (0 bytes)" for a folder; /dev/zero read until memory ran out, and a
+  // pipe without a writer blocked forever in open.
+  CHECK(error_of<IoError>([&] { load_npz(dir / "folder.npz"); }) ==
+        "load_npz: cannot read '" + (dir / "folder.npz") + "': it is a directory");
+  CHECK(error_of<IoError>([&] { load_npy(dir / "folder.npz"); }) ==
+        "load_npy: cannot read '" + (dir / "folder.npz") + "': it is a directory");
+  CHECK(error_of<IoError>([&] { load_npz("/dev/zero"); }) ==
+        "load_npz: cannot read '/dev/zero': not a regular file (a character device)");
+  CHECK(error_of<IoError>([&] { load_npy("/dev/zero"); }) ==
+        "load_npy: cannot read '/dev/zero': not a regular file (a character device)");
+  CHECK(error_of<IoError>([&] { load_npy(dir / "pipe.npy"); }) ==
+        "load_npy: cannot read '" + (dir / "pipe.npy") + "': not a regular file (a pipe)");
+}
+
+TEST_CASE("npz_decode reads an archive from memory and names its source") {
+  TempDir dir;
+  save_npz(dir / "z.npz", sample());
+  check_same(sample(), npz_decode(slurp(dir / "z.npz"), "in memory"));
+  CHECK(error_of<IoError>([&] { npz_decode("PK", "buffer 7"); }) == "buffer 7: not a ZIP archive (2 bytes)");
+}
+
 TEST_CASE("a save whose rename cannot happen removes its temporary and reports the path") {
   TempDir dir;
   // The target is a non-empty folder: rename(file, folder) fails after the data was written.
