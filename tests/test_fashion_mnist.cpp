@@ -258,3 +258,79 @@ TEST_CASE("read_idx_gz reads an IDX file of any shape") {
   CHECK_THROWS_AS(read_idx_gz(p, 2051), DataError);
   CHECK_THROWS_AS(read_idx_gz(dir.path + "/none.gz", 2051), DataError);
 }
+
+TEST_CASE("read_idx_gz refuses a shape past 2^48 entries, also one whose product wraps (issue 19)") {
+  TempDir dir;
+  const std::string p = dir.path + "/train-images-idx3-ubyte.gz";
+  const auto error = [&](std::uint32_t magic) {
+    try {
+      read_idx_gz(p, magic);
+    } catch (const DataError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  // 2^31 * 2^9 * 2^31 bytes per item wraps to 0: the reader announced 5 items and read none.
+  write_gz(p, idx_bytes(0x0804, {5, 1u << 31, 1u << 9, 1u << 31}, {}));
+  CHECK(error(0x0804) == "read_idx_gz: " + p + ": shape (5,2147483648,512,2147483648) has more than 2^48 entries (corrupt header?)");
+  // A zero size beside huge ones: nothing to read, but past the limit all the same.
+  write_gz(p, idx_bytes(0x0804, {5, 0, 1u << 31, 1u << 31}, {}));
+  CHECK(contains(error(0x0804), "shape (5,0,2147483648,2147483648) has more than 2^48 entries"));
+  // An honest empty shape still reads: 5 items of 0 bytes.
+  write_gz(p, idx_bytes(0x0803, {5, 0, 28}, {}));
+  const IdxFile empty = read_idx_gz(p, 0x0803);
+  CHECK(empty.count == 5);
+  CHECK(empty.data.empty());
+}
+
+TEST_CASE("read_idx_gz reads concatenated gzip members, and refuses other bytes after the data (issue 19)") {
+  TempDir dir;
+  const std::string p = dir.path + "/train-images-idx3-ubyte.gz";
+  const Bytes whole = idx_bytes(2051, {2, 28, 28}, pixels(2));
+  // Two members, as `cat a.gz b.gz` makes: one stream to gzip(1), and to this reader.
+  write_gz(p, Bytes(whole.begin(), whole.begin() + 100));
+  Bytes two = read_raw(p);
+  write_gz(p, Bytes(whole.begin() + 100, whole.end()));
+  const Bytes second = read_raw(p);
+  two.insert(two.end(), second.begin(), second.end());
+  write_raw(p, two);
+  CHECK(read_idx_gz(p, 2051).data == pixels(2));
+  // A last member that is empty changes nothing; one that holds more data is "unexpected bytes".
+  write_gz(p, Bytes{});
+  Bytes three = two;
+  const Bytes empty_member = read_raw(p);
+  three.insert(three.end(), empty_member.begin(), empty_member.end());
+  write_raw(p, three);
+  CHECK(read_idx_gz(p, 2051).data == pixels(2));
+  write_gz(p, Bytes{1, 2, 3});
+  const Bytes extra_member = read_raw(p);
+  three.insert(three.end(), extra_member.begin(), extra_member.end());
+  write_raw(p, three);
+  CHECK_THROWS_WITH_AS(read_idx_gz(p, 2051), ("read_idx_gz: " + p + ": unexpected bytes after the 2 items the header announces").c_str(), DataError);
+
+  // Garbage or zero padding after the last member was skipped in silence (zlib's gzread does).
+  for (const Bytes& tail : {Bytes{'j', 'u', 'n', 'k'}, Bytes(8, 0), Bytes{0x1f}}) {
+    Bytes bad = two;
+    bad.insert(bad.end(), tail.begin(), tail.end());
+    write_raw(p, bad);
+    CHECK_THROWS_WITH_AS(read_idx_gz(p, 2051),
+                         ("read_idx_gz: " + p + ": " + std::to_string(tail.size()) +
+                          " bytes after the end of the gzip data that are not another gzip member").c_str(),
+                         DataError);
+  }
+  // A second (empty) member cut before its CRC and length is truncated gzip data.
+  Bytes cut = two;
+  cut.insert(cut.end(), empty_member.begin(), empty_member.end() - 4);
+  write_raw(p, cut);
+  CHECK_THROWS_WITH_AS(read_idx_gz(p, 2051), ("read_idx_gz: " + p + ": truncated gzip data: the file ends inside a compressed stream").c_str(), DataError);
+}
+
+TEST_CASE("read_idx_gz refuses a folder or a device by name, and decodes from memory (issue 19)") {
+  TempDir dir;
+  CHECK_THROWS_WITH_AS(read_idx_gz(dir.path, 2051), ("read_idx_gz: cannot read '" + dir.path + "': it is a directory").c_str(), DataError);
+  CHECK_THROWS_WITH_AS(read_idx_gz("/dev/zero", 2051), "read_idx_gz: cannot read '/dev/zero': not a regular file (a character device)", DataError);
+  const Bytes raw = idx_bytes(2049, {3}, labels(3));
+  const IdxFile f = decode_idx_gz(std::string(raw.begin(), raw.end()), "memory", 2049);
+  CHECK(f.data == labels(3));
+  CHECK_THROWS_WITH_AS(decode_idx_gz("", "memory", 2049), "read_idx_gz: memory: file is truncated: the magic number needs 4 bytes, found 0", DataError);
+}

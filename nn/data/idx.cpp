@@ -1,11 +1,12 @@
 #include "nn/data/idx.hpp"
 
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <sstream>
 #include <zlib.h>
 
+#include <algorithm>
+#include <sstream>
+
+#include "core/array.hpp"
+#include "io/files.hpp"
 #include "nn/data/data_error.hpp"
 
 namespace attnlab::nn::data {
@@ -13,45 +14,84 @@ namespace attnlab::nn::data {
 namespace {
 
 template <class... Parts>
-[[noreturn]] void data_fail(const std::string& path, const Parts&... parts) {
+[[noreturn]] void data_fail(const std::string& name, const Parts&... parts) {
   std::ostringstream os;
-  os << "read_idx_gz: " << path << ": ";
+  os << "read_idx_gz: " << name << ": ";
   (os << ... << parts);
   throw DataError(os.str());
 }
 
-// Closes the gzFile on every path out, including throws.
-struct GzCloser {
-  gzFile f;
-  ~GzCloser() {
-    if (f) gzclose(f);
+bool gzip_magic(const std::string& b, std::size_t at) {
+  return b.size() - at >= 2 && static_cast<unsigned char>(b[at]) == 0x1f &&
+         static_cast<unsigned char>(b[at + 1]) == 0x8b;
+}
+
+// The file's content bytes, pulled on demand so that a header which lies about the size costs
+// no memory: inflated when the file starts with the gzip magic, else the bytes as they are.
+// Members follow one another as in gzip(1) (`cat a.gz b.gz` is one valid file); zlib's own
+// gzread would also skip any other bytes after a member in silence, which hides a corrupt or
+// doctored file, so this reader drives inflate itself and refuses them.
+class Content {
+ public:
+  Content(const std::string& in, const std::string& name) : in_(in), name_(name), gzip_(gzip_magic(in, 0)) {
+    if (gzip_ && inflateInit2(&zs_, 16 + MAX_WBITS) != Z_OK) data_fail(name_, "zlib cannot start (out of memory)");
   }
+  ~Content() {
+    if (gzip_) inflateEnd(&zs_);
+  }
+  Content(const Content&) = delete;
+  Content& operator=(const Content&) = delete;
+
+  // Up to n bytes into dst; fewer only where the content ends. Throws on corrupt gzip data.
+  std::size_t read(unsigned char* dst, std::size_t n) {
+    if (!gzip_) {
+      const std::size_t got = std::min(n, in_.size() - pos_);
+      std::copy_n(in_.data() + pos_, got, dst);
+      pos_ += got;
+      return got;
+    }
+    std::size_t done = 0;
+    while (done < n && !ended_) {
+      if (zs_.avail_in == 0 && pos_ < in_.size()) {  // zlib counts in 32 bits: feed 1 GiB at most
+        zs_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in_.data() + pos_));
+        zs_.avail_in = static_cast<uInt>(std::min<std::size_t>(in_.size() - pos_, 1u << 30));
+        pos_ += zs_.avail_in;
+      }
+      zs_.next_out = dst + done;
+      zs_.avail_out = static_cast<uInt>(std::min<std::size_t>(n - done, 1u << 30));
+      const uInt room = zs_.avail_out;
+      const int rc = inflate(&zs_, Z_NO_FLUSH);  // checks each member's CRC-32 and length too
+      done += room - zs_.avail_out;
+      if (rc == Z_STREAM_END) {
+        const std::size_t rest = zs_.avail_in + (in_.size() - pos_), at = in_.size() - rest;
+        if (rest == 0) ended_ = true;
+        else if (gzip_magic(in_, at)) inflateReset(&zs_);  // the next member; keeps next_in
+        else data_fail(name_, rest, " bytes after the end of the gzip data that are not another gzip member");
+      } else if (rc == Z_BUF_ERROR && zs_.avail_in == 0 && pos_ == in_.size()) {
+        data_fail(name_, "truncated gzip data: the file ends inside a compressed stream");
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        data_fail(name_, "corrupt gzip data (zlib: ", zs_.msg ? zs_.msg : "error " + std::to_string(rc), ")");
+      }
+    }
+    return done;
+  }
+
+ private:
+  const std::string& in_;
+  const std::string& name_;
+  const bool gzip_;
+  std::size_t pos_ = 0;  // the next input byte not yet handed to zlib (or copied)
+  bool ended_ = false;
+  z_stream zs_{};
 };
 
-// Read exactly n bytes or throw: gzread returns < 0 on corrupt data and a short count at a
-// truncated end (zlib reports "unexpected end of file" on the following call).
-// `offset` and `total` place this read within a larger one, for the message.
-void read_exact(gzFile f, const std::string& path, void* dst, std::size_t n, const char* what,
+// Read exactly n bytes or throw. `offset` and `total` place this read within a larger one, for
+// the message.
+void read_exact(Content& in, const std::string& name, unsigned char* dst, std::size_t n, const char* what,
                 std::size_t offset = 0, std::size_t total = 0) {
-  if (total == 0) total = n;
-  auto* p = static_cast<unsigned char*>(dst);
-  std::size_t done = 0;
-  while (done < n) {
-    const unsigned chunk = static_cast<unsigned>(std::min<std::size_t>(n - done, 1u << 30));
-    const int got = gzread(f, p + done, chunk);
-    if (got < 0) {
-      int code = 0;
-      const char* msg = gzerror(f, &code);
-      data_fail(path, "corrupt gzip data while reading ", what, " (zlib: ", msg ? msg : "unknown error", ")");
-    }
-    if (got == 0) {
-      int code = 0;
-      const char* msg = gzerror(f, &code);
-      data_fail(path, "file is truncated: ", what, " needs ", total, " bytes, found ", offset + done,
-                code != Z_OK && msg ? std::string(" (zlib: ") + msg + ")" : std::string());
-    }
-    done += static_cast<std::size_t>(got);
-  }
+  const std::size_t got = in.read(dst, n);
+  if (got < n)
+    data_fail(name, "file is truncated: ", what, " needs ", total ? total : n, " bytes, found ", offset + got);
 }
 
 std::uint32_t big_endian(const unsigned char b[4]) {
@@ -60,34 +100,32 @@ std::uint32_t big_endian(const unsigned char b[4]) {
 
 }  // namespace
 
-IdxFile read_idx_gz(const std::string& path, std::uint32_t expected_magic, std::size_t limit) {
-  errno = 0;
-  GzCloser gz{gzopen(path.c_str(), "rb")};
-  if (!gz.f) data_fail(path, "cannot open (", errno ? std::strerror(errno) : "out of memory", ")");
-
+IdxFile decode_idx_gz(const std::string& bytes, const std::string& name, std::uint32_t expected_magic,
+                      std::size_t limit) {
+  Content in(bytes, name);
   unsigned char head[4];
-  read_exact(gz.f, path, head, 4, "the magic number");
+  read_exact(in, name, head, 4, "the magic number");
   const std::uint32_t magic = big_endian(head);
   if (magic != expected_magic)
-    data_fail(path, "bad magic number ", magic, ", expected ", expected_magic, " (not an IDX file of this kind?)");
+    data_fail(name, "bad magic number ", magic, ", expected ", expected_magic, " (not an IDX file of this kind?)");
   const std::size_t nd = magic & 0xff;
-  if (nd == 0 || nd > 4) data_fail(path, "bad number of dimensions ", nd);
+  if (nd == 0 || nd > 4) data_fail(name, "bad number of dimensions ", nd);
 
   IdxFile out;
-  std::size_t item = 1;
   for (std::size_t i = 0; i < nd; ++i) {
-    read_exact(gz.f, path, head, 4, "the header");
-    const std::size_t d = big_endian(head);
-    out.dims.push_back(d);
-    if (i > 0) item *= d;
-    // No IDX file of this family comes near 2^40 bytes; beyond that the header is corrupt (and the
-    // products below could overflow).
-    if (d > (std::size_t(1) << 31) || item > (std::size_t(1) << 40))
-      data_fail(path, "implausible dimension ", d, " on axis ", i, " (corrupt header?)");
+    read_exact(in, name, head, 4, "the header");
+    out.dims.push_back(big_endian(head));
   }
+  // The rule every array constructor applies (core/array.hpp): the nonzero sizes multiply to at
+  // most 2^48, so no product below can wrap (the items of (5, 2^31, 2^9, 2^31) would wrap to 0
+  // bytes: 5 items announced, none read), and a zero size cannot hide huge ones: (5, 0, 2^31, 2^31).
+  std::size_t entries = 0;
+  if (!size_within_limit(out.dims, entries))
+    data_fail(name, "shape ", shape_str(out.dims), " has more than 2^48 entries (corrupt header?)");
+  std::size_t item = 1;
+  for (std::size_t i = 1; i < nd; ++i) item *= out.dims[i];
   out.count = limit ? std::min(limit, out.dims[0]) : out.dims[0];
-  if (item && out.count > (std::size_t(1) << 40) / item)
-    data_fail(path, "implausible size ", out.count, " x ", item, " bytes (corrupt header?)");
+
   // Grow the buffer as data arrives rather than trusting the header with one allocation: a
   // corrupt count then ends in a "truncated" error, not in gigabytes of zeroed memory.
   const std::size_t total = out.count * item, chunk = std::size_t(1) << 24;
@@ -95,19 +133,26 @@ IdxFile read_idx_gz(const std::string& path, std::uint32_t expected_magic, std::
   while (out.data.size() < total) {
     const std::size_t start = out.data.size(), n = std::min(chunk, total - start);
     out.data.resize(start + n);
-    read_exact(gz.f, path, out.data.data() + start, n, "the data", start, total);
+    read_exact(in, name, out.data.data() + start, n, "the data", start, total);
   }
   if (!limit || limit >= out.dims[0]) {
-    // Reading past the end also makes zlib check the gzip CRC and length trailer.
+    // Reading past the end also makes zlib check the last gzip CRC and length trailer, and
+    // refuses what follows the last member.
     unsigned char extra;
-    const int got = gzread(gz.f, &extra, 1);
-    int code = Z_OK;
-    const char* msg = gzerror(gz.f, &code);
-    if (got < 0 || code != Z_OK)
-      data_fail(path, "corrupt or truncated gzip data at the end of the file (zlib: ", msg ? msg : "unknown error", ")");
-    if (got > 0) data_fail(path, "unexpected bytes after the ", out.dims[0], " items the header announces");
+    if (in.read(&extra, 1) > 0)
+      data_fail(name, "unexpected bytes after the ", out.dims[0], " items the header announces");
   }
   return out;
+}
+
+IdxFile read_idx_gz(const std::string& path, std::uint32_t expected_magic, std::size_t limit) {
+  std::string bytes;
+  try {
+    bytes = read_file(path, "read_idx_gz");  // a regular file only: /dev/zero would never end
+  } catch (const IoError& e) {
+    throw DataError(e.what());
+  }
+  return decode_idx_gz(bytes, path, expected_magic, limit);
 }
 
 }  // namespace attnlab::nn::data
