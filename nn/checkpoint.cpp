@@ -55,8 +55,11 @@ void load_checkpoint(const Npz& file, const std::string& source, const NamedPara
                        shape_str(a.shape()));
   }
   Npz optimizer_state;
+  const std::size_t prefix = std::string(kOptimizerPrefix).size();
   for (const auto& [key, array] : file.entries()) {
-    if (has_prefix(key, kOptimizerPrefix)) optimizer_state.add(key.substr(std::string(kOptimizerPrefix).size()), array);
+    // "optim/" alone names nothing (and Npz refuses an empty key): unexpected, as any stray key.
+    if (has_prefix(key, kOptimizerPrefix) && key.size() > prefix)
+      optimizer_state.add(key.substr(prefix), array);
     else if (!expected.count(key)) unexpected.push_back(key);
   }
   const bool want_state = optimizer != nullptr;
@@ -79,7 +82,14 @@ void load_checkpoint(const Npz& file, const std::string& source, const NamedPara
   }
   // Optimizer first: it validates before changing anything, so a bad state leaves both the
   // optimizer and the parameters untouched.
-  if (optimizer) optimizer->load_state(optimizer_state);
+  // Its errors name the optimizer, not the file: say which file (found by fuzz/checkpoint.cpp).
+  if (optimizer) {
+    try {
+      optimizer->load_state(optimizer_state);
+    } catch (const ShapeError& e) {
+      fail("load_checkpoint", "'", source, "': ", e.what());
+    }
+  }
   NoGrad no_grad;
   for (const auto& [name, tensor] : params) tensor.mutable_value() = file.at(name).template to<T>();
 }

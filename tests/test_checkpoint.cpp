@@ -217,3 +217,33 @@ TEST_CASE("a checkpoint loads from arrays in memory, named in its messages") {
   CHECK(starts_with(error_of<ShapeError>([&] { load_checkpoint(Npz(), "bytes", fresh.named()); }),
                     "load_checkpoint: 'bytes' does not match the model"));
 }
+
+TEST_CASE("a bad optimizer state or a bare 'optim/' key is an error naming the file (found by fuzzing)") {
+  TempDir dir;
+  Model<double> m(1);
+  Adam<double> opt(m.params(), 0.1);
+  m.fake_gradients(1.0);
+  opt.step();
+  save_checkpoint(dir / "ckpt.npz", m.named(), &opt);
+  const Npz good = load_npz(dir / "ckpt.npz");
+
+  // fuzz/checkpoint.cpp's first finding: one buffer renamed to a parameter the model lacks. The
+  // optimizer's message named only "Adam", not the file.
+  Npz renamed;
+  for (const auto& [key, array] : good.entries())
+    renamed.add(key == "optim/exp_avg.1" ? "optim/exp_avg.3" : key, array);
+  save_npz(dir / "renamed.npz", renamed);
+  Adam<double> target(m.params(), 0.5);
+  const std::string msg = error_of<ShapeError>([&] { load_checkpoint(dir / "renamed.npz", m.named(), &target); });
+  CHECK(starts_with(msg, "load_checkpoint: '" + (dir / "renamed.npz") + "': Adam: cannot load optimizer state"));
+  CHECK(contains(msg, "unexpected 'exp_avg.3' (Adam over 3 parameters)"));
+  CHECK(contains(msg, "missing 'exp_avg.1'"));
+  CHECK(target.lr() == 0.5);  // unchanged
+
+  // "optim/" with nothing after it: was IoError "Npz: empty key", naming no file.
+  Npz bare = good;
+  bare.add("optim/", NpyArray(Array<double>(1.0)));
+  save_npz(dir / "bare.npz", bare);
+  CHECK(error_of<ShapeError>([&] { load_checkpoint(dir / "bare.npz", m.named()); }) ==
+        "load_checkpoint: '" + (dir / "bare.npz") + "' does not match the model\n  unexpected (1):\n    optim/");
+}
