@@ -126,11 +126,12 @@ std::string read_file(const std::string& path, const char* who) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw error(std::string("fstat: ") + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw error("it is a directory");
-  if (!S_ISREG(st.st_mode))
-    throw error(std::string("not a regular file (") +
-                (S_ISCHR(st.st_mode) ? "a character device" : S_ISBLK(st.st_mode) ? "a block device"
-                 : S_ISFIFO(st.st_mode) ? "a pipe" : S_ISSOCK(st.st_mode) ? "a socket" : "a special file") +
-                ")");
+  if (!S_ISREG(st.st_mode)) {
+    const mode_t m = st.st_mode;
+    const char* kind = S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+                       : S_ISFIFO(m) ? "a pipe" : S_ISSOCK(m) ? "a socket" : "a special file";
+    throw error(std::string("not a regular file (") + kind + ")");
+  }
   std::string out;
   out.reserve(static_cast<std::size_t>(st.st_size));
   char buf[1 << 16];

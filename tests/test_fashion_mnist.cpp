@@ -272,7 +272,8 @@ TEST_CASE("read_idx_gz refuses a shape past 2^48 entries, also one whose product
   };
   // 2^31 * 2^9 * 2^31 bytes per item wraps to 0: the reader announced 5 items and read none.
   write_gz(p, idx_bytes(0x0804, {5, 1u << 31, 1u << 9, 1u << 31}, {}));
-  CHECK(error(0x0804) == "read_idx_gz: " + p + ": shape (5,2147483648,512,2147483648) has more than 2^48 entries (corrupt header?)");
+  CHECK(error(0x0804) == "read_idx_gz: " + p +
+                             ": shape (5,2147483648,512,2147483648) has more than 2^48 entries (corrupt header?)");
   // A zero size beside huge ones: nothing to read, but past the limit all the same.
   write_gz(p, idx_bytes(0x0804, {5, 0, 1u << 31, 1u << 31}, {}));
   CHECK(contains(error(0x0804), "shape (5,0,2147483648,2147483648) has more than 2^48 entries"));
@@ -306,7 +307,9 @@ TEST_CASE("read_idx_gz reads concatenated gzip members, and refuses other bytes 
   const Bytes extra_member = read_raw(p);
   three.insert(three.end(), extra_member.begin(), extra_member.end());
   write_raw(p, three);
-  CHECK_THROWS_WITH_AS(read_idx_gz(p, 2051), ("read_idx_gz: " + p + ": unexpected bytes after the 2 items the header announces").c_str(), DataError);
+  CHECK_THROWS_WITH_AS(read_idx_gz(p, 2051),
+                       ("read_idx_gz: " + p + ": unexpected bytes after the 2 items the header announces").c_str(),
+                       DataError);
 
   // Garbage or zero padding after the last member was skipped in silence (zlib's gzread does).
   for (const Bytes& tail : {Bytes{'j', 'u', 'n', 'k'}, Bytes(8, 0), Bytes{0x1f}}) {
@@ -322,15 +325,20 @@ TEST_CASE("read_idx_gz reads concatenated gzip members, and refuses other bytes 
   Bytes cut = two;
   cut.insert(cut.end(), empty_member.begin(), empty_member.end() - 4);
   write_raw(p, cut);
-  CHECK_THROWS_WITH_AS(read_idx_gz(p, 2051), ("read_idx_gz: " + p + ": truncated gzip data: the file ends inside a compressed stream").c_str(), DataError);
+  CHECK_THROWS_WITH_AS(read_idx_gz(p, 2051),
+                       ("read_idx_gz: " + p + ": truncated gzip data: the file ends inside a compressed stream").c_str(),
+                       DataError);
 }
 
 TEST_CASE("read_idx_gz refuses a folder or a device by name, and decodes from memory (issue 19)") {
   TempDir dir;
-  CHECK_THROWS_WITH_AS(read_idx_gz(dir.path, 2051), ("read_idx_gz: cannot read '" + dir.path + "': it is a directory").c_str(), DataError);
-  CHECK_THROWS_WITH_AS(read_idx_gz("/dev/zero", 2051), "read_idx_gz: cannot read '/dev/zero': not a regular file (a character device)", DataError);
+  CHECK_THROWS_WITH_AS(read_idx_gz(dir.path, 2051),
+                       ("read_idx_gz: cannot read '" + dir.path + "': it is a directory").c_str(), DataError);
+  CHECK_THROWS_WITH_AS(read_idx_gz("/dev/zero", 2051),
+                       "read_idx_gz: cannot read '/dev/zero': not a regular file (a character device)", DataError);
   const Bytes raw = idx_bytes(2049, {3}, labels(3));
   const IdxFile f = decode_idx_gz(std::string(raw.begin(), raw.end()), "memory", 2049);
   CHECK(f.data == labels(3));
-  CHECK_THROWS_WITH_AS(decode_idx_gz("", "memory", 2049), "read_idx_gz: memory: file is truncated: the magic number needs 4 bytes, found 0", DataError);
+  CHECK_THROWS_WITH_AS(decode_idx_gz("", "memory", 2049),
+                       "read_idx_gz: memory: file is truncated: the magic number needs 4 bytes, found 0", DataError);
 }
