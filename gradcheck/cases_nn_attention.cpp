@@ -106,6 +106,18 @@ GRADCHECK_CASE("MultiHeadAttention head gate", "self (2,3,8), 2 heads, gate (2),
       with_params(att, {rnd({2, 3, 8}, 5), rnd({2}, 6, 0.2, 1.0)}));
 });
 
+// Without biases: in_proj_bias and out_proj.bias absent, on the packed path (self) and on the
+// sliced row blocks (cross).
+GRADCHECK_CASE("MultiHeadAttention no bias", "self (2,3,8) + cross q (2,3,8), k v (2,4,8), 2 heads", [] {
+  Generator gen(16);
+  nn::MultiHeadAttention<D> att(8, 2, gen, 0.0, /*bias=*/false);
+  return gradcheck(
+      [&](const Inputs& x) {
+        return add(att.forward(x[0]).output, att.forward(x[0], x[1], x[2]).output);
+      },
+      with_params(att, {rnd({2, 3, 8}, 1), rnd({2, 4, 8}, 2), rnd({2, 4, 8}, 3)}));
+});
+
 // Without a qk_transform, self-attention runs on one packed [W_q; W_k; W_v] projection.
 GRADCHECK_CASE("MultiHeadAttention self + score bias", "(2,3,8), 2 heads, bias (2,3,3), packed QKV", [] {
   Generator gen(14);

@@ -61,6 +61,19 @@ GRADCHECK_CASE("Decoder", "2 post-norm layers, (2,3,8) x (2,4,8)", [] {
       with_params(dec, {rnd({2, 3, 8}, 1), rnd({2, 4, 8}, 2)}));
 });
 
+// PyTorch's nn.Transformer: both stacks with their final norms; source padding reaches the
+// encoder and the cross-attention, target padding and causality the decoder's self-attention.
+GRADCHECK_CASE("Transformer", "src (2,4,8), tgt (2,3,8), 1+1 post-norm layers, final norms", [] {
+  Generator gen(30);
+  nn::TransformerConfig c;
+  c.encoder_layers = c.decoder_layers = 1;
+  c.layer = tiny(false);
+  nn::Transformer<D> model(c, gen);
+  const Allowed tgt_real = Allowed::where(Mask{{true, true, true}, {true, true, false}});
+  return gradcheck([&](const Inputs& x) { return model.forward(x[0], x[1], pad4(), tgt_real); },
+                   with_params(model, {rnd({2, 4, 8}, 1), rnd({2, 3, 8}, 2)}));
+});
+
 GRADCHECK_CASE("Seq2SeqTransformer tied", "src (2,4), tgt (2,3), vocab 7/6, 1+1 layers", [] {
   nn::Seq2SeqConfig c;
   c.src_vocab = 7;

@@ -45,16 +45,17 @@ void splitting_into_heads() {
       "the last axis as h heads of d_k = d / h columns: head i uses columns i d_k .. (i+1) d_k - 1 of Q, K and V. "
       "Each head runs scaled dot-product attention on its own slice; the h outputs are put side by side again and "
       "mixed by W_o. Here is every tensor for a batch of B = ", B, " sequences of L = ", L, " tokens, d = ", d,
-      ", h = ", h, ", computed step by step with the engine's ops:");
+      ", h = ", h, ", computed step by step with the engine's ops (the module keeps W_q, W_k and W_v stacked as one "
+      "(3d x d) matrix, in_proj_weight, and W_o as out_proj, PyTorch's layout and names; q_proj uses the first d rows):");
   const long Bl = long(B), Ll = long(L), hl = long(h), dkl = long(dk);
   auto split = [&](const Tensor<double>& t) { return transpose(reshape(t, {Bl, Ll, hl, dkl}), 1, 2); };
-  const Tensor<double> q = mha.w_q(x), k = mha.w_k(x), v = mha.w_v(x);
+  const Tensor<double> q = mha.q_proj(x), k = mha.k_proj(x), v = mha.v_proj(x);
   const Tensor<double> qh = split(q), kh = split(k), vh = split(v);
   const Tensor<double> scores = matmul(qh, kh, false, true) / std::sqrt(double(dk));
   const Tensor<double> weights = softmax(scores, -1);
   const Tensor<double> heads = matmul(weights, vh);
   const Tensor<double> merged = reshape(transpose(heads, 1, 2), {Bl, Ll, long(d)});
-  const Tensor<double> out = mha.w_o(merged);
+  const Tensor<double> out = mha.out_proj(merged);
   auto sh = [](const Tensor<double>& t) { return shape_str(t.shape()); };
   table({"step", "tensor", "shape"},
         {row("input", "x", sh(x)), row("project", "Q = x W_q (and K, V)", sh(q)),

@@ -118,18 +118,26 @@ FeedForward<T>::FeedForward(std::size_t d_model, std::size_t d_ff, Generator& ge
 }
 
 template <class T>
-Tensor<T> FeedForward<T>::forward(const Tensor<T>& x) {
+Tensor<T> feed_forward(const Linear<T>& linear1, Dropout<T>& dropout, const Linear<T>& linear2,
+                       Activation activation, const Tensor<T>& x) {
   Tensor<T> h = linear1(x);
-  h = activation_ == Activation::ReLU ? relu(h) : gelu(h, GeluForm::Erf);
+  h = activation == Activation::ReLU ? relu(h) : gelu(h, GeluForm::Erf);
   return linear2(dropout(h));
 }
 
-#define ATTNLAB_INSTANTIATE(T)    \
-  template class Linear<T>;       \
-  template class Embedding<T>;    \
-  template class LayerNorm<T>;    \
-  template class Dropout<T>;      \
-  template class FeedForward<T>;
+template <class T>
+Tensor<T> FeedForward<T>::forward(const Tensor<T>& x) {
+  return feed_forward(linear1, dropout, linear2, activation_, x);
+}
+
+#define ATTNLAB_INSTANTIATE(T)                                                                  \
+  template class Linear<T>;                                                                     \
+  template class Embedding<T>;                                                                  \
+  template class LayerNorm<T>;                                                                  \
+  template class Dropout<T>;                                                                    \
+  template class FeedForward<T>;                                                                \
+  template Tensor<T> feed_forward<T>(const Linear<T>&, Dropout<T>&, const Linear<T>&, Activation, \
+                                     const Tensor<T>&);
 ATTNLAB_INSTANTIATE(float)
 ATTNLAB_INSTANTIATE(double)
 #undef ATTNLAB_INSTANTIATE

@@ -1,6 +1,6 @@
 // The basic layers, with PyTorch's parameter names and layouts so that weights can be exchanged:
 // Linear (weight (out, in), bias (out)), Embedding (weight (num, dim)), LayerNorm (weight, bias),
-// Dropout, and the Transformer's position-wise FeedForward (linear1, activation, dropout, linear2).
+// Dropout, and the Transformer's position-wise feed-forward (linear1, activation, dropout, linear2).
 #pragma once
 
 #include <cstdint>
@@ -88,8 +88,16 @@ class Dropout : public Module<T> {
 
 enum class Activation { ReLU, GELU };  // GELU: the exact (erf) form, PyTorch's default
 
-// Position-wise feed-forward: linear2(dropout(act(linear1(x)))), (..., d_model) -> (..., d_model).
-// Names as PyTorch's TransformerEncoderLayer: linear1.weight (d_ff, d_model), linear2.weight ...
+// The position-wise feed-forward, (..., d_model) -> (..., d_model):
+//   linear2(dropout(act(linear1(x))))
+// One definition for FeedForward and for the Transformer layers, which hold linear1, dropout and
+// linear2 themselves, as PyTorch's do (their names must be "linear1.weight", not "ff.linear1...").
+template <class T>
+Tensor<T> feed_forward(const Linear<T>& linear1, Dropout<T>& dropout, const Linear<T>& linear2,
+                       Activation activation, const Tensor<T>& x);
+
+// The feed-forward as a module of its own. Names as PyTorch's TransformerEncoderLayer:
+// linear1.weight (d_ff, d_model), linear2.weight ...
 template <class T>
 class FeedForward : public Module<T> {
  public:

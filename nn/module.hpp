@@ -1,6 +1,6 @@
 // Module<T>: the base of every layer. A module owns named parameters (leaf tensors that require a
 // gradient) and registers its sub-modules by address, so that
-//   named_parameters()  ->  "encoder.layers.0.self_attn.w_q.weight", ...
+//   named_parameters()  ->  "encoder.layers.0.self_attn.in_proj_weight", ...
 // walks the whole tree. Names follow PyTorch's, so weights can be exchanged by name.
 //
 // Conventions (decided):

@@ -35,10 +35,11 @@ TEST_CASE("every nn module has a gradcheck row") {
                        "Attention additive", "Attention dot", "Attention scaled dot", "Attention general",
                        "Attention concat", "MultiHeadAttention", "MultiHeadAttention head gate",
                        "MultiHeadAttention causal", "MultiHeadAttention padding mask",
+                       "MultiHeadAttention no bias",
                        "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "RelativePositionBias",
                        "RotaryEmbedding", "ALiBi", "EncoderLayer pre-norm", "EncoderLayer post-norm",
                        "DecoderLayer pre-norm", "DecoderLayer post-norm", "Encoder", "Decoder",
-                       "Seq2SeqTransformer", "PatchEmbedding", "ViT"});
+                       "Transformer", "Seq2SeqTransformer", "PatchEmbedding", "ViT"});
 }
 
 TEST_CASE("the check itself catches a wrong gradient and a backward that overwrites") {

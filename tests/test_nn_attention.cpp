@@ -68,9 +68,14 @@ TEST_CASE("golden parameter counts and names") {
   CHECK(attention("concat", 6, 5, g, 4).parameter_count() == 4 * 11 + 4);
   MultiHeadAttention<double> mha(64, 8, g);
   CHECK(mha.parameter_count() == 16640);
-  CHECK(names(mha) == std::vector<std::string>{"w_q.weight", "w_q.bias", "w_k.weight", "w_k.bias",
-                                               "w_v.weight", "w_v.bias", "w_o.weight", "w_o.bias"});
-  CHECK(MultiHeadAttention<double>(64, 8, g, 0.0, false).parameter_count() == 4 * 64 * 64);
+  // nn.MultiheadAttention's state_dict keys, in its order.
+  CHECK(names(mha) == std::vector<std::string>{"in_proj_weight", "in_proj_bias", "out_proj.weight",
+                                               "out_proj.bias"});
+  CHECK(mha.in_proj_weight.shape() == Shape{192, 64});
+  CHECK(mha.in_proj_bias.shape() == Shape{192});
+  const MultiHeadAttention<double> no_bias(64, 8, g, 0.0, false);
+  CHECK(no_bias.parameter_count() == 4 * 64 * 64);
+  CHECK(names(no_bias) == std::vector<std::string>{"in_proj_weight", "out_proj.weight"});
   CHECK(mha.summary().find("16,640") != std::string::npos);
 }
 
@@ -93,8 +98,11 @@ TEST_CASE("dot score: the course's golden weights, decoder-step query") {
 TEST_CASE("MultiHeadAttention, one head, W = 0.5 I: the course's 'The cat sat' values") {
   Generator g(3);
   MultiHeadAttention<double> att(4, 1, g, 0.0, false);
-  for (auto* l : {&att.w_q, &att.w_k, &att.w_v}) set_matrix(l->weight, 0.5);
-  set_matrix(att.w_o.weight, 1.0);
+  // [W_q; W_k; W_v] = [0.5 I; 0.5 I; 0.5 I]: row i of each block holds 0.5 in column i.
+  auto& packed = att.in_proj_weight.mutable_value();
+  packed.fill(0.0);
+  for (std::size_t i = 0; i < 12; ++i) packed(i, i % 4) = 0.5;
+  set_matrix(att.out_proj.weight, 1.0);
   const TD x(Array<double>{{{0.2, 0.1, 0.3, 0.1}, {0.5, 0.3, 0.2, 0.4}, {0.3, 0.2, 0.4, 0.3}}});
   const auto r = att.forward(x);
   const Array<double> w = {{{{.331115, .334443, .334443}, {.326556, .339458, .333986},
@@ -110,8 +118,8 @@ TEST_CASE("MultiHeadAttention with one head equals scaled_dot_product_attention 
   MultiHeadAttention<double> att(6, 1, g);
   const TD q = rnd({2, 3, 6}, 5), k = rnd({2, 4, 6}, 6), v = rnd({2, 4, 6}, 7);
   const auto r = att.forward(q, k, v);
-  const auto ref = scaled_dot_product_attention(att.w_q(q), att.w_k(k), att.w_v(v));
-  CHECK(max_abs_diff(r.output.value(), att.w_o(ref.output).value()) < 1e-12);
+  const auto ref = scaled_dot_product_attention(att.q_proj(q), att.k_proj(k), att.v_proj(v));
+  CHECK(max_abs_diff(r.output.value(), att.out_proj(ref.output).value()) < 1e-12);
   CHECK(max_abs_diff(r.weights.value(), unsqueeze(ref.weights, 1).value()) < 1e-12);
   CHECK(r.weights.shape() == Shape{2, 1, 3, 4});
 
@@ -122,6 +130,35 @@ TEST_CASE("MultiHeadAttention with one head equals scaled_dot_product_attention 
   o.allowed = Allowed::where(Mask(xt::view(km, xt::all(), xt::newaxis(), xt::all())));
   const auto a = sdpa(q, k, v, Allowed::where(km)), b = scaled_dot_product_attention(q, k, v, o);
   CHECK(max_abs_diff(a.output.value(), b.output.value()) == 0.0);
+}
+
+TEST_CASE("the packed in-projection: one GEMM for self-attention equals the three row blocks") {
+  Generator g(8);
+  MultiHeadAttention<double> att(6, 2, g);
+  {
+    NoGrad ng;  // nonzero biases, so a misplaced bias row would show
+    att.in_proj_bias.mutable_value() = random_uniform<double>({18}, g, -1.0, 1.0);
+  }
+  const TD x = rnd({2, 3, 6}, 9, true), y(x.value(), true);  // y: same values, another node
+  // q_proj is rows [0, 6) of in_proj_weight and in_proj_bias, k_proj [6, 12), v_proj [12, 18).
+  const Array<double>& w = att.in_proj_weight.value();
+  const Array<double>& b = att.in_proj_bias.value();
+  const Array<double> wv = xt::view(w, xt::range(12, 18), xt::all());
+  const Array<double> bv = xt::view(b, xt::range(12, 18));
+  CHECK(max_abs_diff(att.v_proj(x).value(), linear(x, TD(wv), TD(bv)).value()) < 1e-15);
+  // forward(x) takes the packed path (one node for q, k, v); forward(y, y, y) with three
+  // separate projections would too, so use distinct nodes of equal values for key and value.
+  const TD y2(x.value(), true), y3(x.value(), true);
+  const TD gout = rnd({2, 3, 6}, 10);
+  sum(mul(att.forward(x).output, gout)).backward();
+  const Array<double> packed_grad = att.in_proj_weight.grad(), packed_bias = att.in_proj_bias.grad();
+  att.zero_grad();
+  sum(mul(att.forward(y, y2, y3).output, gout)).backward();
+  CHECK(max_abs_diff(att.in_proj_weight.grad(), packed_grad) < 1e-13);
+  CHECK(max_abs_diff(att.in_proj_bias.grad(), packed_bias) < 1e-13);
+  CHECK(max_abs_diff(x.grad(), Array<double>(y.grad() + y2.grad() + y3.grad())) < 1e-13);
+  CHECK_THROWS_WITH_AS(att.q_proj(rnd({2, 3, 5}, 1)),
+                       "MultiHeadAttention: expected input (..., d_model = 6), got (2,3,5)", ShapeError);
 }
 
 // The composed form, as a lesson derives it and as an oracle: fill the hidden scores with -1e9,
@@ -264,9 +301,9 @@ TEST_CASE("masked keys: zero weight and zero gradient; a fully masked row: zero 
       CHECK(v.grad()(0, j, c) == 0.0);
     }
   for (double w : Array<double>(xt::view(r.weights.value(), 1))) CHECK(w == 0.0);
-  // All keys masked: the heads' context is zero, so the output is w_o's bias alone.
+  // All keys masked: the heads' context is zero, so the output is out_proj's bias alone.
   for (std::size_t i = 0; i < 3; ++i)
-    for (std::size_t c = 0; c < 4; ++c) CHECK(r.output.value()(1, i, c) == mha.w_o.bias.value()(c));
+    for (std::size_t c = 0; c < 4; ++c) CHECK(r.output.value()(1, i, c) == mha.out_proj.bias.value()(c));
 }
 
 TEST_CASE("padding + causal together, score bias and the qk hook reach the scores") {
@@ -324,12 +361,12 @@ TEST_CASE("head gate: ones change nothing, a zero removes exactly that head's sh
   const Array<double> plain = att.forward(x).output.value();
   att.set_head_gate(TD(Array<double>{1.0, 1.0}));
   CHECK(max_abs_diff(att.forward(x).output.value(), plain) == 0.0);
-  // Head 1 off: w_o sees head 0's columns only. Built by hand from the fused op's merged heads.
+  // Head 1 off: out_proj sees head 0's columns only. Built by hand from the fused op's merged heads.
   att.set_head_gate(TD(Array<double>{1.0, 0.0}));
   const Array<double> gated = att.forward(x).output.value();
-  Array<double> merged = multi_head_attention(att.w_q(x), att.w_k(x), att.w_v(x), 2).output.value();
+  Array<double> merged = multi_head_attention(att.q_proj(x), att.k_proj(x), att.v_proj(x), 2).output.value();
   xt::view(merged, xt::all(), xt::all(), xt::range(4, 8)) = 0.0;
-  CHECK(max_abs_diff(gated, att.w_o(TD(merged)).value()) < 1e-14);
+  CHECK(max_abs_diff(gated, att.out_proj(TD(merged)).value()) < 1e-14);
   att.set_head_gate(TD());  // undefined: no gate again
   CHECK(max_abs_diff(att.forward(x).output.value(), plain) == 0.0);
   CHECK_THROWS_WITH_AS(att.set_head_gate(TD(Array<double>{1.0, 1.0, 1.0})),

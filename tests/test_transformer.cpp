@@ -52,7 +52,7 @@ TEST_CASE("golden parameter counts: 1000/1000 vocab, d 128, 8 heads, 3+3 post-no
   CHECK(tied_model.parameter_count() == 1773544 - 1000 * 128);
 }
 
-TEST_CASE("parameter names follow the tree: encoder.layers.0.self_attn.w_q.weight") {
+TEST_CASE("parameter names follow the tree: encoder.layers.0.self_attn.in_proj_weight") {
   Generator gen(2);
   Seq2SeqTransformer<float> model(paper_sized(), gen);
   std::vector<std::string> names;
@@ -62,15 +62,75 @@ TEST_CASE("parameter names follow the tree: encoder.layers.0.self_attn.w_q.weigh
   };
   CHECK(has("src_embed.weight"));
   CHECK(has("tgt_embed.weight"));
-  CHECK(has("encoder.layers.0.self_attn.w_q.weight"));
-  CHECK(has("encoder.layers.2.ff.linear2.bias"));
-  CHECK(has("decoder.layers.1.cross_attn.w_k.bias"));
+  CHECK(has("encoder.layers.0.self_attn.in_proj_weight"));
+  CHECK(has("encoder.layers.2.linear2.bias"));
+  CHECK(has("decoder.layers.1.multihead_attn.in_proj_bias"));
   CHECK(has("decoder.layers.2.norm3.weight"));
   CHECK(has("output.weight"));
   CHECK(has("output.bias"));
-  CHECK(!has("encoder.layers.3.self_attn.w_q.weight"));
+  CHECK(!has("encoder.layers.3.self_attn.in_proj_weight"));
   Encoder<float> enc(2, small(false), gen);
-  CHECK(enc.named_parameters().front().first == "layers.0.self_attn.w_q.weight");
+  CHECK(enc.named_parameters().front().first == "layers.0.self_attn.in_proj_weight");
+}
+
+namespace {
+std::vector<std::string> names_of(const Module<float>& m) {
+  std::vector<std::string> out;
+  for (const auto& [name, t] : m.named_parameters()) out.push_back(name);
+  return out;
+}
+}  // namespace
+
+// The keys of torch.nn.TransformerEncoderLayer(...).state_dict() and of the decoder layer, in
+// PyTorch 1.13's order: the same names mean a state_dict loads by name (the round trips against
+// PyTorch itself are in test_parity_torch.cpp).
+TEST_CASE("layers, stacks and Transformer carry nn.Transformer's state_dict keys") {
+  Generator gen(5);
+  const std::vector<std::string> encoder_layer = {
+      "self_attn.in_proj_weight", "self_attn.in_proj_bias", "self_attn.out_proj.weight",
+      "self_attn.out_proj.bias", "linear1.weight", "linear1.bias", "linear2.weight", "linear2.bias",
+      "norm1.weight", "norm1.bias", "norm2.weight", "norm2.bias"};
+  const std::vector<std::string> decoder_layer = {
+      "self_attn.in_proj_weight", "self_attn.in_proj_bias", "self_attn.out_proj.weight",
+      "self_attn.out_proj.bias", "multihead_attn.in_proj_weight", "multihead_attn.in_proj_bias",
+      "multihead_attn.out_proj.weight", "multihead_attn.out_proj.bias", "linear1.weight",
+      "linear1.bias", "linear2.weight", "linear2.bias", "norm1.weight", "norm1.bias", "norm2.weight",
+      "norm2.bias", "norm3.weight", "norm3.bias"};
+  CHECK(names_of(EncoderLayer<float>(small(false), gen)) == encoder_layer);
+  CHECK(names_of(DecoderLayer<float>(small(true), gen)) == decoder_layer);
+
+  TransformerConfig c;
+  c.encoder_layers = 2;
+  c.decoder_layers = 1;
+  c.layer = small(false);
+  Transformer<float> model(c, gen);
+  std::vector<std::string> want;
+  for (const char* stack : {"encoder.layers.0.", "encoder.layers.1."})
+    for (const auto& n : encoder_layer) want.push_back(stack + n);
+  want.insert(want.end(), {"encoder.norm.weight", "encoder.norm.bias"});
+  for (const auto& n : decoder_layer) want.push_back("decoder.layers.0." + n);
+  want.insert(want.end(), {"decoder.norm.weight", "decoder.norm.bias"});
+  CHECK(names_of(model) == want);
+}
+
+TEST_CASE("Transformer is its encoder then its decoder, causal, with the source's padding") {
+  Generator gen(6);
+  TransformerConfig c;
+  c.encoder_layers = c.decoder_layers = 2;
+  c.layer = small(true);
+  Transformer<double> model(c, gen);
+  const TD src(random_normal<double>({2, 5, 16}, gen)), tgt(random_normal<double>({2, 4, 16}, gen));
+  const Allowed src_real = Allowed::where(Mask{{true, true, true, true, true}, {true, true, true, false, false}});
+  const Allowed tgt_real = Allowed::where(Mask{{true, true, true, true}, {true, true, false, false}});
+  const Array<double> y = model.forward(src, tgt, src_real, tgt_real).value();
+  MultiHeadOptions<double> o;
+  o.allowed_keys = src_real;
+  const TD memory = model.encoder.forward(src, o);
+  const Array<double> by_hand = model.decoder.forward(tgt, memory, tgt_real, src_real, true).value();
+  CHECK(y == by_hand);
+  CHECK(model.encoder.norm);
+  CHECK(model.decoder.norm);
+  CHECK_THROWS_AS(model.forward(src, TD(random_normal<double>({2, 4, 8}, gen))), ShapeError);
 }
 
 TEST_CASE("post-norm ends in a LayerNorm; pre-norm keeps the residual stream un-normalized") {

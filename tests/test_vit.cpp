@@ -114,7 +114,7 @@ TEST_CASE("ViT: logits, per-layer attention (B, h, N + 1, N + 1), parameter coun
   std::vector<std::string> names;
   for (const auto& [name, t] : vit.named_parameters()) names.push_back(name);
   CHECK(names.front() == "cls_token");
-  CHECK(std::find(names.begin(), names.end(), "encoder.layers.2.self_attn.w_o.weight") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "encoder.layers.2.self_attn.out_proj.weight") != names.end());
   CHECK(std::find(names.begin(), names.end(), "encoder.norm.weight") != names.end());
   CHECK(std::find(names.begin(), names.end(), "pos_embed.weight") != names.end());
 }

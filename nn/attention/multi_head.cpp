@@ -1,5 +1,7 @@
 #include "nn/attention/multi_head.hpp"
 
+#include <cmath>
+
 #include <xtensor/xoperation.hpp>
 
 #include "core/broadcast.hpp"
@@ -7,24 +9,51 @@
 
 namespace attnlab::nn {
 
+namespace {
+// Before issue 19 this module held W_q, W_k and W_v as three Linear layers, whose default
+// U(-1/sqrt(d), 1/sqrt(d)) draws the Xavier init then overwrote. The packed layout skips the same
+// number of draws, so a seed still builds the same model, draw for draw, and the lessons still
+// train to the numbers the README reports.
+Generator fork_after_skipping(Generator& gen, std::size_t draws) {
+  for (std::size_t i = 0; i < draws; ++i) gen.uniform();
+  return gen.fork();
+}
+}  // namespace
+
 template <class T>
 MultiHeadAttention<T>::MultiHeadAttention(std::size_t d_model, std::size_t heads, Generator& gen,
                                           double dropout, bool bias)
-    : w_q(d_model, d_model, gen, bias), w_k(d_model, d_model, gen, bias),
-      w_v(d_model, d_model, gen, bias), w_o(d_model, d_model, gen, bias), d_model_(d_model),
-      heads_(heads), p_(dropout), gen_(gen.fork()) {
+    : out_proj(d_model, d_model, gen, bias), d_model_(d_model), heads_(heads), p_(dropout),
+      gen_(fork_after_skipping(gen, 3 * (d_model * d_model + (bias ? d_model : 0)))) {
   check(heads_ > 0 && d_model_ % heads_ == 0, "MultiHeadAttention", "d_model ", d_model_,
         " is not divisible by heads ", heads_);
   check(p_ >= 0.0 && p_ < 1.0, "MultiHeadAttention", "dropout must be in [0, 1), got ", p_);
-  // PyTorch's nn.MultiheadAttention: Xavier-uniform projections, zero biases.
-  for (Linear<T>* l : {&w_q, &w_k, &w_v, &w_o}) {
-    xavier_uniform(l->weight, gen);
-    if (bias) zeros(l->bias);
-  }
-  this->register_module("w_q", w_q);
-  this->register_module("w_k", w_k);
-  this->register_module("w_v", w_v);
-  this->register_module("w_o", w_o);
+  const std::size_t d = d_model_;
+  in_proj_weight = this->register_parameter("in_proj_weight", Tensor<T>::zeros({3 * d, d}));
+  if (bias) in_proj_bias = this->register_parameter("in_proj_bias", Tensor<T>::zeros({3 * d}));
+  this->register_module("out_proj", out_proj);
+  // Xavier-uniform per d x d block (fan_in = fan_out = d): U(-a, a), a = sqrt(6 / 2d). The blocks
+  // are consecutive rows, so one pass over the packed matrix draws W_q, W_k, W_v in turn. (PyTorch
+  // takes the fans of the whole (3d, d) matrix, a = sqrt(6 / 4d); a loaded state_dict replaces
+  // either.) Biases zero, as PyTorch's.
+  const double a = 1.0 * std::sqrt(6.0 / static_cast<double>(d + d));
+  uniform(in_proj_weight, gen, -a, a);
+  xavier_uniform(out_proj.weight, gen);
+  if (bias) zeros(out_proj.bias);
+}
+
+// x W_p^T + b_p with W_p = in_proj_weight[part d : (part + 1) d]. The slice is a copy of d x d
+// weights; its backward adds the block's gradient into those rows of the packed gradient.
+template <class T>
+Tensor<T> MultiHeadAttention<T>::in_proj(const Tensor<T>& x, long part) const {
+  need("MultiHeadAttention", x, "input");
+  check(x.ndim() >= 1 && x.shape().back() == d_model_, "MultiHeadAttention",
+        "expected input (..., d_model = ", d_model_, "), got ", shape_str(x.shape()));
+  const long d = static_cast<long>(d_model_);
+  const Tensor<T> w = slice(in_proj_weight, 0, part * d, (part + 1) * d);
+  const Tensor<T> b = in_proj_bias.defined() ? slice(in_proj_bias, 0, part * d, (part + 1) * d)
+                                             : Tensor<T>();
+  return linear(x, w, b);
 }
 
 template <class T>
@@ -91,9 +120,9 @@ AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& query, const 
   const long Bl = static_cast<long>(B), Lql = static_cast<long>(Lq);
   if (opt.qk_transform) {
     // The transform sees per-head tensors, so this path splits the heads explicitly.
-    Tensor<T> q = split_heads(w_q(query));  // (B, h, Lq, dk)
-    Tensor<T> k = split_heads(w_k(key));    // (B, h, Lk, dk)
-    Tensor<T> v = split_heads(w_v(value));  // (B, h, Lk, dk)
+    Tensor<T> q = split_heads(q_proj(query));  // (B, h, Lq, dk)
+    Tensor<T> k = split_heads(k_proj(key));    // (B, h, Lk, dk)
+    Tensor<T> v = split_heads(v_proj(value));  // (B, h, Lk, dk)
     const Shape q0 = q.shape(), k0 = k.shape();
     q = opt.qk_transform(q);
     k = opt.qk_transform(k);
@@ -101,22 +130,19 @@ AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& query, const 
           shape_str(q0), " and ", shape_str(k0), ", got ", shape_str(q.shape()), " and ",
           shape_str(k.shape()));
     AttentionResult<T> r = scaled_dot_product_attention(q, k, v, o);
-    // (B, h, Lq, dk) -> (B, Lq, h, dk) -> (B, Lq, d_model): heads side by side, then w_o.
+    // (B, h, Lq, dk) -> (B, Lq, h, dk) -> (B, Lq, d_model): heads side by side, then out_proj.
     Tensor<T> merged = reshape(transpose(r.output, 1, 2), {Bl, Lql, static_cast<long>(d_model_)});
-    return {w_o(gated(merged)), r.weights};
+    return {out_proj(gated(merged)), r.weights};
   }
   // The heads are read in place from the projections and the output comes back merged.
   AttentionResult<T> r;
   if (query.node() == key.node() && key.node() == value.node()) {
-    // Self-attention: one GEMM with [W_q; W_k; W_v] makes Q, K and V together.
-    const Tensor<T> w = concat<T>({w_q.weight, w_k.weight, w_v.weight}, 0);
-    const Tensor<T> b = w_q.bias.defined() ? concat<T>({w_q.bias, w_k.bias, w_v.bias}, 0)
-                                           : Tensor<T>();
-    r = multi_head_self_attention(linear(query, w, b), heads_, o);
+    // Self-attention: one GEMM with the packed [W_q; W_k; W_v] makes Q, K and V together.
+    r = multi_head_self_attention(linear(query, in_proj_weight, in_proj_bias), heads_, o);
   } else {
-    r = multi_head_attention(w_q(query), w_k(key), w_v(value), heads_, o);
+    r = multi_head_attention(q_proj(query), k_proj(key), v_proj(value), heads_, o);
   }
-  return {w_o(gated(r.output)), r.weights};
+  return {out_proj(gated(r.output)), r.weights};
 }
 
 template <class T>

@@ -1,13 +1,17 @@
-// Multi-head attention (Vaswani et al. 2017), PyTorch's layout with separate projections:
-//   q = w_q(query), k = w_k(key), v = w_v(value), split into h heads of d_k = d_model / h,
-//   per head softmax(q k^T / sqrt(d_k) + bias) v, heads concatenated, then w_o.
-// How it runs: the fused ops read each head in place from the projections and return the heads
-// already concatenated (multi_head_attention); self-attention makes q, k and v with one GEMM on
-// [W_q; W_k; W_v] (multi_head_self_attention). Only a qk_transform, which needs per-head
-// tensors, takes the explicit split-heads path. An optional gate per head scales each head's
-// output before w_o (ablation, head importance).
-// Parameters: w_q, w_k, w_v, w_o, each Linear(d_model, d_model): 4 d^2 (+ 4 d with biases);
-// d = 64, h = 8 with biases: 16,640. Weights init Xavier-uniform, biases zero (as PyTorch's MHA).
+// Multi-head attention (Vaswani et al. 2017) in PyTorch's nn.MultiheadAttention layout, so that a
+// PyTorch state_dict loads by name:
+//   in_proj_weight (3d, d) = [W_q; W_k; W_v] stacked by rows, in_proj_bias (3d) = [b_q; b_k; b_v],
+//   out_proj = W_o, b_o (a Linear d -> d).
+//   q = query W_q^T + b_q, k = key W_k^T + b_k, v = value W_v^T + b_v, split into h heads of
+//   d_k = d / h, per head softmax(q k^T / sqrt(d_k) + bias) v, heads side by side, then out_proj.
+// How it runs: self-attention makes q, k and v with one GEMM on the packed in_proj_weight as it
+// is stored (multi_head_self_attention reads the heads in place from (B, L, 3d)); cross-attention
+// projects with the three row blocks (q_proj, k_proj, v_proj, each a slice of the packed
+// parameter whose gradient lands in its rows). Only a qk_transform, which needs per-head tensors,
+// takes the explicit split-heads path. An optional gate per head scales each head's output before
+// out_proj (ablation, head importance).
+// Parameters: 3d^2 + 3d in, d^2 + d out, 4 d^2 (+ 4 d with biases); d = 64, h = 8 with biases:
+// 16,640. Weights Xavier-uniform per d x d block, biases zero.
 #pragma once
 
 #include <functional>
@@ -50,10 +54,17 @@ class MultiHeadAttention : public Module<T> {
   // Self-attention: forward(x, x, x, options).
   AttentionResult<T> forward(const Tensor<T>& x, const MultiHeadOptions<T>& options = {});
 
+  // The three input projections on their own, (..., d_model) -> (..., d_model):
+  // q_proj(x) = x W_q^T + b_q with W_q = rows [0, d) of in_proj_weight; k_proj rows [d, 2d),
+  // v_proj rows [2d, 3d).
+  Tensor<T> q_proj(const Tensor<T>& x) const { return in_proj(x, 0); }
+  Tensor<T> k_proj(const Tensor<T>& x) const { return in_proj(x, 1); }
+  Tensor<T> v_proj(const Tensor<T>& x) const { return in_proj(x, 2); }
+
   // A gate per head, (h): head i's output is multiplied by gate[i] before the heads are merged
-  // by w_o. Undefined (the default): no gate. Zero an entry to switch a head off (ablation); give
-  // a gate that requires a gradient to measure how much the loss depends on each head (Michel et
-  // al. 2019). ShapeError unless it has h entries.
+  // by out_proj. Undefined (the default): no gate. Zero an entry to switch a head off (ablation);
+  // give a gate that requires a gradient to measure how much the loss depends on each head
+  // (Michel et al. 2019). ShapeError unless it has h entries.
   void set_head_gate(Tensor<T> gate);
   const Tensor<T>& head_gate() const { return head_gate_; }
 
@@ -62,9 +73,13 @@ class MultiHeadAttention : public Module<T> {
   std::size_t head_dim() const { return d_model_ / heads_; }
   double dropout() const { return p_; }
 
-  Linear<T> w_q, w_k, w_v, w_o;
+  Tensor<T> in_proj_weight;  // (3 d, d): [W_q; W_k; W_v]
+  Tensor<T> in_proj_bias;    // (3 d): [b_q; b_k; b_v]; undefined without biases
+  Linear<T> out_proj;        // W_o (d, d), b_o (d)
 
  private:
+  // Rows [part d, (part + 1) d) of the packed projection applied to x.
+  Tensor<T> in_proj(const Tensor<T>& x, long part) const;
   // (B, L, d_model) -> (B, h, L, d_k)
   Tensor<T> split_heads(const Tensor<T>& x) const;
   // The merged heads (B, L, h * d_k) times the gate, each head's columns by its own entry.

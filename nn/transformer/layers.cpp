@@ -26,11 +26,13 @@ void check_config(const char* who, const LayerConfig& c) {
 template <class T>
 EncoderLayer<T>::EncoderLayer(const LayerConfig& c, Generator& gen)
     : self_attn((check_config("EncoderLayer", c), c.d_model), c.heads, gen, c.dropout),
-      ff(c.d_model, c.d_ff, gen, c.dropout, c.activation),
+      linear1(c.d_model, c.d_ff, gen), dropout(c.dropout, gen), linear2(c.d_ff, c.d_model, gen),
       norm1(c.d_model, c.eps), norm2(c.d_model, c.eps),
       dropout1(c.dropout, gen), dropout2(c.dropout, gen), config_(c) {
   this->register_module("self_attn", self_attn);
-  this->register_module("ff", ff);
+  this->register_module("linear1", linear1);
+  this->register_module("dropout", dropout);
+  this->register_module("linear2", linear2);
   this->register_module("norm1", norm1);
   this->register_module("norm2", norm2);
   this->register_module("dropout1", dropout1);
@@ -40,6 +42,9 @@ EncoderLayer<T>::EncoderLayer(const LayerConfig& c, Generator& gen)
 template <class T>
 Tensor<T> EncoderLayer<T>::forward(const Tensor<T>& x, const MultiHeadOptions<T>& options) {
   check_input("EncoderLayer", x, config_.d_model);
+  const auto ff = [&](const Tensor<T>& h) {
+    return feed_forward(linear1, dropout, linear2, config_.activation, h);
+  };
   if (config_.norm_first) {
     AttentionResult<T> a = self_attn.forward(norm1(x), options);
     attention_ = a.weights;
@@ -55,13 +60,15 @@ Tensor<T> EncoderLayer<T>::forward(const Tensor<T>& x, const MultiHeadOptions<T>
 template <class T>
 DecoderLayer<T>::DecoderLayer(const LayerConfig& c, Generator& gen)
     : self_attn((check_config("DecoderLayer", c), c.d_model), c.heads, gen, c.dropout),
-      cross_attn(c.d_model, c.heads, gen, c.dropout),
-      ff(c.d_model, c.d_ff, gen, c.dropout, c.activation),
+      multihead_attn(c.d_model, c.heads, gen, c.dropout),
+      linear1(c.d_model, c.d_ff, gen), dropout(c.dropout, gen), linear2(c.d_ff, c.d_model, gen),
       norm1(c.d_model, c.eps), norm2(c.d_model, c.eps), norm3(c.d_model, c.eps),
       dropout1(c.dropout, gen), dropout2(c.dropout, gen), dropout3(c.dropout, gen), config_(c) {
   this->register_module("self_attn", self_attn);
-  this->register_module("cross_attn", cross_attn);
-  this->register_module("ff", ff);
+  this->register_module("multihead_attn", multihead_attn);
+  this->register_module("linear1", linear1);
+  this->register_module("dropout", dropout);
+  this->register_module("linear2", linear2);
   this->register_module("norm1", norm1);
   this->register_module("norm2", norm2);
   this->register_module("norm3", norm3);
@@ -78,10 +85,13 @@ Tensor<T> DecoderLayer<T>::forward(const Tensor<T>& x, const Tensor<T>& memory,
   check_input("DecoderLayer", memory, config_.d_model, "memory");
   check(x.shape()[0] == memory.shape()[0], "DecoderLayer", "target ", shape_str(x.shape()),
         " and memory ", shape_str(memory.shape()), " have different batch sizes");
+  const auto ff = [&](const Tensor<T>& h) {
+    return feed_forward(linear1, dropout, linear2, config_.activation, h);
+  };
   if (config_.norm_first) {
     AttentionResult<T> s = self_attn.forward(norm1(x), self_options);
     Tensor<T> h = add(x, dropout1(s.output));
-    AttentionResult<T> c = cross_attn.forward(norm2(h), memory, memory, cross_options);
+    AttentionResult<T> c = multihead_attn.forward(norm2(h), memory, memory, cross_options);
     h = add(h, dropout2(c.output));
     self_weights_ = s.weights;
     cross_weights_ = c.weights;
@@ -89,7 +99,7 @@ Tensor<T> DecoderLayer<T>::forward(const Tensor<T>& x, const Tensor<T>& memory,
   }
   AttentionResult<T> s = self_attn.forward(x, self_options);
   Tensor<T> h = norm1(add(x, dropout1(s.output)));
-  AttentionResult<T> c = cross_attn.forward(h, memory, memory, cross_options);
+  AttentionResult<T> c = multihead_attn.forward(h, memory, memory, cross_options);
   h = norm2(add(h, dropout2(c.output)));
   self_weights_ = s.weights;
   cross_weights_ = c.weights;

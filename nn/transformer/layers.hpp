@@ -1,6 +1,9 @@
-// The two Transformer blocks, post-norm or pre-norm:
-//   EncoderLayer   x -> self-attention -> feed-forward, each wrapped in a residual and a LayerNorm
-//   DecoderLayer   y -> masked self-attention -> cross-attention on the encoder's memory -> FF
+// The two Transformer blocks, post-norm or pre-norm, with PyTorch's structure and names
+// (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer), so that their state_dicts load by name:
+//   EncoderLayer   x -> self_attn -> feed-forward (linear1, dropout, linear2), each wrapped in a
+//                  residual and a LayerNorm (norm1, norm2)
+//   DecoderLayer   y -> masked self_attn -> multihead_attn (cross-attention on the encoder's
+//                  memory) -> feed-forward, norms norm1, norm2, norm3
 // Post-norm (the paper):  x = norm(x + drop(sublayer(x)))
 // Pre-norm (GPT-2, ViT):  x = x + drop(sublayer(norm(x)))   -- the residual path stays an identity,
 //                         which is why deep pre-norm stacks train without warm-up tricks; they
@@ -36,9 +39,11 @@ class EncoderLayer : public Module<T> {
   const LayerConfig& config() const { return config_; }
 
   MultiHeadAttention<T> self_attn;
-  FeedForward<T> ff;
+  Linear<T> linear1;  // the feed-forward: linear2(dropout(act(linear1(x))))
+  Dropout<T> dropout;
+  Linear<T> linear2;
   LayerNorm<T> norm1, norm2;
-  Dropout<T> dropout1, dropout2;
+  Dropout<T> dropout1, dropout2;  // on the sublayers' outputs
 
  private:
   LayerConfig config_;
@@ -58,10 +63,13 @@ class DecoderLayer : public Module<T> {
   const Tensor<T>& cross_attention() const { return cross_weights_; }  // (B, h, T, S)
   const LayerConfig& config() const { return config_; }
 
-  MultiHeadAttention<T> self_attn, cross_attn;
-  FeedForward<T> ff;
+  MultiHeadAttention<T> self_attn;
+  MultiHeadAttention<T> multihead_attn;  // the cross-attention: queries from y, keys from memory
+  Linear<T> linear1;                     // the feed-forward: linear2(dropout(act(linear1(x))))
+  Dropout<T> dropout;
+  Linear<T> linear2;
   LayerNorm<T> norm1, norm2, norm3;
-  Dropout<T> dropout1, dropout2, dropout3;
+  Dropout<T> dropout1, dropout2, dropout3;  // on the sublayers' outputs
 
  private:
   LayerConfig config_;

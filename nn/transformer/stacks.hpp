@@ -1,4 +1,5 @@
-// Encoder and Decoder: N layers ("layers.0.self_attn.w_q.weight"), optional final norm "norm".
+// Encoder and Decoder: N layers ("layers.0.self_attn.in_proj_weight"), optional final norm "norm",
+// named as PyTorch's nn.TransformerEncoder and nn.TransformerDecoder.
 #pragma once
 
 #include <memory>
