@@ -1,13 +1,23 @@
-// Parity with PyTorch 1.13 (float64), module by module, forward and backward.
+// Parity with PyTorch 1.13 (float64), module by module, both ways.
 //
-// Each case builds one of our modules with seeded random weights, runs it on seeded random
-// inputs and backpropagates a seeded random upstream gradient g (loss = sum <y, g> over the
-// differentiable outputs). Weights (under their named_parameters() names), inputs, masks, g, our
-// outputs and all our gradients go into one .npz; tests/parity/torch_parity.py rebuilds every
-// case in PyTorch (the torch module where one exists, the paper's formula otherwise), loads the
-// weights by name and writes torch's outputs and gradients back. Every array must agree to
-// |ours - torch| <= 1e-9 * max(1, |torch|); the worst difference of each quantity is printed.
-// One python process runs all cases (importing torch costs more than the cases themselves).
+// Ours first: each case builds one of our modules with seeded random weights, runs it on seeded
+// random inputs and backpropagates a seeded random upstream gradient g (loss = sum <y, g> over the
+// differentiable outputs). Weights (under their named_parameters() names, which are PyTorch's),
+// inputs, masks, g, our outputs and all our gradients go into one .npz;
+// tests/parity/torch_parity.py rebuilds every case in PyTorch (the torch module where one exists,
+// loaded with load_state_dict(strict=True); the paper's formula otherwise) and writes torch's
+// outputs and gradients back.
+//
+// PyTorch first: torch_parity.py --state-dicts builds nn.MultiheadAttention, the Transformer
+// layers, stacks and nn.Transformer with a fixed seed and saves each state_dict as a user would
+// (np.savez of {k: v.detach().double().numpy()}), with an input and its output. We load each file
+// by name (load_checkpoint), run the input ("<case>/from_torch/<name>" against torch's output),
+// export (save_checkpoint), and the second python run loads the export with strict=True, checks
+// it holds the very values it saved, and runs the input again ("<case>/reloaded/<name>").
+//
+// Every array must agree to |ours - torch| <= 1e-9 * max(1, |torch|); the worst difference of
+// each quantity is printed. Two python processes in all (importing torch costs more than the
+// cases themselves).
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
@@ -20,6 +30,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,6 +40,7 @@
 #include "core/ops.hpp"
 #include "nn/attention/attention.hpp"
 #include "nn/attention/multi_head.hpp"
+#include "nn/checkpoint.hpp"
 #include "nn/gru.hpp"
 #include "nn/layers.hpp"
 #include "nn/optim.hpp"
@@ -377,12 +390,107 @@ void optimizer_case(Npz& in, Npz& ours, const std::string& name, std::uint64_t s
     if (key.rfind("exp_avg", 0) == 0) c.output(key, Tn(array.template to<double>()), false);
 }
 
+// ---------------------------------------------------------------- PyTorch first: state_dicts by name
+
+// One case as torch_parity.py --state-dicts wrote it: the "<case>/<kind>/<name>" arrays of
+// from_torch.npz, and its state_dict beside it in <stem>.npz.
+struct TorchCase {
+  std::string name, family, stem;
+  std::map<std::string, NpyArray> cfg, input, data, output;
+
+  const NpyArray& at(const std::map<std::string, NpyArray>& m, const std::string& k) const {
+    const auto it = m.find(k);
+    check(it != m.end(), name, "from_torch.npz has no '", k, "'");
+    return it->second;
+  }
+  double num(const std::string& k, double otherwise) const {
+    return cfg.count(k) ? cfg.at(k).to<double>()() : otherwise;
+  }
+  bool flag(const std::string& k) const { return num(k, 0.0) != 0.0; }
+  std::size_t size(const std::string& k) const { return static_cast<std::size_t>(num(k, 0.0)); }
+  Tn in(const std::string& k) const { return Tn(at(input, k).to<double>()); }
+  Allowed real(const std::string& k) const { return Allowed::where(at(data, k).get<bool>()); }
+  nn::LayerConfig layer() const {
+    return {size("d_model"), size("heads"), size("d_ff"), 0.0, flag("norm_first"),
+            flag("gelu") ? nn::Activation::GELU : nn::Activation::ReLU, num("eps", 1e-5)};
+  }
+};
+
+using Outputs = std::vector<std::pair<std::string, Tn>>;
+
+// The README's round trip: a PyTorch state_dict in, by name (a missing, unexpected or mis-shaped
+// key is an error naming it), the case's forward, our weights out under the same names.
+template <class M, class Run>
+Outputs load_run_export(M& m, const TorchCase& c, Run run) {
+  nn::load_checkpoint(c.stem + ".npz", m.named_parameters());
+  m.eval();
+  Outputs out = run();
+  nn::save_checkpoint(c.stem + ".export.npz", m.named_parameters());
+  return out;
+}
+
+// The attnlab module each torch.nn module of the script maps to, on the case's inputs and masks.
+// The generator only fills weights the state_dict then replaces.
+Outputs run_torch_case(const TorchCase& c) {
+  Generator gen(1);
+  const nn::LayerConfig cfg = c.layer();
+  if (c.family == "nn.MultiheadAttention") {
+    nn::MultiHeadAttention<double> m(cfg.d_model, cfg.heads, gen, 0.0, c.flag("bias"));
+    return load_run_export(m, c, [&] {
+      nn::MultiHeadOptions<double> o;
+      o.allowed_keys = c.real("key_padding_mask");
+      o.causal = c.flag("causal");
+      // Self-attention passes one tensor: the packed in_proj_weight path.
+      const AttentionResult<double> r = c.flag("self")
+          ? m.forward(c.in("x"), o) : m.forward(c.in("query"), c.in("key"), c.in("value"), o);
+      return Outputs{{"output", r.output}, {"weights", r.weights}};
+    });
+  }
+  if (c.family == "nn.TransformerEncoderLayer" || c.family == "nn.TransformerEncoder") {
+    nn::MultiHeadOptions<double> o;
+    o.allowed_keys = c.real("key_padding_mask");
+    o.causal = c.flag("causal");
+    if (c.family == "nn.TransformerEncoderLayer") {
+      nn::EncoderLayer<double> m(cfg, gen);
+      return load_run_export(m, c, [&] { return Outputs{{"output", m.forward(c.in("x"), o)}}; });
+    }
+    nn::Encoder<double> m(c.size("num_layers"), cfg, gen, c.flag("final_norm"));
+    return load_run_export(m, c, [&] { return Outputs{{"output", m.forward(c.in("x"), o)}}; });
+  }
+  if (c.family == "nn.TransformerDecoderLayer") {
+    nn::DecoderLayer<double> m(cfg, gen);
+    return load_run_export(m, c, [&] {
+      nn::MultiHeadOptions<double> self_opt, cross_opt;
+      self_opt.allowed_keys = c.real("target_mask");
+      self_opt.causal = true;
+      cross_opt.allowed_keys = c.real("memory_mask");
+      return Outputs{{"output", m.forward(c.in("x"), c.in("memory"), self_opt, cross_opt)}};
+    });
+  }
+  if (c.family == "nn.TransformerDecoder") {
+    nn::Decoder<double> m(c.size("num_layers"), cfg, gen, c.flag("final_norm"));
+    return load_run_export(m, c, [&] {
+      return Outputs{{"output", m.forward(c.in("x"), c.in("memory"), c.real("target_mask"),
+                                          c.real("memory_mask"), /*causal=*/true)}};
+    });
+  }
+  if (c.family == "nn.Transformer") {
+    nn::Transformer<double> m({c.size("encoder_layers"), c.size("decoder_layers"), cfg}, gen);
+    return load_run_export(m, c, [&] {
+      return Outputs{{"output", m.forward(c.in("src"), c.in("tgt"), c.real("src_mask"),
+                                          c.real("tgt_mask"))}};
+    });
+  }
+  fail("parity", "no attnlab module for ", c.family);
+}
+
 // ---------------------------------------------------------------- running torch, comparing
 
 struct Parity {
   Npz ours, torch;
   std::string error;  // why torch's results are missing; empty when they are here
-  std::string log;    // the script's stdout and stderr
+  std::string log;    // the scripts' stdout and stderr
+  std::map<std::string, std::string> family_errors;  // a PyTorch-first case we could not run
 };
 
 std::string slurp(const std::string& path) {
@@ -392,22 +500,56 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
+// Runs the script with args (already quoted); returns why it failed, or "" on success.
+std::string run_script(const std::string& script, const std::string& args, const std::string& dir,
+                       Parity& p) {
+  const std::string log_path = dir + "/log.txt";
+  const std::string cmd = std::string(kPython) + " '" + script + "' " + args + " > '" + log_path +
+                          "' 2>&1";
+  const int status = std::system(cmd.c_str());
+  const std::string log = slurp(log_path);
+  p.log += log;
+  const int code = (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
+  if (code == 3 || code == 126 || code == 127)
+    return std::string(kPython) + " cannot import torch (exit " + std::to_string(code) +
+           "); install PyTorch for it with: " + kInstallHint + "\n" + log;
+  if (code != 0) return "torch_parity.py " + args + " failed (exit " + std::to_string(code) + "):\n" + log;
+  return "";
+}
+
+// Reads from_torch.npz, runs every case through load_run_export; ours and torch's original
+// outputs go under "<case>/from_torch/<name>", ours again under "<case>/reloaded/<name>" (torch's
+// reloaded outputs come from the second python run).
+void from_torch_cases(const std::string& dir, Parity& p, Npz& torch_side) {
+  std::map<std::string, TorchCase> cases;
+  const Npz file = load_npz(dir + "/from_torch.npz");  // a named local: entries() refers into it
+  for (const auto& [key, array] : file.entries()) {
+    const std::size_t a = key.find('/'), b = key.find('/', a + 1);
+    const std::string name = key.substr(0, a), kind = key.substr(a + 1, b - a - 1);
+    TorchCase& c = cases[name];
+    c.name = name;
+    c.family = name.substr(0, name.find(' '));
+    c.stem = dir + "/" + name;
+    std::replace(c.stem.begin() + static_cast<long>(dir.size()), c.stem.end(), ' ', '_');
+    std::map<std::string, NpyArray>& group =
+        kind == "cfg" ? c.cfg : kind == "input" ? c.input : kind == "data" ? c.data : c.output;
+    group.emplace(key.substr(b + 1), array);
+  }
+  for (const auto& [name, c] : cases) {
+    try {
+      for (const auto& [out, y] : run_torch_case(c)) {
+        p.ours.add(name + "/from_torch/" + out, NpyArray(y.value()));
+        p.ours.add(name + "/reloaded/" + out, NpyArray(y.value()));
+        torch_side.add(name + "/from_torch/" + out, c.at(c.output, out));
+      }
+    } catch (const std::exception& e) {
+      p.family_errors[c.family] += name + ": " + e.what() + "\n";
+    }
+  }
+}
+
 Parity run_parity() {
   Parity p;
-  Npz in;
-  const auto t0 = std::chrono::steady_clock::now();
-  linear_cases(in, p.ours);
-  layer_norm_case(in, p.ours);
-  gru_cases(in, p.ours);
-  attention_cases(in, p.ours);
-  mha_cases(in, p.ours);
-  transformer_layer_cases(in, p.ours);
-  cross_entropy_cases(in, p.ours);
-  optimizer_case<nn::Adam<double>>(in, p.ours, "Adam weight_decay", 91);
-  optimizer_case<nn::AdamW<double>>(in, p.ours, "AdamW weight_decay", 92);
-  for (const auto& [key, array] : p.ours.entries()) in.add(key, array);  // ours too, for debugging
-  const double ours_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
   const std::string script = std::string(ATTNLAB_SOURCE_DIR) + "/tests/parity/torch_parity.py";
   if (!std::filesystem::exists(script)) {
     p.error = "missing script " + script;
@@ -418,31 +560,42 @@ Parity run_parity() {
     p.error = "cannot create a temporary folder under /tmp";
     return p;
   }
-  const std::string dir = tmpl, in_path = dir + "/in.npz", out_path = dir + "/out.npz",
-                    log_path = dir + "/log.txt";
-  save_npz(in_path, in);
-  const std::string cmd = std::string(kPython) + " '" + script + "' '" + in_path + "' '" +
-                          out_path + "' > '" + log_path + "' 2>&1";
+  const std::string dir = tmpl, in_path = dir + "/in.npz", out_path = dir + "/out.npz";
+  const auto t0 = std::chrono::steady_clock::now();
+  p.error = run_script(script, "--state-dicts '" + dir + "'", dir, p);
+  if (!p.error.empty()) {
+    std::filesystem::remove_all(dir);
+    return p;
+  }
   const auto t1 = std::chrono::steady_clock::now();
-  const int status = std::system(cmd.c_str());
-  const double torch_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-  p.log = slurp(log_path);
-  const int code = (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
-  if (code == 3 || code == 126 || code == 127) {
-    p.error = std::string(kPython) + " cannot import torch (exit " + std::to_string(code) +
-              "); install PyTorch for it with: " + kInstallHint + "\n" + p.log;
-  } else if (code != 0) {
-    p.error = "torch_parity.py failed (exit " + std::to_string(code) + "):\n" + p.log;
-  } else {
+  Npz in, from_torch;
+  linear_cases(in, p.ours);
+  layer_norm_case(in, p.ours);
+  gru_cases(in, p.ours);
+  attention_cases(in, p.ours);
+  mha_cases(in, p.ours);
+  transformer_layer_cases(in, p.ours);
+  cross_entropy_cases(in, p.ours);
+  optimizer_case<nn::Adam<double>>(in, p.ours, "Adam weight_decay", 91);
+  optimizer_case<nn::AdamW<double>>(in, p.ours, "AdamW weight_decay", 92);
+  for (const auto& [key, array] : p.ours.entries()) in.add(key, array);  // ours too, for debugging
+  save_npz(in_path, in);
+  from_torch_cases(dir, p, from_torch);  // after in.npz: the script reads these from the exports
+  const auto t2 = std::chrono::steady_clock::now();
+  p.error = run_script(script, "'" + in_path + "' '" + out_path + "' '" + dir + "'", dir, p);
+  const auto t3 = std::chrono::steady_clock::now();
+  if (p.error.empty()) {
     try {
       p.torch = load_npz(out_path);
+      for (const auto& [key, array] : from_torch.entries()) p.torch.add(key, array);
     } catch (const std::exception& e) {
       p.error = std::string("cannot read torch's results: ") + e.what();
     }
   }
   std::filesystem::remove_all(dir);
-  std::printf("parity: our side %.2f s, torch_parity.py %.2f s (incl. import)\n%s", ours_s, torch_s,
-              p.log.c_str());
+  const auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+  std::printf("parity: our side %.2f s, torch_parity.py %.2f s + %.2f s (incl. imports)\n%s",
+              seconds(t1, t2), seconds(t0, t1), seconds(t2, t3), p.log.c_str());
   return p;
 }
 
@@ -461,6 +614,9 @@ std::string family_of(const std::string& key) {
 void compare_family(const std::string& family) {
   const Parity& p = parity();
   REQUIRE_MESSAGE(p.error.empty(), "no results from torch (see \"parity: PyTorch runs the reference script\")");
+  const auto failed = p.family_errors.find(family);
+  CHECK_MESSAGE(failed == p.family_errors.end(), "cases we could not run:\n",
+                failed == p.family_errors.end() ? "" : failed->second);
   std::size_t compared = 0;
   double family_worst = 0.0;
   for (const auto& [key, ours_array] : p.ours.entries()) {
@@ -481,7 +637,7 @@ void compare_family(const std::string& family) {
     if (!finite) worst = INFINITY;
     family_worst = std::max(family_worst, worst);
     const bool ok = worst <= kTolerance;
-    std::printf("  %-62s %-12s %9.2e  %s\n", key.c_str(), shape_str(a.shape()).c_str(), worst,
+    std::printf("  %-72s %-12s %9.2e  %s\n", key.c_str(), shape_str(a.shape()).c_str(), worst,
                 ok ? "OK" : "NOT OK");
     CHECK_MESSAGE(ok, key, ": worst |ours - torch| / max(1, |torch|) = ", worst);
   }
@@ -512,3 +668,15 @@ TEST_CASE("parity: DecoderLayer vs nn.TransformerDecoderLayer") { compare_family
 TEST_CASE("parity: cross_entropy vs F.cross_entropy") { compare_family("cross_entropy"); }
 TEST_CASE("parity: Adam vs torch.optim.Adam") { compare_family("Adam"); }
 TEST_CASE("parity: AdamW vs torch.optim.AdamW") { compare_family("AdamW"); }
+
+// PyTorch first: its state_dict loads by name, runs equal, and our export loads back strictly.
+TEST_CASE("state_dict both ways: nn.MultiheadAttention") { compare_family("nn.MultiheadAttention"); }
+TEST_CASE("state_dict both ways: nn.TransformerEncoderLayer") {
+  compare_family("nn.TransformerEncoderLayer");
+}
+TEST_CASE("state_dict both ways: nn.TransformerDecoderLayer") {
+  compare_family("nn.TransformerDecoderLayer");
+}
+TEST_CASE("state_dict both ways: nn.TransformerEncoder") { compare_family("nn.TransformerEncoder"); }
+TEST_CASE("state_dict both ways: nn.TransformerDecoder") { compare_family("nn.TransformerDecoder"); }
+TEST_CASE("state_dict both ways: nn.Transformer") { compare_family("nn.Transformer"); }
