@@ -28,6 +28,7 @@
 #include "core/runtime/gemm_plan.hpp"
 #include "core/ops.hpp"
 #include "core/runtime/parallel.hpp"
+#include "io/program.hpp"
 
 using namespace attnlab;
 
@@ -195,24 +196,18 @@ void rule(int width) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+constexpr const char* kUsage =
+    "usage: bench_core [--threads N] [--quick] [--help] [--version]\n"
+    "  --threads N   threads for OpenBLAS and attnlab's kernels (default 1)\n"
+    "  --quick       smaller sizes, fewer repeats\n";
+
+int run(const std::vector<std::string>& args) {
   Config cfg;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--quick")) {
-      cfg.quick = true;
-    } else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
-      cfg.threads = std::atoi(argv[++i]);
-      if (cfg.threads < 1) {
-        std::fprintf(stderr, "bench_core: --threads needs a positive integer\n");
-        return 2;
-      }
-    } else {
-      std::fprintf(stderr,
-                   "usage: bench_core [--threads N] [--quick]\n"
-                   "  --threads N   threads for OpenBLAS and attnlab's kernels (default 1)\n"
-                   "  --quick       smaller sizes, fewer repeats\n");
-      return std::strcmp(argv[i], "--help") ? 2 : 0;
-    }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--quick") cfg.quick = true;
+    else if (args[i] == "--threads" && i + 1 < args.size())
+      cfg.threads = static_cast<int>(integer_argument("--threads", args[++i], 1, 256));
+    else throw UsageError("unknown or incomplete argument '" + args[i] + "'");
   }
   set_threads(cfg.threads);
   std::printf("attnlab bench_core: threads %d (OpenBLAS and attnlab)%s; timed repeats after warm-up\n\n",
@@ -308,3 +303,5 @@ int main(int argc, char** argv) {
   rule(96);
   return 0;
 }
+
+int main(int argc, char** argv) { return run_program("bench_core", kUsage, argc, argv, run); }

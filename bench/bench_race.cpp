@@ -39,6 +39,7 @@
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/profile.hpp"
 #include "core/ops.hpp"
+#include "io/program.hpp"
 #include "nn/attention/attention.hpp"
 #include "nn/gru.hpp"
 #include "nn/optim.hpp"
@@ -345,9 +346,7 @@ std::vector<int> parse_ints(const std::string& s) {
   std::vector<int> v;
   std::stringstream in(s);
   for (std::string x; std::getline(in, x, ',');) {
-    const int n = std::atoi(x.c_str());
-    if (n < 1) fail("bench_race", "thread counts must be positive integers, got '", x, "' in '", s, "'");
-    v.push_back(n);
+    v.push_back(static_cast<int>(integer_argument("thread count in '" + s + "'", x, 1, 256)));
   }
   return v;
 }
@@ -383,41 +382,32 @@ double speedup(const std::map<int, double>& by_threads) {
   return one == by_threads.end() || two == by_threads.end() ? NAN : one->second / two->second;
 }
 
-int run_driver(int argc, char** argv) {
+int run_driver(const std::vector<std::string>& args) {
   int rounds = 9, warmup = 2;
   const std::vector<std::string> known{"bahdanau", "transformer", "vit", "vit11", "large"};
   std::vector<std::string> models = known;
   std::vector<int> attn_threads{1, 2}, torch_threads{1, 2};
   bool torch = true;
   std::string script = std::string(ATTNLAB_SOURCE_DIR) + "/bench/race_torch.py";
-  try {  // a bad command line: the reason and the usage line, exit 2
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      auto next = [&]() -> std::string {
-        if (i + 1 >= argc) fail("bench_race", a, " needs a value");
-        return argv[++i];
-      };
-      if (a == "--rounds") rounds = std::max(1, std::atoi(next().c_str()));
-      else if (a == "--warmup") warmup = std::max(0, std::atoi(next().c_str()));
-      else if (a == "--models") {
-        models = parse_list(next());
-        for (const auto& m : models)
-          if (std::find(known.begin(), known.end(), m) == known.end())
-            fail("bench_race", "unknown model '", m, "' (bahdanau, transformer, vit, vit11, large)");
-      }
-      else if (a == "--attn-threads") attn_threads = parse_ints(next());
-      else if (a == "--torch-threads") torch_threads = parse_ints(next());
-      else if (a == "--torch-script") script = next();
-      else if (a == "--no-torch") torch = false;
-      else fail("bench_race", "unknown option ", a);
+  for (std::size_t i = 0; i < args.size(); ++i) {  // a bad command line: UsageError, exit 2
+    const std::string& a = args[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw UsageError(a + " needs a value");
+      return args[++i];
+    };
+    if (a == "--rounds") rounds = static_cast<int>(integer_argument(a, next(), 1, 1000));
+    else if (a == "--warmup") warmup = static_cast<int>(integer_argument(a, next(), 0, 1000));
+    else if (a == "--models") {
+      models = parse_list(next());
+      for (const auto& m : models)
+        if (std::find(known.begin(), known.end(), m) == known.end())
+          throw UsageError("unknown model '" + m + "' (bahdanau, transformer, vit, vit11, large)");
     }
-  } catch (const ShapeError& e) {
-    std::fprintf(stderr,
-                 "%s\nusage: bench_race [--rounds R] [--warmup W] [--models bahdanau,transformer,"
-                 "vit,vit11,large] [--attn-threads 1,2] [--torch-threads 1,2] [--torch-script PATH] "
-                 "[--no-torch]\n",
-                 e.what());
-    return 2;
+    else if (a == "--attn-threads") attn_threads = parse_ints(next());
+    else if (a == "--torch-threads") torch_threads = parse_ints(next());
+    else if (a == "--torch-script") script = next();
+    else if (a == "--no-torch") torch = false;
+    else throw UsageError("unknown option " + a);
   }
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -524,19 +514,24 @@ int run_driver(int argc, char** argv) {
   return 0;
 }
 
+
+constexpr const char* kUsage =
+    "usage: bench_race [--rounds R] [--warmup W] [--models bahdanau,transformer,vit,vit11,large] "
+    "[--attn-threads 1,2] [--torch-threads 1,2] [--torch-script PATH] [--no-torch] [--help] [--version]\n"
+    "  One training step of each model, attnlab against PyTorch (bench/race_torch.py, run with\n"
+    "  /usr/bin/python3) in interleaved worker processes: medians, ratios, peak memory.\n";
+
+// bench_race --worker MODEL [--threads N] is the attnlab contestant, driven over a pipe.
+int run(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "--worker") {
+    if (args.size() < 2) throw UsageError("--worker needs a model name");
+    int threads = 1;
+    if (args.size() >= 4 && args[2] == "--threads") threads = static_cast<int>(integer_argument("--threads", args[3], 1, 256));
+    return run_worker(args[1], threads);
+  }
+  return run_driver(args);
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    if (argc >= 2 && std::string(argv[1]) == "--worker") {
-      int threads = 1;
-      if (argc >= 5 && std::string(argv[3]) == "--threads") threads = std::atoi(argv[4]);
-      if (argc < 3) fail("bench_race", "--worker needs a model name");
-      return run_worker(argv[2], threads);
-    }
-    return run_driver(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s\n", e.what());  // the message names bench_race already
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return run_program("bench_race", kUsage, argc, argv, run); }

@@ -12,13 +12,15 @@
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "core/gradcheck.hpp"
+#include "io/program.hpp"
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: gradcheck [--list] [--filter TEXT] [--help]\n"
+    "usage: gradcheck [--list] [--filter TEXT] [--help] [--version]\n"
     "  --list          list the cases without running them\n"
     "  --filter TEXT   run only the cases whose name contains TEXT\n";
 
@@ -35,24 +37,14 @@ std::string pad(const std::string& s, std::size_t w) {
   return cps >= w ? s : s + std::string(w - cps, ' ');
 }
 
-}  // namespace
 
-int main(int argc, char** argv) {
+int run(const std::vector<std::string>& args) {
   bool list = false;
   std::string filter;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--list") {
-      list = true;
-    } else if (arg == "--filter" && i + 1 < argc) {
-      filter = argv[++i];
-    } else if (arg == "--help" || arg == "-h") {
-      std::cout << kUsage;
-      return 0;
-    } else {
-      std::cerr << "gradcheck: unknown or incomplete argument '" << arg << "'\n" << kUsage;
-      return 2;
-    }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--list") list = true;
+    else if (args[i] == "--filter" && i + 1 < args.size()) filter = args[++i];
+    else throw attnlab::UsageError("unknown or incomplete argument '" + args[i] + "'");
   }
 
   auto cases = attnlab::gradcheck_registry();
@@ -61,10 +53,7 @@ int main(int argc, char** argv) {
   cases.erase(std::remove_if(cases.begin(), cases.end(),
                              [&](const auto& c) { return c.name.find(filter) == std::string::npos; }),
               cases.end());
-  if (cases.empty()) {
-    std::cerr << "gradcheck: no case matches '" << filter << "'\n";
-    return 2;
-  }
+  if (cases.empty()) throw attnlab::UsageError("no case matches '" + filter + "'");
   std::size_t wn = 4, ws = 6;
   for (const auto& c : cases) {
     wn = std::max(wn, c.name.size());
@@ -109,3 +98,7 @@ int main(int argc, char** argv) {
   std::cerr << "(" << cases.size() << " cases in " << secs << " s)\n";
   return failed == 0 ? 0 : 1;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return attnlab::run_program("gradcheck", kUsage, argc, argv, run); }

@@ -2,7 +2,6 @@
 // A visual check of the figures library and the source of docs/gallery/.
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <random>
 #include <string>
@@ -10,8 +9,11 @@
 
 #include <xtensor/xview.hpp>
 
+#include "io/files.hpp"
+#include "io/program.hpp"
 #include "plots/plots.hpp"
 
+using namespace attnlab;
 using namespace attnlab::plots;
 using Mat = xt::xarray<double>;
 
@@ -282,52 +284,44 @@ Figure images(double scale) {
   return image_grid(imgs, captions, overlays, style, g);
 }
 
-[[noreturn]] void usage(const std::string& why) {
-  std::cerr << "plots_gallery: " << why << "\nusage: plots_gallery --out DIR [--scale S]\n";
-  std::exit(2);
+constexpr const char* kUsage =
+    "usage: plots_gallery --out DIR [--scale S] [--help] [--version]\n"
+    "Writes one figure of each kind (PNG at 800x500 x S px, and SVG) into DIR.\n";
+
+int run(const std::vector<std::string>& args) {
+  std::string out;
+  double scale = 2.0;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--out") {
+      if (i + 1 >= args.size()) throw UsageError("--out needs a directory");
+      out = args[++i];
+    } else if (a == "--scale") {
+      if (i + 1 >= args.size()) throw UsageError("--scale needs a number");
+      char* end = nullptr;
+      scale = std::strtod(args[++i].c_str(), &end);
+      if (*end != '\0' || !(scale >= 0.5 && scale <= 8)) throw UsageError("--scale must be a number in [0.5, 8]");
+    } else {
+      throw UsageError("unknown argument \"" + a + "\"");
+    }
+  }
+  if (out.empty()) throw UsageError("missing --out DIR");
+  make_dirs(out);
+  const std::vector<std::pair<std::string, Figure (*)(double)>> figures = {
+      {"alignment", alignment}, {"heads", heads},   {"positional_encoding", positional},
+      {"loss", loss},           {"variance_dk", variance}, {"bars", bars},
+      {"diverging", diverging}, {"image_attention", images}};
+  for (const auto& [name, make] : figures) {
+    const Figure fig = make(scale);
+    for (const char* ext : {".png", ".svg"}) {
+      const std::string path = out + "/" + name + ext;
+      fig.save(path);
+      std::cout << path << "\n";
+    }
+  }
+  return 0;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  std::string out;
-  double scale = 2.0;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--out") {
-      if (i + 1 >= argc) usage("--out needs a directory");
-      out = argv[++i];
-    } else if (a == "--scale") {
-      if (i + 1 >= argc) usage("--scale needs a number");
-      char* end = nullptr;
-      scale = std::strtod(argv[++i], &end);
-      if (*end != '\0' || !(scale >= 0.5 && scale <= 8)) usage("--scale must be a number in [0.5, 8]");
-    } else if (a == "--help" || a == "-h") {
-      std::cout << "usage: plots_gallery --out DIR [--scale S]\n"
-                   "Writes one figure of each kind (PNG at 800x500 x S px, and SVG) into DIR.\n";
-      return 0;
-    } else {
-      usage("unknown argument \"" + a + "\"");
-    }
-  }
-  if (out.empty()) usage("missing --out DIR");
-  try {
-    std::filesystem::create_directories(out);
-    const std::vector<std::pair<std::string, Figure (*)(double)>> figures = {
-        {"alignment", alignment}, {"heads", heads},   {"positional_encoding", positional},
-        {"loss", loss},           {"variance_dk", variance}, {"bars", bars},
-        {"diverging", diverging}, {"image_attention", images}};
-    for (const auto& [name, make] : figures) {
-      const Figure fig = make(scale);
-      for (const char* ext : {".png", ".svg"}) {
-        const std::string path = out + "/" + name + ext;
-        fig.save(path);
-        std::cout << path << "\n";
-      }
-    }
-  } catch (const std::exception& e) {
-    std::cerr << "plots_gallery: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
-}
+int main(int argc, char** argv) { return run_program("plots_gallery", kUsage, argc, argv, run); }

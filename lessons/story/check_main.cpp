@@ -7,6 +7,7 @@
 // --same-as, that the two runs' metrics.json agree on everything but the timings.
 #include <zlib.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/files.hpp"
+#include "io/program.hpp"
 
 using namespace attnlab;
 using Json = nlohmann::ordered_json;
@@ -54,14 +56,40 @@ std::string svg_problem(const std::string& text) {
   return "";
 }
 
-}  // namespace
 
-int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::cerr << "usage: lesson_check DIR [--same-as DIR2] [METRIC>=VALUE | METRIC<=VALUE ...]\n";
-    return 2;
+constexpr const char* kUsage =
+    "usage: lesson_check DIR [--same-as DIR2] [METRIC>=VALUE | METRIC<=VALUE ...] [--help] [--version]\n";
+
+struct Bound {
+  std::string text, metric;
+  double value;
+  bool at_least;  // >= (else <=)
+};
+
+Bound parse_bound(const std::string& arg) {
+  const auto ge = arg.find(">="), le = arg.find("<=");
+  const auto at = ge != std::string::npos ? ge : le;
+  char* end = nullptr;
+  const double value = at == std::string::npos ? 0.0 : std::strtod(arg.c_str() + at + 2, &end);
+  if (at == std::string::npos || at == 0 || end == arg.c_str() + at + 2 || *end != '\0')
+    throw UsageError("bad bound '" + arg + "' (METRIC>=VALUE or METRIC<=VALUE)");
+  return {arg, arg.substr(0, at), value, ge != std::string::npos};
+}
+
+int check(const std::vector<std::string>& args) {
+  if (args.empty() || args[0].rfind("--", 0) == 0) throw UsageError("missing DIR");
+  const std::string dir = args[0];
+  std::string same_as;
+  std::vector<Bound> bounds;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--same-as") {
+      if (i + 1 >= args.size()) throw UsageError("--same-as needs a folder");
+      same_as = args[++i];
+    } else {
+      bounds.push_back(parse_bound(args[i]));
+    }
   }
-  const std::string dir = argv[1];
+
   int failures = 0;
   auto problem = [&](const std::string& what) {
     std::cerr << "lesson_check: " << dir << ": " << what << "\n";
@@ -88,31 +116,21 @@ int main(int argc, char** argv) {
       if (!why.empty()) problem(name + ": " + why);
       if (report.find(name) == std::string::npos && png) problem(name + " is not shown in report.md");
     }
-    for (int i = 2; i < argc; ++i) {
-      const std::string arg = argv[i];
-      if (arg == "--same-as" && i + 1 < argc) {
-        Json a = m, b = Json::parse(read_file(std::string(argv[++i]) + "/metrics.json"));
-        a.erase("timings");
-        b.erase("timings");
-        if (a != b) problem(std::string("metrics.json differs from ") + argv[i] + " (same seed, other numbers)");
+    if (!same_as.empty()) {
+      Json a = m, b = Json::parse(read_file(same_as + "/metrics.json"));
+      a.erase("timings");
+      b.erase("timings");
+      if (a != b) problem("metrics.json differs from " + same_as + " (same seed, other numbers)");
+    }
+    for (const Bound& bound : bounds) {
+      if (!m["metrics"].contains(bound.metric)) {
+        problem("metric " + bound.metric + " missing");
         continue;
       }
-      const auto ge = arg.find(">="), le = arg.find("<=");
-      const auto at = ge != std::string::npos ? ge : le;
-      if (at == std::string::npos) {
-        std::cerr << "lesson_check: bad bound '" << arg << "'\n";
-        return 2;
-      }
-      const std::string name = arg.substr(0, at);
-      const double bound = std::stod(arg.substr(at + 2));
-      if (!m["metrics"].contains(name)) {
-        problem("metric " + name + " missing");
-        continue;
-      }
-      const double v = m["metrics"][name].get<double>();
-      const bool ok = ge != std::string::npos ? v >= bound : v <= bound;
-      std::cout << "  " << name << " = " << v << (ok ? "  ok (" : "  FAILS (") << arg << ")\n";
-      if (!ok) problem("metric " + arg + " does not hold: " + std::to_string(v));
+      const double v = m["metrics"][bound.metric].get<double>();
+      const bool ok = bound.at_least ? v >= bound.value : v <= bound.value;
+      std::cout << "  " << bound.metric << " = " << v << (ok ? "  ok (" : "  FAILS (") << bound.text << ")\n";
+      if (!ok) problem("metric " + bound.text + " does not hold: " + std::to_string(v));
     }
   } catch (const std::exception& e) {
     problem(e.what());
@@ -120,3 +138,7 @@ int main(int argc, char** argv) {
   std::cout << (failures ? "lesson_check: FAILED\n" : "lesson_check: all checks passed\n");
   return failures ? 1 : 0;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return run_program("lesson_check", kUsage, argc, argv, check); }

@@ -1,11 +1,14 @@
 // The command line every lesson shares:
-//   --quick  --epochs N  --seed N  --out DIR  --threads N  --help
-// An unknown flag or a bad value prints the usage and exits 2.
+//   --quick  --epochs N  --seed N  --out DIR  --threads N  --help  --version
+// run_lesson answers --help and --version and turns a bad argument into the usage and exit 2
+// (io/program.hpp, the conventions of every attnlab program).
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
+#include <vector>
+
+#include "io/program.hpp"
 
 namespace attnlab::lessons {
 
@@ -23,14 +26,8 @@ struct LessonArgs {
   int threads = 1;            // OpenBLAS and attnlab kernel threads (core/runtime/parallel.hpp)
 };
 
-struct UsageError : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
-};
-
 std::string usage(const LessonInfo& info);
-// Throws UsageError on bad input; throws nothing and sets help = true for --help.
-LessonArgs parse_args(int argc, const char* const* argv, const LessonInfo& info, bool& help);
-// For main(): prints usage and exits 2 on bad input, 0 after --help.
-LessonArgs parse_args_or_exit(int argc, char** argv, const LessonInfo& info);
+// The arguments after the program name; UsageError on an unknown flag or a bad value.
+LessonArgs parse_args(const std::vector<std::string>& args, const LessonInfo& info);
 
 }  // namespace attnlab::lessons

@@ -52,7 +52,7 @@ Lesson::Lesson(LessonInfo info, LessonArgs args)
     : info_(std::move(info)), args_(std::move(args)), start_(std::chrono::steady_clock::now()) {
   if (g_current) throw std::logic_error("Lesson: a lesson is already running in this program");
   set_threads(args_.threads);
-  out_.emplace(args_.out, "metrics.json", info_.id);
+  out_.emplace(args_.out, "metrics.json", "--out");
   const std::string mode = args_.quick ? "quick run" : "full run";
   report_ = "# " + info_.id + ": " + info_.title + "\n\n*" + info_.summary + "* (" + mode + ", seed " +
             std::to_string(args_.seed) + ")\n\n";
@@ -184,17 +184,12 @@ void Lesson::finish() {
 }
 
 int run_lesson(const LessonInfo& info, int argc, char** argv, const std::function<void()>& body) {
-  const LessonArgs args = parse_args_or_exit(argc, argv, info);
-  try {
-    Lesson L(info, args);
+  return run_program(info.id, usage(info), argc, argv, [&](const std::vector<std::string>& args) {
+    Lesson L(info, parse_args(args, info));
     body();
     L.finish();
     return 0;
-  } catch (const std::exception& e) {
-    std::cout.flush();
-    std::cerr << "\n" << info.id << ": error: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }
 
 Lesson& lesson() {

@@ -75,9 +75,10 @@ class Lesson {
   std::optional<StagedFolder> out_;  // made in the constructor, published by finish()
 };
 
-// Parses the command line (a bad one prints the usage and exits 2; --help prints it and exits 0),
-// runs body as the current lesson and writes its report and metrics. Anything body throws is
-// printed as one line, "<id>: error: <what>", and the program returns 1.
+// Parses the command line, runs body as the current lesson and writes its report and metrics, with
+// the conventions of every program (io/program.hpp): --help and --version answer and return 0, a
+// bad argument prints the usage and returns 2, and anything body throws is printed as one line,
+// "<id>: error: <what>", and returns 1 (the output folder is left as it was before the run).
 int run_lesson(const LessonInfo& info, int argc, char** argv, const std::function<void()>& body);
 
 // The current lesson; std::logic_error when none runs.

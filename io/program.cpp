@@ -1,0 +1,51 @@
+#include "io/program.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <iostream>
+
+#include "core/version.hpp"
+
+namespace attnlab {
+
+int run_program(const std::string& name, const std::string& usage, int argc, const char* const* argv,
+                const std::function<int(const std::vector<std::string>& args)>& body) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  for (const std::string& a : args) {
+    if (a == "--help" || a == "-h") {
+      std::cout << usage;
+      return 0;
+    }
+    if (a == "--version") {
+      std::cout << name << " " << kVersion << "\n";
+      return 0;
+    }
+  }
+  try {
+    return body(args);
+  } catch (const UsageError& e) {
+    std::cout.flush();
+    std::cerr << name << ": " << e.what() << "\n" << usage;
+    return 2;
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << "\n" << name << ": error: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
+    std::cout.flush();
+    std::cerr << "\n" << name << ": error: an exception that is not a std::exception\n";
+    return 1;
+  }
+}
+
+long long integer_argument(const std::string& flag, const std::string& text, long long lo, long long hi) {
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || v < lo || v > hi)
+    throw UsageError(flag + " needs an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                     ", got '" + text + "'");
+  return v;
+}
+
+}  // namespace attnlab

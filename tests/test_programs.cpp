@@ -1,0 +1,111 @@
+// Every program keeps the same conventions (io/program.hpp): --help and --version answer and exit
+// 0, a bad argument is one line and the usage with exit 2, a failure is one line naming what
+// failed with exit 1. Checked here on the built programs themselves, each lesson included.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/version.hpp"
+#include "io/files.hpp"
+#include "tests/helpers.hpp"
+
+using attnlab::testing::contains;
+using attnlab::testing::list_dir;
+using attnlab::testing::slurp;
+using attnlab::testing::TempDir;
+
+namespace {
+
+struct Run {
+  int code;
+  std::string out, err;
+};
+
+// Runs build/bin/<program> with `args` (shell words), stdout and stderr captured.
+Run run(const std::string& program, const std::string& args, const TempDir& d) {
+  const std::string cmd = "'" + std::string(ATTNLAB_BIN_DIR) + "/" + program + "' " + args + " > '" +
+                          (d / "out") + "' 2> '" + (d / "err") + "' < /dev/null";
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(d / "out"), slurp(d / "err")};
+}
+
+bool built(const std::string& program) {
+  const std::vector<std::string> bin = list_dir(ATTNLAB_BIN_DIR);
+  return std::find(bin.begin(), bin.end(), program) != bin.end();
+}
+
+// The programs this build has: the tools always, the benchmarks and lessons when configured.
+std::vector<std::string> programs() {
+  std::vector<std::string> out{"gradcheck", "plots_gallery", "lesson_check"};
+  for (const char* p : {"bench_core", "bench_race"})
+    if (built(p)) out.push_back(p);
+  for (const std::string& file : list_dir(std::string(ATTNLAB_SOURCE_DIR) + "/lessons")) {
+    const std::string name = file.substr(0, file.find('.'));
+    if (file.size() > 4 && file.compare(file.size() - 4, 4, ".cpp") == 0 && std::isdigit(static_cast<unsigned char>(file[0])) &&
+        built(name))
+      out.push_back(name);
+  }
+  return out;
+}
+
+std::size_t lines(const std::string& s) { return std::count(s.begin(), s.end(), '\n'); }
+
+}  // namespace
+
+TEST_CASE("every program answers --help and --version with exit 0") {
+  TempDir d;
+  for (const std::string& p : programs()) {
+    CAPTURE(p);
+    Run r = run(p, "--help", d);
+    CHECK(r.code == 0);
+    CHECK(r.out.rfind("usage: " + p, 0) == 0);
+    CHECK(contains(r.out, "--version"));
+    r = run(p, "--version", d);
+    CHECK(r.code == 0);
+    CHECK(r.out == p + " " + attnlab::kVersion + "\n");
+  }
+}
+
+TEST_CASE("every program refuses a bad argument in one line, the usage after it, exit 2") {
+  TempDir d;
+  for (const std::string& p : programs()) {
+    CAPTURE(p);
+    const Run r = run(p, p == "lesson_check" ? "some_dir --bogus" : "--bogus", d);
+    CHECK(r.code == 2);
+    CHECK(r.err.rfind(p + ": ", 0) == 0);
+    CHECK(contains(r.err, "--bogus"));
+    CHECK(contains(r.err, "\nusage: " + p));
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("a failing program says what failed in one line and exits 1") {
+  TempDir d;
+  attnlab::write_file_atomic(d / "a_file", "x");
+  for (const std::string& p : programs()) {
+    if (p == "gradcheck" || p == "bench_core" || p == "bench_race") continue;  // no bad path to give
+    CAPTURE(p);
+    const std::string target = p == "lesson_check" ? d / "missing" : d / "a_file";
+    const Run r = run(p, (p == "lesson_check" ? "" : "--out ") + ("'" + target + "'"), d);
+    CHECK(r.code == 1);
+    CHECK(contains(r.err, target));  // names the path at fault
+    if (p != "lesson_check") {
+      CHECK(contains(r.err, p + ": error: "));
+      CHECK(lines(r.err) <= 2);  // a blank line after the story, then the one line
+    }
+  }
+  // Numbers out of range are usage errors, not crashes.
+  for (const char* args : {"--seed -1", "--threads 0", "--epochs 2x"})
+    for (const std::string& p : programs())
+      if (std::isdigit(static_cast<unsigned char>(p[0]))) {
+        CAPTURE(p);
+        CAPTURE(args);
+        CHECK(run(p, args, d).code == 2);
+      }
+}
