@@ -1,5 +1,6 @@
 #include "nn/checkpoint.hpp"
 
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -8,6 +9,25 @@ namespace attnlab::nn {
 namespace {
 bool has_prefix(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// The name of each of the optimizer's parameters: the name the model gives the same tensor.
+template <class T>
+std::vector<std::string> optimizer_names(const Optimizer<T>& optimizer,
+                                         const NamedParameters<T>& params, const char* who) {
+  std::map<const Node<T>*, std::string> name_of;
+  for (const auto& [name, tensor] : params)
+    if (tensor.defined()) name_of.emplace(tensor.node().get(), name);
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < optimizer.params().size(); ++i) {
+    const Tensor<T>& p = optimizer.params()[i];
+    const auto it = name_of.find(p.node().get());
+    check(it != name_of.end(), who, optimizer.name(), "'s parameter ", i, " ",
+          shape_str(p.shape()), " is not among the named parameters; its state is saved under "
+          "the parameter's name, so build the optimizer over the model's parameters");
+    names.push_back(it->second);
+  }
+  return names;
 }
 }  // namespace
 
@@ -24,7 +44,8 @@ void save_checkpoint(const std::string& path, const NamedParameters<T>& params,
     out.add(name, NpyArray(tensor.value()));
   }
   if (optimizer) {
-    const Npz state = optimizer->state();  // a named local: entries() refers into it
+    // A named local: entries() refers into it.
+    const Npz state = optimizer->state(optimizer_names(*optimizer, params, "save_checkpoint"));
     for (const auto& [key, array] : state.entries()) out.add(kOptimizerPrefix + key, array);
   }
   save_npz(path, out);
@@ -39,6 +60,8 @@ void load_checkpoint(const std::string& path, const NamedParameters<T>& params,
 template <class T>
 void load_checkpoint(const Npz& file, const std::string& source, const NamedParameters<T>& params,
                      Optimizer<T>* optimizer) {
+  const std::vector<std::string> optimizer_param_names =
+      optimizer ? optimizer_names(*optimizer, params, "load_checkpoint") : std::vector<std::string>{};
   std::vector<std::string> missing, unexpected, shapes, types;
   std::set<std::string> expected;
   for (const auto& [name, tensor] : params) {
@@ -85,7 +108,7 @@ void load_checkpoint(const Npz& file, const std::string& source, const NamedPara
   // Its errors name the optimizer, not the file: say which file (found by fuzz/checkpoint.cpp).
   if (optimizer) {
     try {
-      optimizer->load_state(optimizer_state);
+      optimizer->load_state(optimizer_state, optimizer_param_names);
     } catch (const ShapeError& e) {
       fail("load_checkpoint", "'", source, "': ", e.what());
     }

@@ -1,6 +1,13 @@
 // Checkpoints: one .npz with a key per parameter, named hierarchically as the Module reports it
-// ("encoder.layers.0.self_attn.w_q.weight"), and the optimizer's state under "optim/" (for
-// example "optim/exp_avg.3"). numpy reads them directly: np.load("ckpt.npz")["embed.weight"].
+// ("encoder.layers.0.self_attn.in_proj_weight", PyTorch's names: a state_dict saved with np.savez
+// loads here, and these files load into PyTorch with load_state_dict(strict=True)), and the
+// optimizer's state under "optim/", keyed by the same names: "optim/lr", "optim/step",
+// "optim/exp_avg/encoder.layers.0.linear1.weight", "optim/step/<name>" (Optimizer::state).
+// The optimizer's parameters are named by matching their tensors with the named parameters, so
+// its state follows each parameter even if the optimizer lists them in another order. Files
+// written before (position keys, "optim/exp_avg.3") are refused with a message: load the
+// weights alone and start the optimizer afresh. numpy reads checkpoints directly:
+// np.load("ckpt.npz")["embed.weight"].
 //
 // Saving is atomic (io/npz.hpp): a crash mid-save leaves the previous checkpoint intact.
 // Loading checks every name and shape before it changes anything; on a mismatch it throws one

@@ -2,7 +2,9 @@
 // temporaries, the same operation order as torch's _single_tensor_* functions.
 #include "nn/optim.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -70,21 +72,51 @@ void Optimizer<T>::zero_grad() {
 }
 
 template <class T>
-Npz Optimizer<T>::state() const {
+std::vector<std::string> Optimizer<T>::positions() const {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < params_.size(); ++i) out.push_back(std::to_string(i));
+  return out;
+}
+
+template <class T>
+void Optimizer<T>::check_names(const std::vector<std::string>& names) const {
+  check(names.size() == params_.size(), name_, "needs one name per parameter: ", params_.size(),
+        " parameters, ", names.size(), " names");
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    check(!names[i].empty(), name_, "parameter ", i, " has an empty name");
+    check(seen.insert(names[i]).second, name_, "parameter name '", names[i], "' given twice");
+  }
+}
+
+template <class T>
+Npz Optimizer<T>::state(const std::vector<std::string>& names) const {
+  check_names(names);
   Npz out;
   out.add("lr", NpyArray(Array<double>(lr_)));
   out.add("step", NpyArray(IndexArray(steps_)));
   for (std::size_t i = 0; i < params_.size(); ++i) {
     if (!has_state_[i]) continue;
     for (std::size_t b = 0; b < buffer_names_.size(); ++b)
-      out.add(buffer_names_[b] + "." + std::to_string(i), NpyArray(buffers_[b][i]));
-    if (per_param_steps_) out.add("step." + std::to_string(i), NpyArray(IndexArray(param_steps_[i])));
+      out.add(buffer_names_[b] + "/" + names[i], NpyArray(buffers_[b][i]));
+    if (per_param_steps_) out.add("step/" + names[i], NpyArray(IndexArray(param_steps_[i])));
   }
   return out;
 }
 
+namespace {
+// "exp_avg.3": the position-keyed form of state written before parameter names were used.
+bool keyed_by_position(const std::string& key) {
+  const std::size_t dot = key.rfind('.');
+  if (key.find('/') != std::string::npos || dot == std::string::npos || dot + 1 == key.size())
+    return false;
+  return key.find_first_not_of("0123456789", dot + 1) == std::string::npos;
+}
+}  // namespace
+
 template <class T>
-void Optimizer<T>::load_state(const Npz& state) {
+void Optimizer<T>::load_state(const Npz& state, const std::vector<std::string>& names) {
+  check_names(names);
   std::vector<std::string> problems;
   const auto scalar_of = [&](const std::string& key, DType want, auto& out) {
     const NpyArray& a = state.at(key);
@@ -106,43 +138,62 @@ void Optimizer<T>::load_state(const Npz& state) {
   else if (scalar_of("step", DType::Int64, steps) && steps < 0)
     problems.push_back("'step' is negative");
 
-  // Per parameter: which names were found, then whether each set is complete.
+  // Per parameter: which kinds of state were found, then whether each set is complete.
   std::vector<std::string> kinds = buffer_names_;
   if (per_param_steps_) kinds.push_back("step");
+  std::map<std::string, std::size_t> index_of;
+  for (std::size_t i = 0; i < names.size(); ++i) index_of[names[i]] = i;
   std::vector<std::vector<bool>> found(params_.size(), std::vector<bool>(kinds.size(), false));
   std::vector<std::vector<Array<T>>> new_buffers(buffer_names_.size(),
                                                  std::vector<Array<T>>(params_.size()));
   std::vector<std::int64_t> new_steps(params_.size(), 0);
+  std::vector<std::string> by_position;
   for (const auto& [key, array] : state.entries()) {
     if (key == "lr" || key == "step") continue;
-    std::size_t dot = key.rfind('.');
-    std::size_t kind = kinds.size(), index = params_.size();
-    if (dot != std::string::npos) {
-      for (std::size_t k = 0; k < kinds.size(); ++k)
-        if (key.compare(0, dot, kinds[k]) == 0 && kinds[k].size() == dot) kind = k;
-      const std::string digits = key.substr(dot + 1);
-      if (!digits.empty() && digits.size() < 10 &&
-          digits.find_first_not_of("0123456789") == std::string::npos)
-        index = std::stoul(digits);
-    }
-    if (kind == kinds.size() || index >= params_.size()) {
-      problems.push_back("unexpected '" + key + "' (" + name_ + " over " +
-                         std::to_string(params_.size()) + " parameters)");
+    const std::size_t slash = key.find('/');
+    if (slash == std::string::npos) {
+      if (keyed_by_position(key)) by_position.push_back(key);
+      else problems.push_back("unexpected '" + key + "'");
       continue;
     }
-    found[index][kind] = true;
-    if (kind == buffer_names_.size()) {  // "step.<i>"
-      if (scalar_of(key, DType::Int64, new_steps[index]) && new_steps[index] < 1)
+    const std::string kind_name = key.substr(0, slash), param = key.substr(slash + 1);
+    const std::size_t kind = static_cast<std::size_t>(
+        std::find(kinds.begin(), kinds.end(), kind_name) - kinds.begin());
+    const auto it = index_of.find(param);
+    if (kind == kinds.size()) {
+      std::string known;
+      for (const auto& k : kinds) known += (known.empty() ? "" : ", ") + k;
+      problems.push_back("unexpected '" + key + "' (" + name_ + " keeps " +
+                         (known.empty() ? "no state" : known) + " per parameter)");
+      continue;
+    }
+    if (it == index_of.end()) {
+      problems.push_back("unexpected '" + key + "': no parameter named '" + param + "'");
+      continue;
+    }
+    const std::size_t i = it->second;
+    found[i][kind] = true;
+    if (kind == buffer_names_.size()) {  // "step/<name>"
+      if (scalar_of(key, DType::Int64, new_steps[i]) && new_steps[i] < 1)
         problems.push_back("'" + key + "' must be >= 1");
     } else if (array.dtype() != DType::Float32 && array.dtype() != DType::Float64) {
       problems.push_back("'" + key + "' has dtype " + dtype_descr(array.dtype()) + ", not a float");
-    } else if (array.shape() != params_[index].shape()) {
-      problems.push_back("'" + key + "' has shape " + shape_str(array.shape()) + ", parameter " +
-                         std::to_string(index) + " has " + shape_str(params_[index].shape()));
+    } else if (array.shape() != params_[i].shape()) {
+      problems.push_back("'" + key + "' has shape " + shape_str(array.shape()) + ", parameter '" +
+                         param + "' has " + shape_str(params_[i].shape()));
     } else {
-      new_buffers[kind][index] = array.template to<T>();
+      new_buffers[kind][i] = array.template to<T>();
     }
   }
+  if (!by_position.empty())
+    problems.push_back(
+        "'" + by_position.front() + "'" +
+        (by_position.size() > 1 ? " and " + std::to_string(by_position.size() - 1) + " more are"
+                                : " is") +
+        " keyed by position, the format written before optimizer state was keyed by parameter "
+        "name. Positions cannot be matched to parameters safely (the attention modules' "
+        "parameters changed order with the names), so load the weights alone (load_checkpoint "
+        "without an optimizer) and let the optimizer start afresh");
   std::vector<bool> has_state(params_.size(), false);
   for (std::size_t i = 0; i < params_.size(); ++i) {
     std::size_t n = 0;
@@ -150,7 +201,7 @@ void Optimizer<T>::load_state(const Npz& state) {
     has_state[i] = n > 0;
     if (n == 0 || n == kinds.size()) continue;
     for (std::size_t k = 0; k < kinds.size(); ++k)
-      if (!found[i][k]) problems.push_back("missing '" + kinds[k] + "." + std::to_string(i) + "'");
+      if (!found[i][k]) problems.push_back("missing '" + kinds[k] + "/" + names[i] + "'");
   }
   if (!problems.empty()) {
     std::ostringstream os;

@@ -39,12 +39,19 @@ class Optimizer {
   const std::string& name() const { return name_; }
 
   // State as named arrays, for checkpoints: "lr" (0-d <f8), "step" (0-d <i8, step() calls),
-  // and for each parameter i that has state, "<buffer>.<i>" (e.g. "exp_avg.3") with the
-  // parameter's shape, plus "step.<i>" (0-d <i8) for optimizers that count per parameter.
-  Npz state() const;
-  // Restore state(). Everything is validated first (names, indices, shapes, types); on any
-  // problem nothing changes and ShapeError lists every problem found.
-  void load_state(const Npz& state);
+  // and for each parameter that has state, "<buffer>/<name>" with the parameter's shape (e.g.
+  // "exp_avg/encoder.layers.0.linear1.weight"), plus "step/<name>" (0-d <i8) for optimizers that
+  // count per parameter. names[i] names parameter i (save_checkpoint takes them from the
+  // model's named_parameters(), matching tensors); without names, parameter i is named "i".
+  // Keyed by name, state follows its parameter whatever the order of the list it comes back to.
+  Npz state(const std::vector<std::string>& names) const;
+  Npz state() const { return state(positions()); }
+  // Restore state(names). Everything is validated first (keys, names, shapes, types); on any
+  // problem nothing changes and ShapeError lists every problem found, naming the parameter.
+  // State keyed by position ("exp_avg.3", checkpoints written before parameter names) is refused
+  // with a message that says how to go on.
+  void load_state(const Npz& state, const std::vector<std::string>& names);
+  void load_state(const Npz& state) { load_state(state, positions()); }
 
  protected:
   Optimizer(std::string name, std::vector<Tensor<T>> params, double lr,
@@ -57,6 +64,8 @@ class Optimizer {
   std::int64_t& param_step(std::size_t i) { return param_steps_[i]; }
 
  private:
+  std::vector<std::string> positions() const;  // "0", "1", ...
+  void check_names(const std::vector<std::string>& names) const;
   std::string name_;
   std::vector<Tensor<T>> params_;
   double lr_;

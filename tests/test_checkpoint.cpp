@@ -93,7 +93,8 @@ TEST_CASE_TEMPLATE("checkpoint round trip restores parameters and optimizer stat
   const Npz raw = load_npz(dir / "ckpt.npz");
   CHECK(eval_model.emb.value() == raw.at("embed.weight").template get<T>());
   CHECK(raw.contains("encoder.layers.0.w"));
-  CHECK(raw.contains("optim/exp_avg.2"));
+  CHECK(raw.contains("optim/exp_avg/embed.weight"));  // optimizer state keyed by parameter name
+  CHECK(raw.contains("optim/step/encoder.layers.0.b"));
   CHECK(raw.at("embed.weight").dtype() == (sizeof(T) == 4 ? DType::Float32 : DType::Float64));
 }
 
@@ -137,7 +138,8 @@ TEST_CASE("a mismatched checkpoint lists missing, unexpected and reshaped names,
   Adam<double> adam(target.params(), 0.1);
   const Array<double> before = target.w.value();
   CHECK(error_of<ShapeError>([&] { load_checkpoint(dir / "sgd.npz", target.named(), &adam); })
-            .find("unexpected 'momentum_buffer.0'") != std::string::npos);
+            .find("unexpected 'momentum_buffer/encoder.layers.0.w' (Adam keeps exp_avg, exp_avg_sq, step "
+                  "per parameter)") != std::string::npos);
   CHECK(target.w.value() == before);
   CHECK_THROWS_AS(save_checkpoint<double>(dir / "x.npz", {{"a", m.w}, {"a", m.b}}), ShapeError);
   CHECK_THROWS_AS(save_checkpoint<double>(dir / "x.npz", {{"optim/a", m.w}}), ShapeError);
@@ -231,13 +233,13 @@ TEST_CASE("a bad optimizer state or a bare 'optim/' key is an error naming the f
   // optimizer's message named only "Adam", not the file.
   Npz renamed;
   for (const auto& [key, array] : good.entries())
-    renamed.add(key == "optim/exp_avg.1" ? "optim/exp_avg.3" : key, array);
+    renamed.add(key == "optim/exp_avg/encoder.layers.0.b" ? "optim/exp_avg/head.b" : key, array);
   save_npz(dir / "renamed.npz", renamed);
   Adam<double> target(m.params(), 0.5);
   const std::string msg = error_of<ShapeError>([&] { load_checkpoint(dir / "renamed.npz", m.named(), &target); });
   CHECK(starts_with(msg, "load_checkpoint: '" + (dir / "renamed.npz") + "': Adam: cannot load optimizer state"));
-  CHECK(contains(msg, "unexpected 'exp_avg.3' (Adam over 3 parameters)"));
-  CHECK(contains(msg, "missing 'exp_avg.1'"));
+  CHECK(contains(msg, "unexpected 'exp_avg/head.b': no parameter named 'head.b'"));
+  CHECK(contains(msg, "missing 'exp_avg/encoder.layers.0.b'"));
   CHECK(target.lr() == 0.5);  // unchanged
 
   // "optim/" with nothing after it: was IoError "Npz: empty key", naming no file.
@@ -246,4 +248,61 @@ TEST_CASE("a bad optimizer state or a bare 'optim/' key is an error naming the f
   save_npz(dir / "bare.npz", bare);
   CHECK(error_of<ShapeError>([&] { load_checkpoint(dir / "bare.npz", m.named()); }) ==
         "load_checkpoint: '" + (dir / "bare.npz") + "' does not match the model\n  unexpected (1):\n    optim/");
+}
+
+TEST_CASE("optimizer state is keyed by parameter name: another order, errors by name, old files") {
+  TempDir dir;
+  Model<double> m(1);
+  Adam<double> opt(m.params(), 0.01);
+  m.fake_gradients(1.0);
+  opt.step();
+  save_checkpoint(dir / "ckpt.npz", m.named(), &opt);
+
+  // An optimizer over the same parameters in another order gets each one's own moments.
+  Model<double> fresh(2);
+  Adam<double> reordered({fresh.emb, fresh.w, fresh.b}, 0.5);
+  load_checkpoint(dir / "ckpt.npz", fresh.named(), &reordered);
+  const Npz mine = opt.state({"w", "b", "emb"}), theirs = reordered.state({"emb", "w", "b"});
+  for (const char* n : {"w", "b", "emb"})
+    CHECK(mine.at(std::string("exp_avg_sq/") + n).get<double>() ==
+          theirs.at(std::string("exp_avg_sq/") + n).get<double>());
+
+  // A mis-shaped moment names its parameter and the file.
+  Npz file = load_npz(dir / "ckpt.npz"), bad;
+  for (const auto& [key, array] : file.entries())
+    bad.add(key, key == "optim/exp_avg/embed.weight" ? NpyArray(Array<double>{1.0}) : array);
+  save_npz(dir / "bad.npz", bad);
+  Adam<double> target(fresh.params(), 0.5);
+  std::string msg = error_of<ShapeError>([&] { load_checkpoint(dir / "bad.npz", fresh.named(), &target); });
+  CHECK(starts_with(msg, "load_checkpoint: '" + (dir / "bad.npz") + "': Adam: cannot load optimizer state"));
+  CHECK(contains(msg, "'exp_avg/embed.weight' has shape (1), parameter 'embed.weight' has (5,2)"));
+
+  // An optimizer over a tensor the model does not name cannot be saved or loaded by name.
+  Tensor<double> stray(Array<double>{1.0, 2.0}, true);
+  Adam<double> outside({m.w, stray}, 0.1);
+  CHECK(error_of<ShapeError>([&] { save_checkpoint(dir / "x.npz", m.named(), &outside); }) ==
+        "save_checkpoint: Adam's parameter 1 (2) is not among the named parameters; its state is "
+        "saved under the parameter's name, so build the optimizer over the model's parameters");
+  CHECK(starts_with(error_of<ShapeError>([&] { load_checkpoint(dir / "ckpt.npz", m.named(), &outside); }),
+                    "load_checkpoint: Adam's parameter 1 (2)"));
+
+  // A checkpoint written before names: "optim/exp_avg.2" for the third parameter. The weights
+  // load; the state is refused with the way forward.
+  Npz old;
+  for (const auto& [key, array] : file.entries()) {
+    const std::size_t slash = key.rfind('/');
+    if (key == "optim/lr" || key == "optim/step" || !starts_with(key, "optim/")) old.add(key, array);
+    else if (contains(key, "/embed.weight")) old.add(key.substr(0, slash) + ".2", array);
+  }
+  save_npz(dir / "old.npz", old);
+  Model<double> weights_only(3);
+  load_checkpoint(dir / "old.npz", weights_only.named());
+  CHECK(weights_only.emb.value() == m.emb.value());
+  Adam<double> resumed(weights_only.params(), 0.5);
+  msg = error_of<ShapeError>([&] { load_checkpoint(dir / "old.npz", weights_only.named(), &resumed); });
+  INFO(msg);
+  CHECK(contains(msg, "'exp_avg.2' and 2 more are keyed by position"));
+  CHECK(contains(msg, "load the weights alone (load_checkpoint without an optimizer) and let the "
+                      "optimizer start afresh"));
+  CHECK(resumed.lr() == 0.5);
 }

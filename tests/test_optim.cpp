@@ -109,9 +109,9 @@ TEST_CASE("step skips parameters without a gradient; zero_grad drops gradients")
   opt.step();
   CHECK(q.value()(0) == 5.0);
   const Npz s = opt.state();
-  CHECK(s.contains("exp_avg.0"));
-  CHECK(!s.contains("exp_avg.1"));
-  CHECK(s.at("step.0").get<Index>()() == 1);
+  CHECK(s.contains("exp_avg/0"));  // without names, parameter i is named by its position
+  CHECK(!s.contains("exp_avg/1"));
+  CHECK(s.at("step/0").get<Index>()() == 1);
   opt.zero_grad();
   CHECK(!p.has_grad());
   opt.step();
@@ -156,20 +156,72 @@ TEST_CASE("optimizer state round trip continues identically; bad state is reject
   Npz bad;
   const Npz good = a.state();
   for (const auto& [k, v] : good.entries()) {
-    if (k == "exp_avg_sq.1") continue;  // missing
-    bad.add(k, k == "exp_avg.0" ? NpyArray(Array<double>{1.0, 2.0}) : v);  // wrong shape
+    if (k == "exp_avg_sq/1") continue;  // missing
+    bad.add(k, k == "exp_avg/0" ? NpyArray(Array<double>{1.0, 2.0}) : v);  // wrong shape
   }
-  bad.add("exp_avg.7", Array<double>{1.0});  // no parameter 7
+  bad.add("exp_avg/7", Array<double>{1.0});  // no parameter 7
   const std::string msg = error_of([&] { b.load_state(bad); });
   INFO(msg);
   CHECK(msg.find("3 problems") != std::string::npos);
-  CHECK(msg.find("'exp_avg.0' has shape (2), parameter 0 has (2,2)") != std::string::npos);
-  CHECK(msg.find("missing 'exp_avg_sq.1'") != std::string::npos);
-  CHECK(msg.find("unexpected 'exp_avg.7'") != std::string::npos);
+  CHECK(msg.find("'exp_avg/0' has shape (2), parameter '0' has (2,2)") != std::string::npos);
+  CHECK(msg.find("missing 'exp_avg_sq/1'") != std::string::npos);
+  CHECK(msg.find("unexpected 'exp_avg/7': no parameter named '7'") != std::string::npos);
   CHECK(b.steps() == 3);  // unchanged
 
   SGD<double> sgd({p2, q2}, 0.1, 0.9);
-  CHECK(error_of([&] { sgd.load_state(a.state()); }).find("unexpected 'exp_avg.0'") != std::string::npos);
+  CHECK(error_of([&] { sgd.load_state(a.state()); })
+            .find("unexpected 'exp_avg/0' (SGD keeps momentum_buffer per parameter)") != std::string::npos);
+}
+
+TEST_CASE("optimizer state keyed by parameter name follows its parameter, whatever the order") {
+  Tensor<double> w = param<double>({{1.0, 2.0}, {3.0, 4.0}}), b = param<double>({0.5, -0.5});
+  Adam<double> a({w, b}, 0.05);
+  set_grad<double>(w, {{0.1, -0.2}, {0.3, 0.4}});
+  set_grad<double>(b, {1.0, -1.0});
+  a.step();
+  const Npz st = a.state({"layer.weight", "layer.bias"});
+  CHECK(st.contains("exp_avg/layer.weight"));
+  CHECK(st.contains("exp_avg_sq/layer.bias"));
+  CHECK(st.at("step/layer.bias").get<Index>()() == 1);
+
+  // The same parameters listed the other way round: each gets its own moments back.
+  Tensor<double> w2(w.value(), true), b2(b.value(), true);
+  Adam<double> reversed({b2, w2}, 0.05);
+  reversed.load_state(st, {"layer.bias", "layer.weight"});
+  set_grad<double>(w, {{0.2, 0.2}, {-0.1, 0.0}});
+  set_grad<double>(b, {0.3, 0.1});
+  set_grad<double>(w2, {{0.2, 0.2}, {-0.1, 0.0}});
+  set_grad<double>(b2, {0.3, 0.1});
+  a.step();
+  reversed.step();
+  CHECK(w.value() == w2.value());
+  CHECK(b.value() == b2.value());
+
+  // Errors name the parameter; the names themselves are checked.
+  Tensor<double> other = param<double>({1.0, 2.0, 3.0});
+  Adam<double> c({w2, other}, 0.05);
+  const std::string msg = error_of([&] { c.load_state(st, {"layer.weight", "layer.bias"}); });
+  CHECK(msg.find("'exp_avg/layer.bias' has shape (2), parameter 'layer.bias' has (3)") != std::string::npos);
+  CHECK(error_of([&] { c.load_state(st, {"layer.weight", "head.bias"}); })
+            .find("unexpected 'exp_avg/layer.bias': no parameter named 'layer.bias'") != std::string::npos);
+  CHECK(error_of([&] { a.state({"x"}); }).find("Adam: needs one name per parameter: 2 parameters, 1 names") == 0);
+  CHECK(error_of([&] { a.state({"x", "x"}); }).find("Adam: parameter name 'x' given twice") == 0);
+}
+
+TEST_CASE("position-keyed optimizer state (before names) is refused with a way forward") {
+  Tensor<double> p = param<double>({1.0}), q = param<double>({2.0});
+  Adam<double> opt({p, q}, 0.1);
+  Npz old;
+  old.add("lr", NpyArray(Array<double>(0.1)));
+  old.add("step", NpyArray(IndexArray(Index(1))));
+  for (const char* key : {"exp_avg.0", "exp_avg_sq.0", "step.0"})
+    old.add(key, key[0] == 's' ? NpyArray(IndexArray(Index(1))) : NpyArray(Array<double>{0.5}));
+  const std::string msg = error_of([&] { opt.load_state(old); });
+  INFO(msg);
+  CHECK(msg.find("'exp_avg.0' and 2 more are keyed by position") != std::string::npos);
+  CHECK(msg.find("load the weights alone (load_checkpoint without an optimizer)") != std::string::npos);
+  CHECK(msg.find("1 problem)") != std::string::npos);
+  CHECK(opt.steps() == 0);
 }
 
 // ---------------------------------------------------------------- PyTorch reference
@@ -279,7 +331,7 @@ TEST_CASE("SGD, Adam, AdamW and clip_grad_norm match PyTorch 1.13 to 1e-12 in do
     const Npz st = opt->state();
     for (const char* key : {"exp_avg", "exp_avg_sq", "momentum_buffer"}) {
       if (!ref.contains(name + "/" + key)) continue;
-      CHECK(max_abs_diff(st.at(std::string(key) + ".0").get<double>(),
+      CHECK(max_abs_diff(st.at(std::string(key) + "/0").get<double>(),
                          ref.at(name + "/" + key).get<double>()) < 1e-12);
     }
     // Moved far enough that a wrong formula could not pass.

@@ -385,7 +385,9 @@ void optimizer_case(Npz& in, Npz& ours, const std::string& name, std::uint64_t s
   }
   for (std::size_t i = 0; i < params.size(); ++i)
     c.output(shapes[i].first, params[i], /*differentiable=*/false);
-  const Npz state = opt.state();
+  std::vector<std::string> names;
+  for (const auto& [n, s] : shapes) names.push_back(n);
+  const Npz state = opt.state(names);  // "exp_avg/w", "exp_avg_sq/b", ...
   for (const auto& [key, array] : state.entries())
     if (key.rfind("exp_avg", 0) == 0) c.output(key, Tn(array.template to<double>()), false);
 }

@@ -260,11 +260,11 @@ def fam_optimizer(c, X):
             p.grad = None if g is None else torch.tensor(g)
         opt.step()
     out = {n: p.detach() for n, p in zip(names, params)}
-    for i, p in enumerate(params):
+    for n, p in zip(names, params):  # ours keyed by parameter name: "exp_avg/w"
         st = opt.state.get(p, {})
         for buf in ("exp_avg", "exp_avg_sq"):
             if buf in st:
-                out["%s.%d" % (buf, i)] = st[buf]
+                out["%s/%s" % (buf, n)] = st[buf]
     return out, {}
 
 
