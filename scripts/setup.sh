@@ -2,19 +2,34 @@
 # Install what attnlab needs (Debian packages only), then configure and build.
 # Idempotent: when everything is present it only runs an incremental build.
 #
-#   scripts/setup.sh                 Release build in build/
+#   scripts/setup.sh                 what the lessons need; Release build in build/
+#   scripts/setup.sh --tests         and what only the tests need (PyTorch for the parity checks)
 #   scripts/setup.sh --sanitize      AddressSanitizer + UBSan build in build-sanitize/
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+tests=0 sanitize=0
+for arg in "$@"; do
+  case "$arg" in
+    --tests) tests=1 ;;
+    --sanitize) sanitize=1 ;;
+    *) echo "setup: unknown argument '$arg'" >&2; echo "usage: scripts/setup.sh [--tests] [--sanitize]" >&2; exit 2 ;;
+  esac
+done
+
+# The lessons: compilers, the engine's libraries, figures, Fashion-MNIST. doctest is here too
+# (headers only, 0.2 MB) so that one configuration of build/ serves both commands.
 packages=(
   build-essential cmake pkg-config
-  xtensor-dev libxtensor-blas-dev xtl-dev libopenblas-dev liblapack-dev libxsmm-dev
+  xtensor-dev xtl-dev libopenblas-dev libxsmm-dev
   doctest-dev zlib1g-dev nlohmann-json3-dev
   libcairo2-dev fonts-dejavu-core libgraphviz-dev
   dataset-fashion-mnist
-  python3 python3-numpy python3-torch
 )
+# The tests alone: PyTorch (about 180 MB) for the parity checks and python3 for the scripts.
+if ((tests)); then
+  packages+=(python3 python3-numpy python3-torch)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -33,7 +48,7 @@ fi
 
 build=build
 flags=(-DCMAKE_BUILD_TYPE=Release)
-if [ "${1:-}" = "--sanitize" ]; then
+if ((sanitize)); then
   build=build-sanitize
   # The sanitizer build checks the engine, modules, figures and their tests; the lessons
   # (timed, minutes of training) and the benchmarks are exercised by the Release build.

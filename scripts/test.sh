@@ -7,11 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 
-scripts/setup.sh
+scripts/setup.sh --tests
 (cd build && ctest --output-on-failure -j "$jobs")
 
 if [ "${ATTNLAB_SKIP_SANITIZE:-0}" != "1" ]; then
-  scripts/setup.sh --sanitize
+  scripts/setup.sh --tests --sanitize
   (cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      ctest --output-on-failure -j "$jobs" -LE no_sanitize)
 fi
