@@ -1,14 +1,14 @@
 #include "io/files.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <sstream>
+
+#include "io/orphans.hpp"
 
 namespace attnlab {
 
@@ -27,30 +27,13 @@ PathParts split_path(const std::string& path) {
 // ".<name>.tmp-" : every temporary of one target starts so; the writer's pid follows.
 std::string temp_prefix(const std::string& name) { return "." + name + ".tmp-"; }
 
-// Removes the temporaries of `name` in `folder` left by writers that no longer run (killed
-// mid-write). A temporary of a live process, this one included, is left alone.
-void remove_orphans(const PathParts& p) {
-  DIR* dir = ::opendir(p.folder.c_str());
-  if (!dir) return;
-  const std::string prefix = temp_prefix(p.name);
-  while (const dirent* e = ::readdir(dir)) {
-    const std::string entry = e->d_name;
-    if (entry.compare(0, prefix.size(), prefix) != 0) continue;
-    char* end = nullptr;
-    const long pid = std::strtol(entry.c_str() + prefix.size(), &end, 10);
-    if (pid <= 0 || *end != '-') continue;
-    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
-      ::unlink((p.folder + "/" + entry).c_str());
-  }
-  ::closedir(dir);
-}
-
 }  // namespace
 
 AtomicFile::AtomicFile(std::string path, std::string who) : path_(std::move(path)), who_(std::move(who)) {
   const PathParts p = split_path(path_);
   if (p.name.empty()) fail("no file name", EISDIR);
-  remove_orphans(p);
+  // The temporaries of writers killed mid-write (a live writer's, this one's included, stay).
+  for (const std::string& stale : orphans(p.folder, temp_prefix(p.name))) ::unlink(stale.c_str());
   temp_ = p.folder + "/" + temp_prefix(p.name) + std::to_string(::getpid()) + "-XXXXXX";
   fd_ = ::mkstemp(temp_.data());
   if (fd_ < 0) {
