@@ -101,7 +101,9 @@ std::string to_dot(const TapeGraph& graph, const std::string& title) {
          "  edge [color=\"#555555\", arrowsize=0.7, fontname=\"Helvetica\", fontsize=10, fontcolor=\"#777777\"];\n";
   for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
     const TapeNode& n = graph.nodes[i];
-    std::string label = n.name.empty() ? n.op : n.name + " = " + n.op;
+    // "S = matmul" for an op, "Q (leaf)" for a leaf, "G (constant)" for a leaf needing no gradient.
+    const std::string kind = n.leaf ? (n.requires_grad ? "leaf" : "constant") : n.op;
+    std::string label = n.name.empty() ? kind : n.leaf ? n.name + " (" + kind + ")" : n.name + " = " + kind;
     label += "\n" + shape_str(n.shape);
     if (n.grad_norm) label += "\n‖grad‖ = " + short_sci(*n.grad_norm);
     if (n.freed) label += "\n(freed by backward)";

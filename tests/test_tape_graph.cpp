@@ -60,7 +60,7 @@ TEST_CASE("tape_dot: one box per node with op and shape, one edge per input") {
   CHECK(count(dot, "[label=\"") == 5 + 4);  // 5 boxes, and the 4 edges of two-input ops are numbered
   CHECK(count(dot, " -> ") == 5);
   CHECK(count(dot, "n2 -> n3") == 2);  // y used twice by mul
-  CHECK(dot.find("x = leaf\\n(2,3)") != std::string::npos);
+  CHECK(dot.find("x (leaf)\\n(2,3)") != std::string::npos);
   CHECK(dot.find("matmul\\n(2,2)") != std::string::npos);
   CHECK(dot.find("sum\\n()") != std::string::npos);
   CHECK(dot.find("‖grad‖") == std::string::npos);
