@@ -17,20 +17,8 @@ cd "$(dirname "$0")/.."
 # Debian 12: clang-14 itself does not bring the sanitizer and libFuzzer runtimes
 # (libclang_rt.fuzzer-x86_64.a is in libclang-rt-14-dev).
 packages=(clang libclang-rt-14-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "fuzz: installing ${missing[*]}"
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null || { echo "fuzz: need root or sudo to install ${missing[*]}" >&2; exit 1; }
-    sudo="sudo"
-  fi
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+source scripts/apt_install.sh
+install_missing fuzz "${packages[@]}"
 
 build=build-fuzz
 jobs=$(nproc 2>/dev/null || echo 2)
