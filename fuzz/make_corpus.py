@@ -77,10 +77,10 @@ def records(arrays):
 rng = np.random.default_rng(7)
 weights = dict(weight=rng.normal(size=(2, 3)).astype("<f4"), bias=rng.normal(size=2).astype("<f4"))
 adam = {"optim/lr": np.float64(1e-3), "optim/step": np.int64(3)}
-for i, shape in enumerate([(2, 3), (2,)]):
-    adam["optim/exp_avg.%d" % i] = rng.normal(size=shape).astype("<f4")
-    adam["optim/exp_avg_sq.%d" % i] = rng.random(size=shape).astype("<f4")
-    adam["optim/step.%d" % i] = np.int64(3)
+for name, shape in [("weight", (2, 3)), ("bias", (2,))]:  # state keyed by parameter name
+    adam["optim/exp_avg/" + name] = rng.normal(size=shape).astype("<f4")
+    adam["optim/exp_avg_sq/" + name] = rng.random(size=shape).astype("<f4")
+    adam["optim/step/" + name] = np.int64(3)
 put("checkpoint", "linear_adam", records({**weights, **adam}))
 put("checkpoint", "linear_weights", records(weights))
 put("checkpoint", "linear_adam_f8", records({k: (v.astype("<f8") if v.dtype == np.float32 else v)
