@@ -17,14 +17,15 @@ for arg in "$@"; do
   esac
 done
 
-# The lessons: compilers, the engine's libraries, figures, Fashion-MNIST. doctest is here too
+# The lessons: compilers, the engine's libraries, figures, Fashion-MNIST, the fortunes corpus
+# (English text for the language models of lessons 09 and 10). doctest is here too
 # (headers only, 0.2 MB) so that one configuration of build/ serves both commands.
 packages=(
   build-essential cmake pkg-config
   xtensor-dev xtl-dev libopenblas-dev libxsmm-dev
   doctest-dev zlib1g-dev nlohmann-json3-dev
   libcairo2-dev fonts-dejavu-core libgraphviz-dev
-  dataset-fashion-mnist
+  dataset-fashion-mnist fortunes
 )
 # The tests alone: PyTorch (about 180 MB) for the parity checks and python3 for the scripts.
 if ((tests)); then
