@@ -6,6 +6,7 @@
 //   Transformer             PyTorch's nn.Transformer: Encoder and Decoder with final norms, on vectors
 //   Seq2SeqTransformer      embeddings * sqrt(d) + sinusoidal positions, encoder, decoder, output
 //   EncoderModel            encoder-only: classification (pooled) or tagging (per token)
+//   MaskedLM                BERT: an EncoderModel with the masked-language-model head (tied output)
 //   CausalLM                decoder-only language model (GPT): causal self-attention blocks
 // Blocks, stacks and Transformer carry PyTorch's names and layouts: a state_dict of
 // nn.TransformerEncoderLayer, ...DecoderLayer, ...Encoder, ...Decoder or nn.Transformer loads by name.
@@ -20,6 +21,7 @@
 #include "nn/transformer/encoder_decoder.hpp"
 #include "nn/transformer/encoder_model.hpp"
 #include "nn/transformer/layers.hpp"
+#include "nn/transformer/masked_lm.hpp"
 #include "nn/transformer/scheme.hpp"
 #include "nn/transformer/seq2seq.hpp"
 #include "nn/transformer/stacks.hpp"
