@@ -1,0 +1,28 @@
+// peak_bytes_of (core/runtime/allocator.hpp): the most bytes a piece of work holds at once,
+// counted by the operator new of attnlab_counting_new, which every test program links.
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <vector>
+
+#include "core/runtime/allocator.hpp"
+
+using namespace attnlab;
+
+TEST_CASE("peak_bytes_of: the most held at once, not the total allocated; freed blocks leave live_bytes") {
+  if (!counting_bytes()) return;  // AddressSanitizer owns operator new: nothing is counted
+  const std::size_t before = live_bytes();
+  const std::size_t one = std::size_t(1) << 20;
+  const std::size_t peak = peak_bytes_of([&] {
+    for (int i = 0; i < 5; ++i) std::vector<char> block(one);  // 5 MiB allocated, 1 MiB at a time
+    std::vector<char> a(one), b(2 * one);                      // 3 MiB at once
+  });
+  CHECK(peak >= 3 * one);
+  CHECK(peak < 3 * one + 64 * 1024);
+  CHECK(live_bytes() == before);
+  auto held = std::make_unique<std::vector<char>>(one);
+  CHECK(live_bytes() >= before + one);
+  held.reset();
+  CHECK(live_bytes() == before);
+  CHECK(peak_bytes_of([] {}) == 0);
+}
