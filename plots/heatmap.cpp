@@ -65,7 +65,7 @@ class HeatmapPlot : public Plot {
 
   void draw(Canvas& c, const Rect& d, const TickLabelsShown& shown) const override {
     draw_cells(c, d);
-    if (o_.annotate) annotate(c, d);
+    if (o_.annotate || !o_.cell_text.empty()) annotate(c, d);
     c.stroke_rect(d, ink::axis, 0.8);
     const double cw = d.w / double(cols()), ch = d.h / double(rows());
     if (shown.x) {
@@ -157,9 +157,12 @@ class HeatmapPlot : public Plot {
   // numbers would be unreadable on a slide, so they are left out.
   void annotate(Canvas& c, const Rect& d) const {
     const double cw = d.w / double(cols()), ch = d.h / double(rows());
-    std::vector<std::string> text(m_.size());
-    for (std::size_t k = 0; k < m_.size(); ++k)
-      if (!std::isnan(m_.data()[k])) text[k] = format_fixed(m_.data()[k], o_.decimals);
+    std::vector<std::string> text = o_.cell_text;
+    if (text.empty()) {
+      text.resize(m_.size());
+      for (std::size_t k = 0; k < m_.size(); ++k)
+        if (!std::isnan(m_.data()[k])) text[k] = format_fixed(m_.data()[k], o_.decimals);
+    }
     c.font(font_size::annotation);
     const double w = std::max(1.0, widest(c, text));
     const double size = std::min({font_size::annotation, font_size::annotation * cw * 0.9 / w, ch * 0.55});
@@ -188,6 +191,8 @@ void check_matrix(const char* where, const xt::xarray<double>& m, const HeatmapO
   require(o.y_labels.empty() || o.y_labels.size() == m.shape()[0], where, o.y_labels.size(),
           " y labels (rows, queries) for a matrix of shape ", shape_text(m.shape()), " with ", m.shape()[0], " rows");
   require(o.decimals >= 0 && o.decimals <= 10, where, "decimals must be in [0, 10], got ", o.decimals);
+  require(o.cell_text.empty() || o.cell_text.size() == m.size(), where, o.cell_text.size(),
+          " cell texts for a matrix of shape ", shape_text(m.shape()), " with ", m.size(), " cells");
 }
 
 }  // namespace
@@ -223,6 +228,8 @@ Figure heatmap_grid(const xt::xarray<double>& heads, const HeatmapGridOptions& o
   const std::size_t n = heads.shape()[0];
   require(n > 0 && heads.size() > 0, "heatmap_grid", "empty array of shape ", shape_text(heads.shape()));
   require(o.cols > 0, "heatmap_grid", "cols must be positive, got ", o.cols);
+  require(o.panel_titles.empty() || o.panel_titles.size() == n, "heatmap_grid", o.panel_titles.size(),
+          " panel titles for ", n, " panels");
   const int cols = int(std::min<std::size_t>(n, std::size_t(o.cols)));
   const int rows = int((n + std::size_t(cols) - 1) / std::size_t(cols));
   Figure fig(o.width_px, o.height_px, rows, cols, o.scale);
@@ -237,7 +244,8 @@ Figure heatmap_grid(const xt::xarray<double>& heads, const HeatmapGridOptions& o
     const bool bottom = h + std::size_t(cols) >= n;  // no head below this one
     const bool left = c == 0;
     Panel& p = fig.panel(r, c);
-    p.title(o.panel_title + " " + std::to_string(h + 1)).show_tick_labels(bottom, left);
+    p.title(o.panel_titles.empty() ? o.panel_title + " " + std::to_string(h + 1) : o.panel_titles[h])
+        .show_tick_labels(bottom, left);
     if (bottom) p.xlabel(o.xlabel);
     if (left) p.ylabel(o.ylabel);
     const xt::xarray<double> slice = xt::view(heads, h, xt::all(), xt::all());

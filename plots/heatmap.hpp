@@ -25,6 +25,9 @@ struct HeatmapOptions {
   std::optional<double> vmin, vmax;
   bool annotate = false;  // print each value in its cell (black or white by the cell's luminance)
   int decimals = 2;
+  // Text to print in the cells instead of their values, row-major (rows x cols strings; "" leaves
+  // a cell blank): the characters of a sentence under their attention weights. Implies annotate.
+  std::vector<std::string> cell_text;
   bool colorbar = true;
   std::string colorbar_label;
   bool square_cells = true;
@@ -44,6 +47,7 @@ struct HeatmapGridOptions {
   int cols = 4;                      // panels per row (fewer if there are fewer heads)
   std::string title;                 // figure title
   std::string panel_title = "Head";  // panels are titled "Head 1", "Head 2", ...
+  std::vector<std::string> panel_titles;  // or each its own ("Layer 2, head 3"), one per panel
   std::string xlabel = "Keys", ylabel = "Queries";
   int width_px = 1600, height_px = 1000;
   double scale = 2.0;

@@ -282,6 +282,43 @@ TEST_CASE("heatmap_grid: Head i titles, one shared range, tick labels on the out
   check_close(png.rgb(a.x + 0.5 * a.w / 4, a.y + 0.5 * a.h / 4), bytes(v(0.5)), 2);  // 0.5 of the shared [0, 1]
 }
 
+TEST_CASE("heatmap cell text: characters printed in their cells, blank cells left alone; grid panel titles") {
+  TempDir dir;
+  Figure fig(800, 400, 1, 1, 1.0);
+  HeatmapOptions o;
+  o.vmin = 0.0;
+  o.vmax = 1.0;
+  o.colorbar = false;
+  o.cell_text = {"W", "", "M", ""};  // row-major: W and M in the first row
+  heatmap(fig.panel(0, 0), Mat{{0.0, 0.0, 0.0, 0.0}}, o);
+  fig.save(dir / "text.png");
+  const Png png = read_png(dir / "text.png");
+  const Rect d = fig.plot_rect(0, 0);
+  const double cw = d.w / 4;
+  const auto dark = bytes(Colormap::viridis()(0.0));
+  // Count the pixels of each cell that differ from its fill: the letters (white on dark) show.
+  auto inked = [&](int j) {
+    int n = 0;
+    for (double x = d.x + j * cw + 2; x < d.x + (j + 1) * cw - 2; x += 1)
+      for (double y = d.y + 2; y < d.bottom() - 2; y += 1) n += png.rgb(x, y) != dark;
+    return n;
+  };
+  CHECK(inked(0) > 10);
+  CHECK(inked(1) == 0);
+  CHECK(inked(2) > 10);
+  CHECK(inked(3) == 0);
+  o.cell_text = {"a", "b"};
+  CHECK(contains(error_of([&] { heatmap(fig.panel(0, 0), Mat{{0.0, 0.0, 0.0, 0.0}}, o); }),
+                 "heatmap: 2 cell texts for a matrix of shape (1,4) with 4 cells"));
+
+  HeatmapGridOptions g;
+  g.panel_titles = {"Layer 1, head 1", "Layer 1, head 2"};
+  Figure grid = heatmap_grid(Mat(xt::zeros<double>({2, 3, 3})), g);
+  CHECK(grid.panel(0, 1).title() == "Layer 1, head 2");
+  g.panel_titles = {"only one"};
+  CHECK(contains(error_of([&] { heatmap_grid(Mat(xt::zeros<double>({2, 3, 3})), g); }), "1 panel titles for 2 panels"));
+}
+
 TEST_CASE("float arrays are accepted") {
   xt::xarray<float> m = {{0.f, 1.f}, {2.f, 3.f}};
   Figure fig(400, 300, 1, 1, 1.0);
