@@ -27,7 +27,7 @@ TEST_CASE("every core op has a gradcheck row") {
                        "transpose", "permute", "slice", "concat", "stack", "split", "gather", "index_select",
                        "broadcast_to", "matmul", "linear", "softmax", "log_softmax", "masked_softmax", "cross_entropy", "mse",
                        "layer_norm", "dropout", "scaled_dot_product_attention", "multi_head_attention",
-                       "multi_head_self_attention"});
+                       "multi_head_self_attention", "tiled_attention", "local_attention", "linear_attention"});
 }
 
 TEST_CASE("every nn module has a gradcheck row") {
@@ -39,7 +39,7 @@ TEST_CASE("every nn module has a gradcheck row") {
                        "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "RelativePositionBias",
                        "RotaryEmbedding", "ALiBi", "EncoderLayer pre-norm", "EncoderLayer post-norm",
                        "DecoderLayer pre-norm", "DecoderLayer post-norm", "Encoder", "Decoder",
-                       "Transformer", "Seq2SeqTransformer", "PatchEmbedding", "ViT"});
+                       "Transformer", "Seq2SeqTransformer", "PatchEmbedding", "ViT", "Linformer"});
 }
 
 TEST_CASE("the check itself catches a wrong gradient and a backward that overwrites") {

@@ -1,0 +1,356 @@
+// Tiled attention with an online softmax (FlashAttention's algorithm, on the CPU), and local
+// attention on the same kernel.
+//
+// Forward, one tile of queries i at a time, the key tiles j in order. Per query row keep
+//   m  = the largest score seen so far,  l = sum of exp(s - m) so far,  acc = sum of exp(s - m) v.
+// A new tile of scores S_j = scale Q_i K_j^T updates them (the online softmax):
+//   m' = max(m, max_j S_j)
+//   l' = l exp(m - m') + sum_j exp(S_j - m')          (old terms rescaled to the new max)
+//   acc' = acc exp(m - m') + exp(S_j - m') V_j
+// After the last tile, O = acc / l, exactly softmax(S) V: every term carries the factor
+// exp(-m_final) once the rescalings are multiplied out. Saved for backward: the output O and the
+// log-sum-exp L = m + log l of every row, n numbers instead of n^2 weights.
+//
+// Backward. P = exp(S - L) is the softmax again, recomputed one tile at a time from S and L.
+// With dO = dL/dO and D_i = sum_c dO_ic O_ic = sum_j P_ij dP_ij (because O_i = sum_j P_ij V_j):
+//   dV_j += P^T dO_i,   dP = dO_i V_j^T,   dS = P * (dP - D_i)   (the softmax rule of
+//   scaled_dot_product_attention, its row sum read from D instead of summed over the row),
+//   dQ_i += scale dS K_j,   dK_j += scale dS^T Q_i.
+// Hidden entries get S = -inf, so P = 0 and dS = 0 there; a row with nothing visible has P = 0
+// everywhere: a zero output and zero gradient, never NaN.
+//
+// Threads, with the same bits at any thread count. Forward: tiles of queries are independent.
+// Backward: the key tiles of a batch block are dealt to G groups (tile t to group t mod G, G fixed
+// by the sizes alone); each group owns its tiles' rows of dK and dV and adds dQ into its own
+// buffer, and the buffers are summed in group order at the end (G - 1 extra copies of dQ: linear
+// memory).
+#include "core/ops/tiled_attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/ops/broadcast_map.hpp"
+#include "core/runtime/gemm_plan.hpp"
+#include "core/runtime/parallel.hpp"
+#include "core/runtime/vmath.hpp"
+
+namespace attnlab {
+
+namespace {
+
+// Where a key tile stands to a query tile: outside the band (nothing visible), inside it (every
+// entry visible by position), or across its edge (entry by entry).
+enum class Overlap { none, whole, part };
+
+template <class T>
+struct Tiling {
+  std::size_t B = 0, Lq = 0, Lk = 0, d = 0, dv = 0;  // B: the leading dims flattened
+  std::size_t bq = 0, bk = 0;                         // rows of Q and of K per tile
+  T scale = T(1);
+  bool causal = false;
+  std::optional<std::size_t> window;
+  std::optional<Allowed> allowed;
+  detail::BroadcastMap mask_map;
+
+  std::size_t q_tiles() const { return (Lq + bq - 1) / bq; }
+  std::size_t k_tiles() const { return (Lk + bk - 1) / bk; }
+  std::size_t rows_q(std::size_t tile) const { return std::min(bq, Lq - tile * bq); }
+  std::size_t rows_k(std::size_t tile) const { return std::min(bk, Lk - tile * bk); }
+  // By position, query i sees keys [first_key(i), end_key(i)); both grow with i.
+  std::size_t first_key(std::size_t i) const { return window && i > *window ? i - *window : 0; }
+  std::size_t end_key(std::size_t i) const {
+    if (causal) return std::min(Lk, i + 1);
+    if (window) return std::min(Lk, i + *window + 1);
+    return Lk;
+  }
+  Overlap overlap(std::size_t qt, std::size_t kt) const {
+    const std::size_t i0 = qt * bq, i1 = i0 + rows_q(qt), j0 = kt * bk, j1 = j0 + rows_k(kt);
+    if (j0 >= end_key(i1 - 1) || j1 <= first_key(i0)) return Overlap::none;
+    return first_key(i1 - 1) <= j0 && j1 <= end_key(i0) ? Overlap::whole : Overlap::part;
+  }
+  // Sets the hidden scores of tile (qt, kt) of batch block b to -inf; S has rows bk apart.
+  void hide(std::size_t b, std::size_t qt, std::size_t kt, Overlap o, T* S) const {
+    const bool* mask = allowed ? allowed->mask().data() : nullptr;
+    if (o == Overlap::whole && !mask) return;
+    const T hidden = -std::numeric_limits<T>::infinity();
+    const std::size_t i0 = qt * bq, j0 = kt * bk, nk = rows_k(kt);
+    for (std::size_t r = 0; r < rows_q(qt); ++r) {
+      const std::size_t i = i0 + r, lo = first_key(i), hi = end_key(i);
+      T* s = S + r * bk;
+      for (std::size_t c = 0; c < nk; ++c) {
+        const std::size_t j = j0 + c;
+        if (j < lo || j >= hi || (mask && !mask[mask_map.at(b, i, j)])) s[c] = hidden;
+      }
+    }
+  }
+};
+
+// One product for every tile shape: full tiles, and the shorter last tile of Q and/or of K.
+template <class T>
+struct TilePlans {
+  GemmPlan<T> plan[2][2];  // [last query tile is short][last key tile is short]
+  template <class Make>
+  TilePlans(const Tiling<T>& t, Make make) {
+    const std::size_t nq[2] = {t.bq, t.rows_q(t.q_tiles() - 1)}, nk[2] = {t.bk, t.rows_k(t.k_tiles() - 1)};
+    for (int a = 0; a < 2; ++a)
+      for (int c = 0; c < 2; ++c) plan[a][c] = make(nq[a], nk[c]);
+  }
+  const GemmPlan<T>& operator()(const Tiling<T>& t, std::size_t qt, std::size_t kt) const {
+    return plan[t.rows_q(qt) < t.bq][t.rows_k(kt) < t.bk];
+  }
+};
+
+// out (cols x rows, rows ld_out apart) = factor * the transpose of in (rows x cols, dense).
+template <class T>
+void transpose_scaled(const T* in, std::size_t rows, std::size_t cols, T factor, T* out, std::size_t ld_out) {
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t c = 0; c < cols; ++c) out[c * ld_out + i] = factor * in[i * cols + c];
+}
+
+template <class T>
+void tiled_forward(const Tiling<T>& t, const T* Q, const T* K, const T* V, T* O, T* lse) {
+  // scale K^T per batch block (d x Lk): the right operand of S = Q (scale K^T).
+  std::vector<T> kt_all(t.B * t.d * t.Lk);
+  parallel_for(t.B, 1, [&](std::size_t first, std::size_t last) {
+    for (std::size_t b = first; b < last; ++b)
+      transpose_scaled(K + b * t.Lk * t.d, t.Lk, t.d, t.scale, kt_all.data() + b * t.d * t.Lk, t.Lk);
+  });
+  const TilePlans<T> scores(t, [&](std::size_t nq, std::size_t nk) {
+    return GemmPlan<T>(false, nq, nk, t.d, t.d, t.Lk, t.bk);
+  });
+  const TilePlans<T> weigh(t, [&](std::size_t nq, std::size_t nk) {
+    return GemmPlan<T>(false, nq, t.dv, nk, t.bk, t.dv, t.dv, /*accumulate=*/true);
+  });
+  const std::size_t per_item = t.bq * t.Lk * std::max<std::size_t>(t.d + t.dv, 1);
+  const std::size_t grain = std::max<std::size_t>(1, (std::size_t(1) << 16) / per_item);
+  const T neg_inf = -std::numeric_limits<T>::infinity();
+  parallel_for(t.B * t.q_tiles(), grain, [&](std::size_t first, std::size_t last) {
+    std::vector<T> S(t.bq * t.bk), acc(t.bq * t.dv), m(t.bq), l(t.bq);
+    for (std::size_t item = first; item < last; ++item) {
+      const std::size_t b = item / t.q_tiles(), qt = item % t.q_tiles(), i0 = qt * t.bq, nq = t.rows_q(qt);
+      const T* Qi = Q + (b * t.Lq + i0) * t.d;
+      std::fill(m.begin(), m.end(), neg_inf);
+      std::fill(l.begin(), l.end(), T(0));
+      std::fill(acc.begin(), acc.end(), T(0));
+      for (std::size_t kt = 0; kt < t.k_tiles(); ++kt) {
+        const Overlap o = t.overlap(qt, kt);
+        if (o == Overlap::none) continue;
+        const std::size_t j0 = kt * t.bk, nk = t.rows_k(kt);
+        scores(t, qt, kt)(Qi, kt_all.data() + b * t.d * t.Lk + j0, S.data());
+        t.hide(b, qt, kt, o, S.data());
+        for (std::size_t r = 0; r < nq; ++r) {
+          T* s = S.data() + r * t.bk;
+          const T mx = vmath::max(s, nk);
+          if (mx == neg_inf) {  // nothing visible in this tile: it adds nothing to the row
+            std::fill(s, s + nk, T(0));
+            continue;
+          }
+          const T m_new = std::max(m[r], mx);
+          const T alpha = std::exp(m[r] - m_new);  // 0 while the row was empty (m = -inf)
+          for (std::size_t c = 0; c < nk; ++c) s[c] -= m_new;
+          vmath::exp_n(s, s, nk);  // hidden: exp(-inf) = 0
+          l[r] = l[r] * alpha + vmath::sum(s, nk);
+          if (alpha != T(1))
+            for (std::size_t c = 0; c < t.dv; ++c) acc[r * t.dv + c] *= alpha;
+          m[r] = m_new;
+        }
+        weigh(t, qt, kt)(S.data(), V + (b * t.Lk + j0) * t.dv, acc.data());
+      }
+      for (std::size_t r = 0; r < nq; ++r) {
+        T* o_row = O + (b * t.Lq + i0 + r) * t.dv;
+        const T inv = l[r] > T(0) ? T(1) / l[r] : T(0);  // l = 0: no key visible, a zero row
+        for (std::size_t c = 0; c < t.dv; ++c) o_row[c] = acc[r * t.dv + c] * inv;
+        lse[b * t.Lq + i0 + r] = l[r] > T(0) ? m[r] + std::log(l[r]) : T(0);
+      }
+    }
+  });
+}
+
+// Groups of key tiles per batch block in the backward: enough work items for two threads even
+// with one batch block, and few extra dQ buffers. Sizes alone decide it (same bits everywhere).
+template <class T>
+std::size_t key_groups(const Tiling<T>& t) {
+  return std::max<std::size_t>(1, std::min(t.k_tiles(), (4 + t.B - 1) / t.B));
+}
+
+// dQ, dK, dV are written whole (null: not wanted).
+template <class T>
+void tiled_backward(const Tiling<T>& t, const T* Q, const T* K, const T* V, const T* O, const T* dO,
+                    const T* lse, T* dQ, T* dK, T* dV) {
+  const std::size_t G = key_groups(t), n_k = t.Lk * t.d, n_v = t.Lk * t.dv, n_q = t.Lq * t.d;
+  if (dK) std::fill(dK, dK + t.B * n_k, T(0));
+  if (dV) std::fill(dV, dV + t.B * n_v, T(0));
+  // dQ of group 0 goes to dQ itself, of group g > 0 to extra[(b (G - 1) + g - 1) n_q ...].
+  std::vector<T> extra(dQ ? t.B * (G - 1) * n_q : 0, T(0));
+  if (dQ) std::fill(dQ, dQ + t.B * n_q, T(0));
+  std::vector<T> D(t.B * t.Lq);  // D_i = dO_i . O_i
+  for (std::size_t i = 0; i < D.size(); ++i) D[i] = vmath::dot(dO + i * t.dv, O + i * t.dv, t.dv);
+
+  const TilePlans<T> scores(t, [&](std::size_t nq, std::size_t nk) {
+    return GemmPlan<T>(false, nq, nk, t.d, t.d, t.bk, t.bk);
+  });
+  const TilePlans<T> grad_v(t, [&](std::size_t nq, std::size_t nk) {  // dV_j += P^T dO_i
+    return GemmPlan<T>(true, nk, t.dv, nq, t.bk, t.dv, t.dv, true);
+  });
+  const TilePlans<T> grad_p(t, [&](std::size_t nq, std::size_t nk) {  // dP = dO_i V_j^T
+    return GemmPlan<T>(false, nq, nk, t.dv, t.dv, t.bk, t.bk);
+  });
+  const TilePlans<T> grad_q(t, [&](std::size_t nq, std::size_t nk) {  // dQ_i += dS K_j
+    return GemmPlan<T>(false, nq, t.d, nk, t.bk, t.d, t.d, true);
+  });
+  const TilePlans<T> grad_k(t, [&](std::size_t nq, std::size_t nk) {  // dK_j += dS^T Q_i
+    return GemmPlan<T>(true, nk, t.d, nq, t.bk, t.d, t.d, true);
+  });
+  const bool need_dS = dQ || dK;
+  parallel_for(t.B * G, 1, [&](std::size_t first, std::size_t last) {
+    std::vector<T> kt(t.d * t.bk), vt(t.dv * t.bk), P(t.bq * t.bk), dS(t.bq * t.bk);
+    for (std::size_t item = first; item < last; ++item) {
+      const std::size_t b = item / G, g = item % G;
+      T* dQ_g = !dQ ? nullptr : g == 0 ? dQ + b * n_q : extra.data() + (b * (G - 1) + g - 1) * n_q;
+      for (std::size_t ktile = g; ktile < t.k_tiles(); ktile += G) {
+        const std::size_t j0 = ktile * t.bk, nk = t.rows_k(ktile);
+        const T* Kj = K + b * n_k + j0 * t.d;
+        const T* Vj = V + b * n_v + j0 * t.dv;
+        for (std::size_t r = 0; r < nk; ++r) {
+          for (std::size_t c = 0; c < t.d; ++c) kt[c * t.bk + r] = t.scale * Kj[r * t.d + c];
+          for (std::size_t c = 0; c < t.dv; ++c) vt[c * t.bk + r] = Vj[r * t.dv + c];
+        }
+        for (std::size_t qt = 0; qt < t.q_tiles(); ++qt) {
+          const Overlap o = t.overlap(qt, ktile);
+          if (o == Overlap::none) continue;
+          const std::size_t i0 = qt * t.bq, nq = t.rows_q(qt);
+          const T* Qi = Q + b * n_q + i0 * t.d;
+          const T* dOi = dO + (b * t.Lq + i0) * t.dv;
+          scores(t, qt, ktile)(Qi, kt.data(), P.data());
+          t.hide(b, qt, ktile, o, P.data());
+          for (std::size_t r = 0; r < nq; ++r) {  // P = exp(S - L), 0 where hidden
+            T* p = P.data() + r * t.bk;
+            const T L = lse[b * t.Lq + i0 + r];
+            for (std::size_t c = 0; c < nk; ++c) p[c] -= L;
+            vmath::exp_n(p, p, nk);
+          }
+          if (dV) grad_v(t, qt, ktile)(P.data(), dOi, dV + b * n_v + j0 * t.dv);
+          if (!need_dS) continue;
+          grad_p(t, qt, ktile)(dOi, vt.data(), dS.data());
+          for (std::size_t r = 0; r < nq; ++r) {  // scale dS = scale P (dP - D)
+            const T Di = D[b * t.Lq + i0 + r];
+            const T* p = P.data() + r * t.bk;
+            T* ds = dS.data() + r * t.bk;
+            for (std::size_t c = 0; c < nk; ++c) ds[c] = t.scale * p[c] * (ds[c] - Di);
+          }
+          if (dQ) grad_q(t, qt, ktile)(dS.data(), Kj, dQ_g + i0 * t.d);
+          if (dK) grad_k(t, qt, ktile)(dS.data(), Qi, dK + b * n_k + j0 * t.d);
+        }
+      }
+    }
+  });
+  if (dQ && G > 1)  // the groups' dQ in group order
+    parallel_for(t.B, 1, [&](std::size_t first, std::size_t last) {
+      for (std::size_t b = first; b < last; ++b)
+        for (std::size_t g = 1; g < G; ++g) {
+          const T* add = extra.data() + (b * (G - 1) + g - 1) * n_q;
+          T* to = dQ + b * n_q;
+          for (std::size_t e = 0; e < n_q; ++e) to[e] += add[e];
+        }
+    });
+}
+
+Shape leading(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
+
+// The tile size along K: the largest of 64, 32, 16, 8 for which a tile product (64 query rows x
+// bk keys x max(d, dv)) stays within the generated kernels' range (core/runtime/gemm_plan.hpp).
+std::size_t default_key_rows(std::size_t bq, std::size_t width) {
+  for (std::size_t bk : {64, 32, 16, 8})
+    if (bq * bk * width < small_gemm_limit) return bk;
+  return 64;  // wide heads: BLAS does the products
+}
+
+template <class T>
+Tensor<T> run(const char* op, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
+              std::optional<std::size_t> window, const TiledAttentionOptions<T>& options) {
+  need(op, q, "query");
+  need(op, k, "key");
+  need(op, v, "value");
+  const Shape qs = q.shape(), ks = k.shape(), vs = v.shape();
+  const std::string shapes = "Q " + shape_str(qs) + ", K " + shape_str(ks) + ", V " + shape_str(vs);
+  check(qs.size() >= 2 && ks.size() >= 2 && vs.size() >= 2, op, "Q, K and V need rank >= 2 (..., L, d): ", shapes);
+  const std::size_t rank = qs.size();
+  check(ks.size() == rank && vs.size() == rank && leading(ks) == leading(qs) && leading(vs) == leading(qs), op,
+        "leading dims of Q, K and V differ: ", shapes);
+  Tiling<T> t;
+  t.Lq = qs[rank - 2];
+  t.d = qs[rank - 1];
+  t.Lk = ks[rank - 2];
+  t.dv = vs[rank - 1];
+  check(ks[rank - 1] == t.d, op, "d of Q and K differ: ", shapes);
+  check(vs[rank - 2] == t.Lk, op, "Lk of K and V differ: ", shapes);
+  t.B = shape_size(leading(qs));
+  Shape score_shape = leading(qs), out_shape = leading(qs);
+  score_shape.insert(score_shape.end(), {t.Lq, t.Lk});
+  out_shape.insert(out_shape.end(), {t.Lq, t.dv});
+  if (options.allowed) {
+    check(broadcasts_to(options.allowed->shape(), score_shape), op, "allowed entries of shape ",
+          shape_str(options.allowed->shape()), " do not broadcast to the scores ", shape_str(score_shape), " (",
+          shapes, ")");
+    t.allowed = *options.allowed;
+    t.mask_map = detail::broadcast_map(t.allowed->shape(), score_shape);
+  }
+  t.causal = options.causal;
+  t.window = window;
+  t.scale = options.scale ? T(*options.scale) : T(1.0 / std::sqrt(double(std::max<std::size_t>(t.d, 1))));
+  t.bq = options.block_q ? options.block_q : 64;
+  t.bk = options.block_k ? options.block_k : default_key_rows(t.bq, std::max(t.d, t.dv));
+  t.bq = std::max<std::size_t>(1, std::min(t.bq, t.Lq));
+  t.bk = std::max<std::size_t>(1, std::min(t.bk, t.Lk));
+
+  Array<T> out = Array<T>::from_shape(out_shape);
+  Array<T> lse = Array<T>::from_shape({t.B * t.Lq});
+  if (t.Lq > 0 && t.Lk > 0 && t.B > 0)
+    tiled_forward(t, q.value().data(), k.value().data(), v.value().data(), out.data(), lse.data());
+  else
+    out.fill(T(0));  // no keys: every row empty
+
+  BackwardFn<T> backward = [t, lse = std::move(lse)](Node<T>& n) {
+    std::vector<Array<T>> grads(3);
+    for (std::size_t i = 0; i < 3; ++i)
+      if (n.needs_grad(i)) grads[i] = Array<T>::from_shape(shape_of(n.input(i)));
+    auto ptr = [&](std::size_t i) { return n.needs_grad(i) ? grads[i].data() : nullptr; };
+    if (t.Lq > 0 && t.Lk > 0 && t.B > 0) {
+      tiled_backward(t, n.input(0).data(), n.input(1).data(), n.input(2).data(), n.value.data(), n.grad.data(),
+                     lse.data(), ptr(0), ptr(1), ptr(2));
+    } else {
+      for (auto& g : grads) g.fill(T(0));
+    }
+    for (std::size_t i = 0; i < 3; ++i)
+      if (n.needs_grad(i)) n.add_grad(i, std::move(grads[i]));
+  };
+  return record<T>(op, std::move(out), {&q, &k, &v}, std::move(backward));
+}
+
+}  // namespace
+
+template <class T>
+Tensor<T> tiled_attention(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
+                          const TiledAttentionOptions<T>& options) {
+  return run("tiled_attention", q, k, v, std::nullopt, options);
+}
+
+template <class T>
+Tensor<T> local_attention(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, std::size_t window,
+                          const TiledAttentionOptions<T>& options) {
+  return run("local_attention", q, k, v, window, options);
+}
+
+#define ATTNLAB_INSTANTIATE(T)                                                                       \
+  template Tensor<T> tiled_attention<T>(const Tensor<T>&, const Tensor<T>&, const Tensor<T>&,        \
+                                        const TiledAttentionOptions<T>&);                             \
+  template Tensor<T> local_attention<T>(const Tensor<T>&, const Tensor<T>&, const Tensor<T>&,        \
+                                        std::size_t, const TiledAttentionOptions<T>&);
+ATTNLAB_INSTANTIATE(float)
+ATTNLAB_INSTANTIATE(double)
+#undef ATTNLAB_INSTANTIATE
+
+}  // namespace attnlab

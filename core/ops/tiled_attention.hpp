@@ -1,0 +1,46 @@
+// Exact attention without the n x n matrix: the tiling and online softmax of FlashAttention
+// (Dao et al. 2022), on the CPU, and sliding-window (local) attention on the same kernel.
+//
+// scaled_dot_product_attention stores the weights P (Lq x Lk per block) for its backward, so its
+// memory grows like n^2. tiled_attention computes the same output block by block, keeping per
+// query row only a running max, a running sum and the output so far; the backward recomputes each
+// block of P from the saved row statistic log-sum-exp. Memory: O(n d). The result equals
+// scaled_dot_product_attention to rounding, in the output and in every gradient.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+#include "core/allowed.hpp"
+#include "core/tensor.hpp"
+
+namespace attnlab {
+
+template <class T>
+struct TiledAttentionOptions {
+  // Which keys each query may attend to, broadcastable to (..., Lq, Lk) (core/allowed.hpp).
+  std::optional<Allowed> allowed;
+  bool causal = false;          // query i may attend to keys j <= i (aligned at the start)
+  std::optional<double> scale;  // the factor on Q K^T; default 1 / sqrt(d)
+  // Rows of Q and of K per tile; 0: chosen from d so that each tile product fits a generated
+  // kernel (64 queries, 64 keys at d <= 32, 32 keys at d = 64).
+  std::size_t block_q = 0, block_k = 0;
+};
+
+// Q (..., Lq, d), K (..., Lk, d), V (..., Lk, dv), the same leading dims -> (..., Lq, dv).
+// A key that is not allowed gets weight exactly 0 and gradient exactly 0; a query with no key
+// allowed gets a zero row and zero gradient, never NaN.
+template <class T>
+Tensor<T> tiled_attention(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
+                          const TiledAttentionOptions<T>& options = {});
+
+// Sliding-window attention (Longformer's local attention, Beltagy et al. 2020): query i sees the
+// keys j with |i - j| <= window (causal: i - window <= j <= i), positions aligned at the start,
+// and whatever options.allowed allows among them. Exact softmax attention restricted to a band of
+// width 2 window + 1, computed by the tiled kernel, which skips every tile outside the band: time
+// O(n window d), memory O(n d).
+template <class T>
+Tensor<T> local_attention(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
+                          std::size_t window, const TiledAttentionOptions<T>& options = {});
+
+}  // namespace attnlab
