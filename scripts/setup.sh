@@ -19,10 +19,11 @@ done
 
 # The lessons: compilers, the engine's libraries, figures, Fashion-MNIST, the fortunes corpus
 # (English text for the language models of lessons 09 and 10). doctest is here too
-# (headers only, 0.2 MB) so that one configuration of build/ serves both commands.
+# (headers only, 0.2 MB) so that one configuration of build/ serves both commands. xtensor-blas
+# and LAPACK: the singular values of lesson 12 (lessons/kit/spectrum.cpp).
 packages=(
   build-essential cmake pkg-config
-  xtensor-dev xtl-dev libopenblas-dev libxsmm-dev
+  xtensor-dev xtl-dev libopenblas-dev libxsmm-dev libxtensor-blas-dev liblapack-dev
   doctest-dev zlib1g-dev nlohmann-json3-dev
   libcairo2-dev fonts-dejavu-core libgraphviz-dev
   dataset-fashion-mnist fortunes

@@ -1,0 +1,37 @@
+// xtensor-blas here only: its bundled CBLAS declarations clash with <cblas.h> in one translation
+// unit (DESIGN.md), and nothing else in attnlab calls LAPACK.
+#include "lessons/kit/spectrum.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+
+#include <xtensor-blas/xlinalg.hpp>
+
+#include "core/array.hpp"
+#include "core/error.hpp"
+
+namespace attnlab::lessons {
+
+std::vector<double> singular_values(const xt::xarray<double>& matrix) {
+  check(matrix.dimension() == 2 && matrix.size() > 0, "singular_values", "needs a non-empty 2-D matrix, got ",
+        shape_str(matrix.shape()));
+  const auto s = std::get<1>(xt::linalg::svd(matrix, /*full_matrices=*/false, /*compute_uv=*/false));
+  std::vector<double> sigma(s.begin(), s.end());
+  std::sort(sigma.begin(), sigma.end(), std::greater<double>());
+  return sigma;
+}
+
+std::size_t rank_for_energy(const std::vector<double>& sigma, double share) {
+  check(share > 0.0 && share <= 1.0, "rank_for_energy", "share must be in (0, 1], got ", share);
+  double total = 0.0;
+  for (double s : sigma) total += s * s;
+  double kept = 0.0;
+  for (std::size_t r = 0; r < sigma.size(); ++r) {
+    kept += sigma[r] * sigma[r];
+    if (kept >= share * total * (1.0 - 1e-12)) return r + 1;
+  }
+  return sigma.size();
+}
+
+}  // namespace attnlab::lessons
