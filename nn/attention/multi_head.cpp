@@ -64,6 +64,12 @@ Tensor<T> MultiHeadAttention<T>::split_heads(const Tensor<T>& x) const {
 }
 
 template <class T>
+Tensor<T> MultiHeadAttention<T>::merge_heads(const Tensor<T>& x) const {
+  const Shape s = x.shape();
+  return reshape(transpose(x, 1, 2), {long(s[0]), long(s[2]), long(d_model_)});
+}
+
+template <class T>
 void MultiHeadAttention<T>::set_head_gate(Tensor<T> gate) {
   if (gate.defined())
     check(gate.shape() == Shape{heads_}, "MultiHeadAttention", "head gate must have one entry per head, (", heads_,
@@ -117,7 +123,6 @@ AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& query, const 
   o.dropout = this->training() ? p_ : 0.0;
   o.generator = &gen_;
 
-  const long Bl = static_cast<long>(B), Lql = static_cast<long>(Lq);
   if (opt.qk_transform) {
     // The transform sees per-head tensors, so this path splits the heads explicitly.
     Tensor<T> q = split_heads(q_proj(query));  // (B, h, Lq, dk)
@@ -131,8 +136,7 @@ AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& query, const 
           shape_str(k.shape()));
     AttentionResult<T> r = scaled_dot_product_attention(q, k, v, o);
     // (B, h, Lq, dk) -> (B, Lq, h, dk) -> (B, Lq, d_model): heads side by side, then out_proj.
-    Tensor<T> merged = reshape(transpose(r.output, 1, 2), {Bl, Lql, static_cast<long>(d_model_)});
-    return {out_proj(gated(merged)), r.weights};
+    return {out_proj(gated(merge_heads(r.output))), r.weights};
   }
   // The heads are read in place from the projections and the output comes back merged.
   AttentionResult<T> r;
@@ -148,6 +152,55 @@ AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& query, const 
 template <class T>
 AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& x, const MultiHeadOptions<T>& options) {
   return forward(x, x, x, options);
+}
+
+// The new rows' q, k, v come from one GEMM on the packed projection, as in forward. Query i of the
+// new rows sits at position c + i (c = cached positions) and may see keys 0 .. c + i: all of them
+// for a single new row, the causal triangle when nothing is cached, and otherwise that band.
+template <class T>
+AttentionResult<T> MultiHeadAttention<T>::forward_cached(const Tensor<T>& x, KVCache<T>& cache,
+                                                         const MultiHeadOptions<T>& opt) {
+  const char* who = "MultiHeadAttention (cached)";
+  need(who, x, "input");
+  const Shape xs = x.shape();
+  check(xs.size() == 3 && xs[2] == d_model_ && xs[1] > 0, who, "input must be (B, n > 0, d_model = ", d_model_,
+        "), got ", shape_str(xs));
+  const std::size_t B = xs[0], n = xs[1], c = cache.length();
+  if (c > 0)
+    check(cache.keys.shape() == Shape{B, c, d_model_} && cache.values.shape() == cache.keys.shape(), who,
+          "the cache holds keys ", shape_str(cache.keys.shape()), " and values ", shape_str(cache.values.shape()),
+          ", not (B = ", B, ", L, d_model = ", d_model_, ")");
+  check(!opt.allowed_keys && !opt.allowed, who, "masks are not supported with a cache (the positions are causal)");
+  const long d = long(d_model_);
+  const Tensor<T> qkv = linear(x, in_proj_weight, in_proj_bias);  // (B, n, 3d)
+  Tensor<T> q = slice(qkv, 2, 0, d), k = slice(qkv, 2, d, 2 * d);
+  const Tensor<T> v = slice(qkv, 2, 2 * d, 3 * d);
+  if (opt.qk_transform) {
+    q = merge_heads(opt.qk_transform(split_heads(q)));
+    k = merge_heads(opt.qk_transform(split_heads(k)));
+  }
+  const Tensor<T> keys = c == 0 ? k : concat<T>({Tensor<T>(cache.keys), k}, 1);
+  const Tensor<T> values = c == 0 ? v : concat<T>({Tensor<T>(cache.values), v}, 1);
+  cache.keys = keys.value();
+  cache.values = values.value();
+
+  AttentionOptions<T> o;
+  if (c == 0) {
+    o.causal = true;
+  } else if (n > 1) {
+    Mask band = Mask::from_shape({n, c + n});
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < c + n; ++j) band(i, j) = j <= c + i;
+    o.allowed = Allowed::where(std::move(band));
+  }
+  if (opt.bias.defined())
+    check(broadcasts_to(opt.bias.shape(), Shape{B, heads_, n, c + n}), who, "bias ", shape_str(opt.bias.shape()),
+          " does not broadcast to (B, h, n, cached + n) = ", shape_str(Shape{B, heads_, n, c + n}));
+  o.bias = opt.bias;
+  o.dropout = this->training() ? p_ : 0.0;
+  o.generator = &gen_;
+  const AttentionResult<T> r = multi_head_attention(q, keys, values, heads_, o);
+  return {out_proj(gated(r.output)), r.weights};
 }
 
 template class MultiHeadAttention<float>;

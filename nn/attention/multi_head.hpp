@@ -40,6 +40,15 @@ struct MultiHeadOptions {
   std::function<Tensor<T>(const Tensor<T>&)> qk_transform;
 };
 
+// What self-attention keeps of the positions it has seen, for generating one token at a time:
+// their keys (after the qk_transform: RoPE rotates each key once, at its own position) and their
+// values, (B, L, d_model) each, heads side by side. Empty until the first forward_cached.
+template <class T>
+struct KVCache {
+  Array<T> keys, values;
+  std::size_t length() const { return keys.dimension() == 3 ? keys.shape()[1] : 0; }
+};
+
 template <class T>
 class MultiHeadAttention : public Module<T> {
  public:
@@ -53,6 +62,14 @@ class MultiHeadAttention : public Module<T> {
                              const MultiHeadOptions<T>& options = {});
   // Self-attention: forward(x, x, x, options).
   AttentionResult<T> forward(const Tensor<T>& x, const MultiHeadOptions<T>& options = {});
+  // Causal self-attention for new positions x (B, n, d_model) that follow the cache.length()
+  // cached ones: their queries attend to every cached key and to the new keys up to their own
+  // position; their keys and values are appended to the cache. The same output as forward on the
+  // whole sequence with causal = true, for the new rows, at the cost of the new rows only. No
+  // gradient reaches the cached positions: for inference (eval mode, under NoGrad). options.bias
+  // must be (1 or B, h, n, cache.length() + n) and the qk_transform must place the new rows at
+  // their positions (PositionalScheme::attention with an offset does both); masks are refused.
+  AttentionResult<T> forward_cached(const Tensor<T>& x, KVCache<T>& cache, const MultiHeadOptions<T>& options = {});
 
   // The three input projections on their own, (..., d_model) -> (..., d_model):
   // q_proj(x) = x W_q^T + b_q with W_q = rows [0, d) of in_proj_weight; k_proj rows [d, 2d),
@@ -82,6 +99,8 @@ class MultiHeadAttention : public Module<T> {
   Tensor<T> in_proj(const Tensor<T>& x, long part) const;
   // (B, L, d_model) -> (B, h, L, d_k)
   Tensor<T> split_heads(const Tensor<T>& x) const;
+  // (B, h, L, d_k) -> (B, L, d_model)
+  Tensor<T> merge_heads(const Tensor<T>& x) const;
   // The merged heads (B, L, h * d_k) times the gate, each head's columns by its own entry.
   Tensor<T> gated(const Tensor<T>& merged) const;
   std::size_t d_model_, heads_;

@@ -45,6 +45,22 @@ Tensor<T> CausalLM<T>::forward(const IndexArray& ids, const std::optional<Allowe
   return output ? output->forward(h) : linear(h, embed.weight, output_bias);
 }
 
+template <class T>
+Tensor<T> CausalLM<T>::forward_cached(const IndexArray& ids, CausalLMCache<T>& cache) {
+  detail::check_ids("CausalLM", ids);
+  check(!this->training(), "CausalLM", "forward_cached is for generation: call eval() first");
+  if (cache.layers.empty()) cache.layers.resize(blocks.size());
+  check(cache.layers.size() == blocks.size(), "CausalLM", "the cache holds ", cache.layers.size(),
+        " layers, the model ", blocks.size());
+  NoGrad no_grad;
+  const std::size_t offset = cache.length(), n = ids.shape()[1];
+  Tensor<T> x = positional.embed(detail::scaled_embedding(embed, ids), offset);
+  MultiHeadOptions<T> options;
+  positional.attention(n, options, offset);
+  Tensor<T> h = blocks.forward_cached(x, cache.layers, options);
+  return output ? output->forward(h) : linear(h, embed.weight, output_bias);
+}
+
 template class CausalLM<float>;
 template class CausalLM<double>;
 

@@ -18,6 +18,13 @@ struct CausalLMConfig {
   bool tie_output = true;
 };
 
+// The keys and values of every layer for the positions generated so far (KV cache).
+template <class T>
+struct CausalLMCache {
+  std::vector<KVCache<T>> layers;
+  std::size_t length() const { return layers.empty() ? 0 : layers.front().length(); }
+};
+
 // GPT: token embedding + positions, pre-norm causal self-attention blocks (an Encoder run with
 // causal = true: a decoder-only model has no cross-attention), final norm, output projection.
 template <class T>
@@ -26,6 +33,12 @@ class CausalLM : public Module<T> {
   CausalLM(const CausalLMConfig& config, Generator& gen);
   // ids (B, L) -> logits (B, L, vocab); position t sees tokens 0..t only.
   Tensor<T> forward(const IndexArray& ids, const std::optional<Allowed>& allowed_keys = std::nullopt);
+  // Generation with a KV cache: the logits (B, n, vocab) of new tokens ids (B, n) that follow the
+  // cache.length() positions already in `cache` (an empty cache: the prompt), whose keys and values
+  // are appended to it. Equal to the last n rows of forward() on the whole sequence, but each new
+  // token costs one position's work instead of the whole prefix's. Inference only: the model must
+  // be in eval mode; runs without the tape.
+  Tensor<T> forward_cached(const IndexArray& ids, CausalLMCache<T>& cache);
   std::vector<Tensor<T>> attention_weights() const { return blocks.attention_weights(); }
   const CausalLMConfig& config() const { return config_; }
 

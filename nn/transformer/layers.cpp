@@ -40,21 +40,32 @@ EncoderLayer<T>::EncoderLayer(const LayerConfig& c, Generator& gen)
 }
 
 template <class T>
-Tensor<T> EncoderLayer<T>::forward(const Tensor<T>& x, const MultiHeadOptions<T>& options) {
+template <class Attend>
+Tensor<T> EncoderLayer<T>::block(const Tensor<T>& x, const Attend& attend) {
   check_input("EncoderLayer", x, config_.d_model);
   const auto ff = [&](const Tensor<T>& h) {
     return feed_forward(linear1, dropout, linear2, config_.activation, h);
   };
   if (config_.norm_first) {
-    AttentionResult<T> a = self_attn.forward(norm1(x), options);
+    AttentionResult<T> a = attend(norm1(x));
     attention_ = a.weights;
     Tensor<T> h = add(x, dropout1(a.output));
     return add(h, dropout2(ff(norm2(h))));
   }
-  AttentionResult<T> a = self_attn.forward(x, options);
+  AttentionResult<T> a = attend(x);
   attention_ = a.weights;
   Tensor<T> h = norm1(add(x, dropout1(a.output)));
   return norm2(add(h, dropout2(ff(h))));
+}
+
+template <class T>
+Tensor<T> EncoderLayer<T>::forward(const Tensor<T>& x, const MultiHeadOptions<T>& options) {
+  return block(x, [&](const Tensor<T>& h) { return self_attn.forward(h, options); });
+}
+
+template <class T>
+Tensor<T> EncoderLayer<T>::forward_cached(const Tensor<T>& x, KVCache<T>& cache, const MultiHeadOptions<T>& options) {
+  return block(x, [&](const Tensor<T>& h) { return self_attn.forward_cached(h, cache, options); });
 }
 
 template <class T>

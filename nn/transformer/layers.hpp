@@ -34,6 +34,9 @@ class EncoderLayer : public Module<T> {
   // x (B, L, d). options go to the self-attention: allowed keys (padding), causal (decoder-only
   // models), score bias (relative / ALiBi), qk transform (RoPE).
   Tensor<T> forward(const Tensor<T>& x, const MultiHeadOptions<T>& options = {});
+  // The same block on new positions that follow the cached ones (causal self-attention through
+  // MultiHeadAttention::forward_cached; generation in a decoder-only model).
+  Tensor<T> forward_cached(const Tensor<T>& x, KVCache<T>& cache, const MultiHeadOptions<T>& options = {});
   // The self-attention weights (B, h, L, L) of the last forward (not differentiable; for plots).
   const Tensor<T>& attention() const { return attention_; }
   const LayerConfig& config() const { return config_; }
@@ -46,6 +49,9 @@ class EncoderLayer : public Module<T> {
   Dropout<T> dropout1, dropout2;  // on the sublayers' outputs
 
  private:
+  // The residual block around any self-attention: attend(h) -> AttentionResult.
+  template <class Attend>
+  Tensor<T> block(const Tensor<T>& x, const Attend& attend);
   LayerConfig config_;
   Tensor<T> attention_;
 };

@@ -35,19 +35,19 @@ PositionalScheme<T>::PositionalScheme(Positional method, const LayerConfig& conf
 }
 
 template <class T>
-Tensor<T> PositionalScheme<T>::embed(const Tensor<T>& x) const {
-  if (sinusoidal_) return sinusoidal_->forward(x);
-  if (learned_) return learned_->forward(x);
+Tensor<T> PositionalScheme<T>::embed(const Tensor<T>& x, std::size_t offset) const {
+  if (sinusoidal_) return sinusoidal_->forward(x, offset);
+  if (learned_) return learned_->forward(x, offset);
   return x;
 }
 
 template <class T>
-void PositionalScheme<T>::attention(std::size_t length, MultiHeadOptions<T>& options) const {
-  if (relative_) options.bias = relative_->forward(length, length);
-  if (method_ == Positional::ALiBi) options.bias = alibi_bias<T>(heads_, length, length);
+void PositionalScheme<T>::attention(std::size_t length, MultiHeadOptions<T>& options, std::size_t offset) const {
+  if (relative_) options.bias = relative_->forward(length, offset + length, offset);
+  if (method_ == Positional::ALiBi) options.bias = alibi_bias<T>(heads_, length, offset + length, offset);
   if (rotary_) {
     const RotaryEmbedding<T>* rope = rotary_.get();
-    options.qk_transform = [rope](const Tensor<T>& t) { return rope->forward(t); };
+    options.qk_transform = [rope, offset](const Tensor<T>& t) { return rope->forward(t, offset); };
   }
 }
 

@@ -16,10 +16,13 @@ class PositionalScheme : public Module<T> {
  public:
   PositionalScheme(Positional method, const LayerConfig& config, std::size_t max_length,
                    Generator& gen, bool bidirectional = true);
-  // x (B, L, d) -> x plus the absolute positions, if the method has any.
-  Tensor<T> embed(const Tensor<T>& x) const;
-  // Fill options.bias / options.qk_transform for self-attention over L positions.
-  void attention(std::size_t length, MultiHeadOptions<T>& options) const;
+  // x (B, L, d) at positions offset .. offset + L - 1 -> x plus those absolute positions, if the
+  // method has any.
+  Tensor<T> embed(const Tensor<T>& x, std::size_t offset = 0) const;
+  // Fill options.bias / options.qk_transform for self-attention of the L queries at positions
+  // offset .. offset + L - 1 over the keys at 0 .. offset + L - 1 (offset > 0: generation with a
+  // KV cache, whose keys are already transformed).
+  void attention(std::size_t length, MultiHeadOptions<T>& options, std::size_t offset = 0) const;
   Positional method() const { return method_; }
 
  private:

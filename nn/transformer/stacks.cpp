@@ -28,6 +28,16 @@ Tensor<T> Encoder<T>::forward(const Tensor<T>& x, const MultiHeadOptions<T>& opt
 }
 
 template <class T>
+Tensor<T> Encoder<T>::forward_cached(const Tensor<T>& x, std::vector<KVCache<T>>& caches,
+                                     const MultiHeadOptions<T>& options) {
+  check(caches.size() == layers.size(), "Encoder", "one cache per layer: ", layers.size(), " layers, ", caches.size(),
+        " caches");
+  Tensor<T> h = x;
+  for (std::size_t i = 0; i < layers.size(); ++i) h = layers[i]->forward_cached(h, caches[i], options);
+  return norm ? norm->forward(h) : h;
+}
+
+template <class T>
 std::vector<Tensor<T>> Encoder<T>::attention_weights() const {
   std::vector<Tensor<T>> out;
   for (const auto& layer : layers) out.push_back(layer->attention());

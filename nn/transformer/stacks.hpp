@@ -17,6 +17,8 @@ class Encoder : public Module<T> {
           bool final_norm = false);
   // The same options reach every layer (T5 and ALiBi share one bias across layers).
   Tensor<T> forward(const Tensor<T>& x, const MultiHeadOptions<T>& options = {});
+  // New positions after the cached ones, one KVCache per layer (causal self-attention only).
+  Tensor<T> forward_cached(const Tensor<T>& x, std::vector<KVCache<T>>& caches, const MultiHeadOptions<T>& options = {});
   std::size_t size() const { return layers.size(); }
   EncoderLayer<T>& layer(std::size_t i) { return *layers.at(i); }
   // One (B, h, L, L) tensor per layer, from the last forward.
