@@ -134,6 +134,25 @@ BleuScore corpus_bleu(const std::vector<std::vector<Tok>>& hyps, const std::vect
   return b;
 }
 
+template <class Tok>
+std::vector<GroupBleu> bleu_by_group(const std::vector<std::vector<Tok>>& hyps, const std::vector<std::vector<Tok>>& refs,
+                                     const std::vector<std::size_t>& groups, BleuSmoothing smoothing, int max_order) {
+  check(hyps.size() == refs.size() && refs.size() == groups.size(), "bleu_by_group", hyps.size(), " hypotheses, ",
+        refs.size(), " references and ", groups.size(), " group labels: one of each per sentence");
+  std::map<std::size_t, std::vector<std::size_t>> members;
+  for (std::size_t i = 0; i < groups.size(); ++i) members[groups[i]].push_back(i);
+  std::vector<GroupBleu> out;
+  for (const auto& [group, rows] : members) {
+    std::vector<std::vector<Tok>> h, r;
+    for (std::size_t i : rows) {
+      h.push_back(hyps[i]);
+      r.push_back(refs[i]);
+    }
+    out.push_back({group, rows.size(), corpus_bleu(h, r, smoothing, max_order)});
+  }
+  return out;
+}
+
 template <class T>
 double alignment_accuracy(const Array<T>& attention, const std::vector<Index>& alignment) {
   check(attention.dimension() == 2, "alignment_accuracy", "attention must be (T, S), got ",
@@ -169,6 +188,12 @@ template double token_accuracy<std::vector<std::string>>(const std::vector<std::
                                                          const std::vector<std::vector<std::string>>&);
 template BleuScore corpus_bleu<std::string>(const std::vector<std::vector<std::string>>&,
                                             const std::vector<std::vector<std::string>>&, BleuSmoothing, int);
+template std::vector<GroupBleu> bleu_by_group<std::string>(const std::vector<std::vector<std::string>>&,
+                                                           const std::vector<std::vector<std::string>>&,
+                                                           const std::vector<std::size_t>&, BleuSmoothing, int);
+template std::vector<GroupBleu> bleu_by_group<Index>(const std::vector<std::vector<Index>>&,
+                                                     const std::vector<std::vector<Index>>&,
+                                                     const std::vector<std::size_t>&, BleuSmoothing, int);
 template BleuScore corpus_bleu<Index>(const std::vector<std::vector<Index>>&, const std::vector<std::vector<Index>>&,
                                       BleuSmoothing, int);
 

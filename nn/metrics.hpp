@@ -1,5 +1,6 @@
 // Metrics the lessons report: accuracy (with an ignored pad id), exact match and per-token
-// accuracy over sequences, corpus BLEU, and how often attention points at the true alignment.
+// accuracy over sequences, corpus BLEU (also per group of sentences, e.g. by length), and how
+// often attention points at the true alignment (nn/alignment.hpp: the alignment error rate).
 #pragma once
 
 #include <cstddef>
@@ -66,6 +67,19 @@ BleuScore sentence_bleu(const std::vector<Tok>& hypothesis, const std::vector<To
                         BleuSmoothing smoothing = BleuSmoothing::none, int max_order = 4) {
   return corpus_bleu<Tok>({hypothesis}, {reference}, smoothing, max_order);
 }
+
+// Corpus BLEU of each group of sentences: sentence i belongs to group groups[i] (its source length,
+// say, for BLEU against sentence length). One entry per group present, in increasing group order.
+struct GroupBleu {
+  std::size_t group = 0, sentences = 0;
+  BleuScore bleu;
+};
+
+template <class Tok>
+std::vector<GroupBleu> bleu_by_group(const std::vector<std::vector<Tok>>& hypotheses,
+                                     const std::vector<std::vector<Tok>>& references,
+                                     const std::vector<std::size_t>& groups,
+                                     BleuSmoothing smoothing = BleuSmoothing::none, int max_order = 4);
 
 // Fraction of target words whose attention row peaks on the source word they translate:
 // attention (T, S) with rows = target positions (queries), columns = source positions (keys);

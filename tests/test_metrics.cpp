@@ -149,3 +149,23 @@ TEST_CASE("alignment_accuracy scores where attention peaks") {
   CHECK_THROWS_AS(alignment_accuracy(attn, {0, 0, 0, 0, 0}), ShapeError);
   CHECK_THROWS_AS(alignment_accuracy(Array<double>{1.0, 2.0}, {0}), ShapeError);
 }
+
+TEST_CASE("bleu_by_group: corpus BLEU of each group, groups in increasing order") {
+  // Groups 7 and 3 (given out of order): group 3 holds sentences 1 and 3, group 7 sentence 0 and 2.
+  const std::vector<Words> hyps = {w("a b c d"), w("x y"), w("a b c e"), w("x z")};
+  const std::vector<Words> refs = {w("a b c d"), w("x y"), w("a b c d"), w("x y")};
+  const auto g = bleu_by_group(hyps, refs, {7, 3, 7, 3}, BleuSmoothing::none, 2);
+  REQUIRE(g.size() == 2);
+  CHECK(g[0].group == 3);
+  CHECK(g[0].sentences == 2);
+  CHECK(g[1].group == 7);
+  // Each group equals corpus_bleu on its own sentences.
+  const auto three = corpus_bleu(std::vector<Words>{hyps[1], hyps[3]}, std::vector<Words>{refs[1], refs[3]},
+                                 BleuSmoothing::none, 2);
+  CHECK(g[0].bleu.score == doctest::Approx(three.score));
+  // Group 3: unigrams 2/2 + 1/2 = 3/4, bigrams 1/1 + 0/1 = 1/2: sqrt(3/8).
+  CHECK(g[0].bleu.score == doctest::Approx(std::sqrt(3.0 / 8.0)));
+  // Group 7: unigrams 7/8, bigrams 5/6.
+  CHECK(g[1].bleu.score == doctest::Approx(std::sqrt(7.0 / 8.0 * 5.0 / 6.0)));
+  CHECK_THROWS_AS(bleu_by_group(hyps, refs, {1, 2}), ShapeError);
+}
