@@ -8,6 +8,7 @@
 #include <xtensor/xview.hpp>
 
 #include "core/ops.hpp"
+#include "nn/parameter_blocks.hpp"
 #include "nn/transformer/transformer.hpp"
 #include "tests/helpers.hpp"
 
@@ -50,6 +51,48 @@ TEST_CASE("golden parameter counts: 1000/1000 vocab, d 128, 8 heads, 3+3 post-no
   tied.tie_output = true;
   Seq2SeqTransformer<float> tied_model(tied, gen);
   CHECK(tied_model.parameter_count() == 1773544 - 1000 * 128);
+}
+
+TEST_CASE("parameter_blocks: the golden counts per block, nested, and the model's own parameters") {
+  Generator gen(1);
+  Seq2SeqTransformer<float> model(paper_sized(), gen);
+  const std::vector<ParameterBlock> top = parameter_blocks(model, 1);
+  std::vector<std::string> names;
+  std::size_t sum = 0;
+  for (const auto& b : top) {
+    names.push_back(b.name);
+    sum += b.parameters;
+    CHECK(b.depth == 1);
+  }
+  // positions and the dropouts hold no parameters but are blocks all the same.
+  CHECK(names == std::vector<std::string>{"src_embed", "tgt_embed", "positions", "src_dropout", "tgt_dropout",
+                                          "encoder", "decoder", "output"});
+  CHECK(sum == 1773544);
+  const auto two = parameter_blocks(model, 2);
+  auto find = [&](const std::string& n) {
+    for (const auto& b : two)
+      if (b.name == n) return b;
+    FAIL("no block ", n);
+    return ParameterBlock{};
+  };
+  CHECK(find("encoder").parameters == 3 * 198272);
+  CHECK(find("encoder.layers.2").parameters == 198272);
+  CHECK(find("encoder.layers.2").depth == 2);
+  CHECK(find("decoder.layers.0").parameters == 264576);
+  for (const auto& b : two) CHECK(b.name != "output.weight");  // it belongs to the block "output"
+  const auto three = parameter_blocks(model, 3);
+  std::size_t layer0 = 0;
+  for (const auto& b : three)
+    if (b.depth == 3 && b.name.rfind("decoder.layers.0.", 0) == 0) layer0 += b.parameters;
+  CHECK(layer0 == 264576);  // the sublayers of a layer add up to it: no parameter of its own
+  // A tied model holds output_bias itself: a row of its own.
+  Seq2SeqConfig tied = paper_sized();
+  tied.tie_output = true;
+  Seq2SeqTransformer<float> tied_model(tied, gen);
+  const auto blocks = parameter_blocks(tied_model, 1);
+  CHECK(blocks.back().name == "output_bias");
+  CHECK(blocks.back().parameters == 1000);
+  CHECK_THROWS_AS(parameter_blocks(model, 0), ShapeError);
 }
 
 TEST_CASE("parameter names follow the tree: encoder.layers.0.self_attn.in_proj_weight") {
