@@ -229,9 +229,50 @@ StepFn seq2seq_step(Seq2SeqTransformer<T>& model, const IndexArray& src) {
   };
 }
 
+template <class T>
+std::vector<std::vector<Index>> greedy_decode_batch(Seq2SeqTransformer<T>& model, const IndexArray& src,
+                                                    const Allowed& src_allowed, Index start, Index end,
+                                                    std::size_t max_len) {
+  const char* where = "greedy_decode_batch";
+  check(!model.training(), where, "the model is in training mode; call eval() first");
+  check(max_len > 0, where, "max_len must be positive");
+  check(src.dimension() == 2 && src.shape()[0] > 0 && src.shape()[1] > 0, where,
+        "src must be (B, S) ids with B, S > 0, got ", shape_str(src.shape()));
+  const std::size_t B = src.shape()[0];
+  NoGrad no_grad;
+  const Tensor<T> memory = model.encode(src, src_allowed);
+  IndexArray prefix = IndexArray::from_shape({B, 1});
+  prefix.fill(start);
+  std::vector<std::vector<Index>> out(B);
+  std::vector<bool> done(B, false);
+  std::size_t open = B;
+  for (std::size_t t = 0; t < max_len && open > 0; ++t) {
+    const Array<T> logits = model.decode(prefix, memory, src_allowed).value();  // (B, t + 1, V)
+    const std::size_t vocab = logits.shape()[2];
+    check(end >= 0 && static_cast<std::size_t>(end) < vocab, where, "end token ", end,
+          " out of range for vocabulary size ", vocab);
+    IndexArray next = IndexArray::from_shape({B, t + 2});
+    for (std::size_t b = 0; b < B; ++b) {
+      const T* z = logits.data() + (b * (t + 1) + t) * vocab;
+      const Index best = static_cast<Index>(std::max_element(z, z + vocab) - z);
+      for (std::size_t j = 0; j <= t; ++j) next(b, j) = prefix(b, j);
+      next(b, t + 1) = best;
+      if (done[b]) continue;
+      out[b].push_back(best);
+      if (best == end) done[b] = true, --open;
+    }
+    prefix = std::move(next);
+  }
+  return out;
+}
+
 template StepFn causal_lm_step<float>(CausalLM<float>&);
 template StepFn causal_lm_step<double>(CausalLM<double>&);
 template StepFn seq2seq_step<float>(Seq2SeqTransformer<float>&, const IndexArray&);
 template StepFn seq2seq_step<double>(Seq2SeqTransformer<double>&, const IndexArray&);
+template std::vector<std::vector<Index>> greedy_decode_batch<float>(Seq2SeqTransformer<float>&, const IndexArray&,
+                                                                    const Allowed&, Index, Index, std::size_t);
+template std::vector<std::vector<Index>> greedy_decode_batch<double>(Seq2SeqTransformer<double>&, const IndexArray&,
+                                                                     const Allowed&, Index, Index, std::size_t);
 
 }  // namespace attnlab::nn

@@ -62,4 +62,14 @@ StepFn causal_lm_step(CausalLM<T>& model);
 template <class T>
 StepFn seq2seq_step(Seq2SeqTransformer<T>& model, const IndexArray& src);
 
+// Greedy decoding of a whole batch of sources at once (greedy_decode one sentence at a time is the
+// same search, B times slower): src (B, S) ids with src_allowed (B, S) its real tokens. Every row
+// grows by its argmax each step (ties: lower id), the whole prefix decoded again (no cache), until
+// every row has emitted `end` or max_len tokens. Rows as greedy_decode returns them: the generated
+// tokens, `end` last when it came. The model must be in eval mode.
+template <class T>
+std::vector<std::vector<Index>> greedy_decode_batch(Seq2SeqTransformer<T>& model, const IndexArray& src,
+                                                    const Allowed& src_allowed, Index start, Index end,
+                                                    std::size_t max_len);
+
 }  // namespace attnlab::nn

@@ -326,3 +326,37 @@ TEST_CASE("seq2seq_step: the source is encoded once; each row is the decoder's n
   CHECK(beam_search(step, 0, 5, o).front().tokens == greedy_decode(step, 0, 5, 6));
   CHECK_THROWS_AS(seq2seq_step(model, IndexArray::from_shape({0})), ShapeError);
 }
+
+TEST_CASE("greedy_decode_batch: padded sources of different lengths decode as greedy_decode one by one") {
+  Generator gen(5);
+  Seq2SeqConfig cfg;
+  cfg.src_vocab = 9;
+  cfg.tgt_vocab = 7;
+  cfg.encoder_layers = cfg.decoder_layers = 1;
+  cfg.layer.d_model = 8;
+  cfg.layer.heads = 2;
+  cfg.layer.d_ff = 16;
+  cfg.pad_id = 0;
+  Seq2SeqTransformer<double> model(cfg, gen);
+  const std::vector<std::vector<Index>> sources = {{3, 1, 4, 1, 5}, {2, 6}, {8, 7, 6}};
+  IndexArray src = IndexArray::from_shape({3, 5});
+  Mask real = Mask::from_shape({3, 5});
+  src.fill(0);
+  real.fill(false);
+  for (std::size_t b = 0; b < 3; ++b)
+    for (std::size_t j = 0; j < sources[b].size(); ++j) src(b, j) = sources[b][j], real(b, j) = true;
+  CHECK_THROWS_AS(greedy_decode_batch(model, src, Allowed::where(real), 1, 2, 6), ShapeError);  // training mode
+  model.eval();
+  // Every end id in turn, so that some rows stop early and others run to max_len.
+  for (Index end = 2; end < 7; ++end) {
+    const auto batch = greedy_decode_batch(model, src, Allowed::where(real), 1, end, 6);
+    REQUIRE(batch.size() == 3);
+    for (std::size_t b = 0; b < 3; ++b) {
+      IndexArray one = IndexArray::from_shape({sources[b].size()});
+      std::copy(sources[b].begin(), sources[b].end(), one.begin());
+      CHECK(batch[b] == greedy_decode(seq2seq_step(model, one), 1, end, 6));
+    }
+  }
+  CHECK_THROWS_AS(greedy_decode_batch(model, src, Allowed::where(real), 1, 7, 6), ShapeError);  // end out of range
+  CHECK_THROWS_AS(greedy_decode_batch(model, src, Allowed::where(real), 1, 2, 0), ShapeError);
+}
