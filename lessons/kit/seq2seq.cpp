@@ -62,7 +62,7 @@ Encoded Encoder::forward(const data::PaddedBatch& src) {
   nn::GRUOutput<F> o = gru.forward(embed(src.ids), Tns(), lengths);
   // state (2, B, He): [forward final, backward final]; each direction has read the whole source.
   const Tns both = concat<F>({squeeze(slice(o.state, 0, 0, 1), 0), squeeze(slice(o.state, 0, 1, 2), 0)}, -1);
-  return {o.output, attnlab::tanh(bridge(both)), src.allowed()};
+  return {o.output, both, attnlab::tanh(bridge(both)), src.allowed()};
 }
 
 Decoder::Decoder(std::size_t vocab, const ModelConfig& c, Generator& gen)
@@ -71,25 +71,35 @@ Decoder::Decoder(std::size_t vocab, const ModelConfig& c, Generator& gen)
 }
 
 namespace {
-nn::Attention<F> attention_of(const ModelConfig& c, Generator& gen) {
-  return nn::Attention<F>(nn::make_score<F>(c.score, c.decoder_hidden, 2 * c.encoder_hidden, gen, c.attention_hidden));
+constexpr const char* kNoAttention = "none";
+
+std::unique_ptr<nn::Score<F>> score_of(const ModelConfig& c, Generator& gen) {
+  return nn::make_score<F>(c.score, c.decoder_hidden, 2 * c.encoder_hidden, gen, c.attention_hidden);
 }
 }  // namespace
 
 BahdanauDecoder::BahdanauDecoder(std::size_t vocab, const ModelConfig& c, Generator& gen)
     : Decoder(vocab, c, gen),
-      attention_(attention_of(c, gen)),
+      attention_(c.score == kNoAttention ? nullptr : std::make_unique<nn::Attention<F>>(score_of(c, gen))),
       cell(c.embed + 2 * c.encoder_hidden, c.decoder_hidden, gen),
       out(c.decoder_hidden + 2 * c.encoder_hidden, vocab, gen) {
-  register_module("attention", attention_);
+  if (attention_) register_module("attention", *attention_);
   register_module("cell", cell);
   register_module("out", out);
 }
 
+const nn::Attention<F>& BahdanauDecoder::attention() const {
+  if (!attention_) throw std::logic_error("Seq2Seq: this decoder has no attention (score \"none\")");
+  return *attention_;
+}
+
 Step BahdanauDecoder::step(const Encoded& e, const IndexArray& prev, const Tns& state) {
-  const AttentionResult<F> a = attention_(state, e.annotations, e.annotations, e.real);  // c_t (B, 2He)
-  const Tns s = cell.forward(concat<F>({embed(prev), a.output}, -1), state);
-  return {out(concat<F>({s, a.output}, -1)), s, a.weights};
+  // c_t (B, 2He): read by attention, or the one summary vector for every step.
+  AttentionResult<F> a;
+  if (attention_) a = (*attention_)(state, e.annotations, e.annotations, e.real);
+  const Tns context = attention_ ? a.output : e.summary;
+  const Tns s = cell.forward(concat<F>({embed(prev), context}, -1), state);
+  return {out(concat<F>({s, context}, -1)), s, a.weights};
 }
 
 Tns BahdanauDecoder::teacher_forced(const Encoded& e, const IndexArray& inputs, Tns* weights) {
@@ -99,17 +109,25 @@ Tns BahdanauDecoder::teacher_forced(const Encoded& e, const IndexArray& inputs, 
     const IndexArray prev = xt::view(inputs, xt::all(), t);
     Step s = step(e, prev, state);
     logits.push_back(s.logits);
-    if (weights) ws.push_back(s.weights);
+    if (weights && attention_) ws.push_back(s.weights);
     state = s.state;
   }
-  if (weights) *weights = stack(ws, 1);
+  if (weights && attention_) *weights = stack(ws, 1);
   return stack(logits, 1);
 }
 
+namespace {
+const ModelConfig& with_attention(const ModelConfig& c) {
+  if (c.score == kNoAttention)
+    throw std::invalid_argument("LuongDecoder: score \"none\" is for the Bahdanau decoder only");
+  return c;
+}
+}  // namespace
+
 LuongDecoder::LuongDecoder(std::size_t vocab, const ModelConfig& c, Generator& gen)
-    : Decoder(vocab, c, gen),
+    : Decoder(vocab, with_attention(c), gen),
       gru(c.embed, c.decoder_hidden, gen),
-      attention_(attention_of(c, gen)),
+      attention_(score_of(c, gen)),
       combine(2 * c.encoder_hidden + c.decoder_hidden, c.decoder_hidden, gen),
       out(c.decoder_hidden, vocab, gen) {
   register_module("gru", gru);
@@ -176,9 +194,11 @@ Decoded Seq2Seq::greedy(const data::PaddedBatch& src, std::size_t max_len) {
     for (std::size_t b = 0; b < B; ++b) {
       if (done[b]) continue;
       ids[b].push_back(prev(b));
-      std::vector<double> row(static_cast<std::size_t>(src.lengths(b)));
-      for (std::size_t j = 0; j < row.size(); ++j) row[j] = s.weights.value()(b, j);
-      rows[b].push_back(std::move(row));
+      if (s.weights.defined()) {
+        std::vector<double> row(static_cast<std::size_t>(src.lengths(b)));
+        for (std::size_t j = 0; j < row.size(); ++j) row[j] = s.weights.value()(b, j);
+        rows[b].push_back(std::move(row));
+      }
       done[b] = prev(b) == data::Vocab::eos;
       all = all && done[b];
     }
@@ -186,6 +206,7 @@ Decoded Seq2Seq::greedy(const data::PaddedBatch& src, std::size_t max_len) {
   }
   Decoded d;
   d.ids = std::move(ids);
+  if (!decoder->has_attention()) return d;
   for (std::size_t b = 0; b < B; ++b) {
     const std::size_t T = rows[b].size(), S = static_cast<std::size_t>(src.lengths(b));
     xt::xarray<double> m = xt::zeros<double>({T, S});
@@ -210,12 +231,17 @@ void record(const Plan& p) {
   config("clip", p.fit.clip);
 }
 
-History train(Seq2Seq& model, const DateTask& task, double lr, FitOptions options) {
+History train(Seq2Seq& model, const data::EncodedPairs& train, const data::EncodedPairs& validation, double lr,
+              FitOptions options) {
   nn::Adam<F> opt(model.parameters(), lr);
-  options.validate = [&] { return Scores{{"loss", mean_loss(model, task.validation)}}; };
-  return fit(model, opt, task.train.size(),
-             [&](const std::vector<std::size_t>& rows) { return model.loss(data::make_seq2seq_batch(task.train, rows)); },
+  options.validate = [&] { return Scores{{"loss", mean_loss(model, validation)}}; };
+  return fit(model, opt, train.size(),
+             [&](const std::vector<std::size_t>& rows) { return model.loss(data::make_seq2seq_batch(train, rows)); },
              options);
+}
+
+History train(Seq2Seq& model, const DateTask& task, double lr, FitOptions options) {
+  return train(model, task.train, task.validation, lr, std::move(options));
 }
 
 namespace {
@@ -257,7 +283,7 @@ Evaluation evaluate(Seq2Seq& model, const data::EncodedPairs& split, const std::
       ev.predictions.push_back(target_vocab.decode(d.ids[k], data::Tokenizer::chars));
       refs.push_back(pairs[rows[k]].target);
       ev.decoded.ids.push_back(std::move(d.ids[k]));
-      ev.decoded.attention.push_back(std::move(d.attention[k]));
+      if (!d.attention.empty()) ev.decoded.attention.push_back(std::move(d.attention[k]));
     }
   });
   ev.exact_match = nn::exact_match(ev.predictions, refs);
@@ -266,6 +292,9 @@ Evaluation evaluate(Seq2Seq& model, const data::EncodedPairs& split, const std::
 }
 
 YearAttention year_attention(const Evaluation& ev, const std::vector<data::Pair>& pairs) {
+  if (ev.decoded.attention.size() != pairs.size())
+    throw std::invalid_argument("year_attention: " + std::to_string(ev.decoded.attention.size()) +
+                                " attention maps for " + std::to_string(pairs.size()) + " examples");
   YearAttention y;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const std::size_t at = pairs[i].source.rfind(pairs[i].target.substr(0, 4));

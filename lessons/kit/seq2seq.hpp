@@ -9,6 +9,9 @@
 //   Luong     the query is the CURRENT state h_t = GRU(emb(y_{t-1}), h_{t-1});
 //             h~_t = tanh(W_c [c_t; h_t]); logits = W_o h~_t. The recurrence never sees c_t, so
 //             with teacher forcing all T queries attend in one batched call.
+//   none      the Bahdanau decoder with its attention taken out (Cho et al. 2014): the context is
+//             the same vector c = [fwd_last; bwd_first] at every step, the whole input squeezed
+//             into 2He numbers: s_t = GRU([emb(y_{t-1}); c], s_{t-1}); logits = W_o [s_t; c].
 //
 // The attention is an nn::Attention over any score (nn/attention/scores.hpp): the decoders do not
 // care which.
@@ -58,7 +61,8 @@ enum class DecoderStyle { Bahdanau, Luong };
 
 struct ModelConfig {
   DecoderStyle style = DecoderStyle::Bahdanau;
-  std::string score = "additive";     // any score of nn/attention/scores.hpp
+  std::string score = "additive";     // any score of nn/attention/scores.hpp; "none": no attention
+                                      // (Bahdanau style only)
   std::size_t embed = 32;             // E, both embeddings
   std::size_t encoder_hidden = 64;    // He per direction: annotations are 2He wide
   std::size_t decoder_hidden = 64;    // Hd (a dot score needs Hd == 2He)
@@ -67,6 +71,7 @@ struct ModelConfig {
 
 struct Encoded {
   Tns annotations;  // (B, S, 2He): keys and values
+  Tns summary;      // (B, 2He): [fwd_last; bwd_first], the whole input in one vector
   Tns init;         // (B, Hd): the decoder's first state
   Allowed real;     // (B, S): the real source tokens, the keys attention may use
 };
@@ -84,7 +89,7 @@ class Encoder : public nn::Module<F> {
 struct Step {
   Tns logits;   // (B, V)
   Tns state;    // (B, Hd)
-  Tns weights;  // (B, S)
+  Tns weights;  // (B, S); undefined without attention
 };
 
 class Decoder : public nn::Module<F> {
@@ -93,6 +98,8 @@ class Decoder : public nn::Module<F> {
   virtual Tns teacher_forced(const Encoded& e, const IndexArray& inputs, Tns* weights = nullptr) = 0;
   // One greedy step from the previous tokens (B) and state (B, Hd).
   virtual Step step(const Encoded& e, const IndexArray& prev, const Tns& state) = 0;
+  virtual bool has_attention() const { return true; }
+  // std::logic_error for a decoder without attention.
   virtual const nn::Attention<F>& attention() const = 0;
 
   nn::Embedding<F> embed;  // of the previous output token
@@ -101,14 +108,16 @@ class Decoder : public nn::Module<F> {
   Decoder(std::size_t vocab, const ModelConfig& c, Generator& gen);
 };
 
+// With score "none", no attention: the context is Encoded::summary at every step.
 class BahdanauDecoder : public Decoder {
  public:
   BahdanauDecoder(std::size_t vocab, const ModelConfig& c, Generator& gen);
   Tns teacher_forced(const Encoded& e, const IndexArray& inputs, Tns* weights) override;
   Step step(const Encoded& e, const IndexArray& prev, const Tns& state) override;
-  const nn::Attention<F>& attention() const override { return attention_; }
+  bool has_attention() const override { return attention_ != nullptr; }
+  const nn::Attention<F>& attention() const override;
 
-  nn::Attention<F> attention_;
+  std::unique_ptr<nn::Attention<F>> attention_;  // null for score "none"
   nn::GRUCell<F> cell;
   nn::Linear<F> out;
 };
@@ -130,7 +139,8 @@ class LuongDecoder : public Decoder {
 };
 
 // A greedy decoding of a batch: per example, the tokens up to and including <eos> (if it came)
-// and the attention rows of those steps, (T_i, S_i) over the real source tokens.
+// and the attention rows of those steps, (T_i, S_i) over the real source tokens (none without
+// attention).
 struct Decoded {
   std::vector<std::vector<Index>> ids;
   std::vector<xt::xarray<double>> attention;
@@ -145,7 +155,9 @@ class Seq2Seq : public nn::Module<F> {
   Tns loss(const data::Seq2SeqBatch& b);
   // Greedy decoding: feed back the most likely token, stop at <eos> or after max_len steps.
   Decoded greedy(const data::PaddedBatch& src, std::size_t max_len);
-  std::size_t attention_parameters() const { return decoder->attention().parameter_count(); }
+  std::size_t attention_parameters() const {
+    return decoder->has_attention() ? decoder->attention().parameter_count() : 0;
+  }
   const ModelConfig& config() const { return config_; }
 
  private:
@@ -168,8 +180,11 @@ struct Plan {
 // Writes the plan into the lesson's configuration (metrics.json).
 void record(const Plan& plan);
 
-// Adam on the training split, batches of options.batch, held-out loss on the validation split
+// Adam on the training pairs, batches of options.batch, held-out loss on the validation pairs
 // after every epoch (History::validation_of("loss")).
+History train(Seq2Seq& model, const data::EncodedPairs& train, const data::EncodedPairs& validation, double lr,
+              FitOptions options);
+// The same on a date task's training and validation splits.
 History train(Seq2Seq& model, const DateTask& task, double lr, FitOptions options);
 
 // Mean teacher-forced cross-entropy per target token over a split.

@@ -1,0 +1,84 @@
+// The recurrent encoder-decoder of the lesson kit (lessons/kit/seq2seq): the decoder without
+// attention reads the encoder's one summary vector and nothing else.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include <xtensor/xview.hpp>
+
+#include "lessons/kit/seq2seq.hpp"
+#include "tests/helpers.hpp"
+
+using namespace attnlab;
+using namespace attnlab::lessons;
+namespace data = attnlab::nn::data;
+
+namespace {
+
+s2s::ModelConfig tiny(const std::string& score) {
+  s2s::ModelConfig c;
+  c.score = score;
+  c.embed = 4;
+  c.encoder_hidden = 3;
+  c.decoder_hidden = 5;
+  c.attention_hidden = 6;
+  return c;
+}
+
+data::EncodedPairs pairs() {
+  data::EncodedPairs p;
+  p.source = {{4, 5, 6, 7}, {5, 4}};
+  p.target = {{6, 4, 5}, {7}};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("score \"none\": no attention parameters, the context is the encoder's summary") {
+  Generator g1(3), g2(3);
+  s2s::Seq2Seq plain(tiny("none"), 8, 9, g1), additive(tiny("additive"), 8, 9, g2);
+  CHECK_FALSE(plain.decoder->has_attention());
+  CHECK(additive.decoder->has_attention());
+  CHECK(plain.attention_parameters() == 0);
+  // additive attention: W_q (Hd -> A), W_k (2He -> A), v (A): 5*6 + 6*6 + 6 = 72, no biases.
+  CHECK(additive.attention_parameters() == 72);
+  CHECK(plain.parameter_count() + 72 == additive.parameter_count());
+  for (const auto& [name, p] : plain.named_parameters()) CHECK(name.find("attention") == std::string::npos);
+  CHECK_THROWS_AS(plain.decoder->attention(), std::logic_error);
+
+  const data::Seq2SeqBatch b = data::make_seq2seq_batch(pairs(), {0, 1});
+  NoGrad ng;
+  s2s::Encoded e = plain.encoder.forward(b.source);
+  CHECK(e.summary.shape() == Shape{2, 6});  // [fwd_last; bwd_first], 2He wide
+  const IndexArray prev = xt::view(b.decoder_input.ids, xt::all(), 0);
+  const s2s::Step before = plain.decoder->step(e, prev, e.init);
+  CHECK_FALSE(before.weights.defined());
+  // The annotations are never read: zeroing them changes nothing. The summary is: changing it does.
+  s2s::Encoded blank = e;
+  blank.annotations = Tensor<float>::zeros(e.annotations.shape());
+  CHECK(plain.decoder->step(blank, prev, e.init).logits.value() == before.logits.value());
+  s2s::Encoded other = e;
+  other.summary = Tensor<float>::zeros(e.summary.shape());
+  CHECK(plain.decoder->step(other, prev, e.init).logits.value() != before.logits.value());
+  // With attention, the annotations are what it reads.
+  s2s::Encoded ea = additive.encoder.forward(b.source), ea_blank = ea;
+  ea_blank.annotations = Tensor<float>::zeros(ea.annotations.shape());
+  CHECK(additive.decoder->step(ea_blank, prev, ea.init).logits.value() !=
+        additive.decoder->step(ea, prev, ea.init).logits.value());
+
+  // Teacher forcing and greedy decoding work without attention maps.
+  Tensor<float> w;
+  CHECK(plain.forward(b, &w).shape() == Shape{2, 4, 9});
+  CHECK_FALSE(w.defined());
+  const s2s::Decoded d = plain.greedy(b.source, 3);
+  CHECK(d.ids.size() == 2);
+  CHECK(d.attention.empty());
+  CHECK(additive.greedy(b.source, 3).attention.size() == 2);
+}
+
+TEST_CASE("score \"none\" is for the Bahdanau decoder only") {
+  Generator gen(1);
+  s2s::ModelConfig c = tiny("none");
+  c.style = s2s::DecoderStyle::Luong;
+  CHECK_THROWS_AS(s2s::Seq2Seq(c, 8, 9, gen), std::invalid_argument);
+}
