@@ -66,6 +66,7 @@ class HeatmapPlot : public Plot {
   void draw(Canvas& c, const Rect& d, const TickLabelsShown& shown) const override {
     draw_cells(c, d);
     if (o_.annotate || !o_.cell_text.empty()) annotate(c, d);
+    outline(c, d);
     c.stroke_rect(d, ink::axis, 0.8);
     const double cw = d.w / double(cols()), ch = d.h / double(rows());
     if (shown.x) {
@@ -153,6 +154,14 @@ class HeatmapPlot : public Plot {
     cairo_restore(cr);
   }
 
+  // A box just inside each outlined cell, 1/8 of the cell (1.5 to 3 px) wide.
+  void outline(Canvas& c, const Rect& d) const {
+    const double cw = d.w / double(cols()), ch = d.h / double(rows());
+    const double w = std::clamp(std::min(cw, ch) / 8, 1.5, 3.0);
+    for (const auto& [i, j] : o_.outlined)
+      c.stroke_rect({d.x + j * cw + w / 2, d.y + i * ch + w / 2, cw - w, ch - w}, o_.outline_color, w);
+  }
+
   // Font size: the default, shrunk so the widest value fits in 90 % of a cell; below 6 px the
   // numbers would be unreadable on a slide, so they are left out.
   void annotate(Canvas& c, const Rect& d) const {
@@ -193,6 +202,9 @@ void check_matrix(const char* where, const xt::xarray<double>& m, const HeatmapO
   require(o.decimals >= 0 && o.decimals <= 10, where, "decimals must be in [0, 10], got ", o.decimals);
   require(o.cell_text.empty() || o.cell_text.size() == m.size(), where, o.cell_text.size(),
           " cell texts for a matrix of shape ", shape_text(m.shape()), " with ", m.size(), " cells");
+  for (const auto& [i, j] : o.outlined)
+    require(i < m.shape()[0] && j < m.shape()[1], where, "outlined cell (", i, ", ", j,
+            ") outside a matrix of shape ", shape_text(m.shape()));
 }
 
 }  // namespace

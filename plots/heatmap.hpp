@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <xtensor/xarray.hpp>
@@ -28,13 +29,17 @@ struct HeatmapOptions {
   // Text to print in the cells instead of their values, row-major (rows x cols strings; "" leaves
   // a cell blank): the characters of a sentence under their attention weights. Implies annotate.
   std::vector<std::string> cell_text;
+  // Cells (row, col) drawn with a box around them, over the colors: a true word alignment on top of
+  // the attention weights. The box sits inside the cell, so neighbouring boxes stay apart.
+  std::vector<std::pair<std::size_t, std::size_t>> outlined;
+  Color outline_color = Color::hex("#ff2a2a");
   bool colorbar = true;
   std::string colorbar_label;
   bool square_cells = true;
 };
 
 // Draws m (2-D) into panel p. Throws PlotError on an empty or non-2-D matrix, label counts that do
-// not match its shape, or vmin >= vmax.
+// not match its shape, an outlined cell outside it, or vmin >= vmax.
 void heatmap(Panel& p, const xt::xarray<double>& m, const HeatmapOptions& o = {});
 
 template <class E>

@@ -319,6 +319,30 @@ TEST_CASE("heatmap cell text: characters printed in their cells, blank cells lef
   CHECK(contains(error_of([&] { heatmap_grid(Mat(xt::zeros<double>({2, 3, 3})), g); }), "1 panel titles for 2 panels"));
 }
 
+TEST_CASE("heatmap outlined cells: a box inside the cell, the cell's middle and the other cells untouched") {
+  TempDir dir;
+  Figure fig(800, 400, 1, 1, 1.0);
+  HeatmapOptions o;
+  o.vmin = 0.0;
+  o.vmax = 1.0;
+  o.colorbar = false;
+  o.outlined = {{0, 2}};
+  heatmap(fig.panel(0, 0), Mat{{0.0, 0.0, 0.0, 0.0}}, o);
+  fig.save(dir / "outline.png");
+  const Png png = read_png(dir / "outline.png");
+  const Rect d = fig.plot_rect(0, 0);
+  const double cw = d.w / 4;
+  const auto dark = bytes(Colormap::viridis()(0.0)), red = bytes(o.outline_color);
+  const double mid_y = d.y + d.h / 2;
+  check_close(png.rgb(d.x + 2 * cw + 1.5, mid_y), red, 40);      // the box's left side
+  check_close(png.rgb(d.x + 3 * cw - 1.5, mid_y), red, 40);      // and its right side
+  check_close(png.rgb(d.x + 2.5 * cw, mid_y), dark, 2);          // the weight still shows inside
+  check_close(png.rgb(d.x + 1 * cw + 1.5, mid_y), dark, 2);      // other cells keep their color
+  o.outlined = {{1, 0}};
+  CHECK(contains(error_of([&] { heatmap(fig.panel(0, 0), Mat{{0.0, 0.0, 0.0, 0.0}}, o); }),
+                 "heatmap: outlined cell (1, 0) outside a matrix of shape (1,4)"));
+}
+
 TEST_CASE("float arrays are accepted") {
   xt::xarray<float> m = {{0.f, 1.f}, {2.f, 3.f}};
   Figure fig(400, 300, 1, 1, 1.0);
