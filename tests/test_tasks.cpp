@@ -275,6 +275,23 @@ TEST_CASE("ToyTranslation: grammar, reordering, and the true alignment") {
   CHECK(p.target == lang.translate_word(s[1]) + " " + lang.translate_word(s[0]) + " " + lang.translate_word(s[4]) +
                         " " + lang.translate_word(s[3]) + " " + lang.translate_word(s[2]));
   CHECK(s[2].back() == 's');  // singular subject: third-person verb
+  // A smaller vocabulary: only the first 3 words of each class occur.
+  GrammarConfig small;
+  small.words_per_class = 3;
+  std::map<WordClass, std::set<std::string>> allowed;
+  std::map<WordClass, std::size_t> taken;
+  for (const auto& e : lang.lexicon())
+    if (taken[e.cls]++ < 3) {
+      allowed[e.cls].insert(e.source);
+      if (!e.source_marked.empty()) allowed[e.cls].insert(e.source_marked);
+    }
+  std::set<std::string> seen;
+  for (const auto& q : make_translation(lang, 300, gen, small))
+    for (const auto& w : word_tokens(q.source)) {
+      CHECK(allowed[cls.at(w)].count(w) == 1);
+      seen.insert(w);
+    }
+  CHECK(seen.size() > 20);  // many of the 3 x 8 classes' words (and forms) do occur
   GrammarConfig bad;
   bad.p_plural = 1.5;
   CHECK_THROWS_AS(lang.sample(g, bad), ShapeError);

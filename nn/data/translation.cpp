@@ -135,7 +135,8 @@ TranslationPair ToyTranslation::sample(Generator& gen, const GrammarConfig& cfg)
   std::vector<Index> align;  // filled in target order
   auto pick = [&](WordClass c) -> const LexEntry& {
     const auto& ids = by_class_[static_cast<std::size_t>(c)];
-    return lexicon_[ids[static_cast<std::size_t>(gen.below(ids.size()))]];
+    const std::size_t n = cfg.words_per_class > 0 ? std::min(cfg.words_per_class, ids.size()) : ids.size();
+    return lexicon_[ids[static_cast<std::size_t>(gen.below(n))]];
   };
   auto push_src = [&](const std::string& s, const std::string& t) {
     src.push_back(s);

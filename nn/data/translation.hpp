@@ -43,6 +43,9 @@ struct GrammarConfig {
   double p_plural = 0.3;
   double p_adverb = 0.3;
   double p_prepositional = 0.4;
+  // > 0: only the first n words of each word class are drawn (a vocabulary small enough for a
+  // model to learn in a few hundred steps); 0: the whole lexicon.
+  std::size_t words_per_class = 0;
 };
 
 class ToyTranslation {
