@@ -10,6 +10,10 @@
 //      turn, against the raw sgemm rate of (a) at n = 256.
 //  (d) linear forward + backward at the lesson shapes (thousands of rows, feature widths 64 to
 //      256): row blocks by generated kernels (core/runtime/tall_gemm.hpp) against OpenBLAS.
+//  (e) attention against sequence length n (one sequence, one head, d = 64): the fused op, which
+//      stores the n x n weights, against the tiled op (online softmax, lesson 12) and the
+//      approximations (local, linear, Linformer): forward + backward time and the peak bytes
+//      each holds beyond its inputs (core/runtime/allocator.hpp).
 //
 //   bench_core [--threads N] [--quick]
 //
@@ -24,11 +28,13 @@
 #include <string>
 #include <vector>
 
+#include "core/runtime/allocator.hpp"
 #include "core/runtime/blas.hpp"
 #include "core/runtime/gemm_plan.hpp"
 #include "core/ops.hpp"
 #include "core/runtime/parallel.hpp"
 #include "io/program.hpp"
+#include "nn/attention/linformer.hpp"
 
 using namespace attnlab;
 
@@ -38,6 +44,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Config {
   bool quick = false;
+  std::string sections = "abcde";  // which sections to run
   int threads = 1;  // OpenBLAS and attnlab kernels (core/runtime/parallel)
 };
 
@@ -194,18 +201,76 @@ void rule(int width) {
   std::printf("%s\n", std::string(width, '-').c_str());
 }
 
+// (e): forward + backward of each attention op on one (1, n, d) sequence, in turn each round.
+struct AttentionVariant {
+  const char* name;
+  std::function<Tensor<float>(const Tensor<float>&, const Tensor<float>&, const Tensor<float>&)> op;
+};
+
+void attention_against_n(const Config& cfg) {
+  const std::size_t d = 64, window = 64, rank = 64;  // as in lesson 12
+  std::vector<std::size_t> sizes{256, 512, 1024, 2048, 4096};
+  if (cfg.quick) sizes = {256, 512, 1024};
+  std::printf("\n(e) attention forward + backward against n: one sequence, one head, d = %zu, float;\n"
+              "    ms as median (best) over alternating rounds; MiB: the most held beyond the inputs\n"
+              "    (local: window %zu; Linformer: rank %zu)\n", d, window, rank);
+  rule(112);
+  std::printf("%6s | %-10s | %21s | %9s | %10s\n", "n", "op", "fwd + bwd ms", "peak MiB", "vs fused");
+  rule(112);
+  for (std::size_t n : sizes) {
+    Generator gen(5);
+    Tensor<float> q = Tensor<float>::randn({1, n, d}, gen, 0, 1, true), k = Tensor<float>::randn({1, n, d}, gen, 0, 1, true),
+                  v = Tensor<float>::randn({1, n, d}, gen, 0, 1, true);
+    const Array<float> up = random_normal<float>({1, n, d}, gen);
+    nn::Linformer<float> linformer(n, std::min(rank, n));
+    const std::vector<AttentionVariant> variants{
+        {"fused", [](auto& a, auto& b, auto& c) { return scaled_dot_product_attention(a, b, c).output; }},
+        {"tiled", [](auto& a, auto& b, auto& c) { return tiled_attention(a, b, c); }},
+        {"local", [&](auto& a, auto& b, auto& c) { return local_attention(a, b, c, window); }},
+        {"linear", [](auto& a, auto& b, auto& c) { return linear_attention(a, b, c); }},
+        {"Linformer", [&](auto& a, auto& b, auto& c) { return linformer.forward(a, b, c); }},
+    };
+    auto once = [&](const AttentionVariant& var) {
+      for (const auto* x : {&q, &k, &v}) x->zero_grad();
+      linformer.zero_grad();
+      const auto t0 = Clock::now();
+      var.op(q, k, v).backward(up);
+      return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    };
+    std::vector<double> peak;
+    for (const auto& var : variants) peak.push_back(double(peak_bytes_of([&] { once(var); })) / (1 << 20));
+    std::vector<std::vector<double>> ms(variants.size());
+    const int rounds = cfg.quick ? 5 : (n >= 2048 ? 7 : 15);
+    for (int r = 0; r < rounds; ++r)
+      for (std::size_t i = 0; i < variants.size(); ++i) ms[i].push_back(once(variants[i]));
+    for (auto& m : ms) std::sort(m.begin(), m.end());
+    const double fused = ms[0][ms[0].size() / 2];
+    for (std::size_t i = 0; i < variants.size(); ++i)
+      std::printf("%6zu | %-10s | %9.2f (%9.2f) | %9.2f | %9.2fx\n", n, variants[i].name, ms[i][ms[i].size() / 2],
+                  ms[i].front(), peak[i], fused / ms[i][ms[i].size() / 2]);
+    rule(112);
+    std::fflush(stdout);
+  }
+  std::printf("(vs fused: the fused op's median time over this op's; above 1, this op is faster)\n");
+}
+
 }  // namespace
 
 constexpr const char* kUsage =
-    "usage: bench_core [--threads N] [--quick] [--help] [--version]\n"
-    "  --threads N   threads for OpenBLAS and attnlab's kernels (default 1)\n"
-    "  --quick       smaller sizes, fewer repeats\n";
+    "usage: bench_core [--threads N] [--quick] [--sections LETTERS] [--help] [--version]\n"
+    "  --threads N          threads for OpenBLAS and attnlab's kernels (default 1)\n"
+    "  --quick              smaller sizes, fewer repeats\n"
+    "  --sections LETTERS   run only these sections, e.g. 'ce' (default abcde)\n";
 
 int run(const std::vector<std::string>& args) {
   Config cfg;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--quick") cfg.quick = true;
-    else if (args[i] == "--threads" && i + 1 < args.size())
+    else if (args[i] == "--sections" && i + 1 < args.size()) {
+      cfg.sections = args[++i];
+      if (cfg.sections.empty() || cfg.sections.find_first_not_of("abcde") != std::string::npos)
+        throw UsageError("--sections takes letters among abcde, got '" + cfg.sections + "'");
+    } else if (args[i] == "--threads" && i + 1 < args.size())
       cfg.threads = static_cast<int>(integer_argument("--threads", args[++i], 1, 256));
     else throw UsageError("unknown or incomplete argument '" + args[i] + "'");
   }
@@ -213,94 +278,110 @@ int run(const std::vector<std::string>& args) {
   std::printf("attnlab bench_core: threads %d (OpenBLAS and attnlab)%s; timed repeats after warm-up\n\n",
               threads(), cfg.quick ? ", quick" : "");
 
-  // (a) GEMM-bound work.
-  const std::size_t batch = 4;
-  std::vector<std::size_t> sizes{64, 128, 256, 512, 1024};
-  if (cfg.quick) sizes = {64, 128, 256};
-  std::printf("(a) raw sgemm (n x n) vs matmul (%zu,n,n) x (%zu,n,n) forward + backward, float,\n"
-              "    GFLOP/s as median (best); matmul counts 3 GEMMs of 2*%zu*n^3 flops\n",
-              batch, batch, batch);
-  rule(80);
-  std::printf("%6s | %20s | %24s | %19s\n", "n", "sgemm", "matmul fwd+bwd", "% of sgemm");
-  rule(80);
-  for (std::size_t n : sizes) {
-    const Timing raw = sgemm_gflops(n, cfg);
-    const Timing mm = matmul_gflops(batch, n, cfg);
-    std::printf("%6zu | %9.1f (%8.1f) | %11.1f (%10.1f) | %7.1f%% (%7.1f%%)\n", n, raw.median,
-                raw.best, mm.median, mm.best, 100.0 * mm.median / raw.median,
-                100.0 * mm.best / raw.best);
-    std::fflush(stdout);
-  }
-  rule(80);
+  // Sections (c) and (d) compare with raw sgemm at n = 256.
+  const bool small_products = cfg.sections.find_first_of("cd") != std::string::npos;
+  const double limit = small_products ? sgemm_gflops(256, cfg).median : 0.0;
 
-  // (b) Tape overhead.
-  const int len = 1000;
-  std::printf("\n(b) tape overhead: a chain of %d tiny ops on a 1-element float tensor\n", len);
-  std::printf("    ns per op as median (best)\n");
-  rule(80);
-  std::printf("%-36s | %19s | %19s\n", "op", "forward", "forward + backward");
-  rule(80);
-  const Tensor<float> one = Tensor<float>::full({1}, 1.0001f);
-  struct Row {
-    const char* name;
-    std::function<Tensor<float>(const Tensor<float>&, int)> op;
-  };
-  const std::vector<Row> rows{
-      {"add(x, scalar)", [](const Tensor<float>& y, int) { return add(y, 1e-3f); }},
-      {"mul(x, scalar)", [](const Tensor<float>& y, int) { return mul(y, 1.0001f); }},
-      {"add(x, c), c a 1-element constant",
-       [&](const Tensor<float>& y, int) { return add(y, one); }},
-      {"mul(x, c), c a 1-element constant",
-       [&](const Tensor<float>& y, int) { return mul(y, one); }},
-  };
-  for (const Row& r : rows) {
-    const Timing fwd = tiny_op_ns(r.op, len, false, cfg);
-    const Timing both = tiny_op_ns(r.op, len, true, cfg);
-    std::printf("%-36s | %8.0f (%8.0f) | %8.0f (%8.0f)\n", r.name, fwd.median, fwd.best,
-                both.median, both.best);
-    std::fflush(stdout);
+  if (cfg.sections.find('a') != std::string::npos) {
+    // (a) GEMM-bound work.
+    const std::size_t batch = 4;
+    std::vector<std::size_t> sizes{64, 128, 256, 512, 1024};
+    if (cfg.quick) sizes = {64, 128, 256};
+    std::printf("(a) raw sgemm (n x n) vs matmul (%zu,n,n) x (%zu,n,n) forward + backward, float,\n"
+                "    GFLOP/s as median (best); matmul counts 3 GEMMs of 2*%zu*n^3 flops\n",
+                batch, batch, batch);
+    rule(80);
+    std::printf("%6s | %20s | %24s | %19s\n", "n", "sgemm", "matmul fwd+bwd", "% of sgemm");
+    rule(80);
+    for (std::size_t n : sizes) {
+      const Timing raw = sgemm_gflops(n, cfg);
+      const Timing mm = matmul_gflops(batch, n, cfg);
+      std::printf("%6zu | %9.1f (%8.1f) | %11.1f (%10.1f) | %7.1f%% (%7.1f%%)\n", n, raw.median,
+                  raw.best, mm.median, mm.best, 100.0 * mm.median / raw.median,
+                  100.0 * mm.best / raw.best);
+      std::fflush(stdout);
+    }
+    rule(80);
   }
-  rule(80);
 
-  // (c) Attention at the lesson shapes.
-  const double limit = sgemm_gflops(256, cfg).median;
-  std::printf("\n(c) fused attention forward + backward, float, GFLOP/s as median (best) over\n"
-              "    alternating rounds; 6 products of 2 L^2 d flops per (batch, head) block;\n"
-              "    %% of the raw sgemm rate at n = 256 (%.1f GFLOP/s)\n", limit);
-  rule(96);
-  std::printf("%-30s | %19s | %19s | %8s | %8s\n", "shape (B, L, heads x d)", "generated kernels",
-              "OpenBLAS", "ratio", "% sgemm");
-  rule(96);
-  const std::vector<AttentionShape> shapes{
-      {"Transformer (64, 32, 4 x 16)", 64, 32, 4, 16},
-      {"ViT patch 7 (128, 17, 4 x 16)", 128, 17, 4, 16},
-      {"ViT patch 4 (128, 50, 4 x 16)", 128, 50, 4, 16},
-      {"lesson 07 (64, 16, 8 x 8)", 64, 16, 8, 8},
-      {"wide heads (32, 64, 4 x 32)", 32, 64, 4, 32},
-  };
-  for (const AttentionShape& sh : shapes) {
-    print_comparison(sh.name, attention_gflops(sh, cfg), limit);
+  if (cfg.sections.find('b') != std::string::npos) {
+    // (b) Tape overhead.
+    const int len = 1000;
+    std::printf("\n(b) tape overhead: a chain of %d tiny ops on a 1-element float tensor\n", len);
+    std::printf("    ns per op as median (best)\n");
+    rule(80);
+    std::printf("%-36s | %19s | %19s\n", "op", "forward", "forward + backward");
+    rule(80);
+    const Tensor<float> one = Tensor<float>::full({1}, 1.0001f);
+    struct Row {
+      const char* name;
+      std::function<Tensor<float>(const Tensor<float>&, int)> op;
+    };
+    const std::vector<Row> rows{
+        {"add(x, scalar)", [](const Tensor<float>& y, int) { return add(y, 1e-3f); }},
+        {"mul(x, scalar)", [](const Tensor<float>& y, int) { return mul(y, 1.0001f); }},
+        {"add(x, c), c a 1-element constant",
+         [&](const Tensor<float>& y, int) { return add(y, one); }},
+        {"mul(x, c), c a 1-element constant",
+         [&](const Tensor<float>& y, int) { return mul(y, one); }},
+    };
+    for (const Row& r : rows) {
+      const Timing fwd = tiny_op_ns(r.op, len, false, cfg);
+      const Timing both = tiny_op_ns(r.op, len, true, cfg);
+      std::printf("%-36s | %8.0f (%8.0f) | %8.0f (%8.0f)\n", r.name, fwd.median, fwd.best,
+                  both.median, both.best);
+      std::fflush(stdout);
+    }
+    rule(80);
   }
-  rule(96);
 
-  // (d) Linear layers at the lesson shapes.
-  std::printf("\n(d) linear forward + backward (y, dx, dW, db), float, GFLOP/s as median (best) over\n"
-              "    alternating rounds; 3 products of 2 R in out flops\n");
-  rule(96);
-  std::printf("%-30s | %19s | %19s | %8s | %8s\n", "shape (rows, in -> out)", "generated kernels",
-              "OpenBLAS", "ratio", "% sgemm");
-  rule(96);
-  const std::vector<LinearShape> linears{
-      {"ViT qkv (2176, 64 -> 192)", 2176, 64, 192},
-      {"ViT ff in (2176, 64 -> 256)", 2176, 64, 256},
-      {"ViT ff out (2176, 256 -> 64)", 2176, 256, 64},
-      {"Transformer (2048, 64 -> 64)", 2048, 64, 64},
-      {"large (2048, 512 -> 512)", 2048, 512, 512},
-  };
-  for (const LinearShape& sh : linears) {
-    print_comparison(sh.name, linear_gflops(sh, cfg), limit);
+  if (cfg.sections.find('c') != std::string::npos) {
+    // (c) Attention at the lesson shapes.
+    std::printf("\n(c) fused attention forward + backward, float, GFLOP/s as median (best) over\n"
+                "    alternating rounds; 6 products of 2 L^2 d flops per (batch, head) block;\n"
+                "    %% of the raw sgemm rate at n = 256 (%.1f GFLOP/s)\n", limit);
+    rule(96);
+    std::printf("%-30s | %19s | %19s | %8s | %8s\n", "shape (B, L, heads x d)", "generated kernels",
+                "OpenBLAS", "ratio", "% sgemm");
+    rule(96);
+    const std::vector<AttentionShape> shapes{
+        {"Transformer (64, 32, 4 x 16)", 64, 32, 4, 16},
+        {"ViT patch 7 (128, 17, 4 x 16)", 128, 17, 4, 16},
+        {"ViT patch 4 (128, 50, 4 x 16)", 128, 50, 4, 16},
+        {"lesson 07 (64, 16, 8 x 8)", 64, 16, 8, 8},
+        {"wide heads (32, 64, 4 x 32)", 32, 64, 4, 32},
+    };
+    for (const AttentionShape& sh : shapes) {
+      print_comparison(sh.name, attention_gflops(sh, cfg), limit);
+    }
+    rule(96);
   }
-  rule(96);
+
+  if (cfg.sections.find('d') != std::string::npos) {
+    // (d) Linear layers at the lesson shapes.
+    std::printf("\n(d) linear forward + backward (y, dx, dW, db), float, GFLOP/s as median (best) over\n"
+                "    alternating rounds; 3 products of 2 R in out flops\n");
+    rule(96);
+    std::printf("%-30s | %19s | %19s | %8s | %8s\n", "shape (rows, in -> out)", "generated kernels",
+                "OpenBLAS", "ratio", "% sgemm");
+    rule(96);
+    const std::vector<LinearShape> linears{
+        {"ViT qkv (2176, 64 -> 192)", 2176, 64, 192},
+        {"ViT ff in (2176, 64 -> 256)", 2176, 64, 256},
+        {"ViT ff out (2176, 256 -> 64)", 2176, 256, 64},
+        {"Transformer (2048, 64 -> 64)", 2048, 64, 64},
+        {"large (2048, 512 -> 512)", 2048, 512, 512},
+    };
+    for (const LinearShape& sh : linears) {
+      print_comparison(sh.name, linear_gflops(sh, cfg), limit);
+    }
+    rule(96);
+  }
+
+  if (cfg.sections.find('e') != std::string::npos) {
+    // (e) Attention against sequence length.
+    attention_against_n(cfg);
+  }
   return 0;
 }
 
