@@ -463,7 +463,8 @@ void the_weights(const GaussianPooling& model, const Data& d, const Learned& r, 
 
 int main(int argc, char** argv) {
   return run_lesson({"01_attention_pooling", "Attention pooling: Nadaraya-Watson kernel regression",
-                     "Attention as a soft lookup: kernels as attention weights, then a learned Gaussian width"},
+                     "Attention as a soft lookup: kernels as attention weights, then a learned Gaussian width",
+                     "val_mse_learned"},
                     argc, argv, [] {
                       const std::size_t n_train = 50, n_val = full_or_quick<std::size_t>(1000, 200);
                       const int steps = epochs(400, 150);

@@ -329,7 +329,8 @@ void where_it_looks(const Training& t, const s2s::Evaluation& test, const s2s::D
 
 int main(int argc, char** argv) {
   return run_lesson({"02_additive_attention", "Additive (Bahdanau) attention: normalizing dates",
-                     "A bidirectional GRU encoder and a GRU decoder with additive attention learn to rewrite dates as ISO 8601."},
+                     "A bidirectional GRU encoder and a GRU decoder with additive attention learn to rewrite dates as ISO 8601.",
+                     "test_exact_match"},
                     argc, argv, [] {
                       const s2s::Plan setup = choose_sizes();
                       section("1. The task: dates in many formats, rewritten as ISO 8601");

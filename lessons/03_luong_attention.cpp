@@ -284,7 +284,8 @@ void what_we_found(const std::vector<Trained>& runs) {
 
 int main(int argc, char** argv) {
   return run_lesson({"03_luong_attention", "Luong attention: dot, general, concat (and additive) compared",
-                     "Four attention scores in one Luong decoder, one budget, on date normalization: accuracy, size, speed."},
+                     "Four attention scores in one Luong decoder, one budget, on date normalization: accuracy, size, speed.",
+                     "test_exact_match_dot"},
                     argc, argv, [] {
                       const s2s::Plan setup = choose_sizes();
                       const s2s::DateTask task = s2s::make_date_task(setup.examples, seed());

@@ -422,7 +422,8 @@ void train_with_and_without(Generator& gen) {
 
 int main(int argc, char** argv) {
   return run_lesson({"04_scaled_dot_product", "Scaled dot-product attention",
-                     "Self-attention by hand, why scores are divided by sqrt(d_k), masks, and training with and without the scale"},
+                     "Self-attention by hand, why scores are divided by sqrt(d_k), masks, and training with and without the scale",
+                     "test_acc_scaled"},
                     argc, argv, [] {
                       Generator gen(seed());
                       section("1. Self-attention by hand: \"The cat sat\"");

@@ -527,7 +527,8 @@ void why_none_fails(std::vector<Trained>& runs, const ShiftTask& task) {
 
 int main(int argc, char** argv) {
   return run_lesson({"05_positional_encoding", "Positional encoding: putting order back into attention",
-                     "Sinusoidal table and its rotation property; six positional methods on a shift task"},
+                     "Sinusoidal table and its rotation property; six positional methods on a shift task",
+                     "token_accuracy_rope_L32"},
                     argc, argv, [] {
                       section("1. The sinusoidal encoding");
                       the_sinusoidal_table();

@@ -669,7 +669,8 @@ int main(int argc, char** argv) {
   return run_lesson({"06_attention_backward", "The backward pass of attention, by hand",
                      "Reverse mode on the tape, the tape drawn as a graph, the softmax Jacobian, attention's five "
                      "gradients by hand against the engine and finite differences, gradient checks catching broken "
-                     "backwards, and what backward costs"},
+                     "backwards, and what backward costs",
+                     "max_rel_error_vs_fd"},
                     argc, argv, [] {
                       Generator gen(seed());
                       section("1. Reverse mode in one screen");

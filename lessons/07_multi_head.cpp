@@ -586,7 +586,8 @@ void what_it_costs(const Task& task) {
 
 int main(int argc, char** argv) {
   return run_lesson({"07_multi_head", "Multi-head attention: trained, and taken apart head by head",
-                     "Why several heads beat one, what each head learns, what each is worth, and what heads cost"},
+                     "Why several heads beat one, what each head learns, what each is worth, and what heads cost",
+                     "test_acc_triple_h4"},
                     argc, argv, [] {
                       section("1. Splitting d_model into heads");
                       splitting_into_heads();

@@ -712,7 +712,8 @@ void takeaway(const TestResult& r, double garment_lift, double position_gap) {
 
 int main(int argc, char** argv) {
   return run_lesson({"11_vit", "A Vision Transformer trained on Fashion-MNIST, and where it looks",
-                     "Images as sequences of patches, a ViT trained for real, its choices measured, and its attention on the image"},
+                     "Images as sequences of patches, a ViT trained for real, its choices measured, and its attention on the image",
+                     "test_acc_vit"},
                     argc, argv, [] {
                       const Data d = load_data();
                       section("1. Images as sequences");

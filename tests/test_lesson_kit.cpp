@@ -17,6 +17,7 @@
 using namespace attnlab;
 using namespace attnlab::lessons;
 using attnlab::testing::contains;
+using attnlab::testing::starts_with;
 using attnlab::testing::TempDir;
 
 namespace {
@@ -39,8 +40,10 @@ TEST_CASE("command line: defaults, every flag, and bad input") {
   CHECK(a.seed == 0);
   CHECK(a.out == "out/99_test");
   CHECK(a.threads == 1);
-  a = parse({"--quick", "--epochs", "3", "--seed", "42", "--out", "x/y", "--threads", "2"});
+  CHECK_FALSE(a.pdf);
+  a = parse({"--quick", "--epochs", "3", "--seed", "42", "--out", "x/y", "--threads", "2", "--pdf"});
   CHECK(a.quick);
+  CHECK(a.pdf);
   CHECK(a.epochs == 3);
   CHECK(a.seed == 42);
   CHECK(a.out == "x/y");
@@ -136,6 +139,76 @@ TEST_CASE("a lesson writes report.md and metrics.json with its story, metrics an
   CHECK(m["timings"]["ms_per_step"] == 1.5);
   CHECK(m["timings"].contains("seconds"));
   CHECK(m.begin().key() == "lesson");  // keys in the order they were set
+}
+
+TEST_CASE("story.json: the same story as data, block by block, in order") {
+  TempDir d;
+  const LessonArgs args = args_in(d);
+  {
+    Lesson L({"99_test", "A test lesson", "Checks the harness.", "accuracy"}, args);
+    section("1. Setup <&>");
+    say("Some words and a number, ", 0.25, ".");
+    verbatim("x = 1\n");
+    table({"a", "max |x|"}, {row(1, 2)});
+    matrix("M", xt::xarray<double>{{1.0, 2.0}, {3.0, 4.0}}, {"r1", "r2"}, {"c1", "c2"}, 2);
+    L.figure("fig", "A figure");
+    metric("accuracy", 0.75);
+    L.finish();
+  }
+  const Json story = Json::parse(read_file(args.out + "/story.json"));
+  CHECK(story["lesson"] == "99_test");
+  CHECK(story["title"] == "A test lesson");
+  CHECK(story["headline"] == "accuracy");
+  CHECK(story["quick"] == false);
+  const Json& b = story["blocks"];
+  REQUIRE(b.size() == 6);
+  CHECK(b[0] == Json{{"kind", "section"}, {"title", "1. Setup <&>"}});
+  CHECK(b[1] == Json{{"kind", "text"}, {"text", "Some words and a number, 0.25."}});
+  CHECK(b[2] == Json{{"kind", "verbatim"}, {"text", "x = 1\n"}});
+  CHECK(b[3]["kind"] == "table");
+  CHECK(b[3]["header"][1] == "max |x|");
+  CHECK(b[3]["rows"][0][1] == "2");
+  CHECK(b[4]["kind"] == "matrix");  // one block, not a verbatim one as well
+  CHECK(b[4]["values"][1][0] == "3.00");  // as printed
+  CHECK(b[4]["row_labels"][1] == "r2");
+  CHECK(b[5] == Json{{"kind", "figure"}, {"stem", "fig"}, {"caption", "A figure"}, {"files", {"fig.png", "fig.svg"}}});
+  CHECK(Json::parse(read_file(args.out + "/metrics.json"))["headline"] == "accuracy");
+}
+
+TEST_CASE("a headline that names no recorded metric is an error, not a silent blank") {
+  TempDir d;
+  Lesson L({"99_test", "A test lesson", "Checks the harness.", "accuracy"}, args_in(d));
+  metric("loss", 0.5);
+  CHECK_THROWS_WITH_AS(L.finish(), doctest::Contains("'accuracy' was never recorded"), std::logic_error);
+}
+
+TEST_CASE("--pdf: every figure also as a PDF page of the figure's size, listed and shown") {
+  TempDir d;
+  LessonArgs args = args_in(d);
+  args.pdf = true;
+  {
+    Lesson L(kInfo, args);
+    section("1. Figures for slides");
+    say("A bar chart and a graph, each as PNG, SVG and PDF; lesson_check reads a report of some length, so this "
+        "paragraph goes on a little longer than a test's paragraph would, to be a report worth the name.");
+    plots::Figure fig(1600, 1000);  // 800 x 500 logical pixels: an 800 x 500 pt page
+    bar_panel(fig.panel(0), {"a", "b"}, {{"first", {0.5, 0.25}}});
+    save_figure(fig, "bars", "Bars");
+    save_diagram("digraph { x -> y; }", "graph", "A graph");
+    L.finish();
+  }
+  const std::string pdf = read_file(args.out + "/bars.pdf");
+  CHECK(starts_with(pdf, "%PDF-1."));
+  CHECK(pdf.find("%%EOF", pdf.size() - 8) != std::string::npos);
+  CHECK(contains(pdf, "/MediaBox [ 0 0 800 500 ]"));
+  CHECK(starts_with(read_file(args.out + "/graph.pdf"), "%PDF-1."));
+  const Json m = Json::parse(read_file(args.out + "/metrics.json"));
+  CHECK(m["figures"] == Json{"bars.png", "bars.svg", "bars.pdf", "graph.png", "graph.svg", "graph.pdf"});
+  // lesson_check reads PDFs too: header, page size and trailer.
+  const std::string check = std::string(ATTNLAB_BIN_DIR) + "/lesson_check '" + args.out + "' > /dev/null";
+  CHECK(std::system(check.c_str()) == 0);
+  write_file_atomic(args.out + "/bars.pdf", pdf.substr(0, pdf.size() / 2));  // cut short: no trailer
+  CHECK(std::system(check.c_str()) != 0);
 }
 
 TEST_CASE("run_lesson: an error in the story is one line and exit status 1") {

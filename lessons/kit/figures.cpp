@@ -11,15 +11,13 @@ namespace attnlab::lessons {
 
 void save_figure(const plots::Figure& fig, const std::string& stem, const std::string& caption) {
   Lesson& L = lesson();
-  fig.save(L.path(stem + ".png"));
-  fig.save(L.path(stem + ".svg"));
+  for (const std::string& format : L.figure_formats()) fig.save(L.path(stem + "." + format));
   L.figure(stem, caption);
 }
 
 void save_diagram(const std::string& dot, const std::string& stem, const std::string& caption) {
   Lesson& L = lesson();
-  plots::save_graph(dot, L.path(stem + ".png"));
-  plots::save_graph(dot, L.path(stem + ".svg"));
+  for (const std::string& format : L.figure_formats()) plots::save_graph(dot, L.path(stem + "." + format));
   L.figure(stem, caption);
 }
 

@@ -4,7 +4,8 @@
 //   * curves: training loss by step (mean of each window of steps) and held-out scores by epoch,
 //     straight from a fit History;
 //   * bars with their values printed on them.
-// save_figure writes PNG and SVG into the lesson's folder and shows the figure in the report.
+// save_figure writes PNG and SVG (and PDF with --pdf) into the lesson's folder and shows the
+// figure in the report.
 #pragma once
 
 #include <optional>
@@ -19,7 +20,8 @@
 
 namespace attnlab::lessons {
 
-// <stem>.png and <stem>.svg in the output folder, and the figure in report.md with its caption.
+// <stem>.png and <stem>.svg (and <stem>.pdf with --pdf) in the output folder, and the figure in
+// report.md with its caption.
 void save_figure(const plots::Figure& fig, const std::string& stem, const std::string& caption);
 
 // A diagram in DOT (plots/graph.hpp), saved like a figure: <stem>.png and <stem>.svg, shown in the report.

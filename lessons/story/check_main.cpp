@@ -3,10 +3,15 @@
 //   lesson_check DIR [--same-as DIR2] [METRIC>=VALUE | METRIC<=VALUE ...]
 //
 // Checks that report.md exists, metrics.json parses, every figure it lists exists and is a
-// valid PNG (chunk walk with CRCs) or well-formed SVG, every metric bound holds, and, with
-// --same-as, that the two runs' metrics.json agree on everything but the timings.
+// valid PNG (chunk walk with CRCs), well-formed SVG or PDF (header, page size, trailer),
+// story.json tells the story (sections, and every figure it shows is listed), the headline names
+// a metric, every metric bound holds, and, with --same-as, that the two runs' metrics.json agree
+// on everything but the timings and their stories have the same shape (the kinds of blocks,
+// the section titles and the figures, in order: the prose may quote times).
 #include <zlib.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -56,6 +61,34 @@ std::string svg_problem(const std::string& text) {
   return "";
 }
 
+// A PDF as cairo writes it: the header, a page with a positive /MediaBox, and the %%EOF trailer.
+std::string pdf_problem(const std::string& bytes) {
+  if (bytes.rfind("%PDF-1.", 0) != 0) return "no %PDF-1.x header";
+  const auto end = bytes.find_last_not_of(" \n\r\t");
+  if (end == std::string::npos || end < 5 || bytes.compare(end - 4, 5, "%%EOF") != 0) return "does not end with %%EOF";
+  const auto box = bytes.find("/MediaBox [");
+  if (box == std::string::npos) return "no page (/MediaBox)";
+  double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  if (std::sscanf(bytes.c_str() + box + 11, "%lf %lf %lf %lf", &x0, &y0, &x1, &y1) != 4 || x1 <= x0 || y1 <= y0)
+    return "bad page size";
+  return "";
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// What two runs with one seed must share: the blocks' kinds, section titles and figures, in order.
+std::vector<std::string> story_shape(const Json& story) {
+  std::vector<std::string> shape;
+  for (const Json& b : story.at("blocks")) {
+    const std::string kind = b.at("kind").get<std::string>();
+    shape.push_back(kind == "section" ? "section " + b.at("title").get<std::string>()
+                    : kind == "figure" ? "figure " + b.at("stem").get<std::string>()
+                                       : kind);
+  }
+  return shape;
+}
 
 constexpr const char* kUsage =
     "usage: lesson_check DIR [--same-as DIR2] [METRIC>=VALUE | METRIC<=VALUE ...] [--help] [--version]\n";
@@ -111,16 +144,30 @@ int check(const std::vector<std::string>& args) {
         problem(e.what());
         continue;
       }
-      const bool png = name.size() > 4 && name.compare(name.size() - 4, 4, ".png") == 0;
-      const std::string why = png ? png_problem(bytes) : svg_problem(bytes);
+      const bool png = ends_with(name, ".png");
+      const std::string why = png ? png_problem(bytes) : ends_with(name, ".pdf") ? pdf_problem(bytes) : svg_problem(bytes);
       if (!why.empty()) problem(name + ": " + why);
       if (report.find(name) == std::string::npos && png) problem(name + " is not shown in report.md");
     }
+    if (m.contains("headline") && !m["metrics"].contains(m["headline"].get<std::string>()))
+      problem("the headline " + m["headline"].dump() + " is not a metric");
+    const Json story = Json::parse(read_file(dir + "/story.json"));
+    const std::vector<std::string> shape = story_shape(story);
+    if (std::find_if(shape.begin(), shape.end(), [](const std::string& s) { return s.rfind("section ", 0) == 0; }) ==
+        shape.end())
+      problem("story.json has no section");
+    for (const Json& b : story.at("blocks"))
+      if (b.at("kind") == "figure")
+        for (const Json& f : b.at("files"))
+          if (std::find(m["figures"].begin(), m["figures"].end(), f) == m["figures"].end())
+            problem("story.json shows " + f.get<std::string>() + ", which metrics.json does not list");
     if (!same_as.empty()) {
       Json a = m, b = Json::parse(read_file(same_as + "/metrics.json"));
       a.erase("timings");
       b.erase("timings");
       if (a != b) problem("metrics.json differs from " + same_as + " (same seed, other numbers)");
+      if (shape != story_shape(Json::parse(read_file(same_as + "/story.json"))))
+        problem("story.json differs in shape from " + same_as + " (same seed, another story)");
     }
     for (const Bound& bound : bounds) {
       if (!m["metrics"].contains(bound.metric)) {

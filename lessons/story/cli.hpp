@@ -1,5 +1,5 @@
 // The command line every lesson shares:
-//   --quick  --epochs N  --seed N  --out DIR  --threads N  --help  --version
+//   --quick  --epochs N  --seed N  --out DIR  --threads N  --pdf  --help  --version
 // run_lesson answers --help and --version and turns a bad argument into the usage and exit 2
 // (io/program.hpp, the conventions of every attnlab program).
 #pragma once
@@ -16,6 +16,9 @@ struct LessonInfo {
   std::string id;       // "01_attention_pooling"
   std::string title;    // "Attention pooling: Nadaraya-Watson kernel regression"
   std::string summary;  // one line for --help
+  // The metric that sums the lesson up in one number (the course's summary table and book quote
+  // it, scripts/seeds.sh leads with it): a name the lesson records with metric(). Optional.
+  std::string headline = "";
 };
 
 struct LessonArgs {
@@ -23,7 +26,9 @@ struct LessonArgs {
   int epochs = 0;             // 0: the lesson's own default (smaller in --quick)
   std::uint64_t seed = 0;
   std::string out;            // default out/<id>
+  std::string from;           // --from DIR: an earlier run's output folder, whose checkpoints the lesson starts from
   int threads = 1;            // OpenBLAS and attnlab kernel threads (core/runtime/parallel.hpp)
+  bool pdf = false;           // every figure also as PDF (for slides), beside its PNG and SVG
 };
 
 std::string usage(const LessonInfo& info);

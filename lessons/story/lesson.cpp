@@ -78,12 +78,21 @@ void Lesson::emit(const std::string& markdown, const std::string& console) {
 }
 
 void Lesson::section(const std::string& title) {
+  story_.push_back({{"kind", "section"}, {"title", title}});
   emit("## " + title + "\n\n", "\n## " + title + "\n" + std::string(display_width(title) + 3, '-') + "\n");
 }
 
-void Lesson::say(const std::string& paragraph) { emit(paragraph + "\n\n", wrap(paragraph) + "\n"); }
+void Lesson::say(const std::string& paragraph) {
+  story_.push_back({{"kind", "text"}, {"text", paragraph}});
+  emit(paragraph + "\n\n", wrap(paragraph) + "\n");
+}
 
 void Lesson::verbatim(const std::string& text) {
+  story_.push_back({{"kind", "verbatim"}, {"text", text}});
+  emit_verbatim(text);
+}
+
+void Lesson::emit_verbatim(const std::string& text) {
   std::string indented;
   std::istringstream lines(text);
   std::string line;
@@ -92,6 +101,7 @@ void Lesson::verbatim(const std::string& text) {
 }
 
 void Lesson::table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  story_.push_back({{"kind", "table"}, {"header", header}, {"rows", rows}});
   std::vector<std::size_t> w(header.size());
   for (std::size_t c = 0; c < header.size(); ++c) w[c] = display_width(header[c]);
   for (auto& r : rows)
@@ -130,6 +140,13 @@ void Lesson::matrix(const std::string& name, const xt::xarray<double>& m, const 
   for (auto& l : row_labels) lw = std::max(lw, display_width(l));
   std::size_t cw = static_cast<std::size_t>(decimals + 4);
   for (auto& l : col_labels) cw = std::max(cw, display_width(l));
+  Json values = Json::array();  // as printed: the same digits in the report and the book
+  for (std::size_t i = 0; i < m.shape()[0]; ++i) {
+    values.push_back(Json::array());
+    for (std::size_t j = 0; j < m.shape()[1]; ++j) values.back().push_back(fixed(m(i, j), decimals));
+  }
+  story_.push_back({{"kind", "matrix"}, {"name", name}, {"row_labels", row_labels}, {"col_labels", col_labels},
+                    {"values", values}});
   std::string text = name + " =\n";
   if (!col_labels.empty()) {
     text += std::string(lw + (lw ? 1 : 0) + 2, ' ');
@@ -145,12 +162,21 @@ void Lesson::matrix(const std::string& name, const xt::xarray<double>& m, const 
     }
     text += "]\n";
   }
-  verbatim(text);
+  emit_verbatim(text);
+}
+
+std::vector<std::string> Lesson::figure_formats() const {
+  if (args_.pdf) return {"png", "svg", "pdf"};
+  return {"png", "svg"};
 }
 
 void Lesson::figure(const std::string& stem, const std::string& caption) {
-  figures_.push_back(stem + ".png");
-  figures_.push_back(stem + ".svg");
+  Json files = Json::array();
+  for (const std::string& format : figure_formats()) {
+    figures_.push_back(stem + "." + format);
+    files.push_back(stem + "." + format);
+  }
+  story_.push_back({{"kind", "figure"}, {"stem", stem}, {"caption", caption}, {"files", files}});
   emit("![" + caption + "](" + stem + ".png)\n\n*Figure: " + caption + "* ([SVG](" + stem + ".svg))\n\n",
        "  [figure] " + final_path(stem + ".png") + " (and .svg): " + caption + "\n\n");
 }
@@ -172,11 +198,27 @@ void Lesson::finish() {
   j["figures"] = figures_;
   timings_["seconds"] = seconds;
   j["timings"] = timings_;
+  if (!info_.headline.empty()) {
+    if (!metrics_.contains(info_.headline))
+      throw std::logic_error(info_.id + ": the headline metric '" + info_.headline + "' was never recorded");
+    j["headline"] = info_.headline;
+  }
+
+  // The story as data, for the course book: no times in it beyond what the prose itself quotes.
+  Json story = Json::object();
+  story["lesson"] = info_.id;
+  story["title"] = info_.title;
+  story["summary"] = info_.summary;
+  story["quick"] = args_.quick;
+  story["seed"] = args_.seed;
+  story["headline"] = info_.headline;
+  story["blocks"] = story_;
 
   std::string metrics_md = "## Metrics\n\n| metric | value |\n| --- | --- |\n";
   for (const auto& [k, v] : metrics_.items()) metrics_md += "| " + k + " | " + fixed(v.get<double>(), 4) + " |\n";
   metrics_md += "\nTotal time: " + fixed(seconds, 1) + " s.\n";
   write_file_atomic(path("report.md"), report_ + metrics_md);
+  write_file_atomic(path("story.json"), story.dump(1, ' ', false, Json::error_handler_t::replace) + "\n");
   write_file_atomic(path("metrics.json"), j.dump(2) + "\n");
   out_->publish();
   std::cout << "\n" << metrics_md.substr(13) << "Wrote " << final_path("report.md") << " and " << final_path("metrics.json")

@@ -11,7 +11,9 @@
 //
 // Everything said is printed as it runs and kept for out/<id>/report.md; metrics, the
 // configuration and the figure list go to out/<id>/metrics.json. Timings are kept apart
-// ("timings"), so two runs with one seed give identical files apart from them. The free
+// ("timings"), so two runs with one seed give identical files apart from them. The same story is
+// also kept as data, out/<id>/story.json: one block per call (section, text, verbatim, table,
+// matrix, figure) in order, what the course book (course/) renders as a web page. The free
 // functions (section, say, table, ...) speak for the one lesson this program runs.
 #pragma once
 
@@ -54,23 +56,29 @@ class Lesson {
   void table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
   void matrix(const std::string& name, const xt::xarray<double>& m, const std::vector<std::string>& row_labels,
               const std::vector<std::string>& col_labels, int decimals);
-  void figure(const std::string& stem, const std::string& caption);  // <stem>.png and .svg, saved
+  // <stem>.png and .svg (and .pdf with --pdf), saved by the caller into path(...).
+  void figure(const std::string& stem, const std::string& caption);
+  // The formats every figure is saved in: png, svg, and pdf with --pdf.
+  std::vector<std::string> figure_formats() const;
 
   void config(const std::string& key, Json value);
   void metric(const std::string& name, double value);
   void timing(const std::string& name, double value);
 
-  // Writes report.md and metrics.json, puts the whole folder in --out's place (io/folder.hpp) and
-  // prints the metrics and total time.
+  // Writes report.md, story.json and metrics.json, puts the whole folder in --out's place
+  // (io/folder.hpp) and prints the metrics and total time. A LessonInfo::headline that names no
+  // recorded metric is an error (std::logic_error): the summary would quote nothing.
   void finish();
 
  private:
   void emit(const std::string& markdown, const std::string& console);
+  void emit_verbatim(const std::string& text);
   LessonInfo info_;
   LessonArgs args_;
   std::string report_;
   Json config_ = Json::object(), metrics_ = Json::object(), timings_ = Json::object();
   Json figures_ = Json::array();
+  Json story_ = Json::array();  // the blocks of story.json, in order
   std::chrono::steady_clock::time_point start_;
   std::optional<StagedFolder> out_;  // made in the constructor, published by finish()
 };
