@@ -16,8 +16,8 @@ namespace attnlab {
 void keep_freed_blocks_in_heap();
 
 // Bytes held through operator new (every array, tensor node and std::vector), counted exactly
-// (the usable size of each block, from malloc_usable_size) in programs that link
-// attnlab_counting_new: the lessons, bench_core and the tests. Elsewhere, and under
+// (the bytes each block asked for) in programs that link attnlab_counting_new: the lessons,
+// bench_core and the tests. Elsewhere, and under
 // AddressSanitizer (which owns operator new), nothing is counted and counting_bytes() is false.
 // The resident set (ru_maxrss) cannot answer "how much did this call need": glibc keeps freed
 // blocks for reuse (above), so the resident set only ever grows.

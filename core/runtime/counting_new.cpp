@@ -4,8 +4,7 @@
 // program that uses attnlab keeps its own operator new. The other forms (new[], nothrow, sized
 // delete) reach these two through libstdc++; the aligned forms are left alone (nothing in attnlab
 // asks for more than the default alignment).
-#include <malloc.h>
-
+#include <cstddef>
 #include <cstdlib>
 #include <new>
 
@@ -28,17 +27,24 @@ struct Announce {
 } announce;
 }  // namespace
 
+// Each block carries its requested size in a header of one max_align_t (16 bytes), so that the
+// count is exact and the same on every run: malloc_usable_size would add whatever slack the
+// block happened to get, which depends on the heap's history.
+constexpr std::size_t kHeader = alignof(std::max_align_t);
+
 void* operator new(std::size_t bytes) {
-  void* p = std::malloc(bytes ? bytes : 1);
+  void* p = std::malloc(bytes + kHeader);
   if (!p) throw std::bad_alloc();
-  attnlab::detail::count_allocation(malloc_usable_size(p));
-  return p;
+  *static_cast<std::size_t*>(p) = bytes;
+  attnlab::detail::count_allocation(bytes);
+  return static_cast<char*>(p) + kHeader;
 }
 
 void operator delete(void* p) noexcept {
   if (!p) return;
-  attnlab::detail::count_release(malloc_usable_size(p));
-  std::free(p);
+  char* block = static_cast<char*>(p) - kHeader;
+  attnlab::detail::count_release(*reinterpret_cast<std::size_t*>(block));
+  std::free(block);
 }
 
 void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
