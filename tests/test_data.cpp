@@ -75,6 +75,16 @@ TEST_CASE("Vocab: encode and decode") {
   CHECK_THROWS_AS(words.decode_rows(IndexArray{1, 2}, Tokenizer::words), ShapeError);
 }
 
+TEST_CASE("build_vocabs: one vocabulary per side, from the training pairs, with each side's tokenizer") {
+  const std::vector<Pair> train = {{"the cat", "ab"}, {"the dog", "ba"}};
+  const PairVocabs v = build_vocabs(train, Tokenizer::words, Tokenizer::chars);
+  CHECK(v.source.size() == Vocab::num_specials + 3);  // the, cat, dog
+  CHECK(v.source.token(Vocab::num_specials) == "the");  // most frequent first
+  CHECK(v.target.size() == Vocab::num_specials + 2);  // a, b
+  CHECK(v.target.contains("a"));
+  CHECK_FALSE(v.target.contains("ab"));
+}
+
 TEST_CASE("pad_sequences: ids, lengths and key-padding mask") {
   const PaddedBatch b = pad_sequences({{5, 6, 7}, {8}, {}, {9, 10}});
   CHECK(b.ids == IndexArray{{5, 6, 7}, {8, 0, 0}, {0, 0, 0}, {9, 10, 0}});

@@ -82,3 +82,12 @@ TEST_CASE("score \"none\" is for the Bahdanau decoder only") {
   c.style = s2s::DecoderStyle::Luong;
   CHECK_THROWS_AS(s2s::Seq2Seq(c, 8, 9, gen), std::invalid_argument);
 }
+
+TEST_CASE("in_batches: consecutive rows, the last batch shorter") {
+  std::vector<std::vector<std::size_t>> seen;
+  in_batches(7, 3, [&](const std::vector<std::size_t>& rows) { seen.push_back(rows); });
+  CHECK(seen == std::vector<std::vector<std::size_t>>{{0, 1, 2}, {3, 4, 5}, {6}});
+  seen.clear();
+  in_batches(0, 3, [&](const std::vector<std::size_t>& rows) { seen.push_back(rows); });
+  CHECK(seen.empty());
+}

@@ -10,6 +10,7 @@
 // (lessons/kit/figures.hpp) and the report read directly.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -55,6 +56,17 @@ struct History {
 
 // The loss of the batch made of these rows of the training set.
 using BatchLoss = std::function<Tensor<float>(const std::vector<std::size_t>& rows)>;
+
+// Evaluation in order: body(rows) for rows 0..batch-1, batch..2 batch-1, ... of n examples (the
+// last batch may be shorter).
+template <class Body>
+void in_batches(std::size_t n, std::size_t batch, Body&& body) {
+  for (std::size_t lo = 0; lo < n; lo += batch) {
+    std::vector<std::size_t> rows(std::min(n, lo + batch) - lo);
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = lo + i;
+    body(rows);
+  }
+}
 
 // Trains `model`'s parameters with `opt` on `examples` training examples. The model is in
 // training mode during the steps and in eval mode when fit returns.

@@ -20,13 +20,9 @@ DateTask make_date_task(std::size_t n, std::uint64_t seed) {
   const std::vector<data::Pair> all = data::make_dates(n, gen);
   DateTask t;
   t.pairs = data::split_examples(all, {0.8, 0.1, 0.1}, seed + 1);
-  std::vector<std::vector<std::string>> src, tgt;
-  for (const auto& p : t.pairs.train) {
-    src.push_back(data::char_tokens(p.source));
-    tgt.push_back(data::char_tokens(p.target));
-  }
-  t.source_vocab = data::Vocab::build(src);
-  t.target_vocab = data::Vocab::build(tgt);
+  data::PairVocabs v = data::build_vocabs(t.pairs.train, data::Tokenizer::chars, data::Tokenizer::chars);
+  t.source_vocab = std::move(v.source);
+  t.target_vocab = std::move(v.target);
   auto encode = [&](const std::vector<data::Pair>& ps) {
     return data::encode_pairs(ps, t.source_vocab, data::Tokenizer::chars, t.target_vocab, data::Tokenizer::chars);
   };
@@ -243,18 +239,6 @@ History train(Seq2Seq& model, const data::EncodedPairs& train, const data::Encod
 History train(Seq2Seq& model, const DateTask& task, double lr, FitOptions options) {
   return train(model, task.train, task.validation, lr, std::move(options));
 }
-
-namespace {
-// Consecutive rows of a split, `batch` at a time.
-template <class F>
-void in_batches(std::size_t n, std::size_t batch, F&& body) {
-  for (std::size_t lo = 0; lo < n; lo += batch) {
-    std::vector<std::size_t> rows(std::min(n, lo + batch) - lo);
-    std::iota(rows.begin(), rows.end(), lo);
-    body(rows);
-  }
-}
-}  // namespace
 
 double mean_loss(Seq2Seq& model, const data::EncodedPairs& split, std::size_t batch) {
   NoGrad ng;

@@ -53,6 +53,21 @@ EncodedPairs encode_pairs(const Examples& examples, const Vocab& source_vocab, T
   return out;
 }
 
+// The source and target vocabularies of a training set (any examples with .source and .target).
+struct PairVocabs {
+  Vocab source, target;
+};
+
+template <class Examples>
+PairVocabs build_vocabs(const Examples& train, Tokenizer source_tok, Tokenizer target_tok) {
+  std::vector<std::vector<std::string>> src, tgt;
+  for (const auto& e : train) {
+    src.push_back(tokenize(e.source, source_tok));
+    tgt.push_back(tokenize(e.target, target_tok));
+  }
+  return {Vocab::build(src), Vocab::build(tgt)};
+}
+
 // d2l's convention: the source ends with <eos> too, so an RNN encoder sees where it ends.
 Seq2SeqBatch make_seq2seq_batch(const EncodedPairs& data, const std::vector<std::size_t>& rows,
                                 bool source_eos = true);
