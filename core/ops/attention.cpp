@@ -33,6 +33,7 @@
 
 #include "core/runtime/gemm_plan.hpp"
 #include "core/broadcast.hpp"
+#include "core/ops/attention_shapes.hpp"
 #include "core/ops/broadcast_map.hpp"
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/vmath.hpp"
@@ -44,9 +45,6 @@ namespace {
 
 using detail::BroadcastMap;
 using detail::broadcast_map;
-
-// Leading dimensions below the matrix axes.
-Shape leading(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
 
 // Where block (b, h) of an operand starts (an element offset) and how far apart its rows are.
 // Its gradient has the same layout.
@@ -307,34 +305,21 @@ AttentionResult<T> scaled_dot_product_attention(const Tensor<T>& q, const Tensor
                                                 const Tensor<T>& v,
                                                 const AttentionOptions<T>& options) {
   const char* op = "scaled_dot_product_attention";
-  need(op, q, "query");
-  need(op, k, "key");
-  need(op, v, "value");
-  const Shape qs = q.shape(), ks = k.shape(), vs = v.shape();
-  const std::string shapes = "Q " + shape_str(qs) + ", K " + shape_str(ks) + ", V " + shape_str(vs);
-  check(qs.size() >= 2 && ks.size() >= 2 && vs.size() >= 2, op,
-        "Q, K and V need rank >= 2 (..., L, d): ", shapes);
-  const std::size_t rank = qs.size();
-  check(ks.size() == rank && vs.size() == rank && leading(ks) == leading(qs) &&
-            leading(vs) == leading(qs),
-        op, "leading dims of Q, K and V differ: ", shapes);
+  const detail::AttentionShapes sh = detail::attention_shapes(op, q, k, v);
+  const std::string& shapes = sh.text;
   Problem<T> pr;
-  pr.Lq = qs[rank - 2];
-  pr.d = qs[rank - 1];
-  pr.Lk = ks[rank - 2];
-  pr.dv = vs[rank - 1];
-  check(ks[rank - 1] == pr.d, op, "d of Q and K differ: ", shapes);
-  check(vs[rank - 2] == pr.Lk, op, "Lk of K and V differ: ", shapes);
-  pr.B = shape_size(leading(qs));
+  pr.Lq = sh.Lq;
+  pr.d = sh.d;
+  pr.Lk = sh.Lk;
+  pr.dv = sh.dv;
+  pr.B = sh.B;
   pr.H = 1;
   pr.q = dense(pr.Lq, pr.d);
   pr.k = dense(pr.Lk, pr.d);
   pr.v = dense(pr.Lk, pr.dv);
   pr.o = dense(pr.Lq, pr.dv);
 
-  Shape score_shape = leading(qs), out_shape = leading(qs);
-  score_shape.insert(score_shape.end(), {pr.Lq, pr.Lk});
-  out_shape.insert(out_shape.end(), {pr.Lq, pr.dv});
+  const Shape score_shape = sh.scores(), out_shape = sh.output();
   Mask keep = prepare(op, shapes, score_shape, options, pr);
   return run(op, std::move(pr), std::move(keep), score_shape, out_shape, {q, k, v},
              /*packed=*/false, options);

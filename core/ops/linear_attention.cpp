@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ops/attention_shapes.hpp"
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/vmath.hpp"
 
@@ -144,38 +145,25 @@ void backward_block(const Sizes& s, const T* Q, const T* K, const T* V, const T*
   }
 }
 
-Shape leading(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
-
 }  // namespace
 
 template <class T>
 Tensor<T> linear_attention(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
                            const LinearAttentionOptions& options) {
   const char* op = "linear_attention";
-  need(op, q, "query");
-  need(op, k, "key");
-  need(op, v, "value");
-  const Shape qs = q.shape(), ks = k.shape(), vs = v.shape();
-  const std::string shapes = "Q " + shape_str(qs) + ", K " + shape_str(ks) + ", V " + shape_str(vs);
-  check(qs.size() >= 2 && ks.size() >= 2 && vs.size() >= 2, op, "Q, K and V need rank >= 2 (..., L, d): ", shapes);
-  const std::size_t rank = qs.size();
-  check(ks.size() == rank && vs.size() == rank && leading(ks) == leading(qs) && leading(vs) == leading(qs), op,
-        "leading dims of Q, K and V differ: ", shapes);
+  const detail::AttentionShapes sh = detail::attention_shapes(op, q, k, v);
+  const std::string& shapes = sh.text;
   Sizes s;
-  s.Lq = qs[rank - 2];
-  s.d = qs[rank - 1];
-  s.Lk = ks[rank - 2];
-  s.dv = vs[rank - 1];
-  s.B = shape_size(leading(qs));
+  s.B = sh.B;
+  s.Lq = sh.Lq;
+  s.Lk = sh.Lk;
+  s.d = sh.d;
+  s.dv = sh.dv;
   s.causal = options.causal;
   s.eps = options.eps;
-  check(ks[rank - 1] == s.d, op, "d of Q and K differ: ", shapes);
-  check(vs[rank - 2] == s.Lk, op, "Lk of K and V differ: ", shapes);
   check(!s.causal || s.Lq == s.Lk, op, "causal needs Lq == Lk: ", shapes);
   check(options.eps > 0.0 && std::isfinite(options.eps), op, "eps must be positive and finite, got ", options.eps);
-  Shape out_shape = leading(qs);
-  out_shape.insert(out_shape.end(), {s.Lq, s.dv});
-  Array<T> out = Array<T>::from_shape(out_shape);
+  Array<T> out = Array<T>::from_shape(sh.output());
   Array<T> den = Array<T>::from_shape({s.B * s.Lq});
   const T *Q = q.value().data(), *K = k.value().data(), *V = v.value().data();
   parallel_for(s.B, 1, [&](std::size_t first, std::size_t last) {

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ops/attention_shapes.hpp"
 #include "core/ops/broadcast_map.hpp"
 #include "core/runtime/gemm_plan.hpp"
 #include "core/runtime/parallel.hpp"
@@ -258,8 +259,6 @@ void tiled_backward(const Tiling<T>& t, const T* Q, const T* K, const T* V, cons
     });
 }
 
-Shape leading(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
-
 // The tile size along K: the largest of 64, 32, 16, 8 for which a tile product (64 query rows x
 // bk keys x max(d, dv)) stays within the generated kernels' range (core/runtime/gemm_plan.hpp).
 std::size_t default_key_rows(std::size_t bq, std::size_t width) {
@@ -271,26 +270,15 @@ std::size_t default_key_rows(std::size_t bq, std::size_t width) {
 template <class T>
 Tensor<T> run(const char* op, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
               std::optional<std::size_t> window, const TiledAttentionOptions<T>& options) {
-  need(op, q, "query");
-  need(op, k, "key");
-  need(op, v, "value");
-  const Shape qs = q.shape(), ks = k.shape(), vs = v.shape();
-  const std::string shapes = "Q " + shape_str(qs) + ", K " + shape_str(ks) + ", V " + shape_str(vs);
-  check(qs.size() >= 2 && ks.size() >= 2 && vs.size() >= 2, op, "Q, K and V need rank >= 2 (..., L, d): ", shapes);
-  const std::size_t rank = qs.size();
-  check(ks.size() == rank && vs.size() == rank && leading(ks) == leading(qs) && leading(vs) == leading(qs), op,
-        "leading dims of Q, K and V differ: ", shapes);
+  const detail::AttentionShapes sh = detail::attention_shapes(op, q, k, v);
+  const std::string& shapes = sh.text;
   Tiling<T> t;
-  t.Lq = qs[rank - 2];
-  t.d = qs[rank - 1];
-  t.Lk = ks[rank - 2];
-  t.dv = vs[rank - 1];
-  check(ks[rank - 1] == t.d, op, "d of Q and K differ: ", shapes);
-  check(vs[rank - 2] == t.Lk, op, "Lk of K and V differ: ", shapes);
-  t.B = shape_size(leading(qs));
-  Shape score_shape = leading(qs), out_shape = leading(qs);
-  score_shape.insert(score_shape.end(), {t.Lq, t.Lk});
-  out_shape.insert(out_shape.end(), {t.Lq, t.dv});
+  t.B = sh.B;
+  t.Lq = sh.Lq;
+  t.Lk = sh.Lk;
+  t.d = sh.d;
+  t.dv = sh.dv;
+  const Shape score_shape = sh.scores(), out_shape = sh.output();
   if (options.allowed) {
     check(broadcasts_to(options.allowed->shape(), score_shape), op, "allowed entries of shape ",
           shape_str(options.allowed->shape()), " do not broadcast to the scores ", shape_str(score_shape), " (",
