@@ -57,6 +57,14 @@ TEST_CASE("command line: defaults, every flag, and bad input") {
   CHECK(usage(kInfo).find("--quick") != std::string::npos);
 }
 
+TEST_CASE("command line: --from names an earlier run's folder") {
+  CHECK(parse({}).from.empty());
+  CHECK(parse({"--from", "out/10_bert"}).from == "out/10_bert");
+  CHECK_THROWS_AS(parse({"--from"}), UsageError);
+  CHECK_THROWS_AS(parse({"--from", ""}), UsageError);
+  CHECK(usage(kInfo).find("--from DIR") != std::string::npos);
+}
+
 TEST_CASE("numbers in prose") {
   CHECK(prose(0.29812) == "0.2981");
   CHECK(prose(3.71) == "3.71");

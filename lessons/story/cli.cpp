@@ -3,7 +3,7 @@
 namespace attnlab::lessons {
 
 std::string usage(const LessonInfo& info) {
-  return "usage: " + info.id + " [--quick] [--epochs N] [--seed N] [--out DIR] [--threads N] [--pdf] [--help] [--version]\n" +
+  return "usage: " + info.id + " [--quick] [--epochs N] [--seed N] [--out DIR] [--from DIR] [--threads N] [--pdf] [--help] [--version]\n" +
          "  " + info.title + "\n  " + info.summary + "\n\n" +
          "  --quick       a small run (under 30 s) that still writes every figure and metric\n"
          "  --epochs N    training epochs (default: the lesson's own; fewer with --quick)\n"
