@@ -1,0 +1,160 @@
+// Exercises for lesson 12, the cost of attention and attention that scales. Grade them with
+// build/bin/grade 12.
+//
+// Write each function in plain xtensor (xt::zeros, loops, std::exp ...), not with the engine's
+// ops: these are the inner steps of core/ops/tiled_attention.cpp and linear_attention.cpp.
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+#include <xtensor/xview.hpp>
+
+#include "core/ops.hpp"
+#include "exercises/grading/exercise.hpp"
+
+using namespace attnlab;
+using namespace attnlab::exercises;
+
+namespace {
+
+// ---- 12.1 One step of the online softmax ----------------------------------------------------
+// One query row has seen some keys: m is the largest score so far (-infinity before the first
+// tile), l = sum of e^(s_j - m) over those keys, acc (dv) = sum of e^(s_j - m) v_j. A new tile
+// brings scores (t) and their values (t, dv). Return the updated {m', l', acc'}: the same three
+// quantities over all the keys seen, old and new. Old terms were computed relative to m, new ones
+// must be relative to m' = max(m, largest new score): rescale l and acc by e^(m - m') (careful
+// when m is -infinity: nothing was seen, so l and acc are 0). Never compute e^s unshifted: the
+// grader sends scores in the thousands.
+using OnlineState = std::tuple<double, double, Array<double>>;  // m, l, acc
+OnlineState online_softmax_update(double m, double l, const Array<double>& acc, const Array<double>& scores,
+                                  const Array<double>& values) {
+  not_attempted();  // delete this line and write your answer
+}
+
+// ---- 12.2 The backward from the saved log-sum-exp ------------------------------------------
+// The tiled op saves no weights, only the output O (n, dv) and, for each query row, its
+// log-sum-exp L_i = log sum_j e^(S_ij) (n). Given the scores S (n, m) recomputed from Q and K,
+// L, the values V (m, dv), O and dO = dL/dO (n, dv), return dS = dL/dS (n, m). Recompute the
+// weights P = e^(S - L) (each row then sums to 1: it is the softmax), take dP = dO V^T, and use
+// the softmax rule dS = P * (dP - D) with D_i = sum_j P_ij dP_ij, which you can get without
+// summing over a row of P at all: it equals dO_i . O_i (why? O_i = sum_j P_ij V_j).
+Array<double> scores_backward(const Array<double>& S, const Array<double>& L, const Array<double>& V,
+                              const Array<double>& O, const Array<double>& dO) {
+  not_attempted();  // delete this line and write your answer
+}
+
+// ---- 12.3 Causal linear attention as an RNN -------------------------------------------------
+// phi(x) = elu(x) + 1: x + 1 for x > 0, e^x otherwise, entry by entry. Causal linear attention
+// of Q, K (n, d) and V (n, dv) is, for each i,
+//     O_i = phi(q_i)^T S_i / (phi(q_i) . z_i + 1e-6),   S_i = sum_{j <= i} phi(k_j) v_j^T,  z_i = sum_{j <= i} phi(k_j).
+// Return O (n, dv) in one pass over the rows with a running state S (d, dv) and z (d): no n x n
+// matrix, O(n d dv) work.
+Array<double> causal_linear_attention(const Array<double>& Q, const Array<double>& K, const Array<double>& V) {
+  not_attempted();  // delete this line and write your answer
+}
+
+}  // namespace
+
+// =============================================================================================
+// How your answers are graded (no need to read on): against the engine's attention ops.
+namespace {
+
+// The engine's answer for a row of scores s against values: softmax(s) V.
+Array<double> engine_row(const Array<double>& s, const Array<double>& values) {
+  Array<double> row = s;
+  row.reshape({1, s.size()});
+  return matmul(softmax(Tensor<double>(row), -1), Tensor<double>(values)).value();
+}
+
+void grade_online_softmax_update(
+    const std::function<OnlineState(double, double, const Array<double>&, const Array<double>&, const Array<double>&)>&
+        answer,
+    Grader& g) {
+  const double none = -std::numeric_limits<double>::infinity();
+  // A row of 12 scores in tiles of 4: the max moves in tile 2, not in tile 3.
+  const Array<double> s = {0.3, -1.2, 0.8, 0.1, 1.9, 0.4, -0.5, 1.1, -0.8, 0.2, 1.5, -0.3};
+  const Array<double> v = random_array({12, 3}, 31);
+  auto tile = [](const Array<double>& a, std::size_t t) { return Array<double>(xt::view(a, xt::range(4 * t, 4 * t + 4))); };
+  const OnlineState first = answer(none, 0.0, xt::zeros<double>({3}), tile(s, 0), tile(v, 0));
+  const double l1 = std::exp(0.3 - 0.8) + std::exp(-1.2 - 0.8) + 1.0 + std::exp(0.1 - 0.8);
+  g.check(std::get<0>(first) == 0.8, "the first tile: m is its largest score",
+          "yours " + std::to_string(std::get<0>(first)) + ", expected 0.8", "m' = max(m, largest new score)");
+  g.check(std::abs(std::get<1>(first) - l1) <= 1e-12, "the first tile: l = sum e^(s - m)",
+          "yours " + std::to_string(std::get<1>(first)) + ", expected " + std::to_string(l1),
+          "from m = -infinity nothing is carried over: l and acc start at 0");
+  OnlineState state{none, 0.0, xt::zeros<double>({3})};
+  for (std::size_t t = 0; t < 3; ++t)
+    state = answer(std::get<0>(state), std::get<1>(state), std::get<2>(state), tile(s, t), tile(v, t));
+  g.close("three tiles, then acc / l: softmax(s) V", Array<double>(std::get<2>(state) / std::get<1>(state)),
+          xt::view(engine_row(s, v), 0), 1e-12,
+          "when the max moves from m to m', every old term e^(s - m) becomes e^(s - m) e^(m - m'): multiply l and "
+          "acc by e^(m - m') before adding the new terms");
+  // Keys already seen (m = -5, l = 2, acc) and a tile of scores in the thousands.
+  const Array<double> big = {1000.0, 999.0, 1001.0, 998.0}, acc0 = {1.0, -1.0, 0.5}, vb = tile(v, 1);
+  const OnlineState b = answer(-5.0, 2.0, acc0, big, vb);
+  double want_l = 2.0 * std::exp(-5.0 - 1001.0);
+  Array<double> want_acc = acc0 * std::exp(-5.0 - 1001.0);
+  for (std::size_t j = 0; j < 4; ++j) {
+    const double p = std::exp(big(j) - 1001.0);
+    want_l += p;
+    want_acc += p * Array<double>(xt::view(vb, j));
+  }
+  const std::string hint = "subtract the new max before exp (e^1000 is infinity in double), and rescale the old l and "
+                           "acc by e^(m - m')";
+  g.check(std::get<0>(b) == 1001.0 && std::abs(std::get<1>(b) - want_l) <= 1e-12 * want_l,
+          "scores in the thousands: m' and l'",
+          "yours m' = " + std::to_string(std::get<0>(b)) + ", l' = " + std::to_string(std::get<1>(b)) +
+              "; expected 1001, " + std::to_string(want_l),
+          hint);
+  g.close("scores in the thousands: acc'", std::get<2>(b), want_acc, 1e-12, hint);
+}
+
+void grade_scores_backward(const std::function<Array<double>(const Array<double>&, const Array<double>&,
+                                                             const Array<double>&, const Array<double>&,
+                                                             const Array<double>&)>& answer,
+                           Grader& g) {
+  auto one = [&](const std::string& what, const Shape& s_shape, std::size_t dv, std::uint64_t seed, double spread) {
+    const Array<double> S = random_array(s_shape, seed, -spread, spread), V = random_array({s_shape[1], dv}, seed + 1),
+                        dO = random_array({s_shape[0], dv}, seed + 2);
+    // The engine: O = softmax(S) V, and dL/dS by its backward.
+    const Tensor<double> St(S, true);
+    const Tensor<double> O = matmul(softmax(St, -1), Tensor<double>(V));
+    O.backward(dO);
+    Array<double> L = xt::zeros<double>({s_shape[0]});
+    for (std::size_t i = 0; i < s_shape[0]; ++i) {
+      double mx = -INFINITY, sum = 0;
+      for (std::size_t j = 0; j < s_shape[1]; ++j) mx = std::max(mx, S(i, j));
+      for (std::size_t j = 0; j < s_shape[1]; ++j) sum += std::exp(S(i, j) - mx);
+      L(i) = mx + std::log(sum);
+    }
+    g.close(what, answer(S, L, V, O.value(), dO), St.grad(), 1e-10,
+            "P = e^(S - L) row by row, dP = dO V^T, D_i = dO_i . O_i (one number per row), dS = P * (dP - D)");
+  };
+  one("n = 4, m = 6, dv = 3", {4, 6}, 3, 41, 2.0);
+  one("one key: dS is 0", {3, 1}, 2, 44, 2.0);
+  one("scores up to 50", {5, 7}, 2, 47, 50.0);
+}
+
+void grade_causal_linear_attention(
+    const std::function<Array<double>(const Array<double>&, const Array<double>&, const Array<double>&)>& answer,
+    Grader& g) {
+  auto one = [&](const std::string& what, std::size_t n, std::size_t d, std::size_t dv, std::uint64_t seed) {
+    const Array<double> Q = random_array({n, d}, seed, -2, 2), K = random_array({n, d}, seed + 1, -2, 2),
+                        V = random_array({n, dv}, seed + 2);
+    LinearAttentionOptions o;
+    o.causal = true;
+    g.close(what, answer(Q, K, V), linear_attention(Tensor<double>(Q), Tensor<double>(K), Tensor<double>(V), o).value(),
+            1e-10,
+            "add phi(k_i) v_i^T to S and phi(k_i) to z before query i reads them (key i is visible to query i), and "
+            "divide by phi(q_i) . z_i + 1e-6");
+  };
+  one("n = 6, d = 3, dv = 2", 6, 3, 2, 51);
+  one("n = 1", 1, 4, 3, 54);
+  one("n = 20, d = 5, dv = 4", 20, 5, 4, 57);
+}
+
+}  // namespace
+
+EXERCISE(online_softmax_update, "One step of the online softmax", grade_online_softmax_update);
+EXERCISE(scores_backward, "The backward from the saved log-sum-exp", grade_scores_backward);
+EXERCISE(causal_linear_attention, "Causal linear attention as an RNN", grade_causal_linear_attention);

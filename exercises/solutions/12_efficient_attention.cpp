@@ -1,0 +1,144 @@
+// Solutions to exercises/12_efficient_attention.cpp, and the mistakes the grader must catch.
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+#include <xtensor/xview.hpp>
+
+#include "exercises/grading/exercise.hpp"
+
+using namespace attnlab;
+using namespace attnlab::exercises;
+
+namespace {
+
+using OnlineState = std::tuple<double, double, Array<double>>;
+
+// m' = max(m, max s); old terms times e^(m - m') (0 when nothing was seen), then the new ones.
+OnlineState update(double m, double l, const Array<double>& acc, const Array<double>& scores,
+                   const Array<double>& values, bool rescale) {
+  double m_new = m;
+  for (double s : scores) m_new = std::max(m_new, s);
+  const double alpha = !rescale ? 1.0 : m == -std::numeric_limits<double>::infinity() ? 0.0 : std::exp(m - m_new);
+  double l_new = l * alpha;
+  Array<double> acc_new = acc * alpha;
+  for (std::size_t j = 0; j < scores.size(); ++j) {
+    const double p = std::exp(scores(j) - m_new);
+    l_new += p;
+    acc_new += p * Array<double>(xt::view(values, j));
+  }
+  return {m_new, l_new, acc_new};
+}
+
+OnlineState online_softmax_update(double m, double l, const Array<double>& acc, const Array<double>& scores,
+                                  const Array<double>& values) {
+  return update(m, l, acc, scores, values, true);
+}
+SOLUTION(online_softmax_update);
+
+OnlineState online_softmax_update_no_rescale(double m, double l, const Array<double>& acc,
+                                             const Array<double>& scores, const Array<double>& values) {
+  return update(m, l, acc, scores, values, false);
+}
+WRONG_ANSWER(online_softmax_update, online_softmax_update_no_rescale,
+             "adds the new terms relative to the new max but leaves the old ones relative to the old max");
+
+OnlineState online_softmax_update_unshifted(double m, double l, const Array<double>& acc, const Array<double>& scores,
+                                            const Array<double>& values) {
+  double l_new = l;  // plain sums of e^s: right in exact arithmetic, infinite for large scores
+  Array<double> acc_new = acc;
+  double m_new = m;
+  for (std::size_t j = 0; j < scores.size(); ++j) {
+    m_new = std::max(m_new, scores(j));
+    l_new += std::exp(scores(j));
+    acc_new += std::exp(scores(j)) * Array<double>(xt::view(values, j));
+  }
+  return {m_new, l_new, acc_new};
+}
+WRONG_ANSWER(online_softmax_update, online_softmax_update_unshifted, "sums e^s without subtracting the max");
+
+Array<double> scores_backward_with(const Array<double>& S, const Array<double>& L, const Array<double>& V,
+                                   const Array<double>& O, const Array<double>& dO, bool subtract_D) {
+  const std::size_t n = S.shape()[0], m = S.shape()[1], dv = V.shape()[1];
+  Array<double> dS = xt::zeros<double>({n, m});
+  for (std::size_t i = 0; i < n; ++i) {
+    double D = 0;
+    for (std::size_t c = 0; c < dv; ++c) D += dO(i, c) * O(i, c);
+    for (std::size_t j = 0; j < m; ++j) {
+      double dP = 0;
+      for (std::size_t c = 0; c < dv; ++c) dP += dO(i, c) * V(j, c);
+      dS(i, j) = std::exp(S(i, j) - L(i)) * (dP - (subtract_D ? D : 0.0));
+    }
+  }
+  return dS;
+}
+
+Array<double> scores_backward(const Array<double>& S, const Array<double>& L, const Array<double>& V,
+                              const Array<double>& O, const Array<double>& dO) {
+  return scores_backward_with(S, L, V, O, dO, true);
+}
+SOLUTION(scores_backward);
+
+Array<double> scores_backward_no_D(const Array<double>& S, const Array<double>& L, const Array<double>& V,
+                                   const Array<double>& O, const Array<double>& dO) {
+  return scores_backward_with(S, L, V, O, dO, false);
+}
+WRONG_ANSWER(scores_backward, scores_backward_no_D, "dS = P * dP: forgets the softmax's - D term");
+
+Array<double> scores_backward_unnormalized(const Array<double>& S, const Array<double>& L, const Array<double>& V,
+                                           const Array<double>& O, const Array<double>& dO) {
+  Array<double> max_row = xt::zeros<double>({S.shape()[0]});  // e^(S - max) instead of e^(S - L)
+  for (std::size_t i = 0; i < S.shape()[0]; ++i) max_row(i) = xt::amax(xt::view(S, i))();
+  return scores_backward_with(S, max_row, V, O, dO, true);
+}
+WRONG_ANSWER(scores_backward, scores_backward_unnormalized,
+             "recomputes P as e^(S - max): the row's largest weight becomes 1, the rows do not sum to 1");
+
+Array<double> linear_attention_with(const Array<double>& Q, const Array<double>& K, const Array<double>& V,
+                                    bool causal) {
+  const std::size_t n = Q.shape()[0], d = Q.shape()[1], dv = V.shape()[1];
+  auto phi = [](double x) { return x > 0 ? x + 1 : std::exp(x); };
+  Array<double> S = xt::zeros<double>({d, dv}), z = xt::zeros<double>({d}), O = xt::zeros<double>({n, dv});
+  auto add_key = [&](std::size_t j) {
+    for (std::size_t a = 0; a < d; ++a) {
+      const double g = phi(K(j, a));
+      z(a) += g;
+      for (std::size_t c = 0; c < dv; ++c) S(a, c) += g * V(j, c);
+    }
+  };
+  if (!causal)
+    for (std::size_t j = 0; j < n; ++j) add_key(j);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (causal) add_key(i);
+    double den = 1e-6;
+    for (std::size_t a = 0; a < d; ++a) {
+      const double f = phi(Q(i, a));
+      den += f * z(a);
+      for (std::size_t c = 0; c < dv; ++c) O(i, c) += f * S(a, c);
+    }
+    for (std::size_t c = 0; c < dv; ++c) O(i, c) /= den;
+  }
+  return O;
+}
+
+Array<double> causal_linear_attention(const Array<double>& Q, const Array<double>& K, const Array<double>& V) {
+  return linear_attention_with(Q, K, V, true);
+}
+SOLUTION(causal_linear_attention);
+
+Array<double> causal_linear_attention_sees_ahead(const Array<double>& Q, const Array<double>& K, const Array<double>& V) {
+  return linear_attention_with(Q, K, V, false);
+}
+WRONG_ANSWER(causal_linear_attention, causal_linear_attention_sees_ahead,
+             "sums every key into the state first: query i sees the keys after it");
+
+Array<double> causal_linear_attention_relu(const Array<double>& Q, const Array<double>& K, const Array<double>& V) {
+  // phi = relu + 1 instead of elu + 1: right for positive inputs, wrong below 0.
+  Array<double> q = Q, k = K;
+  for (auto& x : q) x = x > 0 ? x : 0.0;  // phi(0) = 1
+  for (auto& x : k) x = x > 0 ? x : 0.0;
+  return linear_attention_with(q, k, V, true);
+}
+WRONG_ANSWER(causal_linear_attention, causal_linear_attention_relu, "uses relu(x) + 1 instead of elu(x) + 1");
+
+}  // namespace
