@@ -121,10 +121,10 @@ std::vector<Curve> measure_costs(const std::vector<std::size_t>& sizes, double b
     for (std::size_t w = 0; w < which.size(); ++w) {
       const std::size_t i = which[w];
       work.push_back([&, w, i, first = true]() mutable {
-        auto once = [&] {
-          for (const auto* x : {&q, &k, &v}) x->zero_grad();
-          fns[w](q, k, v).backward(up);
-        };
+        // The inputs' gradients are dropped before each call, outside what is measured: the bytes
+        // counted are the call's own (its output, saved state, scratch and the new gradients).
+        for (const auto* x : {&q, &k, &v}) x->zero_grad();
+        auto once = [&] { fns[w](q, k, v).backward(up); };
         if (first) peak[i] = double(peak_bytes_of(once)), first = false;  // the warm-up round
         else faults[i] = page_faults_of(once);
       });
@@ -423,8 +423,9 @@ void tiling(const std::vector<Curve>& costs) {
                    : "Slower: its extra arithmetic costs more here than the fused op's traffic through memory (S, P, dP, dS: ",
       fixed(4096.0 * 4096 * 4 / kMiB, 0), " MiB each at n = 4096, written and read again), while a tile of the tiled op "
       "stays in cache. Its memory grows like n^", fixed(slope, 2),
-      " (last three sizes): the output, one number per row, the gradients, and a few copies of dQ (one per group of key "
-      "tiles, which is what lets the backward run on two threads with the same bits at any thread count).");
+      " (last three sizes): the output and the upstream gradient, one number per row, the three gradients, and one "
+      "more copy of dQ (the key tiles are dealt to two groups that run in parallel, each adding into its own dQ, summed "
+      "in a fixed order at the end: the same bits at any thread count).");
   metric("memory_ratio_fused_over_tiled_n4096", m_ratio);
   metric("tiled_memory_slope", slope);
   timing("time_ratio_fused_over_tiled_n4096", t_ratio);

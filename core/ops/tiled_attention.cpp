@@ -170,11 +170,13 @@ void tiled_forward(const Tiling<T>& t, const T* Q, const T* K, const T* V, T* O,
   });
 }
 
-// Groups of key tiles per batch block in the backward: enough work items for two threads even
-// with one batch block, and few extra dQ buffers. Sizes alone decide it (same bits everywhere).
+// Groups of key tiles per batch block in the backward: two work items even with one batch block
+// (this machine's two cores; tiles are dealt in turn, so a causal mask loads both alike), one
+// with more, so that there is at most one extra dQ buffer. Sizes alone decide it (same bits at
+// any thread count).
 template <class T>
 std::size_t key_groups(const Tiling<T>& t) {
-  return std::max<std::size_t>(1, std::min(t.k_tiles(), (4 + t.B - 1) / t.B));
+  return std::max<std::size_t>(1, std::min(t.k_tiles(), (2 + t.B - 1) / t.B));
 }
 
 // dQ, dK, dV are written whole (null: not wanted).
