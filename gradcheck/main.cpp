@@ -4,6 +4,7 @@
 //   gradcheck                 run every case
 //   gradcheck --filter TEXT   only the cases whose name contains TEXT
 //   gradcheck --list          list the cases without running them
+//   gradcheck --json FILE     also write the table as data (the course book's page of it)
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,15 +15,19 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/gradcheck.hpp"
+#include "io/files.hpp"
 #include "io/program.hpp"
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: gradcheck [--list] [--filter TEXT] [--help] [--version]\n"
+    "usage: gradcheck [--list] [--filter TEXT] [--json FILE] [--help] [--version]\n"
     "  --list          list the cases without running them\n"
-    "  --filter TEXT   run only the cases whose name contains TEXT\n";
+    "  --filter TEXT   run only the cases whose name contains TEXT\n"
+    "  --json FILE     also write the table to FILE as JSON (written whole, atomically)\n";
 
 std::string sci(double v) {
   char buf[32];
@@ -40,10 +45,11 @@ std::string pad(const std::string& s, std::size_t w) {
 
 int run(const std::vector<std::string>& args) {
   bool list = false;
-  std::string filter;
+  std::string filter, json_path;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--list") list = true;
     else if (args[i] == "--filter" && i + 1 < args.size()) filter = args[++i];
+    else if (args[i] == "--json" && i + 1 < args.size()) json_path = args[++i];
     else throw attnlab::UsageError("unknown or incomplete argument '" + args[i] + "'");
   }
 
@@ -75,6 +81,7 @@ int run(const std::vector<std::string>& args) {
             << pad("case", wn) << " | " << pad("shapes", ws) << " | max abs err | max rel err | result\n"
             << rule << "\n";
   int passed = 0, failed = 0;
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& c : cases) {
     attnlab::GradcheckResult r;
@@ -92,10 +99,18 @@ int run(const std::vector<std::string>& args) {
     if (!error.empty()) std::cout << "    threw: " << error << "\n";
     else if (!ok) std::cout << "    " << r.detail << "\n";
     std::cout.flush();
+    rows.push_back({{"name", c.name}, {"shapes", c.shapes}, {"max_abs_error", r.max_abs_error},
+                    {"max_rel_error", r.max_rel_error}, {"ok", ok}, {"detail", error.empty() ? r.detail : "threw: " + error}});
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << rule << "\n" << passed << " passed, " << failed << " failed\n" << std::flush;
   std::cerr << "(" << cases.size() << " cases in " << secs << " s)\n";
+  if (!json_path.empty()) {
+    const nlohmann::ordered_json table = {{"passed", passed}, {"failed", failed}, {"cases", rows}};
+    const auto slash = json_path.find_last_of('/');
+    if (slash != std::string::npos && slash > 0) attnlab::make_dirs(json_path.substr(0, slash));
+    attnlab::write_file_atomic(json_path, table.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+  }
   return failed == 0 ? 0 : 1;
 }
 

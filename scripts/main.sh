@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Set up, build, and run the main job: lesson 01, attention as kernel regression, in full
-# (about a minute). Its story prints as it runs; figures, report.md and metrics.json land in
-# out/01_attention_pooling/. Extra arguments go to the lesson (try --help).
+# Set up, build, and run the whole course: every lesson in --quick mode (about a minute on two
+# cores), one after another, then the gradient checks; then write the course book, out/index.html
+# with a page per lesson, and print a summary (each lesson, its status, its headline metric, its
+# time). A lesson that fails does not stop the others. Extra arguments go to build/bin/course:
+#
+#   scripts/main.sh --full            the full course (each lesson's full run: about 25 minutes)
+#   scripts/main.sh --only 01,04      some lessons
+#   scripts/main.sh --pdf             figures as PDF too, for slides
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-exec build/bin/01_attention_pooling "$@"
+exec build/bin/course "$@"

@@ -3,7 +3,8 @@
 # Idempotent: when everything is present it only runs an incremental build.
 #
 #   scripts/setup.sh                 what the lessons need; Release build in build/
-#   scripts/setup.sh --tests         and what only the tests need (PyTorch for the parity checks)
+#   scripts/setup.sh --tests         and what only the tests need (PyTorch for the parity checks,
+#                                    Chromium for the course book's browser test)
 #   scripts/setup.sh --sanitize      AddressSanitizer + UBSan build in build-sanitize/
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,9 +29,10 @@ packages=(
   libcairo2-dev fonts-dejavu-core libgraphviz-dev
   dataset-fashion-mnist fortunes
 )
-# The tests alone: PyTorch (about 180 MB) for the parity checks and python3 for the scripts.
+# The tests alone: PyTorch (about 180 MB) for the parity checks, python3 for the scripts, and
+# Chromium (headless) to load the course book as a browser does.
 if ((tests)); then
-  packages+=(python3 python3-numpy python3-torch)
+  packages+=(python3 python3-numpy python3-torch chromium)
 fi
 
 source scripts/apt_install.sh

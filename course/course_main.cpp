@@ -1,0 +1,164 @@
+// build/bin/course: the whole course in one command. Runs every lesson program found beside it
+// (NN_name), one after another, in --quick mode unless --full, each into OUT/NN_name/ with its
+// console output in OUT/logs/NN_name.log; then gradcheck (its table into OUT/gradcheck/); then
+// writes the course book (OUT/index.html and a page per lesson, course/book.hpp) and prints a
+// summary: each lesson, its status, its headline metric and its time. A lesson that fails or runs
+// past its time limit does not stop the others. Exit 0 when everything ran, 1 otherwise.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "course/book.hpp"
+#include "course/process.hpp"
+#include "io/files.hpp"
+#include "io/program.hpp"
+
+using namespace attnlab;
+using namespace attnlab::course;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: course [--full] [--seed N] [--threads N] [--pdf] [--only NN,NN...] [--out DIR] [--timeout S]\n"
+    "              [--bin DIR] [--help] [--version]\n"
+    "  Runs every lesson (quick runs unless --full), then gradcheck, writes the course book to\n"
+    "  DIR/index.html and prints a summary. A failed lesson does not stop the others.\n"
+    "  --full         full runs (minutes each) instead of --quick ones (seconds)\n"
+    "  --seed N       the seed of every lesson (default 0)\n"
+    "  --threads N    threads of every lesson (default 1)\n"
+    "  --pdf          the lessons also write their figures as PDF\n"
+    "  --only LIST    only these lessons, by number: --only 01,04\n"
+    "  --out DIR      where the lessons and the book go (default out)\n"
+    "  --timeout S    a lesson still running after S seconds is stopped (default 300, 1800 with --full)\n"
+    "  --bin DIR      where the lesson programs are (default: beside this program)\n";
+
+std::string self_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+bool executable(const fs::path& p) { return fs::is_regular_file(p) && ::access(p.c_str(), X_OK) == 0; }
+
+// NN_name programs in `bin`, in order (their names are the lessons' ids).
+std::vector<std::string> lesson_programs(const std::string& bin) {
+  std::vector<std::string> ids;
+  if (!fs::is_directory(bin)) throw UsageError("--bin '" + bin + "' is not a folder");
+  for (const auto& f : fs::directory_iterator(bin)) {
+    const std::string name = f.path().filename().string();
+    if (name.size() > 3 && std::isdigit(static_cast<unsigned char>(name[0])) &&
+        std::isdigit(static_cast<unsigned char>(name[1])) && name[2] == '_' && name.find('.') == std::string::npos &&
+        executable(f.path()))
+      ids.push_back(name);
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+std::string pad(const std::string& s, std::size_t n) { return s.size() >= n ? s : s + std::string(n - s.size(), ' '); }
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", s);
+  return buf;
+}
+
+int run(const std::vector<std::string>& args) {
+  bool full = false, pdf = false;
+  std::string seed = "0", threads = "1", out = "out", bin = self_dir();
+  std::vector<std::string> only;
+  double timeout = 0.0;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw UsageError(flag + " needs a value");
+      return args[++i];
+    };
+    if (flag == "--full") full = true;
+    else if (flag == "--pdf") pdf = true;
+    else if (flag == "--seed") seed = std::to_string(integer_argument(flag, value(), 0, 1LL << 62));
+    else if (flag == "--threads") threads = std::to_string(integer_argument(flag, value(), 1, 256));
+    else if (flag == "--timeout") timeout = double(integer_argument(flag, value(), 1, 86400));
+    else if (flag == "--out") out = value();
+    else if (flag == "--bin") bin = value();
+    else if (flag == "--only") {
+      std::string list = value() + ",";
+      for (std::size_t at; (at = list.find(',')) != std::string::npos; list.erase(0, at + 1))
+        if (at > 0) only.push_back(list.substr(0, at));
+    } else throw UsageError("unknown argument '" + flag + "'");
+  }
+  if (out.empty()) throw UsageError("--out needs a folder name");
+  if (timeout == 0.0) timeout = full ? 1800.0 : 300.0;
+
+  std::vector<std::string> ids = lesson_programs(bin);
+  if (!only.empty()) {
+    std::vector<std::string> kept;
+    for (const std::string& n : only) {
+      const auto it = std::find_if(ids.begin(), ids.end(), [&](const std::string& id) { return id.rfind(n, 0) == 0; });
+      if (it == ids.end()) throw UsageError("--only: no lesson '" + n + "' in " + bin);
+      kept.push_back(*it);
+    }
+    ids = kept;
+  }
+  if (ids.empty()) throw UsageError("no lesson programs (NN_name) in " + bin);
+
+  make_dirs(out + "/logs");
+  const std::string mode = full ? "full runs" : "quick runs";
+  std::cout << "attnlab: the course, " << ids.size() << " lessons (" << mode << ", seed " << seed << ", " << threads
+            << (threads == "1" ? " thread" : " threads") << "), output in " << out << "/\n\n";
+  std::vector<LessonRun> runs;
+  double total = 0.0;
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    const std::string& id = ids[k];
+    std::cout << "[" << k + 1 << "/" << ids.size() << "] " << pad(id, 28) << std::flush;
+    std::vector<std::string> argv = {bin + "/" + id, "--seed", seed, "--threads", threads, "--out", out + "/" + id};
+    if (!full) argv.push_back("--quick");
+    if (pdf) argv.push_back("--pdf");
+    const ProcessResult r = run_logged(argv, out + "/logs/" + id + ".log", timeout);
+    total += r.seconds;
+    runs.push_back({id, r.ok, r.status, r.seconds, "logs/" + id + ".log"});
+    std::cout << pad(r.status, 10) << " " << seconds_text(r.seconds) << " s" << std::endl;
+  }
+
+  // The gradient checks, for the book's page of them.
+  std::string gradcheck_status = "not built";
+  double gradcheck_seconds = 0.0;
+  if (executable(bin + "/gradcheck")) {
+    std::cout << pad("gradcheck", 34) << std::flush;
+    const ProcessResult r =
+        run_logged({bin + "/gradcheck", "--json", out + "/gradcheck/gradcheck.json"}, out + "/logs/gradcheck.log", timeout);
+    gradcheck_status = r.status;
+    gradcheck_seconds = r.seconds;
+    total += r.seconds;
+    std::cout << pad(r.status, 10) << " " << seconds_text(r.seconds) << " s" << std::endl;
+  }
+
+  const std::vector<BookLesson> book = write_book(out, runs);
+
+  std::size_t w = 6;
+  for (const BookLesson& l : book) w = std::max(w, l.id.size() + 2);
+  std::cout << "\nSummary (" << mode << ", seed " << seed << "):\n\n  " << pad("lesson", w) << pad("status", 24)
+            << pad("headline metric", 40) << "seconds\n";
+  int failed = 0;
+  for (const BookLesson& l : book) {
+    const std::string headline = l.headline_value ? l.headline + " = " + metric_text(*l.headline_value) : "-";
+    std::cout << "  " << pad(l.id, w) << pad(l.status, 24) << pad(headline, 40) << seconds_text(l.seconds) << "\n";
+    failed += !l.ok;
+  }
+  std::cout << "  " << pad("gradcheck", w) << pad(gradcheck_status, 24) << pad("", 40) << seconds_text(gradcheck_seconds)
+            << "\n  " << pad("total", w) << pad("", 64) << seconds_text(total) << "\n\n";
+  std::cout << "The course book: " << out << "/index.html (open it in a browser; it needs no network).\n";
+  if (failed) std::cout << failed << (failed == 1 ? " lesson" : " lessons") << " did not finish: see " << out << "/logs/.\n";
+  return failed || (gradcheck_status != "ok" && gradcheck_status != "not built") ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return run_program("course", kUsage, argc, argv, run); }

@@ -1,0 +1,235 @@
+// The course book and the course runner: escaping, pages from a story, a run with a failing and a
+// hanging lesson, and the book in a real browser (headless Chromium, Debian's `chromium`): every
+// image loaded, the lesson's headings there, and a missing figure caught.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "course/book.hpp"
+#include "course/html.hpp"
+#include "io/files.hpp"
+#include "tests/helpers.hpp"
+
+using namespace attnlab;
+using namespace attnlab::course;
+using attnlab::testing::contains;
+using attnlab::testing::TempDir;
+using Json = nlohmann::ordered_json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kBin = ATTNLAB_BIN_DIR;
+
+int shell(const std::string& cmd) {
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+// A lesson's output folder as lessons/story writes it, with hostile text everywhere. (Arrays of
+// two strings are spelled Json::array: braces alone would make them a key and its value.)
+void write_lesson(const std::string& dir) {
+  make_dirs(dir);
+  const Json story = {
+      {"lesson", "98_escapes"}, {"title", "Escapes <b>&</b>"}, {"summary", "A \"summary\" with 'quotes'"},
+      {"quick", true}, {"seed", 3}, {"headline", "accuracy"},
+      {"blocks",
+       {{{"kind", "section"}, {"title", "1. Scores <script>alert(1)</script>"}},
+        {{"kind", "text"}, {"text", "a < b && c > d, <eos> stays text"}},
+        {{"kind", "verbatim"}, {"text", "x = <tag>\n"}},
+        {{"kind", "table"}, {"header", Json::array({"a|b", "<th>"})}, {"rows", Json::array({Json::array({"1.5", "</td>"})})}},
+        {{"kind", "matrix"}, {"name", "M <1>"}, {"row_labels", {"r&1"}}, {"col_labels", Json::array({"c\"1", "c2"})},
+         {"values", Json::array({Json::array({"0.50", "-1.00"})})}},
+        {{"kind", "figure"}, {"stem", "fig one"}, {"caption", "A \"figure\" <here>"},
+         {"files", Json::array({"fig one.png", "fig one.svg"})}}}}};
+  const Json metrics = {{"lesson", "98_escapes"}, {"metrics", {{"loss", 0.25}, {"accuracy", 0.875}}},
+                        {"timings", {{"seconds", 2.5}}}, {"headline", "accuracy"}};
+  write_file_atomic(dir + "/story.json", story.dump());
+  write_file_atomic(dir + "/metrics.json", metrics.dump());
+}
+
+// What headless Chromium makes of a page: the DOM after every script ran (or a screenshot).
+std::string chromium() {
+  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+    if (::access(p, X_OK) == 0) return p;
+  return "";
+}
+
+std::string browser(const std::string& what, const std::string& page, const std::string& profile) {
+  const std::string cmd = chromium() +
+                          " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
+                          " --disable-background-networking --disable-component-update --disable-sync"
+                          " --hide-scrollbars --virtual-time-budget=15000 --user-data-dir='" + profile + "' " + what +
+                          " 'file://" + page + "' 2>/dev/null";
+  std::string out;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[65536];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    ::pclose(p);
+  }
+  return out;
+}
+
+std::string unescape(std::string s) {
+  for (const auto& [entity, c] : std::vector<std::pair<std::string, std::string>>{
+           {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&nbsp;", " "}, {"&amp;", "&"}})
+    for (std::size_t at; (at = s.find(entity)) != std::string::npos;) s.replace(at, entity.size(), c);
+  return s;
+}
+
+std::string attribute(const std::string& dom, const std::string& name) {
+  const std::string key = name + "=\"";
+  const auto at = dom.find(key);
+  if (at == std::string::npos) return "";
+  return unescape(dom.substr(at + key.size(), dom.find('"', at + key.size()) - at - key.size()));
+}
+
+// Empty when the rendered page shows `images` images, every one loaded (the page's own script
+// counts naturalWidth > 0), and every heading as an <h2>; else what is wrong.
+std::string page_problems(const std::string& dom, std::size_t images, const std::vector<std::string>& headings) {
+  std::string problems;
+  const std::string counted = attribute(dom, "data-images");
+  if (counted != std::to_string(images) + "/" + std::to_string(images))
+    problems += "images loaded/total: '" + counted + "', expected " + std::to_string(images) + " of " +
+                std::to_string(images) + "; missing: " + attribute(dom, "data-missing") + ". ";
+  std::vector<std::string> h2;
+  for (std::size_t at = 0; (at = dom.find("<h2", at)) != std::string::npos;) {
+    const auto open = dom.find('>', at) + 1, close = dom.find("</h2>", open);
+    h2.push_back(unescape(dom.substr(open, close - open)));
+    at = close;
+  }
+  for (const std::string& h : headings)
+    if (std::find(h2.begin(), h2.end(), h) == h2.end()) problems += "no heading '" + h + "'. ";
+  return problems;
+}
+
+}  // namespace
+
+TEST_CASE("escaping: the five characters that open or end markup, and URLs of file names") {
+  CHECK(escape("<script>alert('x') & \"q\"</script>") ==
+        "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;q&quot;&lt;/script&gt;");
+  CHECK(escape("plain text, ü and ±") == "plain text, ü and ±");
+  CHECK(url("04_a/fig one.png") == "04_a/fig%20one.png");
+  CHECK(url("a\"b<c>.png") == "a%22b%3Cc%3E.png");
+  CHECK(url("é") == "%C3%A9");
+  CHECK(looks_numeric("0.9650"));
+  CHECK(looks_numeric("1.6x"));
+  CHECK(looks_numeric("0.89 ± 0.01"));
+  CHECK_FALSE(looks_numeric("dot"));
+  CHECK_FALSE(looks_numeric(""));
+}
+
+TEST_CASE("a lesson's page: every kind of block, all text escaped, the headline first") {
+  TempDir d;
+  write_lesson(d / "98_escapes");
+  const auto lessons = write_book(d.path);
+  REQUIRE(lessons.size() == 1);
+  CHECK(lessons[0].title == "Escapes <b>&</b>");
+  CHECK(*lessons[0].headline_value == 0.875);
+  CHECK(lessons[0].figures == 1);
+  const std::string page = read_file(d / "98_escapes.html");
+  CHECK(contains(page, "<h1>98_escapes: Escapes &lt;b&gt;&amp;&lt;/b&gt;</h1>"));
+  CHECK(contains(page, "<h2 id=\"s1\">1. Scores &lt;script&gt;alert(1)&lt;/script&gt;</h2>"));
+  CHECK_FALSE(contains(page, "<script>alert"));
+  CHECK(contains(page, "<p>a &lt; b &amp;&amp; c &gt; d, &lt;eos&gt; stays text</p>"));
+  CHECK(contains(page, "<pre>x = &lt;tag&gt;\n</pre>"));
+  CHECK(contains(page, "<th>&lt;th&gt;</th>"));
+  CHECK(contains(page, "<td class=\"num\">1.5</td><td>&lt;/td&gt;</td>"));
+  CHECK(contains(page, "<th>r&amp;1</th>"));
+  CHECK(contains(page, "<th class=\"num\">c&quot;1</th>"));
+  CHECK(contains(page, "<img src=\"98_escapes/fig%20one.png\" alt=\"A &quot;figure&quot; &lt;here&gt;\">"));
+  CHECK(contains(page, "href=\"98_escapes/fig%20one.svg\">SVG</a>"));
+  CHECK(page.find("accuracy (headline)") < page.find("<td>loss</td>"));  // the headline first
+  CHECK(contains(page, "<a href=\"#metrics\">Metrics</a>"));
+  const std::string index = read_file(d / "index.html");
+  CHECK(contains(index, "accuracy = 0.875"));
+  CHECK(contains(index, "<a href=\"98_escapes.html\">98_escapes</a>"));
+  CHECK_FALSE(fs::exists(d / "gradcheck.html"));  // no gradcheck table, no page
+}
+
+TEST_CASE("a failed lesson's page shows its status and the end of its log, not an older output") {
+  TempDir d;
+  write_lesson(d / "98_escapes");
+  make_dirs(d / "logs");
+  write_file_atomic(d / "logs/98_escapes.log", "line 1\n98_escapes: error: matmul: inner dimensions <differ>\n");
+  const auto lessons = write_book(d.path, {{"98_escapes", false, "failed (exit 1)", 1.5, "logs/98_escapes.log"}});
+  REQUIRE(lessons.size() == 1);
+  CHECK_FALSE(lessons[0].ok);
+  CHECK_FALSE(lessons[0].headline_value);
+  const std::string page = read_file(d / "98_escapes.html");
+  CHECK(contains(page, "failed (exit 1)"));
+  CHECK(contains(page, "inner dimensions &lt;differ&gt;"));
+  CHECK_FALSE(contains(page, "<h2 id=\"s1\">"));
+  CHECK(contains(read_file(d / "index.html"), "failed (exit 1)"));
+}
+
+TEST_CASE("course: a failing lesson and a hanging one do not stop the others; the summary lists all") {
+  TempDir d;
+  const std::string bin = d / "bin";
+  make_dirs(bin);
+  fs::create_symlink(kBin + "/01_attention_pooling", bin + "/01_attention_pooling");
+  write_file_atomic(bin + "/02_broken", "#!/bin/sh\necho 'about to fail'\nexit 3\n");
+  write_file_atomic(bin + "/03_hangs", "#!/bin/sh\nsleep 60\n");
+  write_file_atomic(bin + "/04_after", "#!/bin/sh\nexit 0\n");  // ends well but writes no story
+  for (const char* f : {"02_broken", "03_hangs", "04_after"}) fs::permissions(bin + "/" + f, fs::perms::owner_all);
+  const std::string out = d / "out";
+  const int code = shell("'" + kBin + "/course' --bin '" + bin + "' --out '" + out + "' --timeout 3 > '" + (d / "log") +
+                         "' 2>&1");
+  const std::string log = read_file(d / "log");
+  CAPTURE(log);
+  CHECK(code == 1);
+  CHECK(contains(log, "01_attention_pooling  ok"));
+  CHECK(contains(log, "val_mse_learned = "));
+  CHECK(contains(log, "02_broken             failed (exit 3)"));
+  CHECK(contains(log, "03_hangs              timed out after 3 s"));
+  CHECK(contains(log, "04_after              no output (story.json missing)"));
+  CHECK(contains(log, "gradcheck             not built"));
+  CHECK(contains(read_file(out + "/logs/02_broken.log"), "about to fail"));
+  CHECK(contains(read_file(out + "/02_broken.html"), "about to fail"));
+  CHECK(fs::exists(out + "/01_attention_pooling/story.json"));
+  CHECK(contains(read_file(out + "/index.html"), "timed out after 3 s"));
+  CHECK_FALSE(fs::exists(out + "/logs/03_hangs.log.part"));
+}
+
+TEST_CASE("the book in a real browser: every figure loads, the headings are there, a missing figure is caught") {
+  const std::string chrome = chromium();
+  REQUIRE_MESSAGE(!chrome.empty(), "Debian's chromium is needed for this test: scripts/setup.sh --tests installs it");
+  // The screenshots stay in the build folder, for a person to look at.
+  const std::string artifacts = kBin + "/../course_book_test";
+  TempDir d, profile;
+  const std::string out = d / "out";
+  REQUIRE(shell("'" + kBin + "/course' --only 01,06 --out '" + out + "' > '" + (d / "log") + "' 2>&1") == 0);
+
+  const Json story = Json::parse(read_file(out + "/06_attention_backward/story.json"));
+  std::vector<std::string> headings = {"Metrics"};
+  std::size_t figures = 0;
+  std::string a_figure;
+  for (const Json& b : story["blocks"]) {
+    if (b["kind"] == "section") headings.push_back(b["title"].get<std::string>());
+    if (b["kind"] == "figure") {
+      ++figures;
+      a_figure = b["files"][0].get<std::string>();
+    }
+  }
+  REQUIRE(figures >= 3);
+  const std::string page = out + "/06_attention_backward.html";
+  CHECK(page_problems(browser("--dump-dom", page, profile.path), figures, headings) == "");
+  CHECK(page_problems(browser("--dump-dom", out + "/index.html", profile.path), 2, {"The lessons", "This run"}) == "");
+
+  make_dirs(artifacts);
+  browser("--window-size=1280,2000 --screenshot='" + artifacts + "/index.png'", out + "/index.html", profile.path);
+  browser("--window-size=390,2400 --screenshot='" + artifacts + "/06_phone.png'", page, profile.path);
+  CHECK(read_file(artifacts + "/06_phone.png").size() > 10000);
+
+  // The check can fail: with one figure gone, the page says so and the checker reports it.
+  fs::remove(out + "/06_attention_backward/" + a_figure);
+  const std::string problems = page_problems(browser("--dump-dom", page, profile.path), figures, headings);
+  CHECK(contains(problems, std::to_string(figures - 1) + "/" + std::to_string(figures)));
+  CHECK(contains(problems, a_figure));
+}

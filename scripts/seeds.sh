@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs one lesson over several seeds, one after another, and prints each metric's mean ± sd, min
+# and max over the runs (build/bin/metric_spread): the numbers a teacher can quote, and the band a
+# student's run should land in.
+#
+#   scripts/seeds.sh 04                          lesson 04, full runs, seeds 1 2 3
+#   scripts/seeds.sh --quick --seeds "1 2 3 4 5 7" 04_scaled_dot_product
+#   scripts/seeds.sh 11 -- --threads 2           arguments after -- go to the lesson
+#
+# Each run's folder is kept: out/seeds/<lesson>/<full|quick>/seed_<S>/ (--out DIR to change), with
+# the lesson's console output in seed_<S>.log beside it. ATTNLAB_BUILD names another build folder.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() { echo "usage: scripts/seeds.sh [--quick] [--seeds \"S1 S2 ...\"] [--out DIR] LESSON [-- LESSON_ARGS...]" >&2; exit 2; }
+quick=0 seeds="1 2 3" out="" lesson=""
+while (($#)); do
+  case "$1" in
+    --quick) quick=1 ;;
+    --seeds) (($# > 1)) || usage; seeds=$2; shift ;;
+    --out) (($# > 1)) || usage; out=$2; shift ;;
+    --) shift; break ;;
+    -*) echo "seeds: unknown argument '$1'" >&2; usage ;;
+    *) [ -z "$lesson" ] || usage; lesson=$1 ;;
+  esac
+  shift
+done
+[ -n "$lesson" ] || usage
+build=${ATTNLAB_BUILD:-build}
+matches=("$build"/bin/"${lesson}"*)
+program=${matches[0]}
+[ -x "$program" ] && [ ${#matches[@]} -eq 1 ] || { echo "seeds: no single lesson '$lesson' in $build/bin (build it first: scripts/setup.sh)" >&2; exit 1; }
+name=$(basename "$program")
+mode=$([ $quick = 1 ] && echo quick || echo full)
+out=${out:-out/seeds/$name/$mode}
+mkdir -p "$out"
+
+folders=()
+for s in $seeds; do
+  start=$(date +%s%N)
+  flags=(--seed "$s" --out "$out/seed_$s")
+  [ $quick = 1 ] && flags+=(--quick)
+  if "$program" "${flags[@]}" "$@" > "$out/seed_$s.log" 2>&1; then
+    ms=$((($(date +%s%N) - start) / 1000000))
+    printf '%s seed %s: %d.%d s\n' "$name" "$s" $((ms / 1000)) $((ms % 1000 / 100))
+    folders+=("$out/seed_$s")
+  else
+    echo "$name seed $s: FAILED (see $out/seed_$s.log)" >&2
+  fi
+done
+((${#folders[@]})) || exit 1
+"$build"/bin/metric_spread "${folders[@]}"
