@@ -53,7 +53,7 @@ int run(const std::vector<std::string>& args) {
       if (a.what.empty()) {
         ++solutions;
         if (o.verdict == Verdict::passed) {
-          std::cout << "    solution        passes all " << o.checks.size() << " checks\n";
+          std::cout << "    solution        passes every check (" << o.checks.size() << ")\n";
         } else {
           problem("the solution does not pass:");
           print_outcome(std::cout, n, o, color, false);

@@ -1,0 +1,82 @@
+// Solutions to exercises/03_luong_attention.cpp, and the mistakes the grader must catch.
+#include <cmath>
+#include <tuple>
+
+#include "exercises/grading/exercise.hpp"
+
+using namespace attnlab;
+using namespace attnlab::exercises;
+
+namespace {
+
+using GeneralGrads = std::tuple<Array<double>, Array<double>, Array<double>>;
+
+// (r, k) x (k, c)
+Array<double> mm(const Array<double>& a, const Array<double>& b) {
+  Array<double> c = xt::zeros<double>({a.shape()[0], b.shape()[1]});
+  for (std::size_t i = 0; i < a.shape()[0]; ++i)
+    for (std::size_t p = 0; p < a.shape()[1]; ++p)
+      for (std::size_t j = 0; j < b.shape()[1]; ++j) c(i, j) += a(i, p) * b(p, j);
+  return c;
+}
+Array<double> tr(const Array<double>& a) { return xt::transpose(a); }
+
+Array<double> general_scores(const Array<double>& Q, const Array<double>& K, const Array<double>& W) {
+  return mm(mm(Q, W), tr(K));
+}
+SOLUTION(general_scores);
+
+Array<double> general_scores_transposed_W(const Array<double>& Q, const Array<double>& K, const Array<double>& W) {
+  return mm(mm(K, tr(W)), tr(Q));  // (m, n): keys down the rows
+}
+WRONG_ANSWER(general_scores, general_scores_transposed_W, "K W^T Q^T: keys as rows, the scores transposed");
+
+GeneralGrads general_backward(const Array<double>& Q, const Array<double>& K, const Array<double>& W,
+                              const Array<double>& dS) {
+  return {mm(dS, mm(K, tr(W))), mm(tr(dS), mm(Q, W)), mm(mm(tr(Q), dS), K)};
+}
+SOLUTION(general_backward);
+
+GeneralGrads general_backward_no_W_in_dK(const Array<double>& Q, const Array<double>& K, const Array<double>& W,
+                                         const Array<double>& dS) {
+  auto [dQ, dK, dW] = general_backward(Q, K, W, dS);
+  return {dQ, mm(tr(dS), Q), dW};  // as if S were Q K^T: only right when dq == dk and W = I
+}
+WRONG_ANSWER(general_backward, general_backward_no_W_in_dK, "dK = dS^T Q, the dot score's, without W");
+
+GeneralGrads general_backward_dW_transposed(const Array<double>& Q, const Array<double>& K, const Array<double>& W,
+                                            const Array<double>& dS) {
+  auto [dQ, dK, dW] = general_backward(Q, K, W, dS);
+  return {dQ, dK, tr(dW)};
+}
+WRONG_ANSWER(general_backward, general_backward_dW_transposed, "dW transposed: (dk, dq)");
+
+Array<double> concat(const Array<double>& Q, const Array<double>& K, const Array<double>& W, const Array<double>& v,
+                     bool query_first) {
+  const std::size_t dq = Q.shape()[1], dk = K.shape()[1], h = W.shape()[0];
+  const std::size_t q0 = query_first ? 0 : dk, k0 = query_first ? dq : 0;  // where each part's columns start
+  Array<double> s = xt::zeros<double>({Q.shape()[0], K.shape()[0]});
+  for (std::size_t i = 0; i < s.shape()[0]; ++i)
+    for (std::size_t j = 0; j < s.shape()[1]; ++j)
+      for (std::size_t a = 0; a < h; ++a) {
+        double z = 0.0;
+        for (std::size_t c = 0; c < dq; ++c) z += W(a, q0 + c) * Q(i, c);
+        for (std::size_t c = 0; c < dk; ++c) z += W(a, k0 + c) * K(j, c);
+        s(i, j) += v(a) * std::tanh(z);
+      }
+  return s;
+}
+
+Array<double> concat_scores(const Array<double>& Q, const Array<double>& K, const Array<double>& W,
+                            const Array<double>& v) {
+  return concat(Q, K, W, v, true);
+}
+SOLUTION(concat_scores);
+
+Array<double> concat_scores_key_first(const Array<double>& Q, const Array<double>& K, const Array<double>& W,
+                                      const Array<double>& v) {
+  return concat(Q, K, W, v, false);
+}
+WRONG_ANSWER(concat_scores, concat_scores_key_first, "stacks [k; q] instead of [q; k]");
+
+}  // namespace
