@@ -65,6 +65,15 @@ TEST_CASE("command line: --from names an earlier run's folder") {
   CHECK(usage(kInfo).find("--from DIR") != std::string::npos);
 }
 
+TEST_CASE("command line: --long asks for the lesson's longer run") {
+  CHECK_FALSE(parse({}).long_run);
+  const LessonArgs a = parse({"--long", "--seed", "3"});
+  CHECK(a.long_run);
+  CHECK_FALSE(a.quick);
+  CHECK(a.seed == 3);
+  CHECK(usage(kInfo).find("--long") != std::string::npos);
+}
+
 TEST_CASE("numbers in prose") {
   CHECK(prose(0.29812) == "0.2981");
   CHECK(prose(3.71) == "3.71");

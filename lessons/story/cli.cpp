@@ -3,9 +3,10 @@
 namespace attnlab::lessons {
 
 std::string usage(const LessonInfo& info) {
-  return "usage: " + info.id + " [--quick] [--epochs N] [--seed N] [--out DIR] [--from DIR] [--threads N] [--pdf] [--help] [--version]\n" +
+  return "usage: " + info.id + " [--quick] [--long] [--epochs N] [--seed N] [--out DIR] [--from DIR] [--threads N] [--pdf] [--help] [--version]\n" +
          "  " + info.title + "\n  " + info.summary + "\n\n" +
          "  --quick       a small run (under 30 s) that still writes every figure and metric\n"
+         "  --long        a longer run than the default, where the lesson has one (its README row says how long)\n"
          "  --epochs N    training epochs (default: the lesson's own; fewer with --quick)\n"
          "  --seed N      random seed (default 0): same seed, same numbers\n"
          "  --out DIR     output folder (default out/" + info.id + "), replaced whole when the run ends\n"
@@ -26,6 +27,7 @@ LessonArgs parse_args(const std::vector<std::string>& args, const LessonInfo& in
       return args[++i];
     };
     if (flag == "--quick") a.quick = true;
+    else if (flag == "--long") a.long_run = true;
     else if (flag == "--pdf") a.pdf = true;
     else if (flag == "--epochs") a.epochs = static_cast<int>(integer_argument(flag, value(), 1, 100000));
     else if (flag == "--seed") a.seed = static_cast<std::uint64_t>(integer_argument(flag, value(), 0, 1LL << 62));

@@ -1,5 +1,5 @@
 // The command line every lesson shares:
-//   --quick  --epochs N  --seed N  --out DIR  --threads N  --pdf  --help  --version
+//   --quick  --long  --epochs N  --seed N  --out DIR  --threads N  --pdf  --help  --version
 // run_lesson answers --help and --version and turns a bad argument into the usage and exit 2
 // (io/program.hpp, the conventions of every attnlab program).
 #pragma once
@@ -23,6 +23,7 @@ struct LessonInfo {
 
 struct LessonArgs {
   bool quick = false;
+  bool long_run = false;      // --long: the lesson's longer run, where it has one (ignored elsewhere)
   int epochs = 0;             // 0: the lesson's own default (smaller in --quick)
   std::uint64_t seed = 0;
   std::string out;            // default out/<id>
