@@ -27,6 +27,7 @@ TEST_CASE("induction_mass: weight on the token after the previous occurrence") {
   CHECK(m[0] == doctest::Approx(0.0));
   CHECK(m[1] == doctest::Approx(0.0));
   CHECK(m[2] == doctest::Approx((1.0 + 0.5) / 2));
+  CHECK(induction_mass(w, ids, 4)[2] == doctest::Approx(0.5));  // position 4 alone
   // A repeated token right away (A A): the target is the query itself.
   const IndexArray twice = {{5, 5}};
   Array<float> self = xt::zeros<float>({1, 1, 2, 2});

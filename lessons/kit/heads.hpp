@@ -19,8 +19,8 @@ std::vector<double> offset_mass(const Array<float>& weights, long offset);
 // weights (B, h, L, L) of causal self-attention over ids (B, L): for each head, the mean weight a
 // query puts on the position right after the most recent earlier occurrence of its own token
 // ("... A B ... A" -> B: what an induction head fetches, to predict B again), over every query
-// whose token occurred before. Zeros when no token repeats.
-std::vector<double> induction_mass(const Array<float>& weights, const IndexArray& ids);
+// from position first_query on whose token occurred before. Zeros when no token repeats.
+std::vector<double> induction_mass(const Array<float>& weights, const IndexArray& ids, std::size_t first_query = 1);
 
 struct HeadPick {
   std::size_t layer = 0, head = 0;
@@ -32,6 +32,7 @@ struct HeadPick {
 // offset_mass, and its weights on one example.
 HeadPick head_for_offset(const std::vector<Tensor<float>>& layers, long offset, std::size_t example = 0);
 // The same for the largest induction_mass.
-HeadPick head_for_induction(const std::vector<Tensor<float>>& layers, const IndexArray& ids, std::size_t example = 0);
+HeadPick head_for_induction(const std::vector<Tensor<float>>& layers, const IndexArray& ids, std::size_t example = 0,
+                            std::size_t first_query = 1);
 
 }  // namespace attnlab::lessons
