@@ -726,8 +726,11 @@ Trained low_rank(const Task& task) {
   cum.push_back(reference(text("rank ", task.band), {double(task.band), double(task.band)}, {0.0, 1.0}));
   plots::LineOptions lc;
   lc.log_x = true;
+  lc.legend = false;  // the colours of the left panel
   lc.ymin = 0.0, lc.ymax = 1.02;
-  plots::line_plot(fig.panel(1).title("Share of the energy in the r largest").xlabel("r").ylabel("share of Σ σ²"), cum, lc);
+  plots::line_plot(fig.panel(1).title(text("Share of the energy in the r largest (dashed: r = ", task.band, ")"))
+                       .xlabel("r").ylabel("share of Σ σ²"),
+                   cum, lc);
   save_figure(fig, "singular_values",
               "Singular values of attention matrices: trained on the recall task, the same model untrained, iid "
               "queries and keys, a broad and a narrow band; left, each normalized by the largest; right, the cumulative "
@@ -818,7 +821,7 @@ void output_errors() {
                    lines, lo);
   plots::LineOptions ls;
   ls.markers = true;
-  ls.ymin = 0.0, ls.ymax = 1.05;
+  ls.ymin = 0.0, ls.ymax = 1.3;  // room above the curves for the legend
   plots::line_plot(fig.panel(1).title("What the exact attention looks like").xlabel("sharpness a (broad → narrow)")
                        .ylabel("share"),
                    {curve(text("weight within ", kBand, " positions (what local keeps)"), sharpness, err[3]),
