@@ -53,13 +53,14 @@ Lesson::Lesson(LessonInfo info, LessonArgs args)
   if (g_current) throw std::logic_error("Lesson: a lesson is already running in this program");
   set_threads(args_.threads);
   out_.emplace(args_.out, "metrics.json", "--out");
-  const std::string mode = args_.quick ? "quick run" : "full run";
+  const std::string mode = args_.quick ? "quick run" : args_.long_run ? "long run" : "full run";
   report_ = "# " + info_.id + ": " + info_.title + "\n\n*" + info_.summary + "* (" + mode + ", seed " +
             std::to_string(args_.seed) + ")\n\n";
   std::cout << "\n" << std::string(92, '=') << "\n" << info_.id << ": " << info_.title << "\n"
             << info_.summary << "\n(" << mode << ", seed " << args_.seed << ", output in " << args_.out << ")\n"
             << std::string(92, '=') << "\n";
   config_["quick"] = args_.quick;
+  if (args_.long_run) config_["long"] = true;
   config_["threads"] = args_.threads;
   g_current = this;
 }
