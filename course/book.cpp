@@ -25,6 +25,12 @@ std::string metric_text(double v) {
   return buf;
 }
 
+std::string seconds_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
 namespace {
 
 bool is_lesson_id(const std::string& name) {
@@ -62,12 +68,6 @@ struct Entry {
   std::string log;      // the run's log, relative to the book's folder
   std::string summary, first_figure;
 };
-
-std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", s);
-  return buf;
-}
 
 std::string link(const std::string& href, const std::string& text) {
   return "<a href=\"" + url(href) + "\">" + escape(text) + "</a>";

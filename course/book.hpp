@@ -45,7 +45,9 @@ struct BookLesson {
 // not parse is named in the error.
 std::vector<BookLesson> write_book(const std::string& folder, const std::vector<LessonRun>& runs = {});
 
-// "0.9650", "4e-16": a metric as the summary and the book show it (4 significant digits).
+// "0.965", "4e-16": a metric as the summary and the book show it (4 significant digits).
 std::string metric_text(double v);
+// "12.3": seconds, one decimal.
+std::string seconds_text(double v);
 
 }  // namespace attnlab::course

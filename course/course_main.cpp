@@ -64,12 +64,6 @@ std::vector<std::string> lesson_programs(const std::string& bin) {
 
 std::string pad(const std::string& s, std::size_t n) { return s.size() >= n ? s : s + std::string(n - s.size(), ' '); }
 
-std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", s);
-  return buf;
-}
-
 int run(const std::vector<std::string>& args) {
   bool full = false, pdf = false;
   std::string seed = "0", threads = "1", out = "out", bin = self_dir();

@@ -6,10 +6,10 @@
 // One row per metric, the headline first: mean ± sd (sample standard deviation), min, max, and
 // the seeds' count. Then the wall time of the runs. A folder without metrics.json is an error.
 #include <algorithm>
-#include <cstdio>
 #include <iostream>
 #include <map>
 
+#include "course/book.hpp"
 #include "io/files.hpp"
 #include "io/program.hpp"
 #include "lessons/story/lesson.hpp"
@@ -17,6 +17,7 @@
 
 using namespace attnlab;
 using namespace attnlab::lessons;
+using attnlab::course::metric_text;
 
 namespace {
 
@@ -24,12 +25,6 @@ constexpr const char* kUsage =
     "usage: metric_spread DIR... [--help] [--version]\n"
     "  DIR   a lesson's output folder, one per seed (scripts/seeds.sh writes them)\n"
     "  Prints every metric's mean ± sd, min and max over the runs, the headline first.\n";
-
-std::string g4(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
 
 int run(const std::vector<std::string>& dirs) {
   if (dirs.empty()) throw UsageError("no folders given");
@@ -67,12 +62,12 @@ int run(const std::vector<std::string>& dirs) {
   for (const std::string& n : names) {
     const std::vector<double>& v = values[n];
     const std::string label = n == headline ? n + " *" : n;
-    std::cout << pad(label, w) << "  " << pad(g4(mean(v)) + " ± " + g4(stdev(v)), 23) << " "
-              << pad(g4(*std::min_element(v.begin(), v.end())), 12) << pad(g4(*std::max_element(v.begin(), v.end())), 12)
+    std::cout << pad(label, w) << "  " << pad(metric_text(mean(v)) + " ± " + metric_text(stdev(v)), 23) << " "
+              << pad(metric_text(*std::min_element(v.begin(), v.end())), 12) << pad(metric_text(*std::max_element(v.begin(), v.end())), 12)
               << v.size() << "\n";
   }
-  std::cout << "\n" << (headline.empty() ? "" : "* the headline. ") << "Wall time per run: " << g4(mean(seconds))
-            << " ± " << g4(stdev(seconds)) << " s.\n";
+  std::cout << "\n" << (headline.empty() ? "" : "* the headline. ") << "Wall time per run: " << metric_text(mean(seconds))
+            << " ± " << metric_text(stdev(seconds)) << " s.\n";
   return 0;
 }
 

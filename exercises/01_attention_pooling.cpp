@@ -1,7 +1,8 @@
 // Exercises for lesson 01, attention pooling (Nadaraya-Watson regression). Grade them with
 // build/bin/grade 01.
 //
-// Write each function in plain xtensor (loops, xt::exp ...), not with the engine's ops.
+// Write each function in plain xtensor (loops, xt::exp ...), not with the engine's ops;
+// product(a, b) and transposed(a) (exercises/grading/exercise.hpp) multiply and transpose matrices.
 #include <cmath>
 
 #include "core/ops.hpp"

@@ -1,6 +1,7 @@
 // Exercises for lesson 03, Luong's scores. Grade them with build/bin/grade 03.
 //
-// Write each function in plain xtensor (loops, xt::tanh ...), not with the engine's ops.
+// Write each function in plain xtensor (loops, xt::tanh ...), not with the engine's ops;
+// product(a, b) and transposed(a) (exercises/grading/exercise.hpp) multiply and transpose matrices.
 #include <tuple>
 
 #include <xtensor/xview.hpp>

@@ -1,9 +1,10 @@
 // Exercises for lesson 06, the backward pass of attention. Grade them with build/bin/grade 06.
 //
 // Each function is a backward: given the forward's inputs and dL/d(output), return dL/d(input)
-// for every input, in plain xtensor. The grader compares your gradients with the engine's own
-// backward, entry by entry, and runs the engine's gradient check (core/gradcheck: central
-// differences with a random upstream gradient) on them.
+// for every input, in plain xtensor (product(a, b) and transposed(a), in exercises/grading/
+// exercise.hpp, multiply and transpose matrices). The grader compares your gradients with the
+// engine's own backward, entry by entry, and runs the engine's gradient check (core/gradcheck:
+// central differences with a random upstream gradient) on them.
 #include <tuple>
 
 #include <xtensor/xview.hpp>

@@ -1,6 +1,7 @@
 // Exercises for lesson 11, the Vision Transformer. Grade them with build/bin/grade 11.
 //
-// Write each function in plain xtensor (loops, xt::zeros, xt::eye ...), not with the engine's ops.
+// Write each function in plain xtensor (loops, xt::zeros, xt::eye ...), not with the engine's ops;
+// product(a, b) and transposed(a) (exercises/grading/exercise.hpp) multiply and transpose matrices.
 #include <xtensor/xview.hpp>
 
 #include "core/ops.hpp"

@@ -85,6 +85,12 @@ class Grader {
   std::vector<Check> checks_;
 };
 
+// The plain matrix product a b of (n, k) and (k, m), by loops: for answers that need one (the
+// exercises are written without the engine), and for the solutions. ShapeError on other shapes.
+Array<double> product(const Array<double>& a, const Array<double>& b);
+// a^T, copied.
+Array<double> transposed(const Array<double>& a);
+
 // A seeded random array, uniform in [lo, hi): the inputs of a check.
 Array<double> random_array(const Shape& shape, std::uint64_t seed, double lo = -1.0, double hi = 1.0);
 // "[1, 2]": an entry's index, for messages.

@@ -5,6 +5,8 @@
 
 #include "exercises/grading/exercise.hpp"
 
+#include "core/error.hpp"
+
 namespace attnlab::exercises {
 
 namespace {
@@ -24,6 +26,18 @@ std::string sci(double v) {
 }  // namespace
 
 void not_attempted() { throw NotAttempted{}; }
+
+Array<double> product(const Array<double>& a, const Array<double>& b) {
+  if (a.dimension() != 2 || b.dimension() != 2 || a.shape()[1] != b.shape()[0])
+    fail("product", "expected (n, k) x (k, m), got ", shape_str(shape_of(a)), " x ", shape_str(shape_of(b)));
+  Array<double> c = xt::zeros<double>({a.shape()[0], b.shape()[1]});
+  for (std::size_t i = 0; i < a.shape()[0]; ++i)
+    for (std::size_t p = 0; p < a.shape()[1]; ++p)
+      for (std::size_t j = 0; j < b.shape()[1]; ++j) c(i, j) += a(i, p) * b(p, j);
+  return c;
+}
+
+Array<double> transposed(const Array<double>& a) { return xt::transpose(a); }
 
 Array<double> random_array(const Shape& shape, std::uint64_t seed, double lo, double hi) {
   Generator gen(seed);

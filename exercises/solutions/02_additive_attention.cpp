@@ -12,13 +12,7 @@ namespace {
 using AdditiveGrads = std::tuple<Array<double>, Array<double>, Array<double>>;
 
 // Rows of X (r, d) times W^T (W is (h, d)): (r, h), every row projected once.
-Array<double> project(const Array<double>& X, const Array<double>& W) {
-  Array<double> P = xt::zeros<double>({X.shape()[0], W.shape()[0]});
-  for (std::size_t r = 0; r < X.shape()[0]; ++r)
-    for (std::size_t a = 0; a < W.shape()[0]; ++a)
-      for (std::size_t c = 0; c < X.shape()[1]; ++c) P(r, a) += W(a, c) * X(r, c);
-  return P;
-}
+Array<double> project(const Array<double>& X, const Array<double>& W) { return product(X, transposed(W)); }
 
 // u (n, m, h) = tanh(W_q q_i + W_k k_j)
 Array<double> features(const Array<double>& Q, const Array<double>& K, const Array<double>& Wq,
@@ -68,7 +62,7 @@ AdditiveGrads backward(const Array<double>& Q, const Array<double>& K, const Arr
         dzk(j, a) += dz;
       }
   // dq_i = W_q^T dz_i: project by the transpose.
-  return {project(dzq, Array<double>(xt::transpose(Wq))), project(dzk, Array<double>(xt::transpose(Wk))), dv};
+  return {product(dzq, Wq), product(dzk, Wk), dv};
 }
 
 AdditiveGrads additive_backward(const Array<double>& Q, const Array<double>& K, const Array<double>& Wq,

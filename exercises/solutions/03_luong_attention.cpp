@@ -11,15 +11,8 @@ namespace {
 
 using GeneralGrads = std::tuple<Array<double>, Array<double>, Array<double>>;
 
-// (r, k) x (k, c)
-Array<double> mm(const Array<double>& a, const Array<double>& b) {
-  Array<double> c = xt::zeros<double>({a.shape()[0], b.shape()[1]});
-  for (std::size_t i = 0; i < a.shape()[0]; ++i)
-    for (std::size_t p = 0; p < a.shape()[1]; ++p)
-      for (std::size_t j = 0; j < b.shape()[1]; ++j) c(i, j) += a(i, p) * b(p, j);
-  return c;
-}
-Array<double> tr(const Array<double>& a) { return xt::transpose(a); }
+Array<double> mm(const Array<double>& a, const Array<double>& b) { return product(a, b); }
+Array<double> tr(const Array<double>& a) { return transposed(a); }
 
 Array<double> general_scores(const Array<double>& Q, const Array<double>& K, const Array<double>& W) {
   return mm(mm(Q, W), tr(K));

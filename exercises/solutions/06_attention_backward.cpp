@@ -14,15 +14,9 @@ namespace {
 
 using AttentionGrads = std::tuple<Array<double>, Array<double>, Array<double>>;
 
-// (n, k) x (k, m), optionally with either side transposed: the products of the backward.
+// a b, optionally with either side transposed: the products of the backward.
 Array<double> mm(const Array<double>& a, const Array<double>& b, bool ta = false, bool tb = false) {
-  const Array<double> A = ta ? Array<double>(xt::transpose(a)) : a, B = tb ? Array<double>(xt::transpose(b)) : b;
-  const std::size_t n = A.shape()[0], k = A.shape()[1], m = B.shape()[1];
-  Array<double> c = xt::zeros<double>({n, m});
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t p = 0; p < k; ++p)
-      for (std::size_t j = 0; j < m; ++j) c(i, j) += A(i, p) * B(p, j);
-  return c;
+  return product(ta ? transposed(a) : a, tb ? transposed(b) : b);
 }
 
 Array<double> row_softmax(const Array<double>& s) {

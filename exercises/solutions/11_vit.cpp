@@ -28,22 +28,12 @@ SOLUTION(patchify);
 Array<double> patchify_column_major(const Array<double>& images, std::size_t p) { return cut(images, p, false); }
 WRONG_ANSWER(patchify, patchify_column_major, "numbers the patches down the columns of the grid first");
 
-// (a, b) -> a b
-Array<double> mm(const Array<double>& a, const Array<double>& b) {
-  const std::size_t n = a.shape()[0];
-  Array<double> c = xt::zeros<double>({n, n});
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t k = 0; k < n; ++k)
-      for (std::size_t j = 0; j < n; ++j) c(i, j) += a(i, k) * b(k, j);
-  return c;
-}
-
 Array<double> rollout(const std::vector<Array<double>>& layers, bool residual, bool last_on_the_left) {
   const std::size_t T = layers.at(0).shape()[0];
   Array<double> r = xt::eye<double>(T);
   for (const Array<double>& a : layers) {
     const Array<double> step = residual ? Array<double>(0.5 * a + 0.5 * xt::eye<double>(T)) : a;
-    r = last_on_the_left ? mm(step, r) : mm(r, step);
+    r = last_on_the_left ? product(step, r) : product(r, step);
   }
   return r;
 }
