@@ -137,6 +137,18 @@ TEST_CASE("more context helps on text that repeats its training text") {
   CHECK(m[3] < 0.5);  // a random string seen five times is nearly certain at order 4
 }
 
+TEST_CASE("context coverage: which predictions have counts of their own context") {
+  const KneserNey kn = two_sentences(3);
+  // On its own training text every context was seen (at the start, the shorter context <bos>).
+  for (double v : kn.context_coverage({{a, b}, {b, a, b}})) CHECK(v == 1.0);
+  // "a c a": targets a (context bos: seen), c (context a / bos a: seen), a (context c / a c: not),
+  // eos (context a / c a: a seen at order 2, c a unseen at order 3).
+  const std::vector<double> v = kn.context_coverage({{a, c, a}});
+  CHECK(v[0] == 1.0);
+  CHECK(v[1] == doctest::Approx(3.0 / 4));
+  CHECK(v[2] == doctest::Approx(2.0 / 4));
+}
+
 TEST_CASE("bad input names KneserNey and the value") {
   using attnlab::testing::contains;
   using attnlab::testing::error_of;

@@ -140,11 +140,11 @@ double KneserNey::step(std::size_t order, std::uint32_t context, std::uint32_t g
   return std::max(a - discount_, 0.0) / total + discount_ * types / total * lower;
 }
 
-std::vector<std::vector<std::uint32_t>> KneserNey::gram_ids(const std::vector<Index>& padded) const {
-  std::vector<std::vector<std::uint32_t>> ids(max_order(), std::vector<std::uint32_t>(padded.size(), none));
+std::vector<std::vector<std::uint32_t>> KneserNey::gram_ids(const std::vector<Index>& x) const {
+  std::vector<std::vector<std::uint32_t>> ids(max_order(), std::vector<std::uint32_t>(x.size(), none));
   for (std::size_t k = 1; k <= max_order(); ++k)
-    for (std::size_t p = k - 1; p < padded.size(); ++p)
-      ids[k - 1][p] = find(k, k == 1 ? 0 : ids[k - 2][p - 1], padded[p]);
+    for (std::size_t p = k - 1; p < x.size(); ++p)
+      ids[k - 1][p] = find(k, k == 1 ? 0 : ids[k - 2][p - 1], x[p]);
   return ids;
 }
 
@@ -160,14 +160,9 @@ std::vector<std::vector<double>> KneserNey::token_nats(const std::vector<std::ve
   std::vector<std::vector<double>> nats(top);
   std::vector<double> chain(top + 1);  // chain[k]: P_k of the adjusted counts (the lower orders' view)
   for (const auto& s : sequences) {
-    std::vector<Index> padded{bos_};
-    for (Index t : s) {
-      check_token(t, "a scored sequence");
-      padded.push_back(t);
-    }
-    padded.push_back(eos_);
-    const auto ids = gram_ids(padded);
-    for (std::size_t p = 1; p < padded.size(); ++p) {
+    const std::vector<Index> x = padded(s);
+    const auto ids = gram_ids(x);
+    for (std::size_t p = 1; p < x.size(); ++p) {
       chain[0] = uniform();
       for (std::size_t k = 1; k <= top; ++k) {
         const std::uint32_t h = context_id(ids, k, p);
@@ -178,6 +173,33 @@ std::vector<std::vector<double>> KneserNey::token_nats(const std::vector<std::ve
     }
   }
   return nats;
+}
+
+std::vector<Index> KneserNey::padded(const std::vector<Index>& s) const {
+  std::vector<Index> x{bos_};
+  for (Index t : s) {
+    check_token(t, "a scored sequence");
+    x.push_back(t);
+  }
+  x.push_back(eos_);
+  return x;
+}
+
+std::vector<double> KneserNey::context_coverage(const std::vector<std::vector<Index>>& sequences) const {
+  std::vector<double> seen(max_order(), 0.0);
+  std::size_t predicted = 0;
+  for (const auto& s : sequences) {
+    const std::vector<Index> x = padded(s);
+    const auto ids = gram_ids(x);
+    for (std::size_t p = 1; p < x.size(); ++p, ++predicted)
+      for (std::size_t k = 1; k <= max_order(); ++k) {
+        const std::size_t here = std::min(k, p + 1);  // at a sequence's start, the shorter context there is
+        const std::uint32_t h = context_id(ids, here, p);
+        seen[k - 1] += h != none && levels_[here - 1].raw_total[h] > 0;
+      }
+  }
+  for (double& v : seen) v /= double(std::max<std::size_t>(predicted, 1));
+  return seen;
 }
 
 std::vector<double> KneserNey::mean_nats(const std::vector<std::vector<Index>>& sequences) const {

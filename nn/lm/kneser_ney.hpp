@@ -61,6 +61,10 @@ class KneserNey {
   std::vector<std::vector<double>> token_nats(const std::vector<std::vector<Index>>& sequences) const;
   // Their means: nats per predicted token of each order's model.
   std::vector<double> mean_nats(const std::vector<std::vector<Index>>& sequences) const;
+  // For orders 1 .. max_order, the share of the predicted tokens of the sequences whose full
+  // context (the order - 1 tokens before, fewer only at a sequence's start) was followed by some
+  // token in training: where the order-k model has counts of its own rather than backing off.
+  std::vector<double> context_coverage(const std::vector<std::vector<Index>>& sequences) const;
 
  private:
   static constexpr std::uint32_t none = 0xffffffffu;
@@ -82,7 +86,9 @@ class KneserNey {
   // at order - 1 (none: unseen, and the step changes nothing), gram = id of hw (none: unseen).
   double step(std::size_t order, std::uint32_t context, std::uint32_t gram, double lower, bool top) const;
   // The ids of the grams ending at each position of a padded sequence, order by order: ids[k-1][p].
-  std::vector<std::vector<std::uint32_t>> gram_ids(const std::vector<Index>& padded) const;
+  std::vector<std::vector<std::uint32_t>> gram_ids(const std::vector<Index>& x) const;
+  // <bos> s <eos>, s checked.
+  std::vector<Index> padded(const std::vector<Index>& s) const;
   static std::uint32_t context_id(const std::vector<std::vector<std::uint32_t>>& ids, std::size_t order, std::size_t p);
   void check_token(Index t, const char* what) const;
   double uniform() const { return 1.0 / double(vocab_ - 1); }  // P_0: the V - 1 ids but <bos>
