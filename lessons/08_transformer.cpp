@@ -1041,7 +1041,8 @@ int main(int argc, char** argv) {
   return run_lesson(
       {"08_transformer", "The Transformer, encoder and decoder, trained to translate",
        "An encoder-decoder Transformer learns a toy translation with reordering; against GRUs with and without "
-       "attention, beam search, cross-attention scored against the true alignment, two ablations."},
+       "attention, beam search, cross-attention scored against the true alignment, two ablations.",
+       "bleu_test_transformer"},
       argc, argv, [] {
         const Plan plan = make_plan();
         section("1. The task: a toy translation that reorders words, with its true alignments");
