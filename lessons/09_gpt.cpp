@@ -1,0 +1,887 @@
+// Lesson 09: a character-level GPT trained on real English text, against counted n-grams.
+//
+// A decoder-only Transformer (GPT) learns one thing: the next token from the ones before it. The
+// causal mask is what makes that a training signal: position t may look only left, so one forward
+// pass over a text makes a prediction at every position, each from its own past, and every one of
+// them is trained at once (teacher forcing). We train a small GPT on the characters of the Debian
+// fortunes corpus (some 15,000 quotations, jokes and verses) and hold it to the baseline that held
+// language modelling for decades: n-gram counts with interpolated Kneser-Ney smoothing, scored on
+// exactly the same held-out characters. Then we look inside: the mask and a trained head, the loss
+// at each position, samples at several temperatures, the KV cache that makes generation cheap, and
+// the induction heads with which a two-layer model copies from its context.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <numeric>
+
+#include <xtensor/xbuilder.hpp>
+#include <xtensor/xview.hpp>
+
+#include "core/runtime/parallel.hpp"
+#include "core/runtime/profile.hpp"
+#include "lessons/kit/kit.hpp"
+#include "lessons/story/clock.hpp"
+#include "nn/checkpoint.hpp"
+#include "nn/data/fortunes.hpp"
+#include "nn/lm/kneser_ney.hpp"
+#include "nn/lm/sample.hpp"
+#include "nn/lm/score.hpp"
+#include "nn/schedule.hpp"
+#include "nn/transformer/causal_lm.hpp"
+
+using namespace attnlab;
+using namespace attnlab::lessons;
+namespace data = attnlab::nn::data;
+namespace lm = attnlab::nn::lm;
+
+namespace {
+
+using F = float;
+using Vocab = data::Vocab;
+using Sequences = std::vector<std::vector<Index>>;
+
+constexpr std::uint64_t kSplitSeed = 1729;   // the held-out entries are the same in every run
+constexpr double kHeldOutShare = 0.05;       // of the entries, for validation and again for test
+constexpr double kDiscount = 0.75;           // Kneser-Ney's one discount
+const double kLn2 = std::log(2.0);
+constexpr double kCopyLr = 3e-3;             // the induction model's peak learning rate
+
+// What a run trains: full (the 10-minute run), --quick (seconds) and --long.
+struct Recipe {
+  std::size_t train_entries = 0, held_out_entries = 0;  // 0: all of them (quick takes a slice)
+  std::size_t max_order = 10;                           // Kneser-Ney orders 1 .. max_order
+  std::size_t d_model = 128, heads = 4, layers = 4, context = 64, batch = 64;
+  long steps = 1100;
+  int evaluations = 8;               // validation points during training
+  std::size_t monitor_entries = 300; // validation entries scored at each point
+  double lr = 3e-3;
+  // Induction heads: segments of random tokens, repeated.
+  std::size_t copy_vocab = 64, copy_half = 16, copy_batch = 32;
+  long copy_steps = 1200;
+};
+
+Recipe recipe() {
+  Recipe r;
+  if (lesson().args().long_run) {
+    r.d_model = 192;
+    r.heads = 6;
+    r.context = 128;
+    r.batch = 32;
+    r.steps = 5000;
+    r.evaluations = 20;
+    r.lr = 2e-3;
+  }
+  if (quick()) {
+    r.train_entries = 2500;
+    r.held_out_entries = 150;
+    r.max_order = 6;
+    r.d_model = 48;
+    r.heads = 2;
+    r.layers = 2;
+    r.context = 32;
+    r.batch = 32;
+    r.steps = 600;
+    r.evaluations = 3;
+    r.monitor_entries = 60;
+    r.copy_steps = 500;
+  }
+  // --epochs N: N validation points, each after the same number of steps as by default.
+  const long per_point = r.steps / r.evaluations;
+  r.evaluations = epochs(r.evaluations, r.evaluations);
+  r.steps = per_point * r.evaluations;
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The corpus as characters.
+
+struct Corpus {
+  data::FortuneSplits split;
+  Vocab vocab;                               // the training entries' characters, after the specials
+  Sequences train, validation, test;         // each entry's character ids
+  std::vector<Index> stream;                 // the training entries as <bos> text <eos>, end to end
+  std::size_t characters(const Sequences& s) const {
+    std::size_t n = 0;
+    for (const auto& e : s) n += e.size() + 1;  // every character and the <eos>: what is predicted
+    return n;
+  }
+};
+
+Sequences encoded(const Vocab& vocab, const std::vector<data::Fortune>& entries) {
+  Sequences out;
+  for (const auto& e : entries) out.push_back(data::encode_fortune(vocab, e.text));
+  return out;
+}
+
+Corpus load_corpus(const Recipe& r) {
+  Corpus c;
+  c.split = data::split_fortunes(data::read_fortunes(), kHeldOutShare, kHeldOutShare, kSplitSeed);
+  auto cut = [](std::vector<data::Fortune>& v, std::size_t n) {
+    if (n > 0 && v.size() > n) v.resize(n);
+  };
+  cut(c.split.train, r.train_entries);
+  cut(c.split.validation, r.held_out_entries);
+  cut(c.split.test, r.held_out_entries);
+  c.vocab = data::fortune_vocab(c.split.train);
+  c.train = encoded(c.vocab, c.split.train);
+  c.validation = encoded(c.vocab, c.split.validation);
+  c.test = encoded(c.vocab, c.split.test);
+  for (const auto& e : c.train) {
+    c.stream.push_back(Vocab::bos);
+    c.stream.insert(c.stream.end(), e.begin(), e.end());
+    c.stream.push_back(Vocab::eos);
+  }
+  return c;
+}
+
+// A character as the report shows it: a newline as a return arrow, a space as an open box.
+std::string shown(const Vocab& v, Index id) {
+  const std::string& t = v.token(id);
+  if (t == "\n") return "\u23ce";
+  if (t == " ") return "\u2423";
+  return t;
+}
+
+std::vector<std::string> shown_labels(const Vocab& v, const std::vector<Index>& ids) {
+  std::vector<std::string> out;
+  for (Index id : ids) out.push_back(id == Vocab::bos ? "<bos>" : shown(v, id));
+  return out;
+}
+
+std::string as_text(const Vocab& v, const std::vector<Index>& ids) {
+  std::string s;
+  for (Index id : ids)
+    if (id >= Index(Vocab::num_specials)) s += v.token(id);
+    else if (id == Vocab::unk) s += "?";
+  return s;
+}
+
+void the_corpus(const Corpus& c) {
+  const std::size_t topics = data::fortune_topics(c.split.train).size();
+  say("The Debian package fortunes installs ", topics, " files of fortune cookies by topic. Split by entry (a text "
+      "and its reformatted copies never land in two splits), ", c.split.train.size(), " entries train the models, ",
+      c.split.validation.size(), " are held out for validation and ", c.split.test.size(), " for the test, scored once "
+      "at the end. The vocabulary is the ", c.vocab.size() - Vocab::num_specials, " characters of the training entries "
+      "(letters, digits, punctuation, newline) after the four special tokens. Both kinds of model read every entry as "
+      "<bos> text <eos> and predict everything after <bos>: each character and the end of the entry.");
+  table({"split", "entries", "characters predicted"},
+        {row("train", c.split.train.size(), c.characters(c.train)),
+         row("validation", c.split.validation.size(), c.characters(c.validation)),
+         row("test", c.split.test.size(), c.characters(c.test))});
+  verbatim(c.split.validation.front().text);
+  say("That is the first validation entry, from the file '", c.split.validation.front().topic, "'.");
+  config("split_seed", kSplitSeed);
+  config("train_entries", c.split.train.size());
+  config("validation_entries", c.split.validation.size());
+  config("test_entries", c.split.test.size());
+  config("vocabulary", c.vocab.size());
+  metric("train_characters", double(c.characters(c.train)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Looking only left.
+
+nn::CausalLMConfig gpt_config(const Recipe& r, const Vocab& v) {
+  nn::CausalLMConfig c;
+  c.vocab = v.size();
+  c.num_layers = r.layers;
+  c.max_length = r.context;
+  // Pre-norm (GPT-2's placement: an identity path from output to input), GELU, no dropout: this
+  // budget reads each training character about once, so the model underfits rather than overfits.
+  c.layer = nn::LayerConfig{r.d_model, r.heads, 4 * r.d_model, 0.0, /*norm_first=*/true, nn::Activation::GELU, 1e-5};
+  // Rotary positions: each head's queries and keys are rotated by their position, so a score sees
+  // only how far apart two characters are, from the first step. (Learned absolute positions start
+  // far smaller than the token embeddings here and the model takes hundreds of steps to find the
+  // previous character; an induction head did not form at all in this lesson's budget.)
+  c.positional = nn::Positional::Rotary;
+  c.tie_output = true;
+  return c;
+}
+
+IndexArray row_of(const std::vector<Index>& ids) {
+  IndexArray a = IndexArray::from_shape({1, ids.size()});
+  std::copy(ids.begin(), ids.end(), a.begin());
+  return a;
+}
+
+// <bos> and the first n - 1 characters of an entry.
+std::vector<Index> opening(const std::vector<Index>& entry, std::size_t n) {
+  std::vector<Index> ids{Vocab::bos};
+  for (std::size_t i = 0; i + 1 < n && i < entry.size(); ++i) ids.push_back(entry[i]);
+  return ids;
+}
+
+void looking_left(nn::CausalLM<F>& untrained, const Corpus& c) {
+  const std::size_t n = 12;
+  const std::vector<Index> ids = opening(c.validation.front(), n);
+  say("A language model factors the probability of a text into next-token predictions, P(x_1 .. x_T) = "
+      "P(x_1) P(x_2 | x_1) ... P(x_T | x_1 .. x_T-1). The prediction at position t must not see x_t+1 or anything "
+      "later: that is the answer it is graded on. Self-attention, left alone, lets every position read every other, "
+      "so the GPT masks the scores: query t may attend to keys 0 .. t only (the lower triangle below), and a masked "
+      "key gets weight exactly 0, not a small number.");
+  xt::xarray<double> mask = xt::zeros<double>({n, n});
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j <= i; ++j) mask(i, j) = 1.0;
+  const std::vector<std::string> labels = shown_labels(c.vocab, ids);
+  plots::Figure fig(1500, 1400);
+  fig.title("The causal mask: query t may attend to keys 0 .. t");
+  plots::HeatmapOptions o = attention_style(labels, labels, true);
+  o.decimals = 0;
+  o.colorbar = false;
+  plots::heatmap(fig.panel(0).xlabel("Keys").ylabel("Queries"), mask, o);
+  save_figure(fig, "causal_mask", "The causal mask over the first characters of a held-out entry: 1 where a query may "
+                                  "attend, 0 above the diagonal.");
+
+  // The whole point, checked: change the characters after t and nothing at or before t moves.
+  NoGrad no_grad;
+  untrained.eval();
+  std::vector<Index> changed = ids;
+  for (std::size_t t = n / 2; t < n; ++t) changed[t] = Index(Vocab::num_specials) + Index(t % 7);
+  const Array<F> a = untrained.forward(row_of(ids)).value(), b = untrained.forward(row_of(changed)).value();
+  double before = 0.0, after = 0.0;  // the largest change at positions < n/2, and from n/2 on
+  for (std::size_t t = 0; t < n; ++t)
+    for (std::size_t v = 0; v < c.vocab.size(); ++v) {
+      double& worst = t < n / 2 ? before : after;
+      worst = std::max(worst, double(std::abs(a(0, t, v) - b(0, t, v))));
+    }
+  say("On an untrained GPT: replacing characters ", n / 2, " .. ", n - 1, " of this input changes the logits at "
+      "positions 0 .. ", n / 2 - 1, " by at most ", before, " (exactly nothing) and those from ", n / 2, " on by up to ",
+      fixed(after, 3), ".");
+  metric("future_change_max_diff", before);
+  say("So one forward pass over a window of L characters makes L predictions, each from its own past, and the loss "
+      "averages all L of them: every position of every window is a training example, and the model is fed the true "
+      "previous characters rather than its own guesses (teacher forcing). Section 5 shows the loss at each position.");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Counted baselines: interpolated Kneser-Ney.
+
+struct Baselines {
+  std::unique_ptr<lm::KneserNey> kn;
+  std::vector<double> validation_nats;  // per order, 1-based in the prose, 0-based here
+  std::size_t best_order = 1;
+  double nats(std::size_t order) const { return validation_nats.at(order - 1); }
+  double best() const { return nats(best_order); }
+};
+
+Baselines ngram_baselines(const Corpus& c, const Recipe& r) {
+  say("Before any network: count. An n-gram model predicts a character from the n - 1 before it by how often each "
+      "character followed that context in the training text. Unseen contexts are the problem, and smoothing is the "
+      "whole art. Interpolated "
+      "Kneser-Ney (Chen & Goodman 1998) subtracts a discount D = 0.75 from every count and hands the freed mass to the "
+      "next shorter context, recursively down to a uniform distribution, so every character keeps some probability. "
+      "Its lower orders count in how many different contexts a string occurs, not how often (\"Francisco\" is frequent "
+      "but follows only \"San\"): they are only asked when the longer context is rare.");
+  const double t0 = wall_ms();
+  Baselines b;
+  b.kn = std::make_unique<lm::KneserNey>(c.train, c.vocab.size(), r.max_order, Vocab::bos, Vocab::eos, kDiscount);
+  const double count_ms = wall_ms() - t0;
+  b.validation_nats = b.kn->mean_nats(c.validation);
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t k = 1; k <= r.max_order; ++k) {
+    rows.push_back(row(k, b.kn->distinct(k), fixed(b.nats(k), 4), fixed(b.nats(k) / kLn2, 4)));
+    if (b.nats(k) < b.best()) b.best_order = k;
+    metric(text("kn_val_bpc_order", k), b.nats(k) / kLn2);
+  }
+  table({"order n", "distinct n-grams in training", "validation nats / char", "bits / char"}, rows);
+  const std::vector<double> coverage = b.kn->context_coverage(c.validation);
+  const std::size_t mid = std::min<std::size_t>(5, r.max_order), top = r.max_order;
+  say("Counting all ", r.max_order, " orders took ", fixed(count_ms / 1000, 1), " s. Longer contexts help until order ",
+      b.best_order, " (", fixed(b.best() / kLn2, 3), " bits per character); past it the contexts are so specific that "
+      "many held-out ones were never seen: the ", mid - 1, " characters before a validation character occurred in the "
+      "training text for ", percent(coverage[mid - 1], 0), " of them, the ", top - 1, " characters before it for only ",
+      percent(coverage[top - 1], 0), ", and the counts that do exist get too few to trust. That is the wall a counted "
+      "model hits: it cannot share what it learned about \"the cat\" with \"a cat\". A uniform guess over the ",
+      c.vocab.size() - 1, " possible tokens would cost ", fixed(std::log2(double(c.vocab.size() - 1)), 2), " bits.");
+  metric("kn_best_order", double(b.best_order));
+  metric(text("kn_context_seen_order", top), coverage[top - 1]);
+  metric("kn_best_val_bpc", b.best() / kLn2);
+  timing("kn_count_seconds", count_ms / 1000);
+  std::vector<double> orders, bits;
+  for (std::size_t k = 1; k <= r.max_order; ++k) orders.push_back(double(k)), bits.push_back(b.nats(k) / kLn2);
+  LineFigure style;
+  style.title = "Kneser-Ney n-grams: held-out bits per character by order";
+  style.xlabel = "order n (the context is n - 1 characters)";
+  style.ylabel = "validation bits per character";
+  style.markers = true;
+  save_figure(line_figure({curve("interpolated Kneser-Ney, D = 0.75", orders, bits)}, style), "ngram_orders",
+              "Validation bits per character of the counted models, order 1 (characters by frequency) to the longest.");
+  return b;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Training the GPT.
+
+// Random windows of the training stream: inputs stream[s .. s + L), targets stream[s + 1 .. s + L].
+struct Windows {
+  const std::vector<Index>& stream;
+  std::size_t length;
+  Generator gen;
+  std::pair<IndexArray, IndexArray> draw(std::size_t batch) {
+    IndexArray ids = IndexArray::from_shape({batch, length}), targets = IndexArray::from_shape({batch, length});
+    for (std::size_t b = 0; b < batch; ++b) {
+      const std::size_t s = gen.below(stream.size() - length - 1);
+      for (std::size_t t = 0; t < length; ++t) ids(b, t) = stream[s + t], targets(b, t) = stream[s + t + 1];
+    }
+    return {ids, targets};
+  }
+};
+
+// A checkpoint of an earlier run to start from (--from DIR), if asked for.
+std::string checkpoint_from(const std::string& file) {
+  const std::string& dir = lesson().args().from;
+  return dir.empty() ? std::string() : dir + "/" + file;
+}
+
+struct Trained {
+  std::unique_ptr<nn::CausalLM<F>> gpt;
+  History history;
+  double validation_nats = 0;
+  std::vector<double> tokens_seen;  // at each validation point, millions
+};
+
+void profile_step(nn::CausalLM<F>& gpt, nn::Optimizer<F>& opt, Windows& windows, const Recipe& r) {
+  OpProfiler prof;
+  for (int i = 0; i < 3; ++i) {
+    auto [ids, targets] = windows.draw(r.batch);
+    prof.mark("making the batch");
+    opt.zero_grad();
+    Tensor<F> loss = cross_entropy(gpt.forward(ids), targets);
+    prof.mark("forward glue");
+    loss.backward();
+    prof.mark("backward glue");
+    opt.step();
+    prof.mark("optimizer step");
+  }
+  verbatim(prof.table());
+  const std::vector<OpTime> times = prof.times();
+  const double total = prof.total_ms();
+  std::string top;
+  for (std::size_t i = 0; i < std::min<std::size_t>(3, times.size()); ++i)
+    top += text(i == 0 ? "" : i + 1 == std::min<std::size_t>(3, times.size()) ? " and " : ", ", "'", times[i].op, "' ",
+                percent(times[i].total_ms() / total, 0));
+  say("Three training steps under the op profiler (forward and backward time of each op; the times are this run's and "
+      "move with the machine's load). The largest shares: ", top, ". 'linear' is every matrix product of the "
+      "projections, the feed-forward and the output: they run on OpenBLAS at its GEMM rate, so at this size the step "
+      "costs what its FLOPs cost. The causal attention over ", r.context, "-character windows is a smaller part, and the "
+      "elementwise ops (GELU, layer norm, the residual additions, RoPE's rotations and the head split) take the rest.");
+  for (const OpTime& t : times) timing(text("profile_ms_", t.op), t.total_ms() / 3.0);
+}
+
+Trained train_gpt(const Corpus& c, const Baselines& kn, const Recipe& r) {
+  Generator gen(seed());
+  Trained t{std::make_unique<nn::CausalLM<F>>(gpt_config(r, c.vocab), gen), {}, 0, {}};
+  nn::CausalLM<F>& model = *t.gpt;
+  nn::AdamW<F> adamw(model.parameters(), r.lr, 0.9, 0.99, 1e-8, 0.1);
+  const long total = r.steps;  // a multiple of r.evaluations
+  const std::string from = checkpoint_from("gpt.npz");
+  if (!from.empty()) {
+    nn::load_checkpoint(from, model.named_parameters(), &adamw);
+    say("Starting from ", from, ": the weights and AdamW state of an earlier run (", adamw.steps(),
+        " steps), trained here for another ", total, " with the schedule started afresh.");
+  }
+  const std::size_t tokens_per_step = r.batch * r.context;
+  table({"what", "value"},
+        {row("layers, pre-norm", r.layers), row("d_model", r.d_model), row("heads", r.heads),
+         row("feed-forward width", 4 * r.d_model), row("context (characters)", r.context),
+         row("positions", "rotary (RoPE): queries and keys turned by their position"), row("output", "tied to the token embedding"),
+         row("parameters", model.parameter_count()), row("windows per step", r.batch),
+         row("characters per step", tokens_per_step), row("steps", total),
+         row("characters read", text(fixed(double(total * long(tokens_per_step)) / 1e6, 1), " million, ",
+                                      fixed(double(total * long(tokens_per_step)) / double(c.stream.size()), 1),
+                                      " times the training text"))});
+  config("gpt_layers", r.layers);
+  config("gpt_d_model", r.d_model);
+  config("gpt_heads", r.heads);
+  config("gpt_context", r.context);
+  config("gpt_batch", r.batch);
+  config("gpt_steps", total);
+  config("gpt_peak_lr", r.lr);
+  config("gpt_parameters", model.parameter_count());
+  {  // a few steps under the profiler, on a throwaway model of the same shapes
+    Generator scratch_gen(seed() + 90);
+    nn::CausalLM<F> scratch(gpt_config(r, c.vocab), scratch_gen);
+    nn::AdamW<F> scratch_opt(scratch.parameters(), r.lr, 0.9, 0.99, 1e-8, 0.1);
+    Windows scratch_windows{c.stream, r.context, Generator(seed() + 91)};
+    profile_step(scratch, scratch_opt, scratch_windows, r);
+  }
+  Windows windows{c.stream, r.context, Generator(seed() + 1)};
+  const long warmup = std::min(100L, total / 10);
+  say("Training: AdamW (peak learning rate ", r.lr, ", weight decay 0.1, beta2 0.99), a linear warm-up over the first ",
+      warmup, " steps and a cosine decay to 1/20 of the peak, gradients clipped at norm 1. Each step reads ", r.batch,
+      " windows of ", r.context, " characters at random places in the training text, and every position of every "
+      "window is a prediction. A fixed set of ", std::min(r.monitor_entries, c.validation.size()),
+      " validation entries is scored ", r.evaluations, " times along the way.");
+  const Sequences monitor(c.validation.begin(), c.validation.begin() + long(std::min(r.monitor_entries, c.validation.size())));
+  FitOptions fo;
+  fo.label = "GPT";
+  fo.epochs = r.evaluations;
+  fo.batch = r.batch;
+  fo.seed = seed();
+  fo.clip = 1.0;
+  fo.lr = nn::warmup_cosine_lr(r.lr, warmup, total, r.lr / 20);
+  fo.validate = [&] {
+    const double nats = lm::mean_of(lm::causal_lm_token_nats(model, monitor, Vocab::bos, Vocab::eos, r.context));
+    t.tokens_seen.push_back(double(t.tokens_seen.size() + 1) * double(total / r.evaluations) * double(tokens_per_step) / 1e6);
+    return Scores{{"loss", nats}, {"bpc", nats / kLn2}};
+  };
+  // fit's "examples" are windows: steps / evaluations batches of them between validation points.
+  const std::size_t per_point = std::size_t(total / r.evaluations) * r.batch;
+  t.history = fit(model, adamw, per_point,
+                  [&](const std::vector<std::size_t>& rows) {
+                    auto [ids, targets] = windows.draw(rows.size());
+                    return cross_entropy(model.forward(ids), targets);
+                  },
+                  fo);
+  nn::save_checkpoint(lesson().path("gpt.npz"), model.named_parameters(), &adamw);
+
+  t.validation_nats = lm::mean_of(lm::causal_lm_token_nats(model, c.validation, Vocab::bos, Vocab::eos, r.context));
+  const double gpt_bits = t.validation_nats / kLn2;
+  const double steps_per_s = double(t.history.steps) / t.history.seconds;
+  say("After ", t.history.steps, " steps (", fixed(t.history.seconds, 0), " s, ", fixed(t.history.median_step_ms(), 0),
+      " ms a step at ", threads(), threads() == 1 ? " thread, " : " threads, ",
+      fixed(steps_per_s * double(tokens_per_step) / 1000, 1), " thousand characters a second) the GPT scores ",
+      fixed(gpt_bits, 3), " bits per character on all the validation entries (", fixed(t.validation_nats, 4),
+      " nats), against ", fixed(kn.nats(4) / kLn2, 3), " for the 4-gram and ", fixed(kn.best() / kLn2, 3),
+      " for the best counted model (order ", kn.best_order, ").");
+  const double margin4 = kn.nats(4) - t.validation_nats, margin_best = kn.best() - t.validation_nats;
+  say(margin4 > 0 ? text("The GPT beats the 4-gram by ", fixed(margin4 / kLn2, 3), " bits per character")
+                  : text("The GPT misses the 4-gram by ", fixed(-margin4 / kLn2, 3), " bits per character"),
+      margin_best > 0 ? text(" and the best n-gram by ", fixed(margin_best / kLn2, 3), ".")
+                      : text(", and is ", fixed(-margin_best / kLn2, 3), " bits behind the best n-gram: at this budget "
+                             "it reads the training text ", fixed(double(t.history.steps * long(tokens_per_step)) /
+                                                                  double(c.stream.size()), 1),
+                             " times, and its validation loss was still falling when the schedule ended (",
+                             lesson().args().long_run ? "even in this long run" : "the --long run trains longer",
+                             ")."));
+  metric("gpt_val_bpc", gpt_bits);
+  metric("gpt_val_minus_kn4_bpc", gpt_bits - kn.nats(4) / kLn2);
+  metric("gpt_val_minus_kn_best_bpc", gpt_bits - kn.best() / kLn2);
+  timing("gpt_train_seconds", t.history.seconds);
+  timing("gpt_step_ms", t.history.median_step_ms());
+  timing("gpt_characters_per_second", steps_per_s * double(tokens_per_step));
+
+  // The curve: validation bits per character at each point, against the counted models.
+  const std::vector<double>& bpc = t.history.validation_of("bpc");
+  const std::vector<double>& x = t.tokens_seen;
+  std::vector<plots::Series> series{curve("GPT, validation", x, bpc)};
+  const Windowed w = windowed(t.history.loss, std::max<std::size_t>(1, t.history.loss.size() / 40));
+  std::vector<double> wx, wy;
+  for (std::size_t i = 0; i < w.x.size(); ++i) wx.push_back(w.x[i] * double(tokens_per_step) / 1e6), wy.push_back(w.y[i] / kLn2);
+  series.push_back(curve("GPT, training windows", wx, wy));
+  const std::vector<double> span{0.0, x.back()};
+  const auto level = [&](const std::string& name, std::size_t k, const char* color) {
+    plots::Series s = reference(name, span, {kn.nats(k) / kLn2, kn.nats(k) / kLn2});
+    s.color = plots::Color::hex(color);
+    series.push_back(s);
+  };
+  const char* colors[] = {"#9467bd", "#8c564b", "#e377c2"};
+  for (std::size_t k : {std::size_t(3), std::size_t(4), std::size_t(5)})
+    if (k <= kn.validation_nats.size() && k != kn.best_order) level(text("Kneser-Ney ", k, "-gram"), k, colors[k - 3]);
+  level(text("Kneser-Ney, best (", kn.best_order, "-gram)"), kn.best_order, "#d62728");
+  LineFigure style;
+  style.title = "A character-level GPT against counted n-grams (held-out bits per character)";
+  style.xlabel = "characters read in training (millions)";
+  style.ylabel = "bits per character";
+  style.markers = true;
+  // From below the best of all to above the first validation point (the first training steps,
+  // near log2 of the vocabulary, run off the top).
+  style.ymin = std::max(0.0, std::min(kn.best() / kLn2, *std::min_element(bpc.begin(), bpc.end())) - 0.3);
+  style.ymax = std::max(kn.nats(3) / kLn2, bpc.front()) + 0.3;
+  save_figure(line_figure(series, style), "gpt_vs_ngrams",
+              "The GPT's validation bits per character at each evaluation and its training loss (mean over windows "
+              "of steps), against interpolated Kneser-Ney models of orders 3 to 5 and the best order (dashed).");
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Inside: the loss at each position, and what the heads look at.
+
+// For each head of a layer's weights (B, h, L, L): the mean distance from a query back to the keys
+// it reads, sum_j A_ij (i - j), over every query and example.
+std::vector<double> mean_distance(const Array<F>& w) {
+  const std::size_t B = w.shape()[0], H = w.shape()[1], L = w.shape()[2];
+  std::vector<double> d(H, 0.0);
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t i = 0; i < L; ++i)
+        for (std::size_t j = 0; j <= i; ++j) d[h] += double(w(b, h, i, j)) * double(i - j);
+  for (double& x : d) x /= double(B * L);
+  return d;
+}
+
+void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const Recipe& r) {
+  // Teacher forcing made visible: the openings of many held-out entries in a few forward passes,
+  // the loss of every position at once.
+  const std::size_t L = r.context, chunk = 100;
+  Sequences firsts;  // the first L characters of every validation entry that has them
+  for (const auto& e : c.validation)
+    if (e.size() >= L) firsts.push_back(std::vector<Index>(e.begin(), e.begin() + long(L)));
+  std::vector<double> gpt_by_pos(L, 0.0), kn_by_pos(L, 0.0);
+  std::vector<std::vector<std::string>> head_rows;
+  std::size_t best_layer = 0, best_head = 0;
+  double best_previous = -1.0;
+  gpt.eval();
+  for (std::size_t lo = 0; lo < firsts.size(); lo += chunk) {
+    const std::size_t n = std::min(chunk, firsts.size() - lo);
+    IndexArray ids = IndexArray::from_shape({n, L});
+    for (std::size_t b = 0; b < n; ++b)
+      for (std::size_t t = 0; t < L; ++t) ids(b, t) = t == 0 ? Vocab::bos : firsts[lo + b][t - 1];
+    NoGrad no_grad;
+    const Array<F> logp = log_softmax(gpt.forward(ids), -1).value();
+    for (std::size_t b = 0; b < n; ++b)
+      for (std::size_t t = 0; t < L; ++t)
+        gpt_by_pos[t] -= double(logp(b, t, std::size_t(firsts[lo + b][t]))) / double(firsts.size());
+    if (lo > 0) continue;
+    // Every head on the first chunk: its weight on the previous character, and how far back it reads.
+    const std::vector<Tensor<F>> weights = gpt.attention_weights();
+    for (std::size_t l = 0; l < weights.size(); ++l) {
+      const std::vector<double> previous = offset_mass(weights[l].value(), 1), distance = mean_distance(weights[l].value());
+      for (std::size_t h = 0; h < previous.size(); ++h) {
+        head_rows.push_back(row(l + 1, h + 1, fixed(previous[h], 2), fixed(distance[h], 1)));
+        if (previous[h] > best_previous) best_previous = previous[h], best_layer = l, best_head = h;
+      }
+    }
+  }
+  // The counted model on the same characters, from the same contexts: the first L predictions of
+  // each of these (cut) entries, whose scores come with one for an <eos> after them, skipped.
+  const std::vector<double> nats = kn.kn->token_nats(firsts)[kn.best_order - 1];
+  for (std::size_t i = 0; i < firsts.size(); ++i)
+    for (std::size_t t = 0; t < L; ++t) kn_by_pos[t] += nats[i * (L + 1) + t] / double(firsts.size());
+  std::vector<double> pos(L), gb(L), kb(L);
+  for (std::size_t t = 0; t < L; ++t) pos[t] = double(t), gb[t] = gpt_by_pos[t] / kLn2, kb[t] = kn_by_pos[t] / kLn2;
+  const double far = mean(std::vector<double>(gb.begin() + long(L / 2), gb.end()));
+  say("Teacher forcing, made visible: the openings of the ", firsts.size(), " validation entries of at least ", L,
+      " characters go through the GPT, and the loss is read at every position of the window. Position 0 predicts the "
+      "first character from <bos> alone (", fixed(gb[0], 2), " bits); a few characters of context bring the loss down "
+      "fast, and over the second half of the window it is ", fixed(far, 2), " bits. The ", kn.best_order,
+      "-gram's curve flattens after ", kn.best_order - 1, " characters, the most context it can use.");
+  LineFigure style;
+  style.title = "Loss at each position of a window: one forward pass trains them all";
+  style.xlabel = "position in the entry (characters of context before it)";
+  style.ylabel = "held-out bits per character";
+  save_figure(line_figure({curve("GPT", pos, gb), curve(text("Kneser-Ney ", kn.best_order, "-gram"), pos, kb)}, style),
+              "loss_by_position",
+              "Held-out loss at each position of the first window of every long validation entry: the GPT (one "
+              "forward pass per batch of windows) and the best counted model on the same characters.");
+  metric("gpt_bpc_position0", gb[0]);
+  metric("gpt_bpc_second_half", far);
+
+  say("What the heads do, over the first ", std::min(chunk, firsts.size()), " of those windows: each head's weight on the "
+      "character just before the query, and the mean distance back to the characters it reads.");
+  table({"layer", "head", "weight on the previous character", "mean distance back"}, head_rows);
+  // The heads on a short held-out opening, readable character by character.
+  const std::size_t n = std::min<std::size_t>(24, L);
+  const std::vector<Index> x = opening(c.validation.front(), n);
+  {
+    NoGrad no_grad;
+    gpt.forward(row_of(x));
+  }
+  const std::vector<Tensor<F>> weights = gpt.attention_weights();
+  const std::vector<std::string> labels = shown_labels(c.vocab, x);
+  const std::size_t last = weights.size() - 1;
+  const xt::xarray<double> grid = xt::cast<double>(xt::view(weights[last].value(), 0));
+  const int cols = r.heads == 4 ? 2 : int(std::min<std::size_t>(r.heads, 3));
+  const int rows = int((r.heads + std::size_t(cols) - 1) / std::size_t(cols));
+  save_figure(head_grid(grid, labels, labels, text("Layer ", last + 1, " of the trained GPT: every head on a held-out entry"),
+                        cols, 1100 * cols + 200, 1000 * rows + 150),
+              "trained_heads",
+              "The attention of every head of the last layer over the opening of the first validation entry (rows: "
+              "queries, columns: keys). Above the diagonal every weight is exactly 0: the mask at work.");
+  const xt::xarray<double> previous = xt::cast<double>(xt::view(weights[best_layer].value(), 0, best_head));
+  AttentionFigure af;
+  af.title = "A trained head that reads the previous character";
+  af.cols = 1;
+  af.width = 1500;
+  af.height = 1450;
+  save_figure(attention_figure({{previous, labels, labels,
+                                 text("Layer ", best_layer + 1, ", head ", best_head + 1, ": ", percent(best_previous, 0),
+                                      " on the previous character")}},
+                               af),
+              "previous_char_head",
+              "The head with the most weight one position to the left over the held-out windows, on the same "
+              "characters.");
+  say("Layer ", best_layer + 1, ", head ", best_head + 1, " puts ", percent(best_previous, 0), " of its weight on the "
+      "previous character: a bigram reader. Nothing is ever above the diagonal.");
+  metric("previous_char_head_mass", best_previous);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. Generation, and the KV cache.
+
+void generation(nn::CausalLM<F>& gpt, const Corpus& c, const Recipe& r) {
+  gpt.eval();
+  say("To generate, the model predicts a distribution over the next character, one is drawn, appended, and the "
+      "model is asked again. The temperature T divides the logits before the softmax: T < 1 sharpens the distribution "
+      "toward the likeliest characters (safer, duller), T = 1 samples the model as trained, and top-k keeps only the "
+      "k likeliest characters. Each sample below starts from <bos> and ends at the model's <eos> (or after ",
+      full_or_quick(300, 120), " characters).");
+  struct Setting {
+    double temperature;
+    std::size_t top_k;
+  };
+  const std::vector<Setting> settings{{0.5, 0}, {0.8, 0}, {1.0, 0}, {1.0, 5}};
+  for (const Setting& s : settings) {
+    lm::SampleOptions o;
+    o.temperature = s.temperature;
+    o.top_k = s.top_k;
+    o.max_tokens = full_or_quick<std::size_t>(300, 120);
+    Generator gen(seed() + 50);
+    std::string block;
+    for (int i = 0; i < 2; ++i) {
+      std::vector<Index> out = lm::sample(gpt, {Vocab::bos}, Vocab::eos, o, gen);
+      if (!out.empty() && out.back() == Vocab::eos) out.pop_back();
+      block += (i ? "\n---\n" : "") + as_text(c.vocab, out);
+    }
+    say(s.top_k ? text("T = ", s.temperature, ", top-k = ", s.top_k, ":") : text("T = ", s.temperature, ":"));
+    verbatim(block);
+  }
+
+  // The KV cache: the keys and values of the positions already seen are kept, so each new character
+  // costs one position of work instead of the whole prefix.
+  const std::vector<Index> x = opening(c.validation.front(), std::min<std::size_t>(r.context, c.validation.front().size() + 1));
+  Array<F> full, stepped;
+  {
+    NoGrad no_grad;
+    full = gpt.forward(row_of(x)).value();
+    nn::CausalLMCache<F> cache;
+    std::vector<Tensor<F>> steps;
+    for (Index id : x) steps.push_back(gpt.forward_cached(row_of({id}), cache));
+    stepped = concat(steps, 1).value();
+  }
+  const double diff = max_abs_diff(xt::cast<double>(full), xt::cast<double>(stepped));
+  const std::size_t n = r.context;
+  lm::SampleOptions o;
+  o.max_tokens = n - 1;
+  o.stop_at_end = false;
+  Generator g1(1), g2(1);
+  const std::vector<Timing> t = interleaved_medians(
+      {[&] {
+         o.use_cache = true;
+         lm::sample(gpt, {Vocab::bos}, Vocab::eos, o, g1);
+       },
+       [&] {
+         o.use_cache = false;
+         lm::sample(gpt, {Vocab::bos}, Vocab::eos, o, g2);
+       }},
+      full_or_quick(5, 2));
+  const double with = double(n - 1) / (t[0].wall_ms / 1000), without = double(n - 1) / (t[1].wall_ms / 1000);
+  say("Without a cache every new character runs the whole prefix through the model again: generating ", n - 1,
+      " characters processes 1 + 2 + ... + ", n - 1, " = ", (n - 1) * n / 2, " positions. The KV cache keeps every "
+      "layer's keys and values of the positions seen (they never change: position t sees only 0 .. t), so each new "
+      "character is one position: ", n - 1, " in all. Fed one character at a time through the cache, the GPT gives the "
+      "logits of the full forward to ", sci(diff), " (float rounding: the products are summed in another order). "
+      "Measured here (median of ", full_or_quick(5, 2), " rounds, batch of one): ", fixed(with, 0),
+      " characters a second with the cache, ", fixed(without, 0), " without, ", fixed(with / without, 1), " times "
+      "faster at this length.");
+  metric("kv_cache_max_diff", diff);
+  timing("generate_chars_per_second_cache", with);
+  timing("generate_chars_per_second_no_cache", without);
+  timing("kv_cache_speedup", with / without);
+  plots::Figure fig(1500, 1000);
+  fig.title(text("Generating ", n - 1, " characters, batch of one"));
+  bar_panel(fig.panel(0).ylabel("characters per second"), {"with the KV cache", "without (whole prefix again)"},
+            {{"measured", {with, without}}}, 0);
+  save_figure(fig, "kv_cache_speed", "Generation speed with and without the KV cache, measured in this run.");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 7. Induction heads.
+
+// Sequences <bos> x_1 .. x_2N that repeat a segment of `period` tokens drawn uniformly from
+// `copy_vocab` symbols (ids 1 .. copy_vocab; 0 is <bos>): x_i = segment[(i - 1) mod period]. The
+// first period tokens cannot be predicted (log copy_vocab nats); every later one is a copy. With
+// period 0 each sequence draws its own period from N/2 .. N, so no fixed look-back distance works:
+// the model has to find the previous occurrence by content.
+IndexArray repeated_tokens(std::size_t batch, const Recipe& r, Generator& gen, std::size_t period = 0) {
+  const std::size_t N = r.copy_half;
+  IndexArray ids = IndexArray::from_shape({batch, 2 * N + 1});
+  for (std::size_t b = 0; b < batch; ++b) {
+    const std::size_t m = period ? period : N / 2 + gen.below(N / 2 + 1);
+    std::vector<Index> segment(m);
+    for (Index& v : segment) v = Index(1 + gen.below(r.copy_vocab));
+    ids(b, 0) = 0;
+    for (std::size_t i = 1; i <= 2 * N; ++i) ids(b, i) = segment[(i - 1) % m];
+  }
+  return ids;
+}
+
+void induction_heads(const Recipe& r) {
+  const std::size_t N = r.copy_half, L = 2 * N + 1;
+  say("A trained language model also copies: having seen \"Mr. Dursley\" once, it predicts \"ursley\" the next time it "
+      "sees \"Mr. D\". Olsson et al. (2022) traced this to a pair of heads in two layers: a previous-token head writes "
+      "into each position which token came before it, and an induction head in the next layer searches for earlier "
+      "positions whose previous token is the current one, i.e. the token right after the last occurrence of the "
+      "current token, and copies what it finds. To see it alone we train a two-layer GPT on sequences of random tokens "
+      "(", r.copy_vocab, " symbols) that repeat: a segment of ", N / 2, " to ", N, " tokens, then the same again, ",
+      2 * N, " tokens in all. The first pass is noise that no model can predict (", fixed(std::log(double(r.copy_vocab)), 2),
+      " nats a token), the rest is a copy. The segment's length varies from sequence to sequence, so looking back a "
+      "fixed distance does not work (with one fixed length, rotary positions let a single head learn exactly that "
+      "shortcut): the model has to find where the current token occurred before.");
+  nn::CausalLMConfig cfg;
+  cfg.vocab = r.copy_vocab + 1;
+  cfg.num_layers = 2;
+  cfg.max_length = L;
+  cfg.layer = nn::LayerConfig{64, 4, 256, 0.0, true, nn::Activation::GELU, 1e-5};
+  cfg.positional = nn::Positional::Rotary;
+  Generator gen(seed() + 7);
+  nn::CausalLM<F> model(cfg, gen);
+  nn::AdamW<F> opt(model.parameters(), kCopyLr, 0.9, 0.99, 1e-8, 0.01);
+  const std::string from = checkpoint_from("induction.npz");
+  if (!from.empty()) nn::load_checkpoint(from, model.named_parameters(), &opt);
+  Generator draws(seed() + 8);
+  FitOptions fo;
+  fo.label = "induction";
+  fo.epochs = 1;
+  fo.batch = r.copy_batch;
+  fo.seed = seed();
+  fo.clip = 1.0;
+  fo.lr = nn::warmup_cosine_lr(kCopyLr, 50, r.copy_steps, kCopyLr / 10);
+  const History h = fit(model, opt, std::size_t(r.copy_steps) * r.copy_batch,
+                        [&](const std::vector<std::size_t>& rows) {
+                          const IndexArray ids = repeated_tokens(rows.size(), r, draws);
+                          const IndexArray in = xt::view(ids, xt::all(), xt::range(0, L - 1));
+                          const IndexArray out = xt::view(ids, xt::all(), xt::range(1, L));
+                          return cross_entropy(model.forward(in), out);
+                        },
+                        fo);
+  nn::save_checkpoint(lesson().path("induction.npz"), model.named_parameters(), &opt);
+
+  // Held-out sequences (fresh draws), each a segment of N tokens and its repeat: the loss at every
+  // position, and every head's scores on the repeat.
+  Generator held_out(seed() + 9);
+  const IndexArray ids = repeated_tokens(256, r, held_out, N);
+  const IndexArray in = xt::view(ids, xt::all(), xt::range(0, L - 1));
+  std::vector<double> by_pos(L - 1, 0.0);
+  {
+    NoGrad no_grad;
+    model.eval();
+    const Array<F> logp = log_softmax(model.forward(in), -1).value();
+    for (std::size_t b = 0; b < 256; ++b)
+      for (std::size_t t = 0; t + 1 < L; ++t) by_pos[t] -= double(logp(b, t, std::size_t(ids(b, t + 1)))) / 256.0;
+  }
+  // Targets 1 .. N are the first half (positions 0 .. N-1), N+1 .. 2N the second.
+  const double first = mean(std::vector<double>(by_pos.begin(), by_pos.begin() + long(N)));
+  const double second = mean(std::vector<double>(by_pos.begin() + long(N), by_pos.end()));
+  const std::vector<Tensor<F>> weights = model.attention_weights();
+  const HeadPick previous = head_for_offset(weights, 1);
+  const HeadPick induction = head_for_induction(weights, in, 0, N + 1);
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t l = 0; l < weights.size(); ++l) {
+    const std::vector<double> p = offset_mass(weights[l].value(), 1), q = induction_mass(weights[l].value(), in, N + 1);
+    for (std::size_t hd = 0; hd < p.size(); ++hd)
+      rows.push_back(row(l + 1, hd + 1, fixed(p[hd], 3), fixed(q[hd], 3)));
+  }
+  say("After ", h.steps, " steps (", fixed(h.seconds, 0), " s), on 256 fresh sequences of ", N, " tokens and their "
+      "repeat, the loss is ", fixed(first, 3), " nats a token on the first half (log ", r.copy_vocab, " = ",
+      fixed(std::log(double(r.copy_vocab)), 3), ": nothing to learn there; a little more, since in training the "
+      "repeat often came sooner) and ", fixed(second, 3), " on the second. Each head's weight on the previous position "
+      "(the previous-token score) and, over the second half, on the token after the previous occurrence of the "
+      "current one (the induction score), averaged over the held-out sequences:");
+  table({"layer", "head", "previous-token score", "induction score"}, rows);
+  say("The previous-token head is layer ", previous.layer + 1, ", head ", previous.head + 1, " (", percent(previous.mass, 0),
+      " of its weight one step back); the induction head is layer ", induction.layer + 1, ", head ", induction.head + 1,
+      " (", percent(induction.mass, 0), " on the token after the previous occurrence). ",
+      induction.layer > previous.layer ? "The induction head sits in the layer after the previous-token head, as the "
+                                         "mechanism needs: it can only search by 'which token came before' once a "
+                                         "head below has written that into every position."
+                                       : "Here the two are not in the order the mechanism suggests; the scores above "
+                                         "show how the work is spread.");
+  metric("induction_loss_first_half", first);
+  metric("induction_loss_second_half", second);
+  metric("previous_token_score", previous.mass);
+  metric("induction_score", induction.mass);
+  metric("induction_head_layer", double(induction.layer + 1));
+  timing("induction_train_seconds", h.seconds);
+
+  std::vector<std::string> labels{"<bos>"};
+  for (std::size_t t = 1; t + 1 < L; ++t) labels.push_back(std::to_string(in(0, t)));
+  std::vector<std::string> sparse = labels;
+  for (std::size_t t = 0; t < sparse.size(); ++t)
+    if (t % 4 != 0) sparse[t] = "";
+  AttentionFigure af;
+  af.title = "Two heads that copy together (one held-out sequence, tokens repeated after position " + std::to_string(N) + ")";
+  af.cols = 2;
+  af.width = 2600;
+  af.height = 1400;
+  save_figure(attention_figure({{previous.weights, sparse, sparse,
+                                 text("Previous-token head (layer ", previous.layer + 1, ", head ", previous.head + 1, ")")},
+                                {induction.weights, sparse, sparse,
+                                 text("Induction head (layer ", induction.layer + 1, ", head ", induction.head + 1, ")")}},
+                               af),
+              "induction_heads",
+              "Left: a head that looks one token back. Right: in the second half, a head that looks at the position "
+              "after the previous occurrence of the current token (the stripe N - 1 below the diagonal).");
+  std::vector<double> pos(L - 1);
+  for (std::size_t t = 0; t + 1 < L; ++t) pos[t] = double(t + 1);
+  LineFigure style;
+  style.title = "In-context loss: random tokens, then the same tokens again";
+  style.xlabel = "position of the predicted token";
+  style.ylabel = "held-out loss (nats)";
+  save_figure(line_figure({curve("two-layer GPT", pos, by_pos),
+                           reference(text("log ", r.copy_vocab, " (a uniform guess)"), {1.0, double(L - 1)},
+                                     {std::log(double(r.copy_vocab)), std::log(double(r.copy_vocab))})},
+                          style),
+              "induction_loss",
+              "The loss at each position on fresh sequences: at chance over the first half, near zero once the "
+              "repeat begins.");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 8. The test split, once.
+
+void the_test(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const Recipe& r) {
+  const double gpt_nats = lm::mean_of(lm::causal_lm_token_nats(gpt, c.test, Vocab::bos, Vocab::eos, r.context));
+  const std::vector<double> kn_nats = kn.kn->mean_nats(c.test);
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t k : {std::size_t(3), std::size_t(4), std::size_t(5), kn.best_order})
+    if (k <= kn_nats.size())
+      rows.push_back(row(text("Kneser-Ney ", k, "-gram", k == kn.best_order ? " (best on validation)" : ""),
+                         fixed(kn_nats[k - 1], 4), fixed(kn_nats[k - 1] / kLn2, 4)));
+  rows.push_back(row("GPT", fixed(gpt_nats, 4), fixed(gpt_nats / kLn2, 4)));
+  say("The ", c.split.test.size(), " test entries (", c.characters(c.test), " characters), untouched until now, scored "
+      "once by every model, the n-gram order chosen on validation:");
+  table({"model", "test nats / char", "test bits / char"}, rows);
+  for (std::size_t k = 1; k <= kn_nats.size(); ++k) metric(text("kn_test_bpc_order", k), kn_nats[k - 1] / kLn2);
+  metric("kn_best_test_bpc", kn_nats[kn.best_order - 1] / kLn2);
+  metric("gpt_test_bpc", gpt_nats / kLn2);
+  metric("gpt_test_minus_kn_best_bpc", (gpt_nats - kn_nats[kn.best_order - 1]) / kLn2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run_lesson({"09_gpt", "A character-level GPT on real English text",
+                     "the causal mask, a GPT trained on the fortunes corpus against Kneser-Ney n-grams, sampling, the "
+                     "KV cache, induction heads",
+                     "gpt_test_bpc"},
+                    argc, argv, [] {
+                      const Recipe r = recipe();
+                      section("1. The corpus: fortune cookies, character by character");
+                      const Corpus corpus = load_corpus(r);
+                      the_corpus(corpus);
+
+                      section("2. Looking only left: the causal mask");
+                      Generator gen(seed());
+                      nn::CausalLM<F> untrained(gpt_config(r, corpus.vocab), gen);
+                      looking_left(untrained, corpus);
+
+                      section("3. Counted baselines: Kneser-Ney n-grams");
+                      const Baselines kn = ngram_baselines(corpus, r);
+
+                      section("4. Training the GPT");
+                      Trained gpt = train_gpt(corpus, kn, r);
+
+                      section("5. Inside the trained GPT: every position at once, and its heads");
+                      inside(*gpt.gpt, corpus, kn, r);
+
+                      section("6. Generation, and the KV cache");
+                      generation(*gpt.gpt, corpus, r);
+
+                      section("7. Induction heads: copying from the context");
+                      induction_heads(r);
+
+                      section("8. The test split, once");
+                      the_test(*gpt.gpt, corpus, kn, r);
+                    });
+}
