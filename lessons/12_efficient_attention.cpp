@@ -937,7 +937,8 @@ int main(int argc, char** argv) {
   return run_lesson({"12_efficient_attention", "The cost of attention, and attention that scales",
                      "Attention's n² wall measured, tiled exact attention with an online softmax (linear memory), the "
                      "singular values of trained attention, and local, linear and Linformer attention: error, cost and "
-                     "accuracy on a long-sequence recall task"},
+                     "accuracy on a long-sequence recall task",
+                     "memory_ratio_fused_over_tiled_n4096"},
                     argc, argv, [] {
                       const std::vector<std::size_t> sizes =
                           full_or_quick(std::vector<std::size_t>{128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768},
