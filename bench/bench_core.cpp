@@ -212,7 +212,7 @@ void attention_against_n(const Config& cfg) {
   std::vector<std::size_t> sizes{256, 512, 1024, 2048, 4096};
   if (cfg.quick) sizes = {256, 512, 1024};
   std::printf("\n(e) attention forward + backward against n: one sequence, one head, d = %zu, float;\n"
-              "    ms as median (best) over alternating rounds; MiB: the most held beyond the inputs\n"
+              "    ms as median (best) over alternating rounds; MiB: the most held beyond the inputs (at 1 thread)\n"
               "    (local: window %zu; Linformer: rank %zu)\n", d, window, rank);
   rule(112);
   std::printf("%6s | %-10s | %21s | %9s | %10s\n", "n", "op", "fwd + bwd ms", "peak MiB", "vs fused");
@@ -240,7 +240,7 @@ void attention_against_n(const Config& cfg) {
     std::vector<double> peak;  // the gradients of the inputs dropped first, outside what is counted
     for (const auto& var : variants) {
       for (const auto* x : {&q, &k, &v}) x->zero_grad();
-      peak.push_back(double(peak_bytes_of([&] { var.op(q, k, v).backward(up); })) / (1 << 20));
+      peak.push_back(double(peak_bytes_at_one_thread([&] { var.op(q, k, v).backward(up); })) / (1 << 20));
     }
     std::vector<std::vector<double>> ms(variants.size());
     const int rounds = cfg.quick ? 5 : (n >= 2048 ? 7 : 15);

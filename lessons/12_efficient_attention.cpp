@@ -97,8 +97,9 @@ double page_faults_of(const std::function<void()>& work) {
 
 // Forward and backward of every op at every n, the ops in turn within each round (so that load
 // from other programs hits them alike). The first call of each op also measures the most bytes it
-// holds beyond its inputs (peak_bytes_of: exact, the same on every run). The fused op stops at the
-// last n whose next doubling would need more than `budget` bytes (4x, its n^2).
+// holds beyond its inputs, at one thread (peak_bytes_at_one_thread: exact and the same on every run;
+// with two, how much of the second thread's scratch is alive at the peak depends on timing). The
+// fused op stops at the last n whose next doubling would need more than `budget` bytes (4x, its n^2).
 std::vector<Curve> measure_costs(const std::vector<std::size_t>& sizes, double budget) {
   const std::vector<Op> ops = all_ops();
   std::vector<Curve> curves;
@@ -125,7 +126,7 @@ std::vector<Curve> measure_costs(const std::vector<std::size_t>& sizes, double b
         // counted are the call's own (its output, saved state, scratch and the new gradients).
         for (const auto* x : {&q, &k, &v}) x->zero_grad();
         auto once = [&] { fns[w](q, k, v).backward(up); };
-        if (first) peak[i] = double(peak_bytes_of(once)), first = false;  // the warm-up round
+        if (first) peak[i] = double(peak_bytes_at_one_thread(once)), first = false;  // the warm-up round
         else faults[i] = page_faults_of(once);
       });
     }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/runtime/allocator.hpp"
+#include "core/runtime/parallel.hpp"
 
 using namespace attnlab;
 
@@ -25,4 +26,18 @@ TEST_CASE("peak_bytes_of: the most held at once, not the total allocated; freed 
   held.reset();
   CHECK(live_bytes() == before);
   CHECK(peak_bytes_of([] {}) == 0);
+}
+
+TEST_CASE("peak_bytes_at_one_thread: one thread while the work runs, the thread count restored") {
+  if (!counting_bytes()) return;
+  set_threads(2);
+  int seen = 0;
+  const std::size_t peak = peak_bytes_at_one_thread([&] {
+    seen = threads();
+    std::vector<char> block(std::size_t(1) << 20);
+  });
+  CHECK(seen == 1);
+  CHECK(threads() == 2);
+  CHECK(peak >= (std::size_t(1) << 20));
+  set_threads(1);
 }

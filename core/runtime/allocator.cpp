@@ -4,6 +4,8 @@
 
 #include <atomic>
 
+#include "core/runtime/parallel.hpp"
+
 namespace attnlab {
 
 void keep_freed_blocks_in_heap() {
@@ -41,6 +43,19 @@ std::size_t peak_bytes_of(const std::function<void()>& work) {
   work();
   const std::size_t peak = peak_bytes();
   return counting_bytes() && peak > before ? peak - before : 0;
+}
+
+std::size_t peak_bytes_at_one_thread(const std::function<void()>& work) {
+  const int was = threads();
+  set_threads(1);
+  try {
+    const std::size_t peak = peak_bytes_of(work);
+    set_threads(was);
+    return peak;
+  } catch (...) {
+    set_threads(was);
+    throw;
+  }
 }
 
 }  // namespace attnlab

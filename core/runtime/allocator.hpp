@@ -30,6 +30,9 @@ void reset_peak_bytes();    // the peak starts again from live_bytes()
 // (0 when counting_bytes() is false). With several threads allocating at once the peak is
 // exact for the order in which their allocations landed, which can differ from run to run.
 std::size_t peak_bytes_of(const std::function<void()>& work);
+// peak_bytes_of with attnlab's kernels and OpenBLAS on one thread while `work` runs (the thread
+// count is restored after): the same number on every run, whatever set_threads said.
+std::size_t peak_bytes_at_one_thread(const std::function<void()>& work);
 
 namespace detail {
 void count_allocation(std::size_t bytes);  // called by the counting operator new / delete
