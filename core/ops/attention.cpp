@@ -224,11 +224,8 @@ template <class T>
 Mask prepare(const char* op, const std::string& shapes, const Shape& score_shape,
              const AttentionOptions<T>& options, Problem<T>& pr) {
   if (options.allowed.has_value()) {
-    check(broadcasts_to(options.allowed->shape(), score_shape), op, "allowed entries of shape ",
-          shape_str(options.allowed->shape()), " do not broadcast to the scores ",
-          shape_str(score_shape), " (", shapes, ")");
+    pr.mask_map = detail::allowed_map(op, *options.allowed, score_shape, shapes);
     pr.allowed = *options.allowed;
-    pr.mask_map = broadcast_map(pr.allowed->shape(), score_shape);
   }
   if (options.bias.defined()) {
     check(broadcasts_to(options.bias.shape(), score_shape), op, "bias of shape ",

@@ -6,8 +6,11 @@
 #include <cstddef>
 #include <string>
 
+#include "core/allowed.hpp"
 #include "core/array.hpp"
+#include "core/broadcast.hpp"
 #include "core/error.hpp"
+#include "core/ops/broadcast_map.hpp"
 #include "core/tensor.hpp"
 
 namespace attnlab::detail {
@@ -51,6 +54,14 @@ AttentionShapes attention_shapes(const char* op, const Tensor<T>& q, const Tenso
   check(vs[rank - 2] == s.Lk, op, "Lk of K and V differ: ", s.text);
   s.B = shape_size(s.lead);
   return s;
+}
+
+// Where each entry of `allowed` sits in the scores (..., Lq, Lk); ShapeError naming `op` and the
+// operands' shapes (`shapes`) unless it broadcasts to them.
+inline BroadcastMap allowed_map(const char* op, const Allowed& allowed, const Shape& scores, const std::string& shapes) {
+  check(broadcasts_to(allowed.shape(), scores), op, "allowed entries of shape ", shape_str(allowed.shape()),
+        " do not broadcast to the scores ", shape_str(scores), " (", shapes, ")");
+  return broadcast_map(allowed.shape(), scores);
 }
 
 }  // namespace attnlab::detail

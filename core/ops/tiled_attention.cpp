@@ -282,11 +282,8 @@ Tensor<T> run(const char* op, const Tensor<T>& q, const Tensor<T>& k, const Tens
   t.dv = sh.dv;
   const Shape score_shape = sh.scores(), out_shape = sh.output();
   if (options.allowed) {
-    check(broadcasts_to(options.allowed->shape(), score_shape), op, "allowed entries of shape ",
-          shape_str(options.allowed->shape()), " do not broadcast to the scores ", shape_str(score_shape), " (",
-          shapes, ")");
+    t.mask_map = detail::allowed_map(op, *options.allowed, score_shape, shapes);
     t.allowed = *options.allowed;
-    t.mask_map = detail::broadcast_map(t.allowed->shape(), score_shape);
   }
   t.causal = options.causal;
   t.window = window;
