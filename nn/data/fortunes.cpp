@@ -219,16 +219,8 @@ FortuneSplits split_fortunes(const std::vector<Fortune>& entries, double validat
   keys.reserve(entries.size());
   for (const auto& e : entries) keys.push_back(fortune_key(e.text));
   const double train = std::max(0.0, 1.0 - validation_fraction - test_fraction);
-  const SplitIndices idx = split_indices(keys, {train, validation_fraction, test_fraction}, seed);
-  FortuneSplits out;
-  auto take = [&](const std::vector<std::size_t>& rows, std::vector<Fortune>& dst) {
-    dst.reserve(rows.size());
-    for (std::size_t r : rows) dst.push_back(entries[r]);
-  };
-  take(idx.train, out.train);
-  take(idx.validation, out.validation);
-  take(idx.test, out.test);
-  return out;
+  return take_splits<Fortune, FortuneSplits>(entries,
+                                             split_indices(keys, {train, validation_fraction, test_fraction}, seed));
 }
 
 std::vector<std::string> fortune_chars(const std::string& text) { return code_points(text); }

@@ -27,13 +27,11 @@ struct Splits {
 };
 
 // Any examples with a .source string (Pair, TranslationPair).
-template <class E>
-Splits<E> split_examples(const std::vector<E>& examples, const SplitFractions& f, std::uint64_t seed) {
-  std::vector<std::string> sources;
-  sources.reserve(examples.size());
-  for (const auto& e : examples) sources.push_back(e.source);
-  const SplitIndices idx = split_indices(sources, f, seed);
-  Splits<E> out;
+// The examples the indices name, split by split, into any struct with train, validation and test
+// vectors (Splits<E> by default).
+template <class E, class Out = Splits<E>>
+Out take_splits(const std::vector<E>& examples, const SplitIndices& idx) {
+  Out out;
   auto take = [&](const std::vector<std::size_t>& rows, std::vector<E>& dst) {
     dst.reserve(rows.size());
     for (std::size_t r : rows) dst.push_back(examples[r]);
@@ -42,6 +40,14 @@ Splits<E> split_examples(const std::vector<E>& examples, const SplitFractions& f
   take(idx.validation, out.validation);
   take(idx.test, out.test);
   return out;
+}
+
+template <class E>
+Splits<E> split_examples(const std::vector<E>& examples, const SplitFractions& f, std::uint64_t seed) {
+  std::vector<std::string> sources;
+  sources.reserve(examples.size());
+  for (const auto& e : examples) sources.push_back(e.source);
+  return take_splits(examples, split_indices(sources, f, seed));
 }
 
 }  // namespace attnlab::nn::data
