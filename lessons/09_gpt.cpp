@@ -615,7 +615,8 @@ void generation(nn::CausalLM<F>& gpt, const Corpus& c, const Recipe& r) {
       "model is asked again. The temperature T divides the logits before the softmax: T < 1 sharpens the distribution "
       "toward the likeliest characters (safer, duller), T = 1 samples the model as trained, and top-k keeps only the "
       "k likeliest characters. Each sample below starts from <bos> and ends at the model's <eos> (or after ",
-      full_or_quick(300, 120), " characters).");
+      full_or_quick(300, 120), " characters). Every setting draws with the same random numbers, so the samples begin "
+      "alike and part where a changed temperature turns a draw into another character.");
   struct Setting {
     double temperature;
     std::size_t top_k;
@@ -728,7 +729,10 @@ void induction_heads(const Recipe& r) {
   nn::CausalLM<F> model(cfg, gen);
   nn::AdamW<F> opt(model.parameters(), kCopyLr, 0.9, 0.99, 1e-8, 0.01);
   const std::string from = checkpoint_from("induction.npz");
-  if (!from.empty()) nn::load_checkpoint(from, model.named_parameters(), &opt);
+  if (!from.empty()) {
+    nn::load_checkpoint(from, model.named_parameters(), &opt);
+    say("Starting from ", from, " (", opt.steps(), " steps of an earlier run).");
+  }
   Generator draws(seed() + 8);
   FitOptions fo;
   fo.label = "induction";
