@@ -85,3 +85,11 @@ put("checkpoint", "linear_adam", records({**weights, **adam}))
 put("checkpoint", "linear_weights", records(weights))
 put("checkpoint", "linear_adam_f8", records({k: (v.astype("<f8") if v.dtype == np.float32 else v)
                                             for k, v in {**weights, **adam}.items()}))
+
+# Topic files of the fortunes reader: '%'-separated entries as strfile(1) writes them, with what
+# the reader cleans (overstrike, a bell, trailing blanks, empty entries, Latin-1 bytes).
+put("fortunes", "plain", b"A day without sunshine is like night.\n%\nTwo lines,\n\tindented.\n"
+                         b"\t\t-- Anonymous\n%\n")
+put("fortunes", "overstrike", b"_\bb_\bo_\bl_\bd and B\bBo\bol\bld\bd\n%\n*___\b\b\band*\n%\n")
+put("fortunes", "messy", b"%\n%\n\n  trailing blanks   \n\x07bell\r\n\n%\n%\ncaf\xe9 na\xefve\n%")
+put("fortunes", "utf8", "Zürich – “quoted” ☃\n%\n".encode())
