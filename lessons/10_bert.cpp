@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -22,6 +23,7 @@
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xview.hpp>
 
+#include "io/files.hpp"
 #include "lessons/kit/kit.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/data/batch.hpp"
@@ -486,9 +488,16 @@ std::vector<std::size_t> random_starts(std::size_t n, const std::vector<Index>& 
   return s;
 }
 
+// The checkpoint of an earlier run that --from names, or "" without --from. Checked when the run
+// starts, so that a wrong folder is an error at once, not after the baselines.
 std::string checkpoint_from(const std::string& file) {
   const std::string& dir = lesson().args().from;
-  return dir.empty() ? std::string() : dir + "/" + file;
+  if (dir.empty()) return "";
+  const std::string path = dir + "/" + file;
+  if (!std::ifstream(path).good())
+    throw IoError("--from " + dir + ": no readable " + file + " there (the output folder of an earlier run of " +
+                  lesson().info().id + ")");
+  return path;
 }
 
 // Appends a later phase's training to an earlier one's: one history of every step and epoch.
@@ -548,6 +557,7 @@ Pretrained pretrain(const Corpus& c, const Recipe& r) {
   nn::AdamW<F> opt(bert.parameters(), r.pretrain_lr, 0.9, 0.98, 1e-8, 0.01);
   const std::string from = checkpoint_from("bert_mlm.npz");
   if (!from.empty()) {
+    config("pretrained_from", from);
     nn::load_checkpoint(from, bert.named_parameters(), &opt);
     say("Starting from ", from, ": the weights and the AdamW state of an earlier run (", opt.steps(),
         " steps); this run trains them further.");
@@ -1322,6 +1332,7 @@ int main(int argc, char** argv) {
                      "mlm_test_accuracy"},
                     argc, argv, [] {
                       const Recipe r = recipe();
+                      checkpoint_from("bert_mlm.npz");  // a bad --from fails here, before any work
                       const Corpus c = load_corpus();
                       section("1. Text, characters and the masking rule");
                       the_corpus(c);
