@@ -209,13 +209,15 @@ std::string index_page(const std::vector<Entry>& all, bool have_gradcheck) {
              "</p><p>" + escape(headline) + "</p><p>" + status_html(l) + ", " + seconds_text(l.seconds) +
              " s</p></div>\n";
     rows += "<tr><td>" + link(l.id + ".html", l.id) + "</td><td>" + status_html(l) + "</td><td>" + escape(headline) +
-            "</td><td class=\"num\">" + seconds_text(l.seconds) + "</td></tr>\n";
+            "</td><td class=\"num\">" + seconds_text(l.seconds) + "</td><td class=\"num\">" +
+            (l.cpu_seconds > 0 ? seconds_text(l.cpu_seconds) : "—") + "</td></tr>\n";
   }
   p.body = "<p class=\"summary\">Learn attention from first principles, by training it: each lesson below is a "
            "program that explains, trains, measures and draws as it runs. These pages are its story as it ran "
            "here, figures and numbers included.</p>\n<h2 id=\"lessons\">The lessons</h2>\n<div class=\"cards\">\n" +
            cards + "</div>\n<h2 id=\"run\">This run</h2>\n<div class=\"scroll\"><table>\n<thead><tr><th>lesson</th>"
-           "<th>status</th><th>headline metric</th><th class=\"num\">seconds</th></tr></thead>\n<tbody>\n" +
+           "<th>status</th><th>headline metric</th><th class=\"num\">seconds</th><th class=\"num\">CPU s</th></tr>"
+           "</thead>\n<tbody>\n" +
            rows + "</tbody></table></div>\n";
   if (have_gradcheck)
     p.body += "<p>Every op and module of the engine, its hand-derived gradient checked against finite "
@@ -271,6 +273,7 @@ std::vector<BookLesson> write_book(const std::string& folder, const std::vector<
     e.lesson.ok = run ? run->ok : true;
     e.lesson.status = run ? run->status : "ok";
     e.lesson.seconds = run ? run->seconds : 0.0;
+    e.lesson.cpu_seconds = run ? run->cpu_seconds : 0.0;
     e.log = run ? run->log : "";
     const std::string dir = folder + "/" + id;
     if (e.lesson.ok && exists(dir + "/story.json")) {

@@ -24,6 +24,7 @@ struct LessonRun {
   bool ok = false;
   std::string status;         // "ok", "failed (exit 1)", "timed out after 300 s", ...
   double seconds = 0.0;
+  double cpu_seconds = 0.0;   // user + system
   std::string log;            // its console output, relative to the book's folder: "logs/04_scaled_dot_product.log"
 };
 
@@ -35,6 +36,7 @@ struct BookLesson {
   std::string headline;               // the headline metric's name ("" when the lesson names none)
   std::optional<double> headline_value;
   double seconds = 0.0;               // the run's wall time, else the lesson's own total
+  double cpu_seconds = 0.0;           // the run's CPU time (0 when not known)
   std::size_t figures = 0;
 };
 

@@ -108,7 +108,7 @@ int run(const std::vector<std::string>& args) {
   std::cout << "attnlab: the course, " << ids.size() << " lessons (" << mode << ", seed " << seed << ", " << threads
             << (threads == "1" ? " thread" : " threads") << "), output in " << out << "/\n\n";
   std::vector<LessonRun> runs;
-  double total = 0.0;
+  double total = 0.0, cpu = 0.0;
   for (std::size_t k = 0; k < ids.size(); ++k) {
     const std::string& id = ids[k];
     std::cout << "[" << k + 1 << "/" << ids.size() << "] " << pad(id, 28) << std::flush;
@@ -117,20 +117,23 @@ int run(const std::vector<std::string>& args) {
     if (pdf) argv.push_back("--pdf");
     const ProcessResult r = run_logged(argv, out + "/logs/" + id + ".log", timeout);
     total += r.seconds;
-    runs.push_back({id, r.ok, r.status, r.seconds, "logs/" + id + ".log"});
+    runs.push_back({id, r.ok, r.status, r.seconds, r.cpu_seconds, "logs/" + id + ".log"});
+    cpu += r.cpu_seconds;
     std::cout << pad(r.status, 10) << " " << seconds_text(r.seconds) << " s" << std::endl;
   }
 
   // The gradient checks, for the book's page of them.
   std::string gradcheck_status = "not built";
-  double gradcheck_seconds = 0.0;
+  double gradcheck_seconds = 0.0, gradcheck_cpu = 0.0;
   if (executable(bin + "/gradcheck")) {
     std::cout << pad("gradcheck", 34) << std::flush;
     const ProcessResult r =
         run_logged({bin + "/gradcheck", "--json", out + "/gradcheck/gradcheck.json"}, out + "/logs/gradcheck.log", timeout);
     gradcheck_status = r.status;
     gradcheck_seconds = r.seconds;
+    gradcheck_cpu = r.cpu_seconds;
     total += r.seconds;
+    cpu += r.cpu_seconds;
     std::cout << pad(r.status, 10) << " " << seconds_text(r.seconds) << " s" << std::endl;
   }
 
@@ -138,16 +141,19 @@ int run(const std::vector<std::string>& args) {
 
   std::size_t w = 6;
   for (const BookLesson& l : book) w = std::max(w, l.id.size() + 2);
+  // Wall time, and CPU time: on a shared machine the CPU time is what a lesson costs alone.
   std::cout << "\nSummary (" << mode << ", seed " << seed << "):\n\n  " << pad("lesson", w) << pad("status", 24)
-            << pad("headline metric", 40) << "seconds\n";
+            << pad("headline metric", 40) << pad("seconds", 9) << "CPU s\n";
   int failed = 0;
   for (const BookLesson& l : book) {
     const std::string headline = l.headline_value ? l.headline + " = " + metric_text(*l.headline_value) : "-";
-    std::cout << "  " << pad(l.id, w) << pad(l.status, 24) << pad(headline, 40) << seconds_text(l.seconds) << "\n";
+    std::cout << "  " << pad(l.id, w) << pad(l.status, 24) << pad(headline, 40) << pad(seconds_text(l.seconds), 9)
+              << seconds_text(l.cpu_seconds) << "\n";
     failed += !l.ok;
   }
-  std::cout << "  " << pad("gradcheck", w) << pad(gradcheck_status, 24) << pad("", 40) << seconds_text(gradcheck_seconds)
-            << "\n  " << pad("total", w) << pad("", 64) << seconds_text(total) << "\n\n";
+  std::cout << "  " << pad("gradcheck", w) << pad(gradcheck_status, 24) << pad("", 40)
+            << pad(seconds_text(gradcheck_seconds), 9) << seconds_text(gradcheck_cpu) << "\n  " << pad("total", w)
+            << pad("", 64) << pad(seconds_text(total), 9) << seconds_text(cpu) << "\n\n";
   std::cout << "The course book: " << out << "/index.html (open it in a browser; it needs no network).\n";
   if (failed) std::cout << failed << (failed == 1 ? " lesson" : " lessons") << " did not finish: see " << out << "/logs/.\n";
   return failed || (gradcheck_status != "ok" && gradcheck_status != "not built") ? 1 : 0;

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,7 +46,8 @@ ProcessResult run_logged(const std::vector<std::string>& argv, const std::string
   int status = 0;
   bool timed_out = false, killed = false;
   double term_at = 0.0;
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
+  struct rusage usage {};
+  while (::wait4(pid, &status, WNOHANG, &usage) == 0) {
     if (!timed_out && elapsed() > timeout) {
       timed_out = true;
       term_at = elapsed();
@@ -58,6 +60,8 @@ ProcessResult run_logged(const std::vector<std::string>& argv, const std::string
   }
   ProcessResult r;
   r.seconds = elapsed();
+  r.cpu_seconds = double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                  1e-6 * double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
   ::rename(part.c_str(), log.c_str());
   char buf[64];
   if (timed_out) {

@@ -10,6 +10,8 @@ struct ProcessResult {
   bool ok = false;         // exit status 0
   std::string status;      // "ok", "failed (exit 1)", "killed by signal 11", "timed out after 300 s"
   double seconds = 0.0;    // wall time
+  double cpu_seconds = 0.0;  // user + system time of the program (on a shared machine, the
+                             // wall time it would take alone, for a single-threaded program)
 };
 
 // Runs argv[0] with argv (no shell), stdin from /dev/null, stdout and stderr into `log` (written

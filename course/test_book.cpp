@@ -158,7 +158,7 @@ TEST_CASE("a failed lesson's page shows its status and the end of its log, not a
   write_lesson(d / "98_escapes");
   make_dirs(d / "logs");
   write_file_atomic(d / "logs/98_escapes.log", "line 1\n98_escapes: error: matmul: inner dimensions <differ>\n");
-  const auto lessons = write_book(d.path, {{"98_escapes", false, "failed (exit 1)", 1.5, "logs/98_escapes.log"}});
+  const auto lessons = write_book(d.path, {{"98_escapes", false, "failed (exit 1)", 1.5, 0.5, "logs/98_escapes.log"}});
   REQUIRE(lessons.size() == 1);
   CHECK_FALSE(lessons[0].ok);
   CHECK_FALSE(lessons[0].headline_value);
