@@ -247,7 +247,7 @@ MlmScores score_model(nn::MaskedLM<F>& bert, const std::vector<MlmBatch>& set) {
 //               the model's input has them masked: a baseline with an edge.
 class CountedBaselines {
  public:
-  CountedBaselines(const Corpus& c) : c_(c), V_(std::size_t(c.end)) {
+  explicit CountedBaselines(const Corpus& c) : c_(c), V_(std::size_t(c.end)) {
     unigram_.assign(V_, 1.0);  // one pseudo-count each: no character has probability 0
     for (Index t : c.train)
       if (eligible(t)) unigram_[std::size_t(t)] += 1;
@@ -290,7 +290,8 @@ class CountedBaselines {
 
  private:
   bool eligible(Index t) const { return t >= c_.first && t < c_.end; }
-  std::size_t key(Index l, Index r) const { return std::size_t(l) * 4096 + std::size_t(r); }
+  // A stream holds characters, <eos> and <unk>: every id is below V_, so (l, r) -> l V_ + r is one-to-one.
+  std::size_t key(Index l, Index r) const { return std::size_t(l) * V_ + std::size_t(r); }
   double probability(Index l, Index ch, Index r, double alpha) const {
     const auto pit = pair_.find(key(l, r));
     const double n_pair = pit == pair_.end() ? 0.0 : double(pit->second);
@@ -718,9 +719,8 @@ void pretraining_results(const Corpus& c, const Pretrained& p, const Recipe& r) 
   save_figure(fig, "mlm_training",
               text("Left: training loss by step and validation loss after each epoch, in nats per masked character, "
                    "with the two counted baselines on the test targets (dashed). Right: validation accuracy after each "
-                   "epoch. Windows of ", r.short_windows.context - 1, " characters until the gray line, of ",
-                   r.long_windows.context - 1, " after it; validation always on windows of ", r.long_windows.context - 1, "."));
-  (void)r;
+                   "epoch, on validation windows of both lengths. Training windows of ", r.short_windows.context - 1,
+                   " characters until the gray line, of ", r.long_windows.context - 1, " after it."));
 }
 
 // The model's guesses at the masks of one held-out sentence.
