@@ -105,15 +105,17 @@ std::string matrix_html(const Json& b) {
 }
 
 std::string figure_html(const std::string& id, const Json& b) {
-  std::string png, others;
+  // The PNG inline (an SVG when there is none), every other format a link.
+  std::string shown, others;
   for (const Json& f : b.at("files")) {
     const std::string file = f.get<std::string>();
     const std::string ext = file.substr(file.find_last_of('.') + 1);
-    if (ext == "png") png = file;
+    if (ext == "png") shown = file;
     else others += " · " + link(id + "/" + file, ext == "svg" ? "SVG" : ext == "pdf" ? "PDF" : ext);
   }
+  if (shown.empty() && !b.at("files").empty()) shown = b.at("files").at(0).get<std::string>();
   const std::string caption = b.value("caption", "");
-  return "<figure><a href=\"" + url(id + "/" + png) + "\"><img src=\"" + url(id + "/" + png) + "\" alt=\"" +
+  return "<figure><a href=\"" + url(id + "/" + shown) + "\"><img src=\"" + url(id + "/" + shown) + "\" alt=\"" +
          escape(caption) + "\"></a><figcaption>" + escape(caption) + others + "</figcaption></figure>\n";
 }
 

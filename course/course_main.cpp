@@ -139,21 +139,26 @@ int run(const std::vector<std::string>& args) {
 
   const std::vector<BookLesson> book = write_book(out, runs);
 
-  std::size_t w = 6;
-  for (const BookLesson& l : book) w = std::max(w, l.id.size() + 2);
+  std::size_t w = 6, hw = 17;  // the lesson and headline columns, as wide as their widest entry
+  auto headline_of = [](const BookLesson& l) {
+    return l.headline_value ? l.headline + " = " + metric_text(*l.headline_value) : std::string("-");
+  };
+  for (const BookLesson& l : book) {
+    w = std::max(w, l.id.size() + 2);
+    hw = std::max(hw, headline_of(l).size() + 2);
+  }
   // Wall time, and CPU time: on a shared machine the CPU time is what a lesson costs alone.
   std::cout << "\nSummary (" << mode << ", seed " << seed << "):\n\n  " << pad("lesson", w) << pad("status", 24)
-            << pad("headline metric", 40) << pad("seconds", 9) << "CPU s\n";
+            << pad("headline metric", hw) << pad("seconds", 9) << "CPU s\n";
   int failed = 0;
   for (const BookLesson& l : book) {
-    const std::string headline = l.headline_value ? l.headline + " = " + metric_text(*l.headline_value) : "-";
-    std::cout << "  " << pad(l.id, w) << pad(l.status, 24) << pad(headline, 40) << pad(seconds_text(l.seconds), 9)
+    std::cout << "  " << pad(l.id, w) << pad(l.status, 24) << pad(headline_of(l), hw) << pad(seconds_text(l.seconds), 9)
               << seconds_text(l.cpu_seconds) << "\n";
     failed += !l.ok;
   }
-  std::cout << "  " << pad("gradcheck", w) << pad(gradcheck_status, 24) << pad("", 40)
+  std::cout << "  " << pad("gradcheck", w) << pad(gradcheck_status, 24) << pad("", hw)
             << pad(seconds_text(gradcheck_seconds), 9) << seconds_text(gradcheck_cpu) << "\n  " << pad("total", w)
-            << pad("", 64) << pad(seconds_text(total), 9) << seconds_text(cpu) << "\n\n";
+            << pad("", 24 + hw) << pad(seconds_text(total), 9) << seconds_text(cpu) << "\n\n";
   std::cout << "The course book: " << out << "/index.html (open it in a browser; it needs no network).\n";
   if (failed) std::cout << failed << (failed == 1 ? " lesson" : " lessons") << " did not finish: see " << out << "/logs/.\n";
   return failed || (gradcheck_status != "ok" && gradcheck_status != "not built") ? 1 : 0;
