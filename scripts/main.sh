@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Set up, build, and run the whole course: every lesson in --quick mode (about a minute on two
-# cores), one after another, then the gradient checks; then write the course book, out/index.html
-# with a page per lesson, and print a summary (each lesson, its status, its headline metric, its
-# time). A lesson that fails does not stop the others. Extra arguments go to build/bin/course:
+# Set up, build, and run the whole course: every lesson in --quick mode, one after another, then
+# the gradient checks (90 s of CPU for the twelve lessons and gradcheck: about a minute and a half
+# on an idle machine); then write the course book, out/index.html with a page per lesson, and
+# print a summary (each lesson, its status, its headline metric, its time). A lesson that fails
+# does not stop the others. Extra arguments go to build/bin/course:
 #
-#   scripts/main.sh --full            the full course (each lesson's full run: about 25 minutes)
+#   scripts/main.sh --full            the full course (each lesson's full run, up to 10 minutes each)
 #   scripts/main.sh --only 01,04      some lessons
 #   scripts/main.sh --pdf             figures as PDF too, for slides
 set -euo pipefail
