@@ -95,11 +95,10 @@ Plan make_plan() {
 // ---------------------------------------------------------------------------------------------
 // 1. The task.
 
-struct Task {
+struct Task : data::EncodedSplits {             // vocabularies; train, validation, test as ids
   data::Splits<data::TranslationPair> pairs;  // at most kMaxTrainWords words, split by distinct source
   std::vector<data::TranslationPair> longer;  // longer than every training sentence
-  data::Vocab source_vocab, target_vocab;
-  data::EncodedPairs train, validation, test, longer_ids;
+  data::EncodedPairs longer_ids;
 };
 
 std::size_t words(const data::TranslationPair& p) { return p.alignment.size(); }  // one target word per source word
@@ -118,16 +117,9 @@ Task make_task(const Plan& plan) {
     else if (kept[words(p)]++ < plan.per_long_length) t.longer.push_back(p);
   }
   t.pairs = data::split_examples(in_range, {0.9, 0.05, 0.05}, seed() + 2);
-  data::PairVocabs v = data::build_vocabs(t.pairs.train, data::Tokenizer::words, data::Tokenizer::words);
-  t.source_vocab = std::move(v.source);
-  t.target_vocab = std::move(v.target);
-  auto encode = [&](const std::vector<data::TranslationPair>& ps) {
-    return data::encode_pairs(ps, t.source_vocab, data::Tokenizer::words, t.target_vocab, data::Tokenizer::words);
-  };
-  t.train = encode(t.pairs.train);
-  t.validation = encode(t.pairs.validation);
-  t.test = encode(t.pairs.test);
-  t.longer_ids = encode(t.longer);
+  static_cast<data::EncodedSplits&>(t) = data::encode_splits(t.pairs, data::Tokenizer::words, data::Tokenizer::words);
+  t.longer_ids = data::encode_pairs(t.longer, t.source_vocab, data::Tokenizer::words, t.target_vocab,
+                                    data::Tokenizer::words);
   return t;
 }
 

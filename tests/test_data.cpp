@@ -85,6 +85,19 @@ TEST_CASE("build_vocabs: one vocabulary per side, from the training pairs, with 
   CHECK_FALSE(v.target.contains("ab"));
 }
 
+TEST_CASE("encode_splits: vocabularies from the training split, every split encoded with them") {
+  Splits<Pair> s;
+  s.train = {{"the cat", "ab"}, {"the dog", "ba"}};
+  s.validation = {{"the cow", "b"}};
+  s.test = {{"dog", "aab"}};
+  const EncodedSplits e = encode_splits(s, Tokenizer::words, Tokenizer::chars);
+  CHECK(e.source_vocab.size() == Vocab::num_specials + 3);
+  CHECK(e.train.size() == 2);
+  CHECK(e.train.source[1] == std::vector<Index>{e.source_vocab.id("the"), e.source_vocab.id("dog")});
+  CHECK(e.validation.source[0][1] == Vocab::unk);  // "cow" was never seen in training
+  CHECK(e.test.target[0] == e.target_vocab.encode("aab", Tokenizer::chars));
+}
+
 TEST_CASE("pad_sequences: ids, lengths and key-padding mask") {
   const PaddedBatch b = pad_sequences({{5, 6, 7}, {8}, {}, {9, 10}});
   CHECK(b.ids == IndexArray{{5, 6, 7}, {8, 0, 0}, {0, 0, 0}, {9, 10, 0}});

@@ -20,15 +20,7 @@ DateTask make_date_task(std::size_t n, std::uint64_t seed) {
   const std::vector<data::Pair> all = data::make_dates(n, gen);
   DateTask t;
   t.pairs = data::split_examples(all, {0.8, 0.1, 0.1}, seed + 1);
-  data::PairVocabs v = data::build_vocabs(t.pairs.train, data::Tokenizer::chars, data::Tokenizer::chars);
-  t.source_vocab = std::move(v.source);
-  t.target_vocab = std::move(v.target);
-  auto encode = [&](const std::vector<data::Pair>& ps) {
-    return data::encode_pairs(ps, t.source_vocab, data::Tokenizer::chars, t.target_vocab, data::Tokenizer::chars);
-  };
-  t.train = encode(t.pairs.train);
-  t.validation = encode(t.pairs.validation);
-  t.test = encode(t.pairs.test);
+  static_cast<data::EncodedSplits&>(t) = data::encode_splits(t.pairs, data::Tokenizer::chars, data::Tokenizer::chars);
   return t;
 }
 

@@ -45,10 +45,8 @@ namespace data = nn::data;
 
 // Generated dates, split train / validation / test by distinct source string; character
 // vocabularies built from the training split.
-struct DateTask {
+struct DateTask : data::EncodedSplits {
   data::Splits<data::Pair> pairs;
-  data::Vocab source_vocab, target_vocab;
-  data::EncodedPairs train, validation, test;
 };
 DateTask make_date_task(std::size_t n, std::uint64_t seed);
 

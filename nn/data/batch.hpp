@@ -8,6 +8,7 @@
 
 #include "core/allowed.hpp"
 #include "core/array.hpp"
+#include "nn/data/split.hpp"
 #include "nn/data/vocab.hpp"
 
 namespace attnlab::nn::data {
@@ -66,6 +67,26 @@ PairVocabs build_vocabs(const Examples& train, Tokenizer source_tok, Tokenizer t
     tgt.push_back(tokenize(e.target, target_tok));
   }
   return {Vocab::build(src), Vocab::build(tgt)};
+}
+
+// A data set ready for a sequence-to-sequence model: the vocabularies of its training pairs, and
+// every split encoded with them (held-out words the training split lacks become <unk>).
+struct EncodedSplits {
+  Vocab source_vocab, target_vocab;
+  EncodedPairs train, validation, test;
+};
+
+template <class E>
+EncodedSplits encode_splits(const Splits<E>& splits, Tokenizer source_tok, Tokenizer target_tok) {
+  PairVocabs v = build_vocabs(splits.train, source_tok, target_tok);
+  EncodedSplits out{std::move(v.source), std::move(v.target), {}, {}, {}};
+  auto encode = [&](const std::vector<E>& pairs) {
+    return encode_pairs(pairs, out.source_vocab, source_tok, out.target_vocab, target_tok);
+  };
+  out.train = encode(splits.train);
+  out.validation = encode(splits.validation);
+  out.test = encode(splits.test);
+  return out;
 }
 
 // d2l's convention: the source ends with <eos> too, so an RNN encoder sees where it ends.
