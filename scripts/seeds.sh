@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
-# Runs one lesson over several seeds, one after another, and prints each metric's mean ± sd, min
-# and max over the runs (build/bin/metric_spread): the numbers a teacher can quote, and the band a
-# student's run should land in.
+# Runs one lesson over several seeds, one after another (--jobs N: N at a time), and prints each
+# metric's mean ± sd, min and max over the runs (build/bin/metric_spread): the numbers a teacher can
+# quote, and the band a student's run should land in.
 #
 #   scripts/seeds.sh 04                          lesson 04, full runs, seeds 1 2 3
 #   scripts/seeds.sh --quick --seeds "1 2 3 4 5 7" 04_scaled_dot_product
 #   scripts/seeds.sh 11 -- --threads 2           arguments after -- go to the lesson
+#   scripts/seeds.sh --jobs 2 09                 two seeds at a time (a lesson runs on one thread
+#                                                unless told otherwise, so two fill two cores)
 #
 # Each run's folder is kept: out/seeds/<lesson>/<full|quick>/seed_<S>/ (--out DIR to change), with
 # the lesson's console output in seed_<S>.log beside it. ATTNLAB_BUILD names another build folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { echo "usage: scripts/seeds.sh [--quick] [--seeds \"S1 S2 ...\"] [--out DIR] LESSON [-- LESSON_ARGS...]" >&2; exit 2; }
-quick=0 seeds="1 2 3" out="" lesson=""
+usage() { echo "usage: scripts/seeds.sh [--quick] [--seeds \"S1 S2 ...\"] [--jobs N] [--out DIR] LESSON [-- LESSON_ARGS...]" >&2; exit 2; }
+quick=0 seeds="1 2 3" jobs=1 out="" lesson=""
 while (($#)); do
   case "$1" in
     --quick) quick=1 ;;
     --seeds) (($# > 1)) || usage; seeds=$2; shift ;;
+    --jobs) (($# > 1)) && [[ $2 =~ ^[1-9][0-9]*$ ]] || usage; jobs=$2; shift ;;
     --out) (($# > 1)) || usage; out=$2; shift ;;
     --) shift; break ;;
     -*) echo "seeds: unknown argument '$1'" >&2; usage ;;
@@ -35,18 +38,30 @@ mode=$([ $quick = 1 ] && echo quick || echo full)
 out=${out:-out/seeds/$name/$mode}
 mkdir -p "$out"
 
-folders=()
-for s in $seeds; do
-  start=$(date +%s%N)
-  flags=(--seed "$s" --out "$out/seed_$s")
+# One run: its console output in seed_<S>.log, its exit status in seed_<S>.status.
+run_seed() {
+  local s=$1 start ms flags=(--seed "$1" --out "$out/seed_$1")
   [ $quick = 1 ] && flags+=(--quick)
-  if "$program" "${flags[@]}" "$@" > "$out/seed_$s.log" 2>&1; then
+  start=$(date +%s%N)
+  if "$program" "${flags[@]}" "${lesson_args[@]}" > "$out/seed_$s.log" 2>&1; then
     ms=$((($(date +%s%N) - start) / 1000000))
     printf '%s seed %s: %d.%d s\n' "$name" "$s" $((ms / 1000)) $((ms % 1000 / 100))
-    folders+=("$out/seed_$s")
+    echo 0 > "$out/seed_$s.status"
   else
     echo "$name seed $s: FAILED (see $out/seed_$s.log)" >&2
+    echo 1 > "$out/seed_$s.status"
   fi
+}
+lesson_args=("$@")
+for s in $seeds; do
+  rm -f "$out/seed_$s.status"
+  while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
+  run_seed "$s" &
+done
+wait
+folders=()
+for s in $seeds; do
+  [ "$(cat "$out/seed_$s.status" 2>/dev/null)" = 0 ] && folders+=("$out/seed_$s")
 done
 ((${#folders[@]})) || exit 1
 "$build"/bin/metric_spread "${folders[@]}"
