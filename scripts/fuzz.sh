@@ -26,7 +26,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 [ -f "$build/CMakeCache.txt" ] ||
   CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" -DATTNLAB_FUZZ=ON -DATTNLAB_TESTS=OFF \
-    -DATTNLAB_LESSONS=OFF -DATTNLAB_BENCH=OFF -DATTNLAB_INSTALL=OFF >/dev/null
+    -DATTNLAB_LESSONS=OFF -DATTNLAB_BENCH=OFF -DATTNLAB_INSTALL=OFF -DATTNLAB_PCH=OFF >/dev/null
 cmake --build "$build" -j "$jobs" --target fuzz_all
 
 readers=(npy npz idx checkpoint fortunes)

@@ -43,10 +43,11 @@ flags=(-DCMAKE_BUILD_TYPE=Release)
 if ((sanitize)); then
   build=build-sanitize
   # The sanitizer build checks the engine, modules, figures and their tests; the lessons
-  # (timed, minutes of training) and the benchmarks are exercised by the Release build.
+  # (timed, minutes of training), the benchmarks and the graded exercises are exercised by the
+  # Release build.
   # -O1 -g1 (line tables: stack traces keep file:line) compiles in half the time of -O2 -g.
   flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
-         -DATTNLAB_SANITIZE=ON -DATTNLAB_LESSONS=OFF -DATTNLAB_BENCH=OFF)
+         -DATTNLAB_SANITIZE=ON -DATTNLAB_LESSONS=OFF -DATTNLAB_BENCH=OFF -DATTNLAB_EXERCISES=OFF)
 fi
 jobs=$(nproc 2>/dev/null || echo 2)
 [ -f "$build/CMakeCache.txt" ] || cmake -S . -B "$build" "${flags[@]}" >/dev/null
