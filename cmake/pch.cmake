@@ -23,12 +23,15 @@ function(attnlab_pch_donor)
     <xtensor/xarray.hpp> <xtensor/xbuilder.hpp> <xtensor/xmath.hpp> <xtensor/xview.hpp>)
 endfunction()
 
-# Every compiled target in DIR and the folders under it reuses the donor's header.
+# Every compiled target in DIR and the folders under it reuses the donor's header, but those that
+# set ATTNLAB_NO_PCH.
 function(attnlab_reuse_pch dir)
   get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
   foreach(t ${targets})
     get_target_property(type ${t} TYPE)
-    if(type MATCHES "^(EXECUTABLE|STATIC_LIBRARY|SHARED_LIBRARY|OBJECT_LIBRARY)$" AND NOT t STREQUAL attnlab_pch)
+    get_target_property(no_pch ${t} ATTNLAB_NO_PCH)  # a target compiled with other options
+    if(type MATCHES "^(EXECUTABLE|STATIC_LIBRARY|SHARED_LIBRARY|OBJECT_LIBRARY)$" AND NOT t STREQUAL attnlab_pch
+       AND NOT no_pch)
       target_precompile_headers(${t} REUSE_FROM attnlab_pch)
     endif()
   endforeach()
