@@ -124,8 +124,10 @@ Scores score(const Array<F>& p, const IndexArray& labels) {
 // Light augmentation: each training image moved by up to kShift pixels in each direction (the
 // background, 0, fills in) and mirrored left to right with probability 1/2. A garment moved or
 // mirrored is the same garment, so the model sees more images than the file holds; validation and
-// test images are never changed.
-constexpr int kShift = 2;
+// test images are never changed. One pixel, not two: measured on the validation images (seed 7,
+// the full recipe), shifts of up to 2 pixels end at 0.894 and of up to 1 pixel at 0.905; label
+// smoothing 0.1 (0.893) and a wider model in the same time (d 96, 16 epochs: 0.889) did not help.
+constexpr int kShift = 1;
 
 Array<F> shifted_and_mirrored(const Array<F>& images, Generator& gen) {
   const int side = int(kSide);
@@ -252,10 +254,10 @@ Trained train_vit(const Data& d) {
   config("batch", kBatch);
   config("peak_lr", kLr);
   config("weight_decay", kWeightDecay);
-  config("augmentation", text("shift up to ", kShift, " pixels, mirror with probability 1/2"));
+  config("augmentation", text("shift up to ", kShift, kShift == 1 ? " pixel" : " pixels", ", mirror with probability 1/2"));
   say("We train it for ", n_epochs, " epochs of ", d.train.size(), " images with AdamW (peak learning rate ", kLr,
       ", weight decay ", kWeightDecay, "), a 5 % warm-up and a cosine decay, batches of ", kBatch, ". Every "
-      "training image is moved by up to ", kShift, " pixels each way and mirrored half the time, new draws in "
+      "training image is moved by up to ", kShift, kShift == 1 ? " pixel" : " pixels", " each way and mirrored half the time, new draws in "
       "every epoch: with 55,000 images and no augmentation this model starts to fit its training images better "
       "than new ones well before the last epoch. The training loss is therefore measured on changed images.");
   t.history = train(vit, [&](const Tensor<F>& x) { return vit.forward(x); }, d, n_epochs, "ViT p=7");
@@ -685,8 +687,10 @@ double learned_positions(nn::ViT<F>& vit) {
   say("Nothing told the model that the 16 positions form a 4 x 4 grid: they are 16 free vectors. Trained, the "
       "vectors of neighbouring patches (one step apart in the grid) have a mean cosine similarity of ",
       fixed(near / double(n_near), 3), ", those three or more steps apart ", fixed(far / double(n_far), 3),
-      gap > 0.1 ? ": the model has found the image's two dimensions in a one-dimensional sequence."
-                : ": at this budget the positions show little of the grid.");
+      gap > 0.3   ? ": the model has found the image's two dimensions in a one-dimensional sequence."
+      : gap > 0.1 ? ": a faint trace of the grid, neighbours a little more alike than distant patches, far from "
+                    "the clean rows and columns that larger ViTs trained longer show."
+                  : ": at this budget the positions show little of the grid.");
   metric("position_cosine_neighbours", near / double(n_near));
   metric("position_cosine_far", far / double(n_far));
   return gap;
@@ -702,7 +706,9 @@ void takeaway(const TestResult& r, double garment_lift, double position_gap) {
                                 " times as much as chance would")
                          : "; in this run it shows no preference for the garment over the background",
       ". The model is given no notion of two dimensions",
-      position_gap > 0.1 ? " and learns one in its positions." : ", and at this budget its positions learn little of one.",
+      position_gap > 0.3   ? " and learns one in its positions."
+      : position_gap > 0.1 ? " and learns a faint trace of one in its positions."
+                           : ", and at this budget its positions learn little of one.",
       " What it is not given is the local structure a convolution builds in, so it has to learn that from data: "
       "on the test set it scores ", percent(r.vit_accuracy, 2), " against ", percent(r.mlp_accuracy, 2),
       " for an MLP that sees the pixels with no structure at all.");
