@@ -263,7 +263,7 @@ void accuracy_figure(const std::vector<Trained>& two, const std::vector<Trained>
   std::vector<std::string> categories;
   std::vector<double> acc_two, acc_three;
   for (std::size_t i = 0; i < kHeads.size(); ++i) {
-    categories.push_back(text(kHeads[i], kHeads[i] > 1 ? " heads" : " head"));
+    categories.push_back(counted(kHeads[i], "head"));
     acc_two.push_back(two[i].accuracy), acc_three.push_back(three[i].accuracy);
   }
   plots::Figure fig(2400, 950, 1, 3);
@@ -278,7 +278,7 @@ void accuracy_figure(const std::vector<Trained>& two, const std::vector<Trained>
     for (const Trained& r : p == 0 ? two : three) {
       std::vector<double> steps;
       for (std::size_t e = 1; e <= r.history.validation_of("accuracy").size(); ++e) steps.push_back(double(e * r.history.steps_per_epoch));
-      series.push_back(curve(text(r.heads, r.heads > 1 ? " heads" : " head"), steps, r.history.validation_of("accuracy")));
+      series.push_back(curve(counted(r.heads, "head"), steps, r.history.validation_of("accuracy")));
     }
     plots::line_plot(fig.panel(p + 1).title(text("Validation accuracy, task \"", p == 0 ? a.name : b.name, "\""))
                          .xlabel("training step").ylabel("accuracy"), series, lo);
@@ -354,11 +354,11 @@ void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
       for (std::size_t h = 0; h < r.heads; ++h) found = found || at_offset(profile, h, off) > 0.5;
       covered += found;
     }
-    coverage.push_back(text(covered, " of the ", task.offsets.size(), " offsets with ", r.heads, r.heads > 1 ? " heads" : " head"));
+    coverage.push_back(text(covered, " of the ", task.offsets.size(), " offsets with ", counted(r.heads, "head")));
     for (std::size_t h = 0; h < r.heads; ++h) {
       const auto [offset, weight] = peak(profile, h);
       rows.push_back(row(r.heads, h + 1, offset, fixed(weight, 3)));
-      row_labels.push_back(text(r.heads, r.heads > 1 ? " heads: head " : " head: head ", h + 1));
+      row_labels.push_back(text(counted(r.heads, "head"), ": head ", h + 1));
       metric(text("offset_mass_h", r.heads, "_head", h + 1), weight);
     }
   }
@@ -577,7 +577,7 @@ void what_it_costs(const Task& task) {
   plots::Figure fig(1600, 1000);
   fig.title("Training step time by head count (d_model = 64, one layer, batch 64)");
   std::vector<std::string> names;
-  for (std::size_t h : kHeads) names.push_back(text(h, h > 1 ? " heads" : " head"));
+  for (std::size_t h : kHeads) names.push_back(counted(h, "head"));
   bar_panel(fig.panel(0).ylabel("milliseconds per step (median)"), names, {{"CPU time", cpu}, {"wall time", wall}}, 2);
   save_figure(fig, "step_time", "Median time of one training step for 1, 2, 4 and 8 heads at the same d_model, timed in turn");
 }

@@ -254,10 +254,10 @@ Trained train_vit(const Data& d) {
   config("batch", kBatch);
   config("peak_lr", kLr);
   config("weight_decay", kWeightDecay);
-  config("augmentation", text("shift up to ", kShift, kShift == 1 ? " pixel" : " pixels", ", mirror with probability 1/2"));
+  config("augmentation", text("shift up to ", counted(kShift, "pixel"), ", mirror with probability 1/2"));
   say("We train it for ", n_epochs, " epochs of ", d.train.size(), " images with AdamW (peak learning rate ", kLr,
       ", weight decay ", kWeightDecay, "), a 5 % warm-up and a cosine decay, batches of ", kBatch, ". Every "
-      "training image is moved by up to ", kShift, kShift == 1 ? " pixel" : " pixels", " each way and mirrored half the time, new draws in "
+      "training image is moved by up to ", counted(kShift, "pixel"), " each way and mirrored half the time, new draws in "
       "every epoch: with 55,000 images and no augmentation this model starts to fit its training images better "
       "than new ones well before the last epoch. The training loss is therefore measured on changed images.");
   t.history = train(vit, [&](const Tensor<F>& x) { return vit.forward(x); }, d, n_epochs, "ViT p=7");
@@ -274,7 +274,7 @@ Trained train_vit(const Data& d) {
   save_figure(loss_curves({{"ViT p=7", &h}}, style), "vit_training",
               "Training loss by step, and training against validation loss by epoch.");
   say("Validation accuracy ", fixed(acc.back(), 4), " after ", h.seconds, " s of training (", fixed(h.median_step_ms(), 1),
-      " ms a step, median, at ", threads(), threads() == 1 ? " thread)." : " threads).");
+      " ms a step, median, at ", counted(threads(), "thread"), ").");
   metric("val_acc_vit", acc.back());
   timing("vit_train_seconds", h.seconds);
   timing("vit_step_ms", h.median_step_ms());
@@ -291,8 +291,8 @@ struct Baseline {
 
 void patch_sizes(const Data& d) {
   const int n_epochs = full_or_quick(3, 1);
-  say("Smaller patches give the model finer pieces and a longer sequence. Both sizes train for ", n_epochs,
-      n_epochs == 1 ? " epoch" : " epochs", " with the same recipe; the validation accuracy is after the last.");
+  say("Smaller patches give the model finer pieces and a longer sequence. Both sizes train for ",
+      counted(n_epochs, "epoch"), " with the same recipe; the validation accuracy is after the last.");
   std::vector<std::vector<std::string>> rows;
   std::vector<plots::Series> series;
   for (std::size_t p : {7, 4}) {

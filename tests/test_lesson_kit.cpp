@@ -90,6 +90,9 @@ TEST_CASE("numbers in prose") {
   CHECK(row("a", 2, 0.25) == std::vector<std::string>{"a", "2", "0.25"});
   CHECK(listing({"a", "b", "c"}) == "a, b and c");
   CHECK(listing({"a"}) == "a");
+  CHECK(counted(1, "pixel") == "1 pixel");
+  CHECK(counted(2, "pixel") == "2 pixels");
+  CHECK(counted(0, "epoch") == "0 epochs");
 }
 
 TEST_CASE("summaries: median, mean and spread, windows of steps") {

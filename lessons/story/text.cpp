@@ -42,4 +42,6 @@ std::string listing(const std::vector<std::string>& items) {
   return s;
 }
 
+std::string counted(long long n, const std::string& noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
+
 }  // namespace attnlab::lessons

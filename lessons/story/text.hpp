@@ -46,4 +46,7 @@ std::vector<std::string> row(const Parts&... parts) {
 // "a, b and c"
 std::string listing(const std::vector<std::string>& items);
 
+// A count and its noun, plural by an s: counted(1, "pixel") is "1 pixel", counted(2, "pixel") "2 pixels".
+std::string counted(long long n, const std::string& noun);
+
 }  // namespace attnlab::lessons
