@@ -650,6 +650,11 @@ void right_and_wrong(nn::ViT<F>& vit, const Data& d, const TestResult& r) {
               "each with the class token's attention rollout.");
 }
 
+// How much of the 4 x 4 grid the positions hold, from the neighbours' mean cosine minus the far
+// patches': a clean grid (above 0.3), a faint trace (0.1 to 0.3), or little of it.
+enum class GridTrace { clear, faint, little };
+GridTrace grid_trace(double gap) { return gap > 0.3 ? GridTrace::clear : gap > 0.1 ? GridTrace::faint : GridTrace::little; }
+
 // The learned positions, compared with each other: the cosine similarity of position (r, c)'s
 // vector to every other patch position's, one small map per position. Returns the mean cosine of
 // neighbours minus that of positions three or more steps apart.
@@ -687,10 +692,11 @@ double learned_positions(nn::ViT<F>& vit) {
   say("Nothing told the model that the 16 positions form a 4 x 4 grid: they are 16 free vectors. Trained, the "
       "vectors of neighbouring patches (one step apart in the grid) have a mean cosine similarity of ",
       fixed(near / double(n_near), 3), ", those three or more steps apart ", fixed(far / double(n_far), 3),
-      gap > 0.3   ? ": the model has found the image's two dimensions in a one-dimensional sequence."
-      : gap > 0.1 ? ": a faint trace of the grid, neighbours a little more alike than distant patches, far from "
-                    "the clean rows and columns that larger ViTs trained longer show."
-                  : ": at this budget the positions show little of the grid.");
+      grid_trace(gap) == GridTrace::clear ? ": the model has found the image's two dimensions in a one-dimensional sequence."
+      : grid_trace(gap) == GridTrace::faint
+          ? ": a faint trace of the grid, neighbours a little more alike than distant patches, far from the clean "
+            "rows and columns that larger ViTs trained longer show."
+          : ": at this budget the positions show little of the grid.");
   metric("position_cosine_neighbours", near / double(n_near));
   metric("position_cosine_far", far / double(n_far));
   return gap;
@@ -706,9 +712,9 @@ void takeaway(const TestResult& r, double garment_lift, double position_gap) {
                                 " times as much as chance would")
                          : "; in this run it shows no preference for the garment over the background",
       ". The model is given no notion of two dimensions",
-      position_gap > 0.3   ? " and learns one in its positions."
-      : position_gap > 0.1 ? " and learns a faint trace of one in its positions."
-                           : ", and at this budget its positions learn little of one.",
+      grid_trace(position_gap) == GridTrace::clear   ? " and learns one in its positions."
+      : grid_trace(position_gap) == GridTrace::faint ? " and learns a faint trace of one in its positions."
+                                                     : ", and at this budget its positions learn little of one.",
       " What it is not given is the local structure a convolution builds in, so it has to learn that from data: "
       "on the test set it scores ", percent(r.vit_accuracy, 2), " against ", percent(r.mlp_accuracy, 2),
       " for an MLP that sees the pixels with no structure at all.");
