@@ -309,15 +309,13 @@ constexpr std::size_t kGeluGrain = 1 << 14;  // entries per parallel chunk, at l
 template <class T>
 Tensor<T> gelu(const Tensor<T>& a, GeluForm form) {
   need("gelu", a);
-  const T inv_sqrt_2pi = T(0.39894228040143267794);
   const T sqrt_2_over_pi = T(0.79788456080286535588);
   const T c = T(0.044715);
   Array<T> y;
   if (form == GeluForm::Erf) {
-    // y = a Phi(a), Phi by vmath::normal_cdf (vectorized for float, std::erf for double). When
-    // recording, the same pass keeps dy/da = Phi(a) + a phi(a) while Phi is at hand, so the
+    // y = a Phi(a) by vmath::gelu_n (vectorized for float, std::erf for double). When recording,
+    // the same pass keeps dy/da = Phi(a) + a phi(a) while Phi and e^{-a^2/2} are at hand, so the
     // backward is one multiply (PyTorch recomputes Phi there; this costs one saved array).
-    // In parallel chunks (core/runtime/parallel) of 4096-entry pieces that stay in L1.
     y = Array<T>::from_shape(a.shape());
     auto slope = will_record<T>({&a}) ? std::make_shared<Array<T>>(Array<T>::from_shape(a.shape()))
                                       : nullptr;
@@ -325,16 +323,7 @@ Tensor<T> gelu(const Tensor<T>& a, GeluForm form) {
     T* py = y.data();
     T* pd = slope ? slope->data() : nullptr;
     parallel_for(y.size(), kGeluGrain, [&](std::size_t b, std::size_t e) {
-      for (std::size_t s = b; s < e; s += 4096) {
-        const std::size_t m = std::min<std::size_t>(4096, e - s);
-        vmath::normal_cdf_n(x + s, py + s, m);  // Phi(a)
-        if (pd) {
-          for (std::size_t k = s; k < s + m; ++k) pd[k] = T(-0.5) * x[k] * x[k];
-          vmath::exp_n(pd + s, pd + s, m);
-          for (std::size_t k = s; k < s + m; ++k) pd[k] = py[k] + x[k] * inv_sqrt_2pi * pd[k];
-        }
-        for (std::size_t k = s; k < s + m; ++k) py[k] *= x[k];
-      }
+      vmath::gelu_n(x + b, py + b, pd ? pd + b : nullptr, e - b);
     });
     return record<T>("gelu", std::move(y), {&a}, [slope](Node<T>& n) {
       Array<T> dx = Array<T>::from_shape(n.value.shape());

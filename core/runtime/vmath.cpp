@@ -20,4 +20,22 @@ ATTNLAB_VMATH_ARRAY(sigmoid_n, vmath::sigmoid)
 ATTNLAB_VMATH_ARRAY(normal_cdf_n, vmath::normal_cdf)
 #undef ATTNLAB_VMATH_ARRAY
 
+// Two loops, so that the forward without the tape does not pay for the slope.
+template <class T>
+void gelu_array(const T* x, T* y, T* slope, std::size_t n) {
+  const T inv_sqrt_2pi = T(0.39894228040143267794);
+  if (!slope) {
+    for (std::size_t k = 0; k < n; ++k) y[k] = x[k] * vmath::normal_cdf(x[k]);
+    return;
+  }
+  for (std::size_t k = 0; k < n; ++k) {
+    T gauss;
+    const T phi_cdf = vmath::normal_cdf(x[k], gauss);
+    y[k] = x[k] * phi_cdf;
+    slope[k] = phi_cdf + x[k] * inv_sqrt_2pi * gauss;
+  }
+}
+void gelu_n(const float* x, float* y, float* slope, std::size_t n) { gelu_array(x, y, slope, n); }
+void gelu_n(const double* x, double* y, double* slope, std::size_t n) { gelu_array(x, y, slope, n); }
+
 }  // namespace attnlab::vmath

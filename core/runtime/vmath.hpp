@@ -92,8 +92,9 @@ inline double sigmoid(double x) {
   return e / (1.0 + e);
 }
 
-// Phi(x) = P(N(0,1) <= x).
-inline float normal_cdf(float x) {
+// Phi(x) = P(N(0,1) <= x), and on the way gauss = e^{-x^2/2} (the normal density times sqrt(2 pi)),
+// which the erf tail needs anyway: GELU's slope Phi + x phi then costs no second exp.
+inline float normal_cdf(float x, float& gauss) {
   const float u = x * 0.70710678118654752f;  // erf argument x / sqrt 2
   const float a = u < 0.0f ? -u : u;
   const float t = 1.0f / (1.0f + 0.3275911f * a);
@@ -103,10 +104,19 @@ inline float normal_cdf(float x) {
   r = r * t - 0.284496736f;
   r = r * t + 0.254829592f;
   // 1 - erf(|u|) = r t e^{-u^2};  Phi = 1 - tail/2 for x >= 0, tail/2 for x < 0.
-  const float half_tail = 0.5f * r * t * vmath::exp(-a * a);
+  gauss = vmath::exp(-a * a);
+  const float half_tail = 0.5f * r * t * gauss;
   return x < 0.0f ? half_tail : 1.0f - half_tail;
 }
-inline double normal_cdf(double x) { return 0.5 * (1.0 + std::erf(x * 0.70710678118654752440)); }
+inline double normal_cdf(double x, double& gauss) {
+  gauss = std::exp(-0.5 * x * x);
+  return 0.5 * (1.0 + std::erf(x * 0.70710678118654752440));
+}
+template <class T>
+inline T normal_cdf(T x) {
+  T unused;
+  return normal_cdf(x, unused);
+}
 
 // Row reductions in 8 independent lanes: sum_of(n, term) = sum_j term(j), max_of(n, term) =
 // max_j term(j) (n >= 1 for max_of).
@@ -169,5 +179,9 @@ void sigmoid_n(const float* x, float* y, std::size_t n);
 void sigmoid_n(const double* x, double* y, std::size_t n);
 void normal_cdf_n(const float* x, float* y, std::size_t n);
 void normal_cdf_n(const double* x, double* y, std::size_t n);
+// GELU, y[k] = x Phi(x) with x = x[k], and when slope is not null its derivative there,
+// slope[k] = Phi(x) + x phi(x), phi(x) = e^{-x^2/2} / sqrt(2 pi): one pass, one exp per entry.
+void gelu_n(const float* x, float* y, float* slope, std::size_t n);
+void gelu_n(const double* x, double* y, double* slope, std::size_t n);
 
 }  // namespace attnlab::vmath
