@@ -116,7 +116,9 @@ class LinePlot : public Plot {
 };
 
 // Data range over usable points; on a log axis padded by 5 % of the decades spanned, on a linear y
-// axis widened to nice ticks, on a linear x axis exact (curves run edge to edge).
+// axis widened to nice ticks, on a linear x axis exact (curves run edge to edge). With markers a
+// linear axis is first padded by 3 % of the range, so that the markers at its ends stand clear of the
+// axis lines.
 void data_range(const std::vector<Series>& ss, const LineOptions& o, bool is_y, double& lo, double& hi) {
   lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (const Series& s : ss)
@@ -130,11 +132,14 @@ void data_range(const std::vector<Series>& ss, const LineOptions& o, bool is_y, 
     double a = std::log10(lo), b = std::log10(hi);
     const double pad = b > a ? 0.05 * (b - a) : 0.5;
     lo = std::pow(10.0, a - pad), hi = std::pow(10.0, b + pad);
-  } else if (is_y) {
-    nice_range(lo, hi, 5);
-  } else if (!(hi > lo)) {
-    lo -= 0.5, hi += 0.5;
+    return;
   }
+  if (o.markers && hi > lo) {
+    const double pad = 0.03 * (hi - lo);
+    lo -= pad, hi += pad;
+  }
+  if (is_y) nice_range(lo, hi, 5);
+  else if (!(hi > lo)) lo -= 0.5, hi += 0.5;
 }
 
 }  // namespace
