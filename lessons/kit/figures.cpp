@@ -49,9 +49,11 @@ plots::Figure attention_figure(const std::vector<AttentionMap>& maps, const Atte
     if (c == 0) p.ylabel(style.queries_label);
     plots::HeatmapOptions o = attention_style(maps[i].keys, maps[i].queries, style.annotate);
     o.decimals = style.decimals;
+    o.cmap = style.colormap;
+    o.vmax = style.vmax;
     plots::heatmap(p, maps[i].weights, o);
   }
-  fig.shared_colorbar({plots::Colormap::viridis(), 0.0, 1.0, "attention weight"});
+  fig.shared_colorbar({style.colormap, 0.0, style.vmax, "attention weight"});
   return fig;
 }
 

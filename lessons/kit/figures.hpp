@@ -46,6 +46,8 @@ struct AttentionFigure {
   std::string keys_label = "Keys", queries_label = "Queries";
   bool annotate = false;                                 // each weight printed in its cell
   int decimals = 2;
+  plots::Colormap colormap = plots::Colormap::viridis();
+  double vmax = 1.0;  // the top of the shared scale (0 at the bottom); lower for rows spread over many keys
 };
 
 // One panel per map, axis names on the outer panels, one shared colorbar.
