@@ -353,6 +353,7 @@ int run(const std::vector<std::string>& args) {
         {"ViT patch 4 (128, 50, 4 x 16)", 128, 50, 4, 16},
         {"lesson 07 (64, 16, 8 x 8)", 64, 16, 8, 8},
         {"wide heads (32, 64, 4 x 32)", 32, 64, 4, 32},
+        {"large encoder (8, 256, 8 x 64)", 8, 256, 8, 64},
     };
     for (const AttentionShape& sh : shapes) {
       print_comparison(sh.name, attention_gflops(sh, cfg), limit);

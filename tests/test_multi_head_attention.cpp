@@ -7,6 +7,7 @@
 #include <xtensor/xbuilder.hpp>
 
 #include "core/ops.hpp"
+#include "core/runtime/gemm_plan.hpp"
 #include "core/runtime/parallel.hpp"
 #include "tests/helpers.hpp"
 
@@ -144,21 +145,33 @@ TEST_CASE("multi-head entry points: bad inputs name the op and the shapes") {
 }
 
 TEST_CASE("two threads give the same bits as one (blocks run in parallel chunks)") {
-  const std::size_t B = 4, L = 6, h = 4, d = 2;
-  auto run = [&](int threads) {
-    set_threads(threads);
-    const Tensor<float> qkv = leaf<float>({B, L, 3 * h * d}, 11);
-    Generator g(5);
-    AttentionOptions<float> o;
-    o.causal = true;
-    o.dropout = 0.2;
-    o.generator = &g;
-    const auto r = multi_head_self_attention(qkv, h, o);
-    r.output.backward(xt::cast<float>(rand_array({B, L, h * d}, 12)));
-    std::vector<Array<float>> out{r.output.value(), r.weights.value(), qkv.grad()};
-    set_threads(1);
-    return out;
-  };
-  const auto one = run(1), two = run(2);
-  for (std::size_t i = 0; i < one.size(); ++i) CHECK(max_diff(one[i], two[i]) == 0.0);
+  // Tiny blocks, and blocks of 128 x 128 x 32 = 2^19 multiply-adds: past small_gemm_limit, which
+  // run in parallel with generated kernels (block_gemm_limit) or, with those off, one after
+  // another through BLAS. Both ways agree to float rounding.
+  struct Shape { std::size_t B, L, h, d; };
+  const bool generated_before = small_gemm_enabled();
+  for (const Shape sh : {Shape{4, 6, 4, 2}, Shape{2, 128, 2, 32}}) {
+    INFO("L = ", sh.L);
+    auto run = [&](int threads, bool generated) {
+      set_threads(threads);
+      set_small_gemm(generated);
+      const Tensor<float> qkv = leaf<float>({sh.B, sh.L, 3 * sh.h * sh.d}, 11);
+      Generator g(5);
+      AttentionOptions<float> o;
+      o.causal = true;
+      o.dropout = 0.2;
+      o.generator = &g;
+      const auto r = multi_head_self_attention(qkv, sh.h, o);
+      r.output.backward(xt::cast<float>(rand_array({sh.B, sh.L, sh.h * sh.d}, 12)));
+      std::vector<Array<float>> out{r.output.value(), r.weights.value(), qkv.grad()};
+      set_threads(1);
+      set_small_gemm(generated_before);
+      return out;
+    };
+    const auto one = run(1, true), two = run(2, true), blas = run(2, false);
+    for (std::size_t i = 0; i < one.size(); ++i) {
+      CHECK(max_diff(one[i], two[i]) == 0.0);
+      CHECK(max_diff(one[i], blas[i]) <= 1e-5 * (1.0 + double(xt::amax(xt::abs(one[i]))())));
+    }
+  }
 }

@@ -86,12 +86,12 @@ template <class T>
 struct BlockProducts {
   GemmPlan<T> scores, output, dV, dP, dQ, dK;
   explicit BlockProducts(const Problem<T>& pr)
-      : scores(false, pr.Lq, pr.Lk, pr.d, pr.q.row, pr.Lk, pr.Lk),
-        output(false, pr.Lq, pr.dv, pr.Lk, pr.Lk, pr.v.row, pr.o.row),
-        dV(true, pr.Lk, pr.dv, pr.Lq, pr.Lk, pr.o.row, pr.v.row),
-        dP(false, pr.Lq, pr.Lk, pr.dv, pr.o.row, pr.Lk, pr.Lk),
-        dQ(false, pr.Lq, pr.d, pr.Lk, pr.Lk, pr.k.row, pr.q.row),
-        dK(true, pr.Lk, pr.d, pr.Lq, pr.Lk, pr.q.row, pr.k.row) {}
+      : scores(false, pr.Lq, pr.Lk, pr.d, pr.q.row, pr.Lk, pr.Lk, false, block_gemm_limit),
+        output(false, pr.Lq, pr.dv, pr.Lk, pr.Lk, pr.v.row, pr.o.row, false, block_gemm_limit),
+        dV(true, pr.Lk, pr.dv, pr.Lq, pr.Lk, pr.o.row, pr.v.row, false, block_gemm_limit),
+        dP(false, pr.Lq, pr.Lk, pr.dv, pr.o.row, pr.Lk, pr.Lk, false, block_gemm_limit),
+        dQ(false, pr.Lq, pr.d, pr.Lk, pr.Lk, pr.k.row, pr.q.row, false, block_gemm_limit),
+        dK(true, pr.Lk, pr.d, pr.Lq, pr.Lk, pr.q.row, pr.k.row, false, block_gemm_limit) {}
 };
 
 // out (cols x rows, dense) = factor * the transpose of a rows x cols block whose rows are ld apart.
@@ -128,13 +128,14 @@ void apply_dropout(const T* P, const bool* keep, T inv_keep, std::size_t n, T* o
 }
 
 // Blocks per parallel chunk: enough multiply-adds (about 2^16) to be worth a thread's wake-up.
-// Blocks whose GEMMs reach small_gemm_limit (2^18) multiply-adds are left to OpenBLAS, which threads a GEMM that
-// size itself: they run one after another on the caller, so the two kinds of threads never
-// stack up on the same cores.
+// Blocks whose products are too large for generated kernels (block_gemm_limit, 2^23 multiply-adds;
+// with generated kernels off, small_gemm_limit) are left to OpenBLAS, which threads a GEMM that
+// size itself: they run one after another on the caller, so the two kinds of threads never stack
+// up on the same cores. Below it every block is one thread's work.
 template <class T>
 std::size_t block_grain(const Problem<T>& pr) {
   const std::size_t gemm = pr.Lq * pr.Lk * std::max<std::size_t>(std::max(pr.d, pr.dv), 1);
-  if (gemm >= small_gemm_limit) return pr.B * pr.H;
+  if (gemm >= (small_gemm_enabled() ? block_gemm_limit : small_gemm_limit)) return pr.B * pr.H;
   const std::size_t per_block = 2 * std::max<std::size_t>(gemm, 1);  // Lk = 0: no work at all
   return std::max<std::size_t>(1, (std::size_t(1) << 16) / per_block);
 }

@@ -56,9 +56,9 @@ void* dispatch(bool trans_a, std::size_t m, std::size_t n, std::size_t k, std::s
 
 template <class T>
 GemmPlan<T>::GemmPlan(bool trans_a, std::size_t m, std::size_t n, std::size_t k, std::size_t lda,
-                      std::size_t ldb, std::size_t ldc, bool accumulate)
+                      std::size_t ldb, std::size_t ldc, bool accumulate, std::size_t limit)
     : trans_a_(trans_a), accumulate_(accumulate), m_(m), n_(n), k_(k), lda_(lda), ldb_(ldb), ldc_(ldc) {
-  if (small_gemm_enabled() && m > 0 && n > 0 && k > 0 && m * n * k < small_gemm_limit)
+  if (small_gemm_enabled() && m > 0 && n > 0 && k > 0 && m * n * k < limit)
     kernel_ = dispatch<T>(trans_a, m, n, k, lda, ldb, ldc, accumulate);
 }
 

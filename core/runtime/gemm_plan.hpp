@@ -6,7 +6,12 @@
 // 17 x 17 x 16, OpenBLAS 30 GFLOP/s against 101; 50 x 50 x 16, 56 against 159 (bench_core
 // prints the attention op both ways).
 //
-// Shapes with m n k at or above small_gemm_limit go to BLAS, which threads them itself.
+// Shapes with m n k at or above small_gemm_limit go to BLAS, which threads them itself. A caller
+// that runs many independent products in parallel on its own threads (the attention op's blocks)
+// may plan with block_gemm_limit instead: there every product runs on one thread, and a generated
+// kernel is the better one-thread product well past small_gemm_limit. Measured in bench_core at
+// the large encoder's attention, 64 blocks of 256 x 256 x 64 (4.2 M multiply-adds each), 2 threads:
+// see the README's speed section.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +19,7 @@
 namespace attnlab {
 
 inline constexpr std::size_t small_gemm_limit = std::size_t(1) << 18;
+inline constexpr std::size_t block_gemm_limit = std::size_t(1) << 23;
 
 // C (m x n, rows ldc apart) = op(A) B with op(A) = A (m x k, rows lda apart) or, with trans_a,
 // A^T for A stored k x m; B is k x n, rows ldb apart; all row-major. C is overwritten, or added
@@ -25,7 +31,8 @@ class GemmPlan {
  public:
   GemmPlan() = default;
   GemmPlan(bool trans_a, std::size_t m, std::size_t n, std::size_t k, std::size_t lda,
-           std::size_t ldb, std::size_t ldc, bool accumulate = false);
+           std::size_t ldb, std::size_t ldc, bool accumulate = false,
+           std::size_t limit = small_gemm_limit);  // m n k at or above it: BLAS
   void operator()(const T* a, const T* b, T* c) const;
   bool generated() const { return kernel_ != nullptr; }  // false: BLAS does it
 
