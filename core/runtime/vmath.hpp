@@ -108,13 +108,13 @@ inline float normal_cdf(float x, float& gauss) {
   const float half_tail = 0.5f * r * t * gauss;
   return x < 0.0f ? half_tail : 1.0f - half_tail;
 }
+inline double normal_cdf(double x) { return 0.5 * (1.0 + std::erf(x * 0.70710678118654752440)); }
 inline double normal_cdf(double x, double& gauss) {
   gauss = std::exp(-0.5 * x * x);
-  return 0.5 * (1.0 + std::erf(x * 0.70710678118654752440));
+  return normal_cdf(x);
 }
-template <class T>
-inline T normal_cdf(T x) {
-  T unused;
+inline float normal_cdf(float x) {
+  float unused;
   return normal_cdf(x, unused);
 }
 
