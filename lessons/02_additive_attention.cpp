@@ -15,6 +15,7 @@
 
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/seq2seq.hpp"
+#include "nn/data/batch.hpp"
 #include "nn/data/dates.hpp"
 
 using namespace attnlab;
@@ -191,12 +192,11 @@ void why_attention(const s2s::Plan& s) {
 }
 
 void show_the_model(s2s::Seq2Seq& model, const s2s::DateTask& task, const s2s::Plan& s) {
-  std::vector<std::size_t> first(s.fit.batch);
-  std::iota(first.begin(), first.end(), std::size_t(0));
   say("One real training batch through the untrained model (B = batch, S = longest input + <eos>, T = output length "
       "+ <eos>, E = embedding, He = encoder state per direction, Hd = decoder state, A = attention width, V = output "
       "vocabulary):");
-  table({"tensor", "shape", "what it is"}, trace_shapes(model, data::make_seq2seq_batch(task.train, first)));
+  const data::Seq2SeqBatch batch = data::make_seq2seq_batch(task.train, data::first_rows(s.fit.batch));
+  table({"tensor", "shape", "what it is"}, trace_shapes(model, batch));
   const std::size_t attn = model.attention_parameters(), all = model.parameter_count(),
                     enc = model.encoder.parameter_count();
   table({"part", "parameters"}, {row("encoder (embedding, bidirectional GRU, bridge to s_0)", enc),

@@ -8,10 +8,10 @@
 // claim that dot-product attention is two to three times faster than additive.
 #include <algorithm>
 #include <memory>
-#include <numeric>
 
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/seq2seq.hpp"
+#include "nn/data/batch.hpp"
 #include "nn/data/dates.hpp"
 
 using namespace attnlab;
@@ -139,9 +139,7 @@ void benchmark(std::vector<Trained>& runs, const s2s::Plan& s, const s2s::DateTa
 void speed(std::vector<Trained>& runs, const s2s::Plan& s, const s2s::DateTask& task) {
   const double load_at_start = load_average();
   const int reps = full_or_quick(60, 10);
-  std::vector<std::size_t> first(s.fit.batch);
-  std::iota(first.begin(), first.end(), std::size_t(0));
-  const data::Seq2SeqBatch batch = data::make_seq2seq_batch(task.train, first);
+  const data::Seq2SeqBatch batch = data::make_seq2seq_batch(task.train, data::first_rows(s.fit.batch));
   benchmark(runs, s, task, batch, reps);
   say("Timings depend on the machine and its load (load average ", fixed(load_at_start, 1), " on 2 cores when the "
       "timing started), so we report CPU time, which counts only this process's own work, as well as wall time, and "

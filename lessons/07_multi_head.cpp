@@ -11,13 +11,13 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <numeric>
 
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xview.hpp>
 
 #include "lessons/kit/kit.hpp"
 #include "nn/attention/multi_head.hpp"
+#include "nn/data/batch.hpp"
 #include "nn/data/tagged.hpp"
 #include "nn/data/tasks.hpp"
 #include "nn/schedule.hpp"
@@ -539,9 +539,7 @@ void what_each_head_is_worth(Trained& eight, const Task& task) {
 void what_it_costs(const Task& task) {
   std::vector<std::unique_ptr<nn::EncoderModel<float>>> models;
   std::vector<std::unique_ptr<nn::Adam<float>>> opts;
-  std::vector<std::size_t> first(64);
-  std::iota(first.begin(), first.end(), std::size_t(0));
-  const data::Tagged batch = task.train.rows(first);
+  const data::Tagged batch = task.train.rows(data::first_rows(64));
   CrossEntropyOptions ce;
   ce.ignore_index = kNoTag;
   std::vector<std::function<void()>> work;

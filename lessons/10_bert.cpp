@@ -839,12 +839,10 @@ Array<F> topic_probabilities(nn::EncoderModel<F>& model, const TopicSet& s, std:
   NoGrad no_grad;
   model.eval();
   Array<F> p = Array<F>::from_shape({s.size(), kTopics.size()});
-  for (std::size_t lo = 0; lo < s.size(); lo += 64) {
-    std::vector<std::size_t> rows(std::min(s.size(), lo + 64) - lo);
-    std::iota(rows.begin(), rows.end(), lo);
+  in_batches(s.size(), 64, [&](const std::vector<std::size_t>& rows) {
     const ClassBatch b = class_batch(s, rows, context, nullptr);
-    xt::view(p, xt::range(lo, lo + rows.size())) = softmax(model.forward(b.ids, b.real), -1).value();
-  }
+    xt::view(p, xt::range(rows.front(), rows.front() + rows.size())) = softmax(model.forward(b.ids, b.real), -1).value();
+  });
   return p;
 }
 
@@ -948,21 +946,19 @@ Array<F> encoder_features(nn::EncoderModel<F>& model, const TopicSet& s, std::si
   model.eval();
   const std::size_t d = model.config().layer.d_model;
   Array<F> out = xt::zeros<F>({s.size(), d});
-  for (std::size_t lo = 0; lo < s.size(); lo += 64) {
-    std::vector<std::size_t> rows(std::min(s.size(), lo + 64) - lo);
-    std::iota(rows.begin(), rows.end(), lo);
+  in_batches(s.size(), 64, [&](const std::vector<std::size_t>& rows) {
     const ClassBatch b = class_batch(s, rows, context, nullptr);
     const Array<F> h = model.features(b.ids, b.real).value();  // (B, L, d)
     for (std::size_t i = 0; i < rows.size(); ++i) {
       std::size_t n = 0;
       for (std::size_t l = 0; l < h.shape()[1]; ++l) {
         if (mean_of_tokens ? !b.real.mask()(i, l) : l > 0) continue;
-        xt::view(out, lo + i) += xt::view(h, i, l);
+        xt::view(out, rows[i]) += xt::view(h, i, l);
         ++n;
       }
-      xt::view(out, lo + i) /= F(std::max<std::size_t>(n, 1));
+      xt::view(out, rows[i]) /= F(std::max<std::size_t>(n, 1));
     }
-  }
+  });
   return out;
 }
 

@@ -306,9 +306,7 @@ struct Baseline {
 void patch_sizes(const Data& full) {
   const int n_epochs = full_or_quick(3, 2);
   const std::size_t n_images = full.train.size() / 3;
-  std::vector<std::size_t> first(n_images);
-  std::iota(first.begin(), first.end(), std::size_t(0));
-  const Data d{full.train.rows(first), full.validation, {}};  // the training rows are in shuffled order
+  const Data d{full.train.rows(data::first_rows(n_images)), full.validation, {}};  // the rows are in shuffled order
   say("Smaller patches give the model finer pieces and a longer sequence. Both sizes train for ",
       counted(n_epochs, "epoch"), " on ", n_images, " of the training images with the same recipe; the validation "
       "accuracy is after the last epoch.");
@@ -332,10 +330,10 @@ void patch_sizes(const Data& full) {
     accuracy.push_back(final_validation_accuracy(h));
   }
   table({"patch", "tokens", "parameters", "scores per layer", "ms per step", "seconds", "validation accuracy"}, rows);
-  say("A patch 4 step costs ", fixed(step_ms[1] / step_ms[0], 1), " times as much as a patch 7 step. After the same "
-      "steps it scores ", fixed(accuracy[1], 4), " against ", fixed(accuracy[0], 4),
-      ". In the same seconds patch 7 takes ", fixed(step_ms[1] / step_ms[0], 1), " times as many steps, so the main "
-      "model uses patch 7.");
+  const std::string cost = fixed(step_ms[1] / step_ms[0], 1);
+  say("A patch 4 step costs ", cost, " times as much as a patch 7 step. After the same steps it scores ",
+      fixed(accuracy[1], 4), " against ", fixed(accuracy[0], 4), ". In the same seconds patch 7 takes ", cost,
+      " times as many steps, so the main model uses patch 7.");
   LineFigure style;
   style.title = "Patch 7 against patch 4: validation accuracy against training time";
   style.xlabel = "seconds of training";
@@ -715,11 +713,12 @@ double learned_positions(nn::ViT<F>& vit) {
               "Panel (r, c) shows the cosine similarity of the learned position vector of the patch in row r, column c "
               "to those of all 16 patch positions, laid out as the image.");
   const double gap = near / double(n_near) - far / double(n_far);
+  const GridTrace trace = grid_trace(gap);
   say("Nothing told the model that the 16 positions form a 4 x 4 grid: they are 16 free vectors. Trained, the "
       "vectors of neighbouring patches (one step apart in the grid) have a mean cosine similarity of ",
       fixed(near / double(n_near), 3), ", those three or more steps apart ", fixed(far / double(n_far), 3),
-      grid_trace(gap) == GridTrace::clear ? ": the model has found the image's two dimensions in a one-dimensional sequence."
-      : grid_trace(gap) == GridTrace::faint
+      trace == GridTrace::clear ? ": the model has found the image's two dimensions in a one-dimensional sequence."
+      : trace == GridTrace::faint
           ? ": a faint trace of the grid, neighbours a little more alike than distant patches, far from the clean "
             "rows and columns that larger ViTs trained longer show."
           : ": at this budget the positions show little of the grid.");
@@ -732,14 +731,15 @@ double learned_positions(nn::ViT<F>& vit) {
 // 6. What to take away: said from this run's measurements.
 
 void takeaway(const TestResult& r, double garment_lift, double position_gap) {
+  const GridTrace trace = grid_trace(position_gap);
   say("A ViT turns an image into a sequence and lets attention do the rest: the class token gathers what the "
       "classifier needs from the patches",
       garment_lift > 1.0 ? text(", and in this run it gathers from the garment ", fixed(garment_lift, 2),
                                 " times as much as chance would")
                          : "; in this run it shows no preference for the garment over the background",
       ". The model is given no notion of two dimensions",
-      grid_trace(position_gap) == GridTrace::clear   ? " and learns one in its positions."
-      : grid_trace(position_gap) == GridTrace::faint ? " and learns a faint trace of one in its positions."
+      trace == GridTrace::clear   ? " and learns one in its positions."
+      : trace == GridTrace::faint ? " and learns a faint trace of one in its positions."
                                                      : ", and at this budget its positions learn little of one.",
       " What it is not given is the local structure a convolution builds in, so it has to learn that from data: "
       "on the test set it scores ", percent(r.vit_accuracy, 2), " against ", percent(r.mlp_accuracy, 2),

@@ -131,7 +131,10 @@ TEST_CASE("make_seq2seq_batch: teacher forcing shifts the target by one") {
   CHECK_THROWS_AS(make_seq2seq_batch(d, {0}), ShapeError);
 }
 
-TEST_CASE("epoch_order and batch_slices") {
+TEST_CASE("first_rows, epoch_order and batch_slices") {
+  CHECK(first_rows(3) == std::vector<std::size_t>{0, 1, 2});
+  CHECK(first_rows(0).empty());
+  CHECK(epoch_order(5, 7, 0, /*shuffle=*/false) == first_rows(5));
   const auto a = epoch_order(50, 7, 0), b = epoch_order(50, 7, 0), c = epoch_order(50, 7, 1);
   CHECK(a == b);  // same seed and epoch: same order
   CHECK(a != c);  // a new epoch reshuffles

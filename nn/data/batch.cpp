@@ -40,16 +40,16 @@ PaddedBatch pad_rows(const char* where, const std::vector<Sequence>& seqs, const
   return out;
 }
 
-std::vector<std::size_t> iota_rows(std::size_t n) {
+}  // namespace
+
+std::vector<std::size_t> first_rows(std::size_t n) {
   std::vector<std::size_t> r(n);
   std::iota(r.begin(), r.end(), std::size_t(0));
   return r;
 }
 
-}  // namespace
-
 PaddedBatch pad_sequences(const std::vector<Sequence>& seqs, Index pad_id) {
-  return pad_rows("pad_sequences", seqs, iota_rows(seqs.size()), pad_id, nullptr, nullptr);
+  return pad_rows("pad_sequences", seqs, first_rows(seqs.size()), pad_id, nullptr, nullptr);
 }
 
 Seq2SeqBatch make_seq2seq_batch(const EncodedPairs& data, const std::vector<std::size_t>& rows, bool source_eos) {
@@ -65,7 +65,7 @@ Seq2SeqBatch make_seq2seq_batch(const EncodedPairs& data, const std::vector<std:
 }
 
 std::vector<std::size_t> epoch_order(std::size_t n, std::uint64_t seed, std::size_t epoch, bool shuffle) {
-  std::vector<std::size_t> order = iota_rows(n);
+  std::vector<std::size_t> order = first_rows(n);
   if (shuffle) {
     // An odd-constant multiple keeps per-epoch seeds distinct; splitmix64 inside reseed decorrelates them.
     Generator gen(seed ^ (0x9e3779b97f4a7c15ULL * (static_cast<std::uint64_t>(epoch) + 1)));

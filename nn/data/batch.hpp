@@ -93,6 +93,9 @@ EncodedSplits encode_splits(const Splits<E>& splits, Tokenizer source_tok, Token
 Seq2SeqBatch make_seq2seq_batch(const EncodedPairs& data, const std::vector<std::size_t>& rows,
                                 bool source_eos = true);
 
+// Rows 0, 1, ..., n-1: the first n examples of a set, in order.
+std::vector<std::size_t> first_rows(std::size_t n);
+
 // The example order of one epoch, a function of (seed, epoch) alone: epoch 7 has the same
 // order whether or not epochs 0..6 ran, so a resumed run sees the same data. Identity order
 // when shuffle is false.
