@@ -1085,23 +1085,11 @@ void fine_tuning(const Corpus& c, const Recipe& r, nn::MaskedLM<F>* bert, FineTu
 
   // The confusion matrix of the pretrained model on the test entries.
   const std::size_t K = kTopics.size();
-  xt::xarray<double> confusion = xt::zeros<double>({K, K});
-  for (std::size_t i = 0; i < d.test.size(); ++i) confusion(std::size_t(d.test.labels(i)), std::size_t(pretrained.test_predicted(i))) += 1;
-  for (std::size_t k = 0; k < K; ++k) xt::view(confusion, k) /= std::max(1.0, double(xt::sum(xt::view(confusion, k))()));
-  plots::HeatmapOptions ho;
-  ho.x_labels = ho.y_labels = kTopics;
-  ho.vmin = 0.0;
-  ho.vmax = 1.0;
-  ho.annotate = true;
-  ho.colorbar_label = "share of the true topic";
-  HeatmapFigure hs;
-  hs.title = "Pretrained BERT, fine-tuned: true topic (rows) against predicted (columns), test entries";
-  hs.xlabel = "predicted";
-  hs.ylabel = "true";
-  hs.width = 1800;
-  hs.height = 1500;
-  save_figure(heatmap_figure(confusion, ho, hs), "confusion",
-              "Confusion matrix of the fine-tuned pretrained model on the test entries; each row sums to 1.");
+  const Array<double> confusion = nn::confusion_rates(d.test.labels, pretrained.test_predicted, K);
+  plots::Figure cf(1800, 1500);
+  cf.title("Pretrained BERT, fine-tuned: true topic (rows) against predicted (columns), test entries");
+  confusion_panel(cf.panel(0), confusion, kTopics, "share of the true topic");
+  save_figure(cf, "confusion", "Confusion matrix of the fine-tuned pretrained model on the test entries; each row sums to 1.");
   std::size_t worst_t = 0, worst_p = 1;
   for (std::size_t t = 0; t < K; ++t)
     for (std::size_t q = 0; q < K; ++q)

@@ -384,20 +384,11 @@ TestResult the_test_set(const Data& d, nn::ViT<F>& vit, const History& vit_histo
   const IndexArray mlp_predicted = nn::argmax_last(r.mlp);
   const double vit_acc = r.vit_accuracy = nn::accuracy(r.vit_predicted, d.test.labels);
   const double mlp_acc = r.mlp_accuracy = nn::accuracy(mlp_predicted, d.test.labels);
-  // Confusion counts: rows the true class, columns the predicted one.
-  xt::xarray<double> confusion = xt::zeros<double>({kClasses, kClasses});
-  std::vector<double> vit_per_class(kClasses), mlp_per_class(kClasses), count(kClasses);
-  for (std::size_t i = 0; i < d.test.size(); ++i) {
-    const std::size_t y = std::size_t(d.test.labels(i));
-    confusion(y, std::size_t(r.vit_predicted(i))) += 1;
-    count[y] += 1;
-    vit_per_class[y] += r.vit_predicted(i) == d.test.labels(i);
-    mlp_per_class[y] += mlp_predicted(i) == d.test.labels(i);
-  }
-  for (std::size_t c = 0; c < kClasses; ++c) {
-    vit_per_class[c] /= std::max(count[c], 1.0);
-    mlp_per_class[c] /= std::max(count[c], 1.0);
-  }
+  // Rows the true class, columns the predicted one; the diagonal is the accuracy by class.
+  const Array<double> confusion = nn::confusion_rates(d.test.labels, r.vit_predicted, kClasses);
+  const Array<double> mlp_confusion = nn::confusion_rates(d.test.labels, mlp_predicted, kClasses);
+  std::vector<double> vit_per_class(kClasses), mlp_per_class(kClasses);
+  for (std::size_t c = 0; c < kClasses; ++c) vit_per_class[c] = confusion(c, c), mlp_per_class[c] = mlp_confusion(c, c);
   say("Until now the test images have not been used. Scored once: the ViT classifies ", percent(vit_acc, 2),
       " of the ", d.test.size(), " test images correctly, the MLP ", percent(mlp_acc, 2), ".");
   if (!quick()) {
@@ -418,16 +409,8 @@ TestResult the_test_set(const Data& d, nn::ViT<F>& vit, const History& vit_histo
   fig.title("The test set, scored once");
   bar_panel(fig.panel(0).title("Accuracy by class").ylabel("test accuracy"), class_names(),
             {{"ViT, patch 7", vit_per_class}, {"MLP on pixels", mlp_per_class}}, 2, 1.0);
-  xt::xarray<double> rates = confusion;
-  for (std::size_t c = 0; c < kClasses; ++c) xt::view(rates, c) /= std::max(count[c], 1.0);
-  plots::HeatmapOptions ho;
-  ho.x_labels = ho.y_labels = class_names();
-  ho.vmin = 0.0;
-  ho.vmax = 1.0;
-  ho.annotate = true;
-  ho.colorbar_label = "share of the true class";
-  plots::heatmap(fig.panel(1).title("ViT: true class (rows) against predicted (columns)").xlabel("predicted").ylabel("true"),
-                 rates, ho);
+  confusion_panel(fig.panel(1).title("ViT: true class (rows) against predicted (columns)"), confusion, class_names(),
+                  "share of the true class");
   save_figure(fig, "test_set", "Test accuracy by class for both models, and the ViT's confusion matrix (each row sums to 1).");
   metric("test_acc_vit", vit_acc);
   metric("test_acc_mlp", mlp_acc);

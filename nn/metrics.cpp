@@ -4,6 +4,9 @@
 #include <cmath>
 #include <map>
 
+#include <xtensor/xreducer.hpp>
+#include <xtensor/xview.hpp>
+
 #include "core/error.hpp"
 
 namespace attnlab::nn {
@@ -37,6 +40,20 @@ IndexArray argmax_last(const Array<T>& scores) {
     out.data()[r] = static_cast<Index>(std::max_element(row, row + C) - row);
   }
   return out;
+}
+
+Array<double> confusion_rates(const IndexArray& targets, const IndexArray& predictions, std::size_t classes) {
+  check(predictions.shape() == targets.shape(), "confusion_rates", "predictions ", shape_str(predictions.shape()),
+        " and targets ", shape_str(targets.shape()), " differ in shape");
+  Array<double> rates = xt::zeros<double>({classes, classes});
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const Index t = targets.data()[i], p = predictions.data()[i];
+    check(t >= 0 && Index(classes) > t && p >= 0 && Index(classes) > p, "confusion_rates", "class ids must lie in 0 .. ",
+          classes - 1, ", got target ", t, " and prediction ", p, " at ", i);
+    rates(std::size_t(t), std::size_t(p)) += 1;
+  }
+  for (std::size_t t = 0; t < classes; ++t) xt::view(rates, t) /= std::max(1.0, double(xt::sum(xt::view(rates, t))()));
+  return rates;
 }
 
 template <class T>

@@ -18,6 +18,12 @@ inline constexpr Index kNoIgnore = std::numeric_limits<Index>::min();
 // target is ignore_id (pass the pad id for padded sequences). ShapeError when nothing is left.
 double accuracy(const IndexArray& predictions, const IndexArray& targets, Index ignore_id = kNoIgnore);
 
+// The confusion matrix as rates (classes, classes): entry (t, p) is the share of the examples of
+// true class t predicted as p, so each row sums to 1 (a class with no example keeps a row of 0)
+// and the diagonal is the accuracy by class. Throws on different shapes or a class id outside
+// 0 .. classes-1.
+Array<double> confusion_rates(const IndexArray& targets, const IndexArray& predictions, std::size_t classes);
+
 // Index of the largest score along the last axis: (..., C) -> (...). First index on ties.
 template <class T>
 IndexArray argmax_last(const Array<T>& scores);

@@ -169,3 +169,16 @@ TEST_CASE("bleu_by_group: corpus BLEU of each group, groups in increasing order"
   CHECK(g[1].bleu.score == doctest::Approx(std::sqrt(7.0 / 8.0 * 5.0 / 6.0)));
   CHECK_THROWS_AS(bleu_by_group(hyps, refs, {1, 2}), ShapeError);
 }
+
+TEST_CASE("confusion_rates: rows are the true classes and sum to 1, the diagonal is the accuracy by class") {
+  const IndexArray truth{0, 0, 0, 1, 1, 2}, predicted{0, 1, 0, 1, 1, 0};
+  const Array<double> r = confusion_rates(truth, predicted, 4);
+  CHECK(r.shape() == std::vector<std::size_t>{4, 4});
+  CHECK(r(0, 0) == doctest::Approx(2.0 / 3));
+  CHECK(r(0, 1) == doctest::Approx(1.0 / 3));
+  CHECK(r(1, 1) == 1.0);
+  CHECK(r(2, 0) == 1.0);
+  CHECK(xt::sum(xt::view(r, 3))() == 0.0);  // class 3 has no example
+  CHECK_THROWS_WITH(confusion_rates(truth, IndexArray{0, 1}, 4), doctest::Contains("confusion_rates: predictions"));
+  CHECK_THROWS_WITH(confusion_rates(truth, predicted, 2), doctest::Contains("class ids must lie in 0 .. 1"));
+}

@@ -77,6 +77,17 @@ plots::Figure heatmap_figure(const xt::xarray<double>& values, const plots::Heat
   return fig;
 }
 
+void confusion_panel(plots::Panel& panel, const xt::xarray<double>& rates, const std::vector<std::string>& classes,
+                     const std::string& colorbar_label) {
+  plots::HeatmapOptions o;
+  o.x_labels = o.y_labels = classes;
+  o.vmin = 0.0;
+  o.vmax = 1.0;
+  o.annotate = true;
+  o.colorbar_label = colorbar_label;
+  plots::heatmap(panel.xlabel("predicted").ylabel("true"), rates, o);
+}
+
 // ------------------------------------------------------------------ curves
 
 xt::xarray<double> to_array(const std::vector<double>& v) {

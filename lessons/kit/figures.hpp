@@ -66,6 +66,11 @@ struct HeatmapFigure {
 plots::Figure heatmap_figure(const xt::xarray<double>& values, const plots::HeatmapOptions& options,
                              const HeatmapFigure& style);
 
+// A confusion matrix of rates (nn::confusion_rates) in a panel: the true class down the rows
+// ("true"), the predicted one along the columns ("predicted"), each cell's share printed, 0..1.
+void confusion_panel(plots::Panel& panel, const xt::xarray<double>& rates, const std::vector<std::string>& classes,
+                     const std::string& colorbar_label);
+
 // ------------------------------------------------------------------ curves
 
 xt::xarray<double> to_array(const std::vector<double>& v);
