@@ -98,8 +98,9 @@ struct Bahdanau : nn::Module<F> {
     const Tensor<F> emb = tgt_embed(tgt_in);  // (B, T, H)
     const long T = static_cast<long>(tgt_in.shape()[1]);
     std::vector<Tensor<F>> hs;
+    const nn::Memory<F> memory = attention.memory(enc.output, enc.output);  // W_k h once
     for (long t = 0; t < T; ++t) {
-      const Tensor<F> ctx = attention.forward(h, enc.output, enc.output).output;  // (B, 2H)
+      const Tensor<F> ctx = attention.forward(h, memory).output;  // (B, 2H)
       h = cell.forward(concat<F>({squeeze(slice(emb, 1, t, t + 1), 1), ctx}, -1), h);
       hs.push_back(h);
     }

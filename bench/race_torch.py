@@ -42,10 +42,9 @@ class Bahdanau(nn.Module):
         self.cell = nn.GRUCell(H + 2 * H, H)
         self.out = nn.Linear(H, vocab)
 
-    def attend(self, h, keys):
+    def attend(self, h, k, keys):
         # s = v . tanh(W_q q + W_k k); w = softmax(s); ctx = w @ values  (values = keys)
         q = self.w_q(h.unsqueeze(1)).unsqueeze(2)      # (B, 1, 1, H)
-        k = self.w_k(keys).unsqueeze(1)                # (B, 1, S, H)
         s = self.v(torch.tanh(q + k)).squeeze(-1)      # (B, 1, S)
         w = torch.softmax(s, dim=-1)
         return torch.bmm(w, keys).squeeze(1)           # (B, 2H)
@@ -54,9 +53,11 @@ class Bahdanau(nn.Module):
         enc, hn = self.encoder(self.src_embed(src))    # (B, S, 2H), (2, B, H)
         h = torch.tanh(self.bridge(torch.cat([hn[0], hn[1]], -1)))
         emb = self.tgt_embed(tgt_in)
+        # W_k k once per sequence, as attnlab's side reads its keys once (nn::Attention::memory).
+        k = self.w_k(enc).unsqueeze(1)                 # (B, 1, S, H)
         hs = []
         for t in range(tgt_in.shape[1]):
-            ctx = self.attend(h, enc)
+            ctx = self.attend(h, k, enc)
             h = self.cell(torch.cat([emb[:, t], ctx], -1), h)
             hs.append(h)
         logits = self.out(torch.stack(hs, 1))

@@ -1,6 +1,7 @@
 // Every op of the engine. Each family's .cpp holds each op's forward and backward side by side.
 #pragma once
 
+#include "core/ops/additive_score.hpp"
 #include "core/ops/attention.hpp"
 #include "core/ops/elementwise.hpp"
 #include "core/ops/gru_cell.hpp"

@@ -168,6 +168,22 @@ TD composed_masked_softmax(const TD& s, const Mask& allowed) {
   return mul(softmax(masked_fill(s, hidden, -1e9), -1), TD(Array<double>(xt::cast<double>(allowed))));
 }
 
+// The scores of each family written straight from its formula, op by op: no fused op, no
+// reading of the keys ahead of the query. Concat builds every [q_i; k_j] pair literally.
+TD formula_scores(const Score<double>& score, const TD& q, const TD& k) {
+  const std::string& name = score.name();
+  if (name == "additive") return dynamic_cast<const AdditiveScore<double>&>(score).steps(q, k).back().value;
+  if (name == "dot") return matmul(q, k, false, true);
+  if (name == "scaled dot") return mul(matmul(q, k, false, true), 1.0 / std::sqrt(double(q.shape()[2])));
+  if (name == "general") return matmul(q, dynamic_cast<const GeneralScore<double>&>(score).w(k), false, true);
+  REQUIRE(name == "concat");
+  const auto& c = dynamic_cast<const ConcatScore<double>&>(score);
+  const std::size_t B = q.shape()[0], Lq = q.shape()[1], Lk = k.shape()[1];
+  const TD qs = broadcast_to(unsqueeze(q, 2), {B, Lq, Lk, q.shape()[2]});
+  const TD ks = broadcast_to(unsqueeze(k, 1), {B, Lq, Lk, k.shape()[2]});
+  return squeeze(c.v(attnlab::tanh(c.w(concat<double>({qs, ks}, -1)))), -1);
+}
+
 TEST_CASE("every score family equals its formula, composed by hand, in outputs and gradients") {
   Generator g(30);
   const Mask km = {{true, true, false, true}, {false, false, false, false}};
@@ -176,13 +192,16 @@ TEST_CASE("every score family equals its formula, composed by hand, in outputs a
   for (const std::string name : {"additive", "dot", "scaled dot", "general", "concat"}) {
     CAPTURE(name);
     const std::size_t dk = name == "dot" || name == "scaled dot" ? 3 : 5;
-    const Attention<double> att = attention(name, 3, dk, g);
+    Attention<double> att = attention(name, 3, dk, g);
     TD q = rnd({2, 2, 3}, 31, true), k = rnd({2, 4, dk}, 32, true), v = rnd({2, 4, 2}, 33, true);
     TD q2 = rnd({2, 2, 3}, 31, true), k2 = rnd({2, 4, dk}, 32, true), v2 = rnd({2, 4, 2}, 33, true);
     const TD up = rnd({2, 2, 2}, 34);
     const auto r = att(q, k, v, Allowed::where(km));
     sum(mul(r.output, up)).backward();
-    const TD w = composed_masked_softmax(att.score()(q2, k2), km3);
+    std::vector<Array<double>> param_grads;
+    for (const TD& p : att.parameters()) param_grads.push_back(p.grad());
+    att.zero_grad();
+    const TD w = composed_masked_softmax(formula_scores(att.score(), q2, k2), km3);
     const TD o = matmul(w, v2);
     sum(mul(o, up)).backward();
     CHECK(max_abs_diff(r.weights.value(), w.value()) < 1e-14);
@@ -190,6 +209,29 @@ TEST_CASE("every score family equals its formula, composed by hand, in outputs a
     CHECK(max_abs_diff(q.grad(), q2.grad()) < 1e-13);
     CHECK(max_abs_diff(k.grad(), k2.grad()) < 1e-13);
     CHECK(max_abs_diff(v.grad(), v2.grad()) < 1e-13);
+    for (std::size_t i = 0; i < param_grads.size(); ++i)
+      CHECK(max_abs_diff(param_grads[i], att.parameters()[i].grad()) < 1e-13);
+  }
+}
+
+TEST_CASE("memory: keys read once, asked many times, the same bits as asking with the keys") {
+  Generator g(35);
+  for (const std::string name : {"additive", "scaled dot", "general", "concat"}) {
+    CAPTURE(name);
+    const std::size_t dk = name == "scaled dot" ? 3 : 5;
+    const Attention<double> att = attention(name, 3, dk, g);
+    const TD k = rnd({2, 4, dk}, 36), v = rnd({2, 4, 2}, 37);
+    const Allowed real = Allowed::where(Mask{{true, true, true, false}, {true, true, true, true}});
+    const Memory<double> m = att.memory(k, v, real);
+    for (std::uint64_t step = 0; step < 3; ++step) {
+      const TD q = rnd({2, 3}, 38 + step);  // one decoder query per step
+      const auto direct = att(q, k, v, real), remembered = att.forward(q, m);
+      CHECK(direct.output.value() == remembered.output.value());
+      CHECK(direct.weights.value() == remembered.weights.value());
+    }
+    const std::string batch_error =
+        "query (3,3) and keys (2,4," + std::to_string(dk) + ") must have the same batch size B";
+    CHECK_THROWS_WITH_AS(att.forward(rnd({3, 3}, 39), m), doctest::Contains(batch_error.c_str()), ShapeError);
   }
 }
 
@@ -395,7 +437,7 @@ TEST_CASE("bad input: clear ShapeErrors naming the module and the sizes") {
   CHECK_THROWS_WITH_AS(add(rnd({2, 2, 4}, 6), k, v),
                        "Attention (additive): query must be (B, Lq, 3) or (B, 3), got (2,2,4)", ShapeError);
   CHECK_THROWS_WITH_AS(add(rnd({2, 2, 3}, 6), rnd({2, 4, 3}, 7), v),
-                       "Attention (additive): keys must be (B = 2, Lk, 5), got (2,4,3)", ShapeError);
+                       "Attention (additive): keys must be (B, Lk, 5), got (2,4,3)", ShapeError);
   CHECK_THROWS_AS(add(rnd({2, 2, 3}, 6), k, rnd({2, 3, 2}, 7)), ShapeError);
   CHECK_THROWS_WITH_AS(add(rnd({2, 2, 3}, 6), k, v, Allowed::where(Mask{{true, true, true}})),
                        doctest::Contains("allowed keys must be (B, Lk) = (2,4), got (1,3)"), ShapeError);

@@ -81,11 +81,21 @@ const nn::Attention<F>& BahdanauDecoder::attention() const {
   return *attention_;
 }
 
+std::optional<nn::Memory<F>> BahdanauDecoder::memory(const Encoded& e) const {
+  if (!attention_) return std::nullopt;
+  return attention_->memory(e.annotations, e.annotations, e.real);
+}
+
 Step BahdanauDecoder::step(const Encoded& e, const IndexArray& prev, const Tns& state) {
+  return step(e, memory(e), prev, state);
+}
+
+Step BahdanauDecoder::step(const Encoded& e, const std::optional<nn::Memory<F>>& memory,
+                           const IndexArray& prev, const Tns& state) {
   // c_t (B, 2He): read by attention, or the one summary vector for every step.
   AttentionResult<F> a;
-  if (attention_) a = (*attention_)(state, e.annotations, e.annotations, e.real);
-  const Tns context = attention_ ? a.output : e.summary;
+  if (memory) a = attention_->forward(state, *memory);
+  const Tns context = memory ? a.output : e.summary;
   const Tns s = cell.forward(concat<F>({embed(prev), context}, -1), state);
   return {out(concat<F>({s, context}, -1)), s, a.weights};
 }
@@ -93,9 +103,10 @@ Step BahdanauDecoder::step(const Encoded& e, const IndexArray& prev, const Tns& 
 Tns BahdanauDecoder::teacher_forced(const Encoded& e, const IndexArray& inputs, Tns* weights) {
   std::vector<Tns> logits, ws;
   Tns state = e.init;
+  const std::optional<nn::Memory<F>> m = memory(e);  // the keys read once for all T steps
   for (std::size_t t = 0; t < inputs.shape()[1]; ++t) {
     const IndexArray prev = xt::view(inputs, xt::all(), t);
-    Step s = step(e, prev, state);
+    Step s = step(e, m, prev, state);
     logits.push_back(s.logits);
     if (weights && attention_) ws.push_back(s.weights);
     state = s.state;

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,12 @@ class BahdanauDecoder : public Decoder {
   std::unique_ptr<nn::Attention<F>> attention_;  // null for score "none"
   nn::GRUCell<F> cell;
   nn::Linear<F> out;
+
+ private:
+  // The annotations as the attention's memory (none without attention), and a step over it.
+  std::optional<nn::Memory<F>> memory(const Encoded& e) const;
+  Step step(const Encoded& e, const std::optional<nn::Memory<F>>& memory, const IndexArray& prev,
+            const Tns& state);
 };
 
 class LuongDecoder : public Decoder {

@@ -13,12 +13,24 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "core/ops.hpp"
 #include "nn/attention/scores.hpp"
 #include "nn/module.hpp"
 
 namespace attnlab::nn {
+
+// Keys and values that queries will ask of again and again, with what the score made of the keys
+// (Score::read_keys): a Bahdanau decoder asks one query per step of the same annotations, and
+// reads them once per sequence instead of once per step. Made by Attention::memory.
+template <class T>
+struct Memory {
+  Tensor<T> keys;                  // (B, Lk, dk), as given
+  Tensor<T> read;                  // the score's reading of them: W_k k for additive
+  Tensor<T> values;                // (B, Lk, dv)
+  std::optional<Allowed> allowed;  // (B, 1, Lk): the same keys exist for every query
+};
 
 template <class T>
 class Attention : public Module<T> {
@@ -38,11 +50,19 @@ class Attention : public Module<T> {
     return forward(query, keys, values, allowed_keys);
   }
 
+  // The same in two halves: memory() checks the keys, values and allowed keys and reads the keys
+  // once; forward(query, memory) asks it, as often as wanted, with the same results.
+  Memory<T> memory(const Tensor<T>& keys, const Tensor<T>& values,
+                   const std::optional<Allowed>& allowed_keys = std::nullopt) const;
+  AttentionResult<T> forward(const Tensor<T>& query, const Memory<T>& memory) const;
+
   const Score<T>& score() const { return *score_; }
   double dropout() const { return p_; }
   Generator& generator() const { return gen_; }  // the dropout draws (reseed it to repeat them)
 
  private:
+  std::string who() const { return "Attention (" + score_->name() + ")"; }
+
   std::unique_ptr<Score<T>> score_;
   double p_;
   mutable Generator gen_;  // dropout draws; forward is logically const

@@ -36,9 +36,11 @@ std::vector<ScoreStep<T>> AdditiveScore<T>::steps(const Tensor<T>& q, const Tens
   return {{"W_q q", pq}, {"W_k k", pk}, {"tanh(W_q q + W_k k)", features}, {"v^T tanh(...)", squeeze(v(features), -1)}};
 }
 
+// The broadcast, the tanh and v^T of steps() as one node (core/ops/additive_score.hpp).
 template <class T>
-Tensor<T> AdditiveScore<T>::operator()(const Tensor<T>& q, const Tensor<T>& k) const {
-  return steps(q, k).back().value;
+Tensor<T> AdditiveScore<T>::compare(const Tensor<T>& q, const Tensor<T>& read) const {
+  const Tensor<T> s = additive_score(w_q(q), read, v.weight);
+  return v.bias.defined() ? add(s, v.bias) : s;
 }
 
 // ---------------------------------------------------------------- dot and scaled dot
@@ -49,7 +51,7 @@ DotScore<T>::DotScore(std::size_t size, bool scaled)
       scale_(scaled ? 1.0 / std::sqrt(double(size)) : 1.0) {}
 
 template <class T>
-Tensor<T> DotScore<T>::operator()(const Tensor<T>& q, const Tensor<T>& k) const {
+Tensor<T> DotScore<T>::compare(const Tensor<T>& q, const Tensor<T>& k) const {
   const Tensor<T> s = matmul(q, k, false, true);  // (B, Lq, d) x (B, Lk, d)^T
   return scale_ == 1.0 ? s : mul(s, T(scale_));
 }
@@ -62,10 +64,10 @@ GeneralScore<T>::GeneralScore(std::size_t query_size, std::size_t key_size, Gene
   this->register_module("w", w);
 }
 
-// s = q (W k)^T = q W k^T per (i, j).
+// s = q (W k)^T = q W k^T per (i, j); read_keys made W k.
 template <class T>
-Tensor<T> GeneralScore<T>::operator()(const Tensor<T>& q, const Tensor<T>& k) const {
-  return matmul(q, w(k), false, true);
+Tensor<T> GeneralScore<T>::compare(const Tensor<T>& q, const Tensor<T>& read) const {
+  return matmul(q, read, false, true);
 }
 
 // ---------------------------------------------------------------- concat
@@ -79,14 +81,18 @@ ConcatScore<T>::ConcatScore(std::size_t query_size, std::size_t key_size, std::s
 }
 
 // W [q; k] = W[:, :dq] q + W[:, dq:] k: two projections broadcast over (i, j) rather than Lq * Lk
-// concatenated pairs. Slicing the weight keeps one parameter, as the formula has.
+// concatenated pairs, which makes concat the additive score with W_q, W_k the two halves of one
+// weight. Slicing the weight keeps one parameter, as the formula has.
 template <class T>
-Tensor<T> ConcatScore<T>::operator()(const Tensor<T>& q, const Tensor<T>& k) const {
+Tensor<T> ConcatScore<T>::read_keys(const Tensor<T>& k) const {
   const long dq = static_cast<long>(this->query_size()), d = dq + static_cast<long>(this->key_size());
-  const Tensor<T> pq = linear(q, slice(w.weight, 1, 0, dq));  // (B, Lq, H)
-  const Tensor<T> pk = linear(k, slice(w.weight, 1, dq, d));  // (B, Lk, H)
-  const Tensor<T> features = attnlab::tanh(add(unsqueeze(pq, 2), unsqueeze(pk, 1)));
-  return squeeze(v(features), -1);
+  return linear(k, slice(w.weight, 1, dq, d));  // (B, Lk, H)
+}
+
+template <class T>
+Tensor<T> ConcatScore<T>::compare(const Tensor<T>& q, const Tensor<T>& read) const {
+  const long dq = static_cast<long>(this->query_size());
+  return additive_score(linear(q, slice(w.weight, 1, 0, dq)), read, v.weight);
 }
 
 // ---------------------------------------------------------------- by name

@@ -33,7 +33,14 @@ template <class T>
 class Score : public Module<T> {
  public:
   // q (B, Lq, dq), k (B, Lk, dk) -> scores (B, Lq, Lk). Attention checks the shapes first.
-  virtual Tensor<T> operator()(const Tensor<T>& q, const Tensor<T>& k) const = 0;
+  Tensor<T> operator()(const Tensor<T>& q, const Tensor<T>& k) const { return compare(q, read_keys(k)); }
+  // What the score makes of the keys alone: W_k k (additive), W k (general), the keys' half of
+  // W [q; k] (concat), k itself (dot). No query enters it, so a decoder that asks one query per
+  // step of the same keys reads them once (Attention::memory), not once per step; Bahdanau et al.
+  // 2015 (appendix A) precompute their U_a h_j for the same reason.
+  virtual Tensor<T> read_keys(const Tensor<T>& k) const { return k; }
+  // The scores of queries q (B, Lq, dq) against keys already read: s (B, Lq, Lk).
+  virtual Tensor<T> compare(const Tensor<T>& q, const Tensor<T>& read) const = 0;
   // The intermediates of operator(), in order; the last one is the scores.
   virtual std::vector<ScoreStep<T>> steps(const Tensor<T>& q, const Tensor<T>& k) const;
   // For a dot-product score c q^T k, the factor c: Attention then runs the fused
@@ -58,7 +65,9 @@ class AdditiveScore : public Score<T> {
  public:
   AdditiveScore(std::size_t query_size, std::size_t key_size, std::size_t hidden, Generator& gen,
                 bool bias = false);
-  Tensor<T> operator()(const Tensor<T>& q, const Tensor<T>& k) const override;
+  Tensor<T> read_keys(const Tensor<T>& k) const override { return w_k(k); }
+  Tensor<T> compare(const Tensor<T>& q, const Tensor<T>& read) const override;
+  // The same scores op by op (W_q q, W_k k, the broadcast tanh, v^T), for the lessons to show.
   std::vector<ScoreStep<T>> steps(const Tensor<T>& q, const Tensor<T>& k) const override;
 
   Linear<T> w_q, w_k, v;
@@ -69,7 +78,7 @@ class DotScore : public Score<T> {
  public:
   // scaled: divide by sqrt(d), Vaswani et al.'s fix for the variance d of q^T k (lesson 04).
   DotScore(std::size_t size, bool scaled);
-  Tensor<T> operator()(const Tensor<T>& q, const Tensor<T>& k) const override;
+  Tensor<T> compare(const Tensor<T>& q, const Tensor<T>& k) const override;
   std::optional<double> dot_product_scale() const override { return scale_; }
 
  private:
@@ -80,7 +89,8 @@ template <class T>
 class GeneralScore : public Score<T> {
  public:
   GeneralScore(std::size_t query_size, std::size_t key_size, Generator& gen);
-  Tensor<T> operator()(const Tensor<T>& q, const Tensor<T>& k) const override;
+  Tensor<T> read_keys(const Tensor<T>& k) const override { return w(k); }
+  Tensor<T> compare(const Tensor<T>& q, const Tensor<T>& read) const override;
 
   Linear<T> w;  // W k = w(k): Linear(dk -> dq), weight (dq, dk)
 };
@@ -89,7 +99,8 @@ template <class T>
 class ConcatScore : public Score<T> {
  public:
   ConcatScore(std::size_t query_size, std::size_t key_size, std::size_t hidden, Generator& gen);
-  Tensor<T> operator()(const Tensor<T>& q, const Tensor<T>& k) const override;
+  Tensor<T> read_keys(const Tensor<T>& k) const override;
+  Tensor<T> compare(const Tensor<T>& q, const Tensor<T>& read) const override;
 
   Linear<T> w, v;  // w: Linear(dq + dk -> H), v: Linear(H -> 1)
 };
