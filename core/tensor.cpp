@@ -76,6 +76,16 @@ void Node<T>::add_grad_unbroadcast(std::size_t i, Array<T>&& g) {
 }
 
 template <class T>
+void Node<T>::add_to_grad(const Array<T>& g) {
+  if (g.shape() != grad.shape())
+    throw GraphError(std::string(op) + ": backward produced a gradient of shape " + shape_str(g.shape()) +
+                     " for a value of shape " + shape_str(value.shape()) + " (a bug in this op's backward)");
+  T* out = grad.data();
+  const T* in = g.data();
+  for (std::size_t i = 0, n = g.size(); i < n; ++i) out[i] += in[i];
+}
+
+template <class T>
 void Node<T>::check_grad_shape() const {
   if (grad.shape() != value.shape())
     throw GraphError(std::string(op) + ": backward produced a gradient of shape " +

@@ -3,6 +3,8 @@
 // degenerate sizes, and every error.
 #include <doctest/doctest.h>
 
+#include <array>
+#include <cmath>
 #include <string>
 
 #include <xtensor/xbroadcast.hpp>
@@ -10,7 +12,9 @@
 #include <xtensor/xmath.hpp>
 #include <xtensor/xview.hpp>
 
+#include "core/gradcheck.hpp"
 #include "core/ops.hpp"
+#include "core/runtime/blas.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;
@@ -97,6 +101,51 @@ TEST_CASE("matmul matches a naive triple loop for every batch and transpose patt
     REQUIRE(got.shape() == want.shape());
     CHECK(xt::allclose(got, want, 1e-12, 1e-12));
   }
+}
+
+// gemm runs one-row (m = 1) and rank-one (k = 1) products as loops, not BLAS
+// (core/runtime/blas.cpp): a decoder step's context (1 x Lk) (Lk x dv) and its two gradients.
+TEST_CASE("one-row and rank-one products: values against the naive loop, gradients against differences") {
+  const std::vector<Case> cases = {
+      {{3, 1, 5}, {3, 5, 4}, false, false}, {{3, 5, 1}, {3, 5, 4}, true, false},
+      {{3, 1, 5}, {3, 4, 5}, false, true},  {{3, 5, 1}, {3, 4, 5}, true, true},
+      {{3, 6, 1}, {3, 1, 4}, false, false}, {{3, 1, 6}, {3, 1, 4}, true, false},
+      {{3, 6, 1}, {3, 4, 1}, false, true},  {{3, 1, 6}, {3, 4, 1}, true, true},
+      {{1, 25}, {2, 25, 128}, false, false},
+  };
+  std::uint64_t seed = 50;
+  for (const auto& c : cases) {
+    CAPTURE(shape_str(c.a));
+    CAPTURE(shape_str(c.b));
+    CAPTURE(c.ta);
+    CAPTURE(c.tb);
+    const Array<double> a = rand_array(c.a, seed++), b = rand_array(c.b, seed++);
+    CHECK(xt::allclose(matmul(TD(a), TD(b), c.ta, c.tb).value(), naive_matmul(a, b, c.ta, c.tb), 1e-12, 1e-12));
+    const GradcheckResult r = gradcheck(
+        [&](const std::vector<TD>& x) { return matmul(x[0], x[1], c.ta, c.tb); }, {TD(a, true), TD(b, true)});
+    CHECK_MESSAGE(r.ok, r.max_abs_error);
+  }
+}
+
+TEST_CASE("gemm's loops honour alpha and beta as BLAS does") {
+  for (const bool ta : {false, true})
+    for (const bool tb : {false, true})
+      for (const auto [m, n, k] : {std::array<std::size_t, 3>{1, 7, 5}, {6, 7, 1}}) {
+        CAPTURE(ta);
+        CAPTURE(tb);
+        CAPTURE(m);
+        CAPTURE(k);
+        const Array<double> a = rand_array(ta ? Shape{k, m} : Shape{m, k}, 60);
+        const Array<double> b = rand_array(tb ? Shape{n, k} : Shape{k, n}, 61);
+        const Array<double> c0 = rand_array({m, n}, 62);
+        Array<double> c = c0;
+        gemm<double>(ta, tb, m, n, k, 0.5, a.data(), ta ? m : k, b.data(), tb ? k : n, 2.0, c.data(), n);
+        CHECK(xt::allclose(c, 0.5 * naive_matmul(a, b, ta, tb) + 2.0 * c0, 1e-12, 1e-12));
+        Array<double> nan = xt::zeros<double>({m, n});
+        nan.fill(std::nan(""));  // beta = 0: C is not read, as in BLAS
+        gemm<double>(ta, tb, m, n, k, 1.0, a.data(), ta ? m : k, b.data(), tb ? k : n, 0.0, nan.data(), n);
+        CHECK(xt::allclose(nan, naive_matmul(a, b, ta, tb), 1e-12, 1e-12));
+      }
 }
 
 TEST_CASE("matmul backward of a broadcast batch accumulates over the shared blocks") {
