@@ -189,6 +189,9 @@ void why_attention(const s2s::Plan& s) {
   say("It is called additive because query and key are projected into one space of size A and ADDED before the "
       "tanh, instead of multiplied as in the dot-product scores of lesson 03. Padding positions of shorter inputs get "
       "weight exactly 0 (a masked softmax).");
+  say("W_k h_j does not depend on t, so the decoder projects the annotations once per input and reuses them at every "
+      "output step, as Bahdanau et al. point out in their appendix (nn::Attention::memory does it here); each step "
+      "pays only for W_q s_{t-1}, the tanh and v^T.");
 }
 
 void show_the_model(s2s::Seq2Seq& model, const s2s::DateTask& task, const s2s::Plan& s) {

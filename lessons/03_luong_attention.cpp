@@ -172,10 +172,11 @@ void speed(std::vector<Trained>& runs, const s2s::Plan& s, const s2s::DateTask& 
                               "x, because the encoder and decoder GRUs cost the same for all four."));
   say("Why the attention costs differ: dot is one batched matrix product, (B, T, Hd) x (B, Hd, S), about B T S Hd "
       "multiply-adds, run by the fused attention op. General adds one projection of the keys, B S Hd^2. Additive and "
-      "concat project queries and keys (B (T + S) A Hd) and then build a (B, T, S, A) tensor, take its tanh and "
-      "reduce it with v: B T S A element-wise work plus the memory traffic of a tensor A times bigger than the scores, "
-      "and the backward pass repeats all of it. (Lesson 02's Bahdanau decoder pays for its attention in T separate "
-      "calls of one query each, projecting the keys again at every step.)");
+      "concat project queries and keys (B (T + S) A Hd) and then need tanh(W_q q_i + W_k k_j) for every pair: B T S A "
+      "tanh's, reduced with v. The engine does that in one op (core/ops/additive_score), but the op must keep the "
+      "(B, T, S, A) tanh values, a tensor A times bigger than the scores, for the backward pass, which reads them all "
+      "again. (Lesson 02's Bahdanau decoder pays for its attention in T separate calls of one query each; it projects "
+      "the keys once per input.)");
   for (const Trained& r : runs) {
     metric("test_exact_match_" + r.score, r.test.exact_match);
     metric("test_char_accuracy_" + r.score, r.test.char_accuracy);
