@@ -836,20 +836,11 @@ ClassBatch class_batch(const TopicSet& s, const std::vector<std::size_t>& rows, 
 
 // Class probabilities (N, K) of every entry of a set, from their beginnings.
 Array<F> topic_probabilities(nn::EncoderModel<F>& model, const TopicSet& s, std::size_t context) {
-  NoGrad no_grad;
   model.eval();
-  Array<F> p = Array<F>::from_shape({s.size(), kTopics.size()});
-  in_batches(s.size(), 64, [&](const std::vector<std::size_t>& rows) {
+  return rows_in_batches(s.size(), 64, [&](const std::vector<std::size_t>& rows) {
     const ClassBatch b = class_batch(s, rows, context, nullptr);
-    xt::view(p, xt::range(rows.front(), rows.front() + rows.size())) = softmax(model.forward(b.ids, b.real), -1).value();
+    return softmax(model.forward(b.ids, b.real), -1).value();
   });
-  return p;
-}
-
-Scores topic_scores(const Array<F>& p, const IndexArray& labels) {
-  double nll = 0;
-  for (std::size_t i = 0; i < labels.size(); ++i) nll -= std::log(std::max(double(p(i, std::size_t(labels(i)))), 1e-30));
-  return {{"accuracy", nn::accuracy(nn::argmax_last(p), labels)}, {"loss", nll / double(labels.size())}};
 }
 
 struct FineTuned {
@@ -876,7 +867,7 @@ FineTuned fine_tune(const Corpus& c, const TopicData& d, const Recipe& r, const 
   fo.clip = 1.0;
   const long steps = long((d.train.size() + r.finetune_batch - 1) / r.finetune_batch) * r.finetune_epochs;
   fo.lr = nn::warmup_cosine_lr(r.finetune_lr, std::max(1L, steps / 10), steps, r.finetune_lr / 20);
-  fo.validate = [&] { return topic_scores(topic_probabilities(model, d.validation, r.context()), d.validation.labels); };
+  fo.validate = [&] { return class_scores(topic_probabilities(model, d.validation, r.context()), d.validation.labels); };
   Generator crop(seed() + 32);
   f.history = fit(model, opt, d.train.size(),
                   [&](const std::vector<std::size_t>& rows) {
@@ -942,24 +933,23 @@ Array<F> character_frequencies(const Corpus& c, const TopicSet& s, std::size_t c
 
 // A frozen encoder's output for every entry: [CLS]'s final vector, or the mean of the real tokens'.
 Array<F> encoder_features(nn::EncoderModel<F>& model, const TopicSet& s, std::size_t context, bool mean_of_tokens) {
-  NoGrad no_grad;
   model.eval();
   const std::size_t d = model.config().layer.d_model;
-  Array<F> out = xt::zeros<F>({s.size(), d});
-  in_batches(s.size(), 64, [&](const std::vector<std::size_t>& rows) {
+  return rows_in_batches(s.size(), 64, [&](const std::vector<std::size_t>& rows) {
     const ClassBatch b = class_batch(s, rows, context, nullptr);
     const Array<F> h = model.features(b.ids, b.real).value();  // (B, L, d)
+    Array<F> f = xt::zeros<F>({rows.size(), d});
     for (std::size_t i = 0; i < rows.size(); ++i) {
       std::size_t n = 0;
       for (std::size_t l = 0; l < h.shape()[1]; ++l) {
         if (mean_of_tokens ? !b.real.mask()(i, l) : l > 0) continue;
-        xt::view(out, rows[i]) += xt::view(h, i, l);
+        xt::view(f, i) += xt::view(h, i, l);
         ++n;
       }
-      xt::view(out, rows[i]) /= F(std::max<std::size_t>(n, 1));
+      xt::view(f, i) /= F(std::max<std::size_t>(n, 1));
     }
+    return f;
   });
-  return out;
 }
 
 double bag_of_characters(const Corpus& c, const TopicData& d, const Recipe& r) {

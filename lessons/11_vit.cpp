@@ -107,25 +107,13 @@ using Logits = std::function<Tensor<F>(const Tensor<F>&)>;
 // the validation images (seed 7, the full recipe at 30 epochs): 0.905 from the image alone, 0.911 from the
 // pair; an average of the weights over the last steps (decay 0.999) gave nothing (0.905).
 Array<F> probabilities(nn::Module<F>& model, const Logits& logits, const Array<F>& images) {
-  NoGrad no_grad;
   model.eval();
-  const std::size_t n = images.shape()[0], chunk = 500;
-  Array<F> p = Array<F>::from_shape({n, kClasses});
-  for (std::size_t lo = 0; lo < n; lo += chunk) {
-    const std::size_t hi = std::min(n, lo + chunk);
-    const Array<F> batch = xt::view(images, xt::range(lo, hi));
+  return rows_in_batches(images.shape()[0], 500, [&](const std::vector<std::size_t>& rows) {
+    const Array<F> batch = xt::view(images, xt::range(rows.front(), rows.front() + rows.size()));
     const Array<F> mirrored = xt::flip(batch, 2);  // left to right
-    xt::view(p, xt::range(lo, hi)) =
-        F(0.5) * (softmax(logits(Tensor<F>(batch)), -1).value() + softmax(logits(Tensor<F>(mirrored)), -1).value());
-  }
-  return p;
-}
-
-// Accuracy and mean cross-entropy (nats) of probabilities against labels.
-Scores score(const Array<F>& p, const IndexArray& labels) {
-  double nll = 0;
-  for (std::size_t i = 0; i < labels.size(); ++i) nll -= std::log(std::max(double(p(i, std::size_t(labels(i)))), 1e-30));
-  return {{"accuracy", nn::accuracy(nn::argmax_last(p), labels)}, {"loss", nll / double(labels.size())}};
+    return Array<F>(F(0.5) * (softmax(logits(Tensor<F>(batch)), -1).value() +
+                              softmax(logits(Tensor<F>(mirrored)), -1).value()));
+  });
 }
 
 // Light augmentation: each training image moved by up to kShift pixels in each direction (the
@@ -165,7 +153,7 @@ History train(nn::Module<F>& model, const Logits& logits, const Data& d, int n_e
   fo.clip = 1.0;
   const long total = long((d.train.size() + kBatch - 1) / kBatch) * n_epochs;
   fo.lr = nn::warmup_cosine_lr(kLr, total / 20, total, kLr / 50);
-  fo.validate = [&] { return score(probabilities(model, logits, d.validation.images), d.validation.labels); };
+  fo.validate = [&] { return class_scores(probabilities(model, logits, d.validation.images), d.validation.labels); };
   Generator augment(seed() + 100);  // batches come in order, so the same seed gives the same images
   return fit(model, opt, d.train.size(),
              [&](const std::vector<std::size_t>& rows) {

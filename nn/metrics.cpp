@@ -57,6 +57,21 @@ Array<double> confusion_rates(const IndexArray& targets, const IndexArray& predi
 }
 
 template <class T>
+double log_loss(const Array<T>& p, const IndexArray& targets) {
+  check(p.dimension() == 2 && targets.dimension() == 1 && targets.size() == p.shape()[0] && targets.size() > 0,
+        "log_loss", "expected probabilities (N, C) and N > 0 class ids, got ", shape_str(p.shape()), " and ",
+        shape_str(targets.shape()));
+  const std::size_t classes = p.shape()[1];
+  double nll = 0;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const Index t = targets(i);
+    check(t >= 0 && Index(classes) > t, "log_loss", "class ids must lie in 0 .. ", classes - 1, ", got ", t, " at ", i);
+    nll -= std::log(std::max(double(p(i, std::size_t(t))), 1e-30));
+  }
+  return nll / double(targets.size());
+}
+
+template <class T>
 double accuracy_from_scores(const Array<T>& scores, const IndexArray& targets, Index ignore_id) {
   return accuracy(argmax_last(scores), targets, ignore_id);
 }
@@ -189,6 +204,8 @@ double alignment_accuracy(const Array<T>& attention, const std::vector<Index>& a
 
 template IndexArray argmax_last<float>(const Array<float>&);
 template IndexArray argmax_last<double>(const Array<double>&);
+template double log_loss<float>(const Array<float>&, const IndexArray&);
+template double log_loss<double>(const Array<double>&, const IndexArray&);
 template double accuracy_from_scores<float>(const Array<float>&, const IndexArray&, Index);
 template double accuracy_from_scores<double>(const Array<double>&, const IndexArray&, Index);
 template double alignment_accuracy<float>(const Array<float>&, const std::vector<Index>&);

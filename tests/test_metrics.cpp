@@ -170,6 +170,16 @@ TEST_CASE("bleu_by_group: corpus BLEU of each group, groups in increasing order"
   CHECK_THROWS_AS(bleu_by_group(hyps, refs, {1, 2}), ShapeError);
 }
 
+TEST_CASE("log_loss: the mean of -ln p(target), floored at 1e-30, and its errors") {
+  const Array<double> p = {{0.5, 0.5, 0.0}, {0.25, 0.25, 0.5}};
+  CHECK(log_loss(p, IndexArray{1, 2}) == doctest::Approx(std::log(2.0)));
+  CHECK(log_loss(p, IndexArray{2, 2}) == doctest::Approx((-std::log(1e-30) + std::log(2.0)) / 2));  // 69 nats, not inf
+  CHECK_THROWS_WITH(log_loss(p, IndexArray{1}), doctest::Contains("log_loss: expected probabilities (N, C)"));
+  CHECK_THROWS_WITH(log_loss(p, IndexArray{1, 3}), doctest::Contains("class ids must lie in 0 .. 2, got 3 at 1"));
+  CHECK_THROWS_WITH(log_loss(Array<double>(xt::zeros<double>({0, 3})), IndexArray(xt::zeros<Index>({0}))),
+                    doctest::Contains("log_loss"));
+}
+
 TEST_CASE("confusion_rates: rows are the true classes and sum to 1, the diagonal is the accuracy by class") {
   const IndexArray truth{0, 0, 0, 1, 1, 2}, predicted{0, 1, 0, 1, 1, 0};
   const Array<double> r = confusion_rates(truth, predicted, 4);

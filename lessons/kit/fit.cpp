@@ -1,5 +1,6 @@
 #include "lessons/kit/fit.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 
@@ -7,6 +8,7 @@
 #include "lessons/story/progress.hpp"
 #include "lessons/story/stats.hpp"
 #include "nn/data/batch.hpp"
+#include "nn/metrics.hpp"
 
 namespace attnlab::lessons {
 
@@ -31,6 +33,36 @@ void record_scores(History& h, const Scores& scores) {
 }
 
 }  // namespace
+
+Array<float> rows_in_batches(std::size_t n, std::size_t batch,
+                             const std::function<Array<float>(const std::vector<std::size_t>& rows)>& block) {
+  if (n == 0) throw std::invalid_argument("rows_in_batches: no rows to compute");
+  NoGrad no_grad;
+  Array<float> out;
+  std::size_t row_size = 0;
+  in_batches(n, batch, [&](const std::vector<std::size_t>& rows) {
+    const Array<float> b = block(rows);
+    if (b.dimension() == 0 || b.shape()[0] != rows.size())
+      throw std::invalid_argument("rows_in_batches: a block for " + std::to_string(rows.size()) + " rows has shape " +
+                                  shape_str(b.shape()));
+    if (rows.front() == 0) {
+      Shape s(b.shape().begin(), b.shape().end());
+      s[0] = n;
+      out = Array<float>::from_shape(s);
+      row_size = b.size() / rows.size();
+    } else if (b.size() != rows.size() * row_size) {
+      throw std::invalid_argument("rows_in_batches: the block of rows from " + std::to_string(rows.front()) +
+                                  " has shape " + shape_str(b.shape()) + ", unlike the first block's rows");
+    }
+    std::copy(b.begin(), b.end(), out.data() + rows.front() * row_size);
+  });
+  return out;
+}
+
+Scores class_scores(const Array<float>& probabilities, const IndexArray& labels) {
+  return {{"accuracy", nn::accuracy(nn::argmax_last(probabilities), labels)},
+          {"loss", nn::log_loss(probabilities, labels)}};
+}
 
 History fit(nn::Module<float>& model, nn::Optimizer<float>& opt, std::size_t examples, const BatchLoss& loss,
             const FitOptions& o) {

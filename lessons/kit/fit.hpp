@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,12 +62,23 @@ using BatchLoss = std::function<Tensor<float>(const std::vector<std::size_t>& ro
 // last batch may be shorter).
 template <class Body>
 void in_batches(std::size_t n, std::size_t batch, Body&& body) {
+  if (batch == 0) throw std::invalid_argument("in_batches: the batch size must be positive, got 0");
   for (std::size_t lo = 0; lo < n; lo += batch) {
     std::vector<std::size_t> rows(std::min(n, lo + batch) - lo);
     for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = lo + i;
     body(rows);
   }
 }
+
+// Rows 0..n-1 of an (n, ...) result computed `batch` rows at a time without the tape, for
+// evaluating a model on a whole set without holding all its activations: block(rows) gives the
+// (rows.size(), ...) block of those rows (consecutive, as in_batches makes them).
+Array<float> rows_in_batches(std::size_t n, std::size_t batch,
+                             const std::function<Array<float>(const std::vector<std::size_t>& rows)>& block);
+
+// A classifier's validation scores from its class probabilities (N, C) and the labels (N):
+// "accuracy" and "loss", the mean cross-entropy in nats (nn::log_loss).
+Scores class_scores(const Array<float>& probabilities, const IndexArray& labels);
 
 // Trains `model`'s parameters with `opt` on `examples` training examples. The model is in
 // training mode during the steps and in eval mode when fit returns.
