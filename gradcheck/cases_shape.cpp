@@ -41,6 +41,11 @@ GRADCHECK_CASE("slice negative bounds step 2", "(2,7,3)[:, -6:-1:2]", [] {
 GRADCHECK_CASE("slice last axis", "(3,6)[..., 2:100]", [] {
   return gradcheck([](const Inputs& x) { return slice(x[0], -1, 2, 100); }, {rnd({3, 6}, 1)});
 });
+// Slices of one tensor whose gradients meet: the second adds into the first's, range by range.
+GRADCHECK_CASE("slice overlapping pieces accumulated", "(2,5,3)[:, 0:3] + (2,5,3)[:, 0:5:2]", [] {
+  return gradcheck([](const Inputs& x) { return add(slice(x[0], 1, 0, 3), slice(x[0], 1, 0, 5, 2)); },
+                   {rnd({2, 5, 3}, 1)});
+});
 GRADCHECK_CASE("concat axis 1", "(2,3) ++ (2,1) ++ (2,2)", [] {
   return gradcheck([](const Inputs& x) { return concat<double>({x[0], x[1], x[2]}, 1); },
                    {rnd({2, 3}, 1), rnd({2, 1}, 2), rnd({2, 2}, 3)});

@@ -107,37 +107,53 @@ Tensor<T> reshape_to(const char* op, const Tensor<T>& a, const Shape& out) {
   });
 }
 
-// The piece [start, start + step * count) of x along an axis, as (outer, count, inner) blocks.
+// The piece [start, start + step * count) of an axis as contiguous runs: per outer block, `runs`
+// runs of `length` elements, run j starting at element (o * n + start + j * step) * inner. With
+// step 1 the count entries of each outer block are one run (one copy, not count copies of inner
+// elements: slicing the last axis, inner is 1).
+struct RangeRuns {
+  AxisSplit s;
+  std::size_t start, step, runs, length;
+  RangeRuns(const Shape& in, std::size_t axis, std::size_t start_, std::size_t count, std::size_t step_)
+      : s(split_at(in, axis)), start(start_), step(step_), runs(step_ == 1 ? 1 : count),
+        length(step_ == 1 ? count * s.inner : s.inner) {}
+  std::size_t at(std::size_t o, std::size_t j) const { return (o * s.n + start + j * step) * s.inner; }
+};
+
+// The piece [start, start + step * count) of x along an axis.
 template <class T>
 Array<T> take_range(const Array<T>& x, std::size_t axis, std::size_t start, std::size_t count,
                     std::size_t step) {
   const Shape in = shape_of(x);
-  const AxisSplit s = split_at(in, axis);
+  const RangeRuns r(in, axis, start, count, step);
   Shape out = in;
   out[axis] = count;
   Array<T> y = Array<T>::from_shape(out);
   T* o = y.data();
-  const T* xv = x.data();
-  for (std::size_t i = 0; i < s.outer; ++i)
-    for (std::size_t j = 0; j < count; ++j, o += s.inner) {
-      const T* src = xv + (i * s.n + start + j * step) * s.inner;
-      std::copy(src, src + s.inner, o);
+  for (std::size_t i = 0; i < r.s.outer; ++i)
+    for (std::size_t j = 0; j < r.runs; ++j, o += r.length) {
+      const T* src = x.data() + r.at(i, j);
+      std::copy(src, src + r.length, o);
     }
   return y;
+}
+
+// dst at the places of the range += g (g laid out as take_range gives it).
+template <class T>
+void add_range(T* dst, const T* g, const RangeRuns& r) {
+  for (std::size_t i = 0; i < r.s.outer; ++i)
+    for (std::size_t j = 0; j < r.runs; ++j, g += r.length) {
+      T* d = dst + r.at(i, j);
+      for (std::size_t k = 0; k < r.length; ++k) d[k] += g[k];
+    }
 }
 
 // The transpose of take_range: g pasted (added) into zeros of `in` at the same places.
 template <class T>
 Array<T> put_range(const Array<T>& g, const Shape& in, std::size_t axis, std::size_t start,
                    std::size_t count, std::size_t step) {
-  const AxisSplit s = split_at(in, axis);
   Array<T> dx = xt::zeros<T>(in);
-  const T* gv = g.data();
-  for (std::size_t i = 0; i < s.outer; ++i)
-    for (std::size_t j = 0; j < count; ++j, gv += s.inner) {
-      T* dst = dx.data() + (i * s.n + start + j * step) * s.inner;
-      for (std::size_t k = 0; k < s.inner; ++k) dst[k] += gv[k];
-    }
+  add_range(dx.data(), g.data(), RangeRuns(in, axis, start, count, step));
   return dx;
 }
 
@@ -155,13 +171,7 @@ void add_grad_range(Node<T>& n, std::size_t i, const Shape& in, std::size_t axis
     return;
   }
   p.check_grad_shape();
-  const AxisSplit s = split_at(in, axis);
-  const T* gv = n.grad.data();
-  for (std::size_t o = 0; o < s.outer; ++o)
-    for (std::size_t j = 0; j < count; ++j, gv += s.inner) {
-      T* dst = p.grad.data() + (o * s.n + start + j * step) * s.inner;
-      for (std::size_t k = 0; k < s.inner; ++k) dst[k] += gv[k];
-    }
+  add_range(p.grad.data(), n.grad.data(), RangeRuns(in, axis, start, count, step));
 }
 
 }  // namespace
