@@ -15,6 +15,7 @@
 #include "core/gradcheck.hpp"
 #include "core/ops.hpp"
 #include "core/runtime/blas.hpp"
+#include "core/runtime/parallel.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;
@@ -145,6 +146,31 @@ TEST_CASE("gemm's loops honour alpha and beta as BLAS does") {
         nan.fill(std::nan(""));  // beta = 0: C is not read, as in BLAS
         gemm<double>(ta, tb, m, n, k, 1.0, a.data(), ta ? m : k, b.data(), tb ? k : n, 0.0, nan.data(), n);
         CHECK(xt::allclose(nan, naive_matmul(a, b, ta, tb), 1e-12, 1e-12));
+      }
+}
+
+// From 2^22 multiply-adds gemm cuts C into parts on attnlab's pool (core/runtime/blas.cpp): by
+// rows when C is tall, by columns when it is wide, with every transpose pattern.
+TEST_CASE("large products in parts: the same bits at 1 and 2 threads, and the naive loop's values") {
+  for (const bool ta : {false, true})
+    for (const bool tb : {false, true})
+      for (const auto [m, n] : {std::array<std::size_t, 2>{300, 64}, {64, 300}}) {
+        CAPTURE(ta);
+        CAPTURE(tb);
+        CAPTURE(m);
+        const std::size_t k = 256;  // m n k = 4.9 M
+        const Array<double> a = rand_array(ta ? Shape{k, m} : Shape{m, k}, 70);
+        const Array<double> b = rand_array(tb ? Shape{n, k} : Shape{k, n}, 71);
+        auto run = [&](int threads) {
+          set_threads(threads);
+          Array<double> c = xt::zeros<double>({m, n});
+          gemm<double>(ta, tb, m, n, k, 1.0, a.data(), ta ? m : k, b.data(), tb ? k : n, 0.0, c.data(), n);
+          set_threads(1);
+          return c;
+        };
+        const Array<double> one = run(1), two = run(2);
+        CHECK(one == two);
+        CHECK(xt::allclose(two, naive_matmul(a, b, ta, tb), 1e-12, 1e-12));
       }
 }
 

@@ -2,6 +2,9 @@
 
 #include <cblas.h>
 
+#include <algorithm>
+
+#include "core/runtime/parallel.hpp"
 #include "core/runtime/vmath.hpp"
 
 namespace attnlab {
@@ -53,6 +56,32 @@ bool degenerate(std::size_t m, std::size_t n, std::size_t k) {
   return (m == 1 || k == 1) && m * n * k <= kDegenerateLimit;
 }
 
+// From this many multiply-adds on (about 50 us of one core) a product is cut into threads() parts
+// on attnlab's pool, each part one single-threaded BLAS call: the rows of C, or its columns when
+// C is wider than tall. OpenBLAS itself stays on one thread (core/runtime/parallel.cpp says why).
+// Each entry of C is the same sum over k in the same order whichever part computes it, so the
+// bits do not depend on the thread count.
+constexpr std::size_t kSplitWork = std::size_t(1) << 22;
+
+template <class T, class Blas>
+void gemm_in_parts(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, const T* a,
+                   std::size_t lda, const T* b, std::size_t ldb, T* c, std::size_t ldc, Blas&& blas) {
+  const std::size_t parts = threads();
+  if (parts == 1 || m * n * k < kSplitWork) return blas(m, n, a, b, c);
+  const bool by_rows = m >= n;
+  const std::size_t len = by_rows ? m : n, step = (len + parts - 1) / parts;
+  parallel_for(parts, 1, [&](std::size_t first, std::size_t last) {
+    for (std::size_t p = first; p < last; ++p) {
+      const std::size_t lo = std::min(len, p * step), hi = std::min(len, lo + step);
+      if (lo == hi) continue;
+      if (by_rows)  // rows lo..hi of op(A): row offsets, or column offsets of A stored k x m
+        blas(hi - lo, n, a + (ta ? lo : lo * lda), b, c + lo * ldc);
+      else  // columns lo..hi of op(B)
+        blas(m, hi - lo, a, b + (tb ? lo * ldb : lo), c + lo);
+    }
+  });
+}
+
 }  // namespace
 
 template <>
@@ -61,9 +90,12 @@ void gemm<float>(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, 
                  float* c, std::size_t ldc) {
   if (m == 0 || n == 0) return;
   if (degenerate(m, n, k)) return degenerate_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
-              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+  gemm_in_parts(ta, tb, m, n, k, a, lda, b, ldb, c, ldc,
+                [&](std::size_t pm, std::size_t pn, const float* pa, const float* pb, float* pc) {
+                  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                              static_cast<int>(pm), static_cast<int>(pn), static_cast<int>(k), alpha, pa,
+                              static_cast<int>(lda), pb, static_cast<int>(ldb), beta, pc, static_cast<int>(ldc));
+                });
 }
 
 template <>
@@ -72,9 +104,12 @@ void gemm<double>(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k,
                   double* c, std::size_t ldc) {
   if (m == 0 || n == 0) return;
   if (degenerate(m, n, k)) return degenerate_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
-              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+  gemm_in_parts(ta, tb, m, n, k, a, lda, b, ldb, c, ldc,
+                [&](std::size_t pm, std::size_t pn, const double* pa, const double* pb, double* pc) {
+                  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                              static_cast<int>(pm), static_cast<int>(pn), static_cast<int>(k), alpha, pa,
+                              static_cast<int>(lda), pb, static_cast<int>(ldb), beta, pc, static_cast<int>(ldc));
+                });
 }
 
 }  // namespace attnlab

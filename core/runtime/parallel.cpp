@@ -115,12 +115,22 @@ std::atomic<int> g_threads{1};
 std::unique_ptr<Pool> g_pool;
 std::mutex g_pool_mu;  // guards g_pool; held by the caller for the whole of a parallel call
 
+// OpenBLAS runs on one thread, from the start and whatever set_threads says: large products are
+// cut into parts on this pool instead (core/runtime/blas.cpp). OpenBLAS's own threads spin after
+// each threaded call, waiting for the next one (OPENBLAS_THREAD_TIMEOUT, about 0.1 s by default),
+// and on a two-core machine they took the core that this pool's kernels needed right after.
+// Measured with bench_race's large encoder at 2 threads: 632 and 657 ms a step with OpenBLAS
+// threading its products, 573 and 578 ms with OPENBLAS_THREAD_TIMEOUT=4 (spinning cut short).
+const bool g_blas_on_one_thread = [] {
+  openblas_set_num_threads(1);
+  return true;
+}();
+
 }  // namespace
 
 void set_threads(int n) {
   check(!t_in_chunk, "set_threads", "called from inside a parallel_for chunk");
   check(n >= 1, "set_threads", "needs at least 1 thread, got ", n);
-  openblas_set_num_threads(n);
   std::lock_guard<std::mutex> lock(g_pool_mu);
   if (n == g_threads) return;
   g_pool.reset();

@@ -1,6 +1,8 @@
-// Threads for attnlab's own kernels, next to OpenBLAS's.
+// Threads: one pool for all of attnlab's parallel work, GEMM included.
 //
-// set_threads(n) sets both: OpenBLAS's GEMM threads and the pool that parallel_for runs on.
+// set_threads(n) sizes the pool that parallel_for runs on. OpenBLAS stays on one thread: a large
+// product is cut into parts on this pool, each part one BLAS call (core/runtime/blas.cpp; the .cpp
+// says why OpenBLAS's own threads are not used).
 // parallel_for(n, grain, body) cuts [0, n) into at most threads() contiguous chunks of at least
 // `grain` items and runs body(begin, end) on each, the caller taking a share; it returns when all
 // are done and rethrows the exception of the lowest-numbered chunk that threw. The chunk boundaries depend only on n,
