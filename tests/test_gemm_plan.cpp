@@ -155,6 +155,14 @@ TEST_CASE_TEMPLATE("a transposed tall product sums every row, over one slab or m
   }
 }
 
+TEST_CASE("tall products: blocks under 32 rows take kernels only with AVX-512") {
+  CHECK(tall_gemm_generated(64, 64));  // 64 x 64 panel: blocks of 32 rows
+  // 64 x 192: blocks of 16 rows, which lost to OpenBLAS on an AVX2 machine (tall_gemm.cpp)
+  CHECK(tall_gemm_generated(192, 64) == bool(__builtin_cpu_supports("avx512f")));
+  CHECK(tall_gemm_generated(256, 64) == bool(__builtin_cpu_supports("avx512f")));  // 8 rows
+  CHECK_FALSE(tall_gemm_generated(512, 512));  // not even 8 rows: BLAS everywhere
+}
+
 TEST_CASE("tall products: empty sums, kernels switched off, and the same bits at any thread count") {
   Generator gen(6);
   const std::size_t m = 1000, n = 32, k = 24;

@@ -11,11 +11,22 @@ namespace attnlab {
 
 namespace {
 
+// The fewest rows a block may have. libxsmm generates code for the CPU it runs on. With AVX-512
+// blocks of 8 and 16 rows beat OpenBLAS (the README's table: 1.6 to 2.1 times at one thread).
+// With AVX2 only they lose to it: measured in bench_core section d on a two-core AVX2 EPYC, 1
+// thread, generated against OpenBLAS: ViT qkv (64 -> 192, blocks of 16 rows) 70.6 against 78.4
+// GFLOP/s, feed-forward in (64 -> 256, 8 rows) 70.8 against 79.2; while blocks of 32 rows
+// (64 -> 64) won, 83.5 against 71.3. So without AVX-512 a block needs 32 rows.
+std::size_t min_block_rows() {
+  static const std::size_t rows = __builtin_cpu_supports("avx512f") ? 8 : 32;
+  return rows;
+}
+
 // Rows per block: the largest power of two up to 64 whose product with the panel still gets a
-// kernel; 0 when even 8 rows do not (BLAS then).
+// kernel; 0 when even min_block_rows() rows do not (BLAS then).
 std::size_t rows_per_block(std::size_t panel) {
   if (!small_gemm_enabled() || panel == 0) return 0;
-  for (std::size_t rows = 64; rows >= 8; rows /= 2)
+  for (std::size_t rows = 64; rows >= min_block_rows(); rows /= 2)
     if (rows * panel < small_gemm_limit) return rows;
   return 0;
 }

@@ -5,8 +5,10 @@
 // small shape by a generated kernel (core/runtime/gemm_plan.hpp), run at about 200, and the
 // blocks spread over attnlab's threads (bench_core, section d, measures both in one run).
 //
-// Both fall back to one BLAS call when the panel is too large for a kernel (n k above
-// small_gemm_limit / 8) or generated kernels are switched off.
+// That is with AVX-512. Without it, blocks of 8 and 16 rows lost to OpenBLAS, so there a block
+// needs 32 rows (tall_gemm.cpp gives the measurement). Both fall back to one BLAS call when the
+// panel is too large for a kernel (n k above small_gemm_limit / 8, or / 32 without AVX-512) or
+// generated kernels are switched off.
 #pragma once
 
 #include <cstddef>
