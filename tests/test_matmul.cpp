@@ -76,6 +76,25 @@ struct Case {
   bool ta, tb;
 };
 
+// Each case's matmul against the naive loop and, with gradients, against central differences.
+void check_cases(const std::vector<Case>& cases, std::uint64_t seed, bool gradients) {
+  for (const auto& c : cases) {
+    CAPTURE(shape_str(c.a));
+    CAPTURE(shape_str(c.b));
+    CAPTURE(c.ta);
+    CAPTURE(c.tb);
+    const Array<double> a = rand_array(c.a, seed++), b = rand_array(c.b, seed++);
+    const Array<double> want = naive_matmul(a, b, c.ta, c.tb);
+    const Array<double> got = matmul(TD(a), TD(b), c.ta, c.tb).value();
+    REQUIRE(got.shape() == want.shape());
+    CHECK(xt::allclose(got, want, 1e-12, 1e-12));
+    if (!gradients) continue;
+    const GradcheckResult r = gradcheck(
+        [&](const std::vector<TD>& x) { return matmul(x[0], x[1], c.ta, c.tb); }, {TD(a, true), TD(b, true)});
+    CHECK_MESSAGE(r.ok, r.max_abs_error);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("matmul matches a naive triple loop for every batch and transpose pattern") {
@@ -90,18 +109,7 @@ TEST_CASE("matmul matches a naive triple loop for every batch and transpose patt
       {{4}, {4}, false, false},               {{4}, {5, 4}, false, true},
       {{7, 33, 17}, {17, 9}, false, false},   {{2, 7, 17, 33}, {7, 9, 17}, true, true},
   };
-  std::uint64_t seed = 1;
-  for (const auto& c : cases) {
-    CAPTURE(shape_str(c.a));
-    CAPTURE(shape_str(c.b));
-    CAPTURE(c.ta);
-    CAPTURE(c.tb);
-    const Array<double> a = rand_array(c.a, seed++), b = rand_array(c.b, seed++);
-    const Array<double> want = naive_matmul(a, b, c.ta, c.tb);
-    const Array<double> got = matmul(TD(a), TD(b), c.ta, c.tb).value();
-    REQUIRE(got.shape() == want.shape());
-    CHECK(xt::allclose(got, want, 1e-12, 1e-12));
-  }
+  check_cases(cases, 1, false);
 }
 
 // gemm runs one-row (m = 1) and rank-one (k = 1) products as loops, not BLAS
@@ -114,18 +122,7 @@ TEST_CASE("one-row and rank-one products: values against the naive loop, gradien
       {{3, 6, 1}, {3, 4, 1}, false, true},  {{3, 1, 6}, {3, 4, 1}, true, true},
       {{1, 25}, {2, 25, 128}, false, false},
   };
-  std::uint64_t seed = 50;
-  for (const auto& c : cases) {
-    CAPTURE(shape_str(c.a));
-    CAPTURE(shape_str(c.b));
-    CAPTURE(c.ta);
-    CAPTURE(c.tb);
-    const Array<double> a = rand_array(c.a, seed++), b = rand_array(c.b, seed++);
-    CHECK(xt::allclose(matmul(TD(a), TD(b), c.ta, c.tb).value(), naive_matmul(a, b, c.ta, c.tb), 1e-12, 1e-12));
-    const GradcheckResult r = gradcheck(
-        [&](const std::vector<TD>& x) { return matmul(x[0], x[1], c.ta, c.tb); }, {TD(a, true), TD(b, true)});
-    CHECK_MESSAGE(r.ok, r.max_abs_error);
-  }
+  check_cases(cases, 50, true);
 }
 
 TEST_CASE("gemm's loops honour alpha and beta as BLAS does") {
