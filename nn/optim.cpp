@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/runtime/parallel.hpp"
+
 namespace attnlab::nn {
 
 namespace {
@@ -307,14 +309,23 @@ void Adam<T>::update(std::size_t i, bool /*fresh*/) {
   const T eps = T(eps_), neg_step = T(-step_size);
   const T l2 = decoupled_ ? T(0) : T(weight_decay_);
   const T shrink = T(1.0 - lr * weight_decay_);
-  if (decoupled_ && weight_decay_ != 0.0)
-    for (std::size_t j = 0; j < n; ++j) p[j] *= shrink;
-  for (std::size_t j = 0; j < n; ++j) {
-    const T gj = g[j] + l2 * p[j];
-    m[j] = m[j] * b1 + c1 * gj;
-    v[j] = v[j] * b2 + c2 * (gj * gj);
-    p[j] += neg_step * (m[j] / (std::sqrt(v[j]) / bc2_sqrt + eps));
-  }
+  const bool decay = decoupled_ && weight_decay_ != 0.0;
+  auto entries = [&](std::size_t first, std::size_t last) {
+    for (std::size_t j = first; j < last; ++j) {
+      if (decay) p[j] *= shrink;
+      const T gj = g[j] + l2 * p[j];
+      m[j] = m[j] * b1 + c1 * gj;
+      v[j] = v[j] * b2 + c2 * (gj * gj);
+      p[j] += neg_step * (m[j] / (std::sqrt(v[j]) / bc2_sqrt + eps));
+    }
+  };
+  // Every entry is its own update, so large parameters take chunks on the thread pool with the
+  // same bits at any thread count (the large encoder's 512 x 2048 weights: 1 M entries each).
+  constexpr std::size_t grain = std::size_t(1) << 16;
+  if (threads() > 1 && n >= 2 * grain)
+    parallel_for(n, grain, entries);
+  else
+    entries(0, n);
 }
 
 // ------------------------------------------------------------------ clipping

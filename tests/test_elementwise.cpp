@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/ops.hpp"
+#include "core/runtime/parallel.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;
@@ -240,4 +241,21 @@ TEST_CASE("empty tensor handles throw ShapeError naming the op") {
   CHECK_OP_ERROR("where", attnlab::where(Mask{true, false}, none, a));
   CHECK_OP_ERROR("where", attnlab::where(Mask{true, false}, a, none));
   CHECK_OP_ERROR("masked_fill", masked_fill(none, Mask{true, false}, 0.0));
+}
+
+TEST_CASE("large same-shape elementwise ops run in chunks: the same bits at 1 and 2 threads") {
+  // (400, 500) = 200,000 entries: chunks on the thread pool at 2 threads.
+  const Array<double> a = rand_array({400, 500}, 11), b = rand_array({400, 500}, 12);
+  auto run = [&](int threads) {
+    set_threads(threads);
+    TD x(a, true), y(b, true);
+    const TD z = relu(add(mul(x, y), x));
+    sum(z).backward();
+    set_threads(1);
+    return std::vector<Array<double>>{z.value(), x.grad(), y.grad()};
+  };
+  const auto one = run(1), two = run(2);
+  CHECK(one == two);
+  const Array<double> want = xt::maximum(a * b + a, 0.0);
+  CHECK(one[0] == want);
 }

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
+#include "core/runtime/parallel.hpp"
 #include "io/npz.hpp"
 #include "nn/optim.hpp"
 #include "nn/schedule.hpp"
@@ -100,6 +102,35 @@ TEST_CASE("AdamW decays the weight itself; Adam folds decay into the gradient") 
   CHECK(a.value()(0) == doctest::Approx(1.8).epsilon(1e-7));
   // Adam: g = 0.5 + 0.5*2 = 1.5, and the first bias-corrected step is lr * sign(g) -> 1.9
   CHECK(b.value()(0) == doctest::Approx(1.9).epsilon(1e-7));
+}
+
+TEST_CASE("Adam and AdamW on a large parameter: the same bits at 1 and 2 threads, and the 1-entry rule") {
+  // 300,000 entries: chunks on the thread pool at 2 threads. Entry j gets gradient g_j; after
+  // one step of AdamW every entry moved by the same unit step from its decayed value.
+  const std::size_t n = 300000;
+  Generator gen(5);
+  const Array<float> start = random_uniform<float>({n}, gen, -1.0, 1.0), grad = random_uniform<float>({n}, gen, 0.1, 1.0);
+  auto run = [&](int threads, bool decoupled) {
+    set_threads(threads);
+    Tensor<float> p(Array<float>(start), true);
+    std::unique_ptr<Optimizer<float>> opt;
+    if (decoupled) opt = std::make_unique<AdamW<float>>(std::vector<Tensor<float>>{p}, 0.1, 0.9, 0.999, 1e-8, 0.5);
+    else opt = std::make_unique<Adam<float>>(std::vector<Tensor<float>>{p}, 0.1);
+    for (int step = 0; step < 3; ++step) {
+      set_grad<float>(p, grad);
+      opt->step();
+    }
+    set_threads(1);
+    return Array<float>(p.value());
+  };
+  for (const bool decoupled : {false, true}) {
+    const Array<float> one = run(1, decoupled), two = run(2, decoupled);
+    CHECK(one == two);
+    // A constant positive gradient: Adam's bias-corrected step is lr each time (3 steps: -0.3),
+    // AdamW's also shrinks by (1 - 0.1 * 0.5) first at every step.
+    const double want0 = decoupled ? ((double(start(0)) * 0.95 - 0.1) * 0.95 - 0.1) * 0.95 - 0.1 : double(start(0)) - 0.3;
+    CHECK(double(one(0)) == doctest::Approx(want0).epsilon(1e-5));
+  }
 }
 
 TEST_CASE("step skips parameters without a gradient; zero_grad drops gradients") {
