@@ -146,7 +146,7 @@ void speed(std::vector<Trained>& runs, const s2s::Plan& s, const s2s::DateTask& 
       "take medians of ", reps, " rounds in which the four models take turns (a burst of load hits all four alike). "
       "One training batch: B = ", batch.source.ids.shape()[0], ", T = ", batch.decoder_input.ids.shape()[1],
       " queries, S = ", batch.source.ids.shape()[1], " keys, Hd = 2He = ", s.model.decoder_hidden, ", A = ",
-      s.model.attention_hidden, ", BLAS threads = ", lesson().args().threads, ". 'Attention' is the attention module "
+      s.model.attention_hidden, ", threads = ", lesson().args().threads, ". 'Attention' is the attention module "
       "alone, forward and backward, on random inputs of those shapes; 'step' is a full training step (forward, "
       "backward, clipping, Adam) of a fresh model.");
   std::vector<std::vector<std::string>> rows;

@@ -240,8 +240,8 @@ Trained train_vit(const Data& d) {
          row(text(kLayers, " encoder layers and the final norm"), blocks),
          row("head: Linear(64, 10)", vit.head.parameter_count()), row("total", total)});
   // As many epochs as fit the ten minutes with a margin: on a two-core AVX2 machine an epoch takes
-  // about 15 s and the rest of the lesson about 110 s, so 32 epochs end near 580 s.
-  const int n_epochs = epochs(32, 2);
+  // about 13.3 s and the rest of the lesson about 105 s, so 35 epochs end near 570 s.
+  const int n_epochs = epochs(35, 2);
   config("vit_patch", 7);
   config("vit_d_model", kModel);
   config("vit_heads", kHeads);

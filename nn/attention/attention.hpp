@@ -23,7 +23,8 @@ namespace attnlab::nn {
 
 // Keys and values that queries will ask of again and again, with what the score made of the keys
 // (Score::read_keys): a Bahdanau decoder asks one query per step of the same annotations, and
-// reads them once per sequence instead of once per step. Made by Attention::memory.
+// reads them once per sequence instead of once per step. Made by Attention::memory, and asked
+// by the same Attention (its score made `read`).
 template <class T>
 struct Memory {
   Tensor<T> keys;                  // (B, Lk, dk), as given
