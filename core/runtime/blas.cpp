@@ -82,34 +82,36 @@ void gemm_in_parts(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k
   });
 }
 
+// One BLAS call, the precision chosen by overload.
+void blas_gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a,
+               std::size_t lda, const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb),
+              beta, c, static_cast<int>(ldc));
+}
+void blas_gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, double alpha, const double* a,
+               std::size_t lda, const double* b, std::size_t ldb, double beta, double* c, std::size_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb),
+              beta, c, static_cast<int>(ldc));
+}
+
 }  // namespace
 
-template <>
-void gemm<float>(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, float alpha,
-                 const float* a, std::size_t lda, const float* b, std::size_t ldb, float beta,
-                 float* c, std::size_t ldc) {
+template <class T>
+void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, T alpha, const T* a, std::size_t lda,
+          const T* b, std::size_t ldb, T beta, T* c, std::size_t ldc) {
   if (m == 0 || n == 0) return;
   if (degenerate(m, n, k)) return degenerate_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   gemm_in_parts(ta, tb, m, n, k, a, lda, b, ldb, c, ldc,
-                [&](std::size_t pm, std::size_t pn, const float* pa, const float* pb, float* pc) {
-                  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                              static_cast<int>(pm), static_cast<int>(pn), static_cast<int>(k), alpha, pa,
-                              static_cast<int>(lda), pb, static_cast<int>(ldb), beta, pc, static_cast<int>(ldc));
+                [&](std::size_t pm, std::size_t pn, const T* pa, const T* pb, T* pc) {
+                  blas_gemm(ta, tb, pm, pn, k, alpha, pa, lda, pb, ldb, beta, pc, ldc);
                 });
 }
 
-template <>
-void gemm<double>(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, double alpha,
-                  const double* a, std::size_t lda, const double* b, std::size_t ldb, double beta,
-                  double* c, std::size_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (degenerate(m, n, k)) return degenerate_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  gemm_in_parts(ta, tb, m, n, k, a, lda, b, ldb, c, ldc,
-                [&](std::size_t pm, std::size_t pn, const double* pa, const double* pb, double* pc) {
-                  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                              static_cast<int>(pm), static_cast<int>(pn), static_cast<int>(k), alpha, pa,
-                              static_cast<int>(lda), pb, static_cast<int>(ldb), beta, pc, static_cast<int>(ldc));
-                });
-}
+template void gemm<float>(bool, bool, std::size_t, std::size_t, std::size_t, float, const float*, std::size_t,
+                          const float*, std::size_t, float, float*, std::size_t);
+template void gemm<double>(bool, bool, std::size_t, std::size_t, std::size_t, double, const double*, std::size_t,
+                           const double*, std::size_t, double, double*, std::size_t);
 
 }  // namespace attnlab
