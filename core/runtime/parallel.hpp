@@ -9,8 +9,9 @@
 // grain and threads(), so a kernel whose chunks write disjoint outputs (or whose per-chunk partial
 // sums are combined in chunk order) gives the same bits on every run with the same thread count.
 //
-// Idle workers sleep on a condition variable rather than spin: on a shared 2-core machine a
-// spinning pool steals the core that another process (or OpenBLAS) needs. A parallel_for inside
+// A waiting thread polls for at most 200 microseconds, then sleeps on a condition variable: the
+// poll catches the next call of a training step without a wake-up (slow on a virtual machine),
+// and the bound keeps an idle pool from holding a shared 2-core machine's second core. A parallel_for inside
 // a chunk runs inline; set_threads inside a chunk is an error. With one thread (the default)
 // everything runs inline on the caller. Calls from several threads at once take turns.
 #pragma once
