@@ -27,7 +27,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <optional>
 
 #include <xtensor/xbuilder.hpp>
@@ -38,6 +37,7 @@
 #include "core/ops/broadcast_map.hpp"
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/vmath.hpp"
+#include "core/ops/softmax_row.hpp"
 
 namespace attnlab {
 
@@ -109,47 +109,21 @@ void transpose_scaled(const T* in, std::size_t rows, std::size_t cols, std::size
   }
 }
 
-// Softmax of each row of the block's scores P (in place), over the keys row i may see: a hidden
-// key gets exactly 0, a row with no key left is all zero (as in core/ops/softmax_row.hpp).
-// Three passes over the block instead of five over each row. The lessons' rows are short (17 to
-// 64 keys), and a pass per row spent its time in loop setup and scalar tails: one exp over the
-// whole block runs in full vectors.
-//   1. each row: add the bias; m = the largest allowed score; x - m for allowed keys, -inf for
-//      hidden ones (causally or by the mask), so that step 2 makes them exactly 0;
-//   2. the block: exp;
-//   3. each row: divide by its sum, which is at least exp(0) = 1 if any key was allowed and
-//      exactly 0 if none was (that row is already all zero).
+// Softmax of each row of the block's scores P (in place), over the keys row i may see
+// (core/ops/softmax_row.hpp: a hidden key gets exactly 0, a row with no key left is all zero).
 template <class T>
 void masked_softmax_rows(const Problem<T>& pr, const T* bias, std::size_t blk, T* P) {
-  const bool* mask = pr.allowed ? pr.allowed->mask().data() : nullptr;
-  const T hidden = -std::numeric_limits<T>::infinity();
-  auto end_of = [&](std::size_t i) { return pr.causal ? std::min(i + 1, pr.Lk) : pr.Lk; };
-  for (std::size_t i = 0; i < pr.Lq; ++i) {
-    T* row = P + i * pr.Lk;
-    const std::size_t end = end_of(i);  // keys past min(i, Lk-1) are causally hidden
-    if (bias)
-      for (std::size_t j = 0; j < end; ++j) row[j] += bias[pr.bias_map.at(blk, i, j)];
-    if (mask) {
-      auto allowed = [&](std::size_t j) { return mask[pr.mask_map.at(blk, i, j)]; };
-      T mx = T(0);
-      bool any = false;
-      for (std::size_t j = 0; j < end; ++j)
-        if (allowed(j) && (!any || row[j] > mx)) mx = row[j], any = true;
-      for (std::size_t j = 0; j < end; ++j) row[j] = any && allowed(j) ? row[j] - mx : hidden;
-    } else if (end > 0) {
-      const T mx = vmath::max(row, end);
-      for (std::size_t j = 0; j < end; ++j) row[j] -= mx;
-    }
-    std::fill(row + end, row + pr.Lk, hidden);
-  }
-  vmath::exp_n(P, P, pr.block_size());
-  for (std::size_t i = 0; i < pr.Lq; ++i) {
-    T* row = P + i * pr.Lk;
-    const std::size_t end = end_of(i);
-    const T sum = vmath::sum(row, end);
-    if (sum == T(0)) continue;  // NaN scores: a NaN sum, and the row is NaN as it should be
-    const T inv = T(1) / sum;
-    for (std::size_t j = 0; j < end; ++j) row[j] *= inv;
+  // Keys past min(i, Lk-1) are causally hidden; the mask hides more.
+  auto end = [&](std::size_t i) { return pr.causal ? std::min(i + 1, pr.Lk) : pr.Lk; };
+  if (bias)
+    for (std::size_t i = 0; i < pr.Lq; ++i)
+      for (std::size_t j = 0; j < end(i); ++j) P[i * pr.Lk + j] += bias[pr.bias_map.at(blk, i, j)];
+  if (pr.allowed) {
+    const bool* mask = pr.allowed->mask().data();
+    detail::softmax_rows(P, pr.Lq, pr.Lk, end,
+                         [&](std::size_t i, std::size_t j) { return mask[pr.mask_map.at(blk, i, j)]; });
+  } else {
+    detail::softmax_rows(P, pr.Lq, pr.Lk, end, detail::EveryKey{});
   }
 }
 

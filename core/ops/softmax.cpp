@@ -155,7 +155,8 @@ Tensor<T> masked_softmax(const Tensor<T>& x, const Allowed& allowed, long axis) 
         row[j] = x.value().data()[base + j * s.inner];
         ok[j] = full.data()[base + j * s.inner];
       }
-      detail::masked_softmax_row(row.data(), s.n, [&](std::size_t j) { return ok[j] != 0; });
+      detail::softmax_rows(row.data(), 1, s.n, [&](std::size_t) { return s.n; },
+                           [&](std::size_t, std::size_t j) { return ok[j] != 0; });
       for (std::size_t j = 0; j < s.n; ++j) y.data()[base + j * s.inner] = row[j];
     }
   return record<T>(op, std::move(y), {&x}, [s](Node<T>& nd) {
