@@ -38,6 +38,7 @@
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/vmath.hpp"
 #include "core/ops/softmax_row.hpp"
+#include "core/ops/transpose.hpp"
 
 namespace attnlab {
 
@@ -94,21 +95,6 @@ struct BlockProducts {
         dK(true, pr.Lk, pr.d, pr.Lq, pr.Lk, pr.q.row, pr.k.row, false, block_gemm_limit) {}
 };
 
-// out (cols x rows, dense) = factor * the transpose of a rows x cols block whose rows are ld apart.
-// In panels of 16 input rows, each output row written in runs of 16: the panel's input lines stay
-// in L1 however ld falls on its sets, and no store lands far from the last. Measured on the AVX2
-// machine at the lessons' shapes (17 to 256 rows, 16 to 64 columns, ld 3 x heads x d): 0.23 to
-// 0.31 ns an entry, against 0.36 to 1.31 row by row (the row-by-row loop scattered its stores).
-template <class T>
-void transpose_scaled(const T* in, std::size_t rows, std::size_t cols, std::size_t ld, T factor,
-                      T* out) {
-  for (std::size_t first = 0; first < rows; first += 16) {
-    const std::size_t last = std::min(rows, first + 16);
-    for (std::size_t c = 0; c < cols; ++c)
-      for (std::size_t i = first; i < last; ++i) out[c * rows + i] = factor * in[i * ld + c];
-  }
-}
-
 // Softmax of each row of the block's scores P (in place), over the keys row i may see
 // (core/ops/softmax_row.hpp: a hidden key gets exactly 0, a row with no key left is all zero).
 template <class T>
@@ -159,7 +145,7 @@ void attention_forward(const Problem<T>& pr, const T* Q, const T* K, const T* V,
     for (std::size_t blk = first; blk < last; ++blk) {
       const std::size_t b = blk / pr.H, h = blk % pr.H;
       T* P = P_all + blk * pr.block_size();
-      transpose_scaled(K + pr.k.at(b, h), pr.Lk, pr.d, pr.k.row, pr.scale, kt.data());
+      detail::transpose_scaled(K + pr.k.at(b, h), pr.Lk, pr.d, pr.k.row, pr.scale, kt.data());
       products.scores(Q + pr.q.at(b, h), kt.data(), P);
       masked_softmax_rows(pr, bias, blk, P);
       const T* Pd = P;
@@ -204,7 +190,7 @@ void attention_backward(const Problem<T>& pr, const T* Q, const T* K, const T* V
       }
       if (!need_dS) continue;
       // dP = (dO V^T) * keep / (1 - p), then dS = P * (dP - rowsum(dP * P)) in place.
-      transpose_scaled(V + pr.v.at(b, h), pr.Lk, pr.dv, pr.v.row, T(1), vt.data());
+      detail::transpose_scaled(V + pr.v.at(b, h), pr.Lk, pr.dv, pr.v.row, T(1), vt.data());
       products.dP(dO_b, vt.data(), dS.data());
       for (std::size_t i = 0; i < pr.Lq; ++i) {
         T* row = dS.data() + i * pr.Lk;

@@ -37,6 +37,7 @@
 #include "core/runtime/gemm_plan.hpp"
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/vmath.hpp"
+#include "core/ops/transpose.hpp"
 
 namespace attnlab {
 
@@ -104,20 +105,13 @@ struct TilePlans {
   }
 };
 
-// out (cols x rows, rows ld_out apart) = factor * the transpose of in (rows x cols, dense).
-template <class T>
-void transpose_scaled(const T* in, std::size_t rows, std::size_t cols, T factor, T* out, std::size_t ld_out) {
-  for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t c = 0; c < cols; ++c) out[c * ld_out + i] = factor * in[i * cols + c];
-}
-
 template <class T>
 void tiled_forward(const Tiling<T>& t, const T* Q, const T* K, const T* V, T* O, T* lse) {
   // scale K^T per batch block (d x Lk): the right operand of S = Q (scale K^T).
   std::vector<T> kt_all(t.B * t.d * t.Lk);
   parallel_for(t.B, 1, [&](std::size_t first, std::size_t last) {
     for (std::size_t b = first; b < last; ++b)
-      transpose_scaled(K + b * t.Lk * t.d, t.Lk, t.d, t.scale, kt_all.data() + b * t.d * t.Lk, t.Lk);
+      detail::transpose_scaled(K + b * t.Lk * t.d, t.Lk, t.d, t.d, t.scale, kt_all.data() + b * t.d * t.Lk);
   });
   const TilePlans<T> scores(t, [&](std::size_t nq, std::size_t nk) {
     return GemmPlan<T>(false, nq, nk, t.d, t.d, t.Lk, t.bk);
