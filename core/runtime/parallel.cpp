@@ -23,21 +23,20 @@ thread_local bool t_in_chunk = false;  // nested parallel_for runs inline
 
 // How long a thread that waits for the pool (a worker for the next job, the caller for the last
 // chunk) polls before it sleeps on a condition variable. A training step calls the pool hundreds
-// of times with microseconds between calls; a sleeping thread on a virtual machine needs tens of
-// microseconds to wake, more after a pause, because the hypervisor adapts its own polling.
-// Measured with bench_race's Transformer worker at 2 threads, sleeping at once: 24 ms a step for
-// the first four steps, 14 ms once warm, and 17.7 ms in the race, where the other contestants run
-// between rounds. A bounded poll keeps the wake-up in user space; the bound keeps an idle pool
-// from taking a shared machine's core for longer than a fraction of a millisecond.
+// of times with microseconds between calls, and waking a sleeping thread on a virtual machine
+// goes through the hypervisor. Measured in bench_race's Transformer row at 2 threads, where the
+// other contestants run between rounds: median step 17.7 ms (best 13.7) with threads that slept at
+// once, 13.2 and 14.1 ms in two runs with the poll. The bound keeps an idle pool from holding a
+// shared machine's core for more than a fraction of a millisecond.
 constexpr auto kPollBeforeSleep = std::chrono::microseconds(200);
 
-// Polls `ready` until it holds or kPollBeforeSleep has passed; true if it holds.
+// Returns once `ready` holds or kPollBeforeSleep has passed, whichever comes first.
 template <class Ready>
-bool poll(const Ready& ready) {
+void poll(const Ready& ready) {
   const auto until = std::chrono::steady_clock::now() + kPollBeforeSleep;
   for (int i = 0;; ++i) {
-    if (ready()) return true;
-    if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) return false;
+    if (ready()) return;
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) return;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif

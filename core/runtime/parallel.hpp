@@ -11,9 +11,10 @@
 //
 // A waiting thread polls for at most 200 microseconds, then sleeps on a condition variable: the
 // poll catches the next call of a training step without a wake-up (slow on a virtual machine),
-// and the bound keeps an idle pool from holding a shared 2-core machine's second core. A parallel_for inside
-// a chunk runs inline; set_threads inside a chunk is an error. With one thread (the default)
-// everything runs inline on the caller. Calls from several threads at once take turns.
+// and the bound keeps an idle pool from holding a shared 2-core machine's second core.
+// A parallel_for inside a chunk runs inline; set_threads inside a chunk is an error. With one
+// thread (the default) everything runs inline on the caller. Calls from several threads at once
+// take turns.
 #pragma once
 
 #include <cstddef>
