@@ -232,6 +232,13 @@ TEST_CASE("memory: keys read once, asked many times, the same bits as asking wit
     const std::string batch_error =
         "query (3,3) and keys (2,4," + std::to_string(dk) + ") must have the same batch size B";
     CHECK_THROWS_WITH_AS(att.forward(rnd({3, 3}, 39), m), doctest::Contains(batch_error.c_str()), ShapeError);
+    // A twin of the same kind and sizes has other weights: asking it with this memory would
+    // compare its queries with keys read by these weights, so it refuses.
+    const Attention<double> twin = attention(name, 3, dk, g);
+    const std::string other = "this memory was made by another Attention (" + name;
+    CHECK_THROWS_WITH_AS(twin.forward(rnd({2, 3}, 40), m), doctest::Contains(other.c_str()), ShapeError);
+    CHECK_THROWS_WITH_AS(att.forward(rnd({2, 3}, 40), Memory<double>{}),
+                         doctest::Contains("made by no Attention"), ShapeError);
   }
 }
 

@@ -21,7 +21,7 @@ Memory<T> Attention<T>::memory(const Tensor<T>& keys, const Tensor<T>& values,
   check(ks.size() == 3 && ks[2] == dk, who, "keys must be (B, Lk, ", dk, "), got ", shape_str(ks));
   check(vs.size() == 3 && vs[0] == ks[0] && vs[1] == ks[1], who,
         "values must be (B, Lk, dv) with B, Lk of the keys ", shape_str(ks), ", got ", shape_str(vs));
-  Memory<T> m{keys, Tensor<T>(), values, std::nullopt};
+  Memory<T> m{keys, Tensor<T>(), values, std::nullopt, score_.get()};
   if (allowed_keys) {
     check(allowed_keys->shape() == Shape{ks[0], ks[1]}, who, "allowed keys must be (B, Lk) = ",
           shape_str(Shape{ks[0], ks[1]}), ", got ", shape_str(allowed_keys->shape()));
@@ -42,6 +42,9 @@ AttentionResult<T> Attention<T>::forward(const Tensor<T>& query, const Tensor<T>
 template <class T>
 AttentionResult<T> Attention<T>::forward(const Tensor<T>& query, const Memory<T>& m) const {
   const std::string who = this->who();
+  check(m.read_by == score_.get(), who, "this memory was made by ",
+        m.read_by ? "another Attention (" + m.read_by->name() + ")" : std::string("no Attention"),
+        "; make it with this module's memory(keys, values)");
   need(who.c_str(), query, "query");
   const Shape qs = query.shape(), ks = m.keys.shape();
   const std::size_t dq = score_->query_size();

@@ -24,13 +24,15 @@ namespace attnlab::nn {
 // Keys and values that queries will ask of again and again, with what the score made of the keys
 // (Score::read_keys): a Bahdanau decoder asks one query per step of the same annotations, and
 // reads them once per sequence instead of once per step. Made by Attention::memory, and asked
-// by the same Attention (its score made `read`).
+// by the same Attention: another one, even of the same kind and sizes, would compare its queries
+// with keys read by someone else's weights, so forward refuses it.
 template <class T>
 struct Memory {
   Tensor<T> keys;                  // (B, Lk, dk), as given
   Tensor<T> read;                  // the score's reading of them: W_k k for additive
   Tensor<T> values;                // (B, Lk, dv)
   std::optional<Allowed> allowed;  // (B, 1, Lk): the same keys exist for every query
+  const Score<T>* read_by = nullptr;  // the score of the Attention that made it
 };
 
 template <class T>
