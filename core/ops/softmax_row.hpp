@@ -27,9 +27,9 @@ struct EveryKey {
 
 // Softmax of each row of a rows x n block, in place. Row i sees keys j < end(i) for which
 // allowed(i, j) holds; every other entry becomes exactly 0, and a row that sees no key is all zero.
-// Three passes over the block rather than four over each row: rows in attention are short (17 to
-// 64 keys in the lessons), and passes row by row spent their time in loop setup and scalar tails,
-// while one exp over the whole block runs in full vectors.
+// The exp, the costly step, runs once over the whole block rather than once per row: rows in
+// attention are short (17 to 64 keys in the lessons), and a call per row spent its time in loop
+// setup and the scalar tail, while one call over the block runs in full vectors.
 //   1. each row: m = its largest seen score; x - m where seen, -inf elsewhere (the exp makes
 //      that exactly 0);
 //   2. the block: exp;
