@@ -42,9 +42,9 @@ AttentionResult<T> Attention<T>::forward(const Tensor<T>& query, const Tensor<T>
 template <class T>
 AttentionResult<T> Attention<T>::forward(const Tensor<T>& query, const Memory<T>& m) const {
   const std::string who = this->who();
+  // read_by is compared, never followed: the Attention that made the memory may be gone.
   check(m.read_by == score_.get(), who, "this memory was made by ",
-        m.read_by ? "another Attention (" + m.read_by->name() + ")" : std::string("no Attention"),
-        "; make it with this module's memory(keys, values)");
+        m.read_by ? "another Attention" : "no Attention", "; make it with this module's memory(keys, values)");
   need(who.c_str(), query, "query");
   const Shape qs = query.shape(), ks = m.keys.shape();
   const std::size_t dq = score_->query_size();

@@ -32,7 +32,7 @@ struct Memory {
   Tensor<T> read;                  // the score's reading of them: W_k k for additive
   Tensor<T> values;                // (B, Lk, dv)
   std::optional<Allowed> allowed;  // (B, 1, Lk): the same keys exist for every query
-  const Score<T>* read_by = nullptr;  // the score of the Attention that made it
+  const Score<T>* read_by = nullptr;  // the score of the Attention that made it (an identity only)
 };
 
 template <class T>
