@@ -321,11 +321,7 @@ void Adam<T>::update(std::size_t i, bool /*fresh*/) {
   };
   // Every entry is its own update, so large parameters take chunks on the thread pool with the
   // same bits at any thread count (the large encoder's 512 x 2048 weights: 1 M entries each).
-  constexpr std::size_t grain = std::size_t(1) << 16;
-  if (threads() > 1 && n >= 2 * grain)
-    parallel_for(n, grain, entries);
-  else
-    entries(0, n);
+  parallel_for(n, std::size_t(1) << 16, entries);
 }
 
 // ------------------------------------------------------------------ clipping

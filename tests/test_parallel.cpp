@@ -35,7 +35,7 @@ TEST_CASE("every index is visited exactly once, in fixed contiguous chunks") {
   for (int t : {1, 2, 3}) {
     with_threads(t, [&] {
       CHECK(threads() == t);
-      for (std::size_t n : {0u, 1u, 5u, 100u, 1001u}) {
+      for (std::size_t n : {0u, 1u, 5u, 8u, 13u, 100u, 1001u}) {
         std::vector<std::atomic<int>> hits(n);
         std::mutex mu;
         std::set<std::pair<std::size_t, std::size_t>> chunks;
@@ -46,9 +46,11 @@ TEST_CASE("every index is visited exactly once, in fixed contiguous chunks") {
           chunks.insert({b, e});
         });
         for (std::size_t i = 0; i < n; ++i) CHECK(hits[i] == 1);
-        // At most `t` chunks, each at least the grain (but the last may hold the remainder).
+        // At most `t` chunks, each at least the grain (one chunk may be shorter: all of n).
         CHECK(chunks.size() <= static_cast<std::size_t>(t));
         if (n >= 14 && t > 1) CHECK(chunks.size() > 1);
+        if (chunks.size() > 1)
+          for (const auto& c : chunks) CHECK(c.second - c.first >= 7);
       }
     });
   }

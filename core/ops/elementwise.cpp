@@ -40,10 +40,7 @@ Array<R> map_impl(const Shape& out_shape, F& f, std::index_sequence<I...>, const
     auto flat = [&](std::size_t first, std::size_t last) {
       for (std::size_t k = first; k < last; ++k) o[k] = f(std::get<I>(p)[k]...);
     };
-    if (threads() > 1 && total >= 2 * kElementwiseGrain)
-      parallel_for(total, kElementwiseGrain, flat);
-    else
-      flat(0, total);
+    parallel_for(total, kElementwiseGrain, flat);
     return out;
   }
   if (total == 0) return out;

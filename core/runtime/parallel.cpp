@@ -174,9 +174,13 @@ void parallel_for(std::size_t n, std::size_t grain,
     return;
   }
   grain = std::max<std::size_t>(grain, 1);
+  if (g_threads == 1 || n < 2 * grain) {  // one chunk: no lock, no pool
+    body(0, n);
+    return;
+  }
   std::unique_lock<std::mutex> lock(g_pool_mu);
-  const std::size_t chunks =
-      std::min<std::size_t>(static_cast<std::size_t>(g_threads), (n + grain - 1) / grain);
+  // As many chunks as hold `grain` items each, at most one per thread.
+  const std::size_t chunks = std::min<std::size_t>(static_cast<std::size_t>(g_threads), n / grain);
   if (chunks <= 1 || !g_pool) {
     lock.unlock();
     body(0, n);
