@@ -129,13 +129,9 @@ Corpus load_corpus(const Recipe& r) {
   return c;
 }
 
-// A character as the report shows it: a newline as a return arrow, a space as an open box.
-std::string shown(const Vocab& v, Index id) {
-  const std::string& t = v.token(id);
-  if (t == "\n") return "\u23ce";
-  if (t == " ") return "\u2423";
-  return t;
-}
+// A character as the report shows it (the kit's visible(): a newline as a return arrow, a space
+// as an open box).
+std::string shown(const Vocab& v, Index id) { return visible(v.token(id)); }
 
 std::vector<std::string> shown_labels(const Vocab& v, const std::vector<Index>& ids) {
   std::vector<std::string> out;
@@ -322,11 +318,6 @@ struct Windows {
   }
 };
 
-// A checkpoint of an earlier run to start from (--from DIR), if asked for.
-std::string checkpoint_from(const std::string& file) {
-  const std::string& dir = lesson().args().from;
-  return dir.empty() ? std::string() : dir + "/" + file;
-}
 
 struct Trained {
   std::unique_ptr<nn::CausalLM<F>> gpt;

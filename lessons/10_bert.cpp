@@ -109,17 +109,14 @@ Corpus load_corpus() {
   return c;
 }
 
-// A token as the figures and the report show it: a space as an open box, a newline as a return
-// arrow, a tab as a tab arrow, the specials in brackets.
+// A token as the figures and the report show it: a character as the kit's visible() shows it, the
+// specials as short marks.
 std::string shown(const data::Vocab& v, Index id) {
   const std::string& t = v.token(id);
-  if (t == " ") return "\u2423";
-  if (t == "\n") return "\u23ce";
-  if (t == "\t") return "\u21e5";
   if (t == "<mask>") return "\u25ae";
   if (t == "<cls>") return "CLS";
   if (t == "<eos>") return "EOS";
-  return t;
+  return visible(t);
 }
 
 std::string shown_text(const data::Vocab& v, const std::vector<Index>& ids) {
@@ -489,17 +486,6 @@ std::vector<std::size_t> random_starts(std::size_t n, const std::vector<Index>& 
   return s;
 }
 
-// The checkpoint of an earlier run that --from names, or "" without --from. Checked when the run
-// starts, so that a wrong folder is an error at once, not after the baselines.
-std::string checkpoint_from(const std::string& file) {
-  const std::string& dir = lesson().args().from;
-  if (dir.empty()) return "";
-  const std::string path = dir + "/" + file;
-  if (!std::ifstream(path).good())
-    throw IoError("--from " + dir + ": no readable " + file + " there (the output folder of an earlier run of " +
-                  lesson().info().id + ")");
-  return path;
-}
 
 // Appends a later phase's training to an earlier one's: one history of every step and epoch.
 History joined(History a, const History& b) {

@@ -243,6 +243,32 @@ TEST_CASE("run_lesson: an error in the story is one line and exit status 1") {
   CHECK(contains(read_file(out + "/report.md"), "fine"));
 }
 
+TEST_CASE("checkpoint_from: the file in --from's folder, empty without --from, an error naming both when missing") {
+  TempDir d;
+  const std::string out = d / "out", earlier = d / "earlier";
+  make_dirs(earlier);
+  write_file_atomic(earlier + "/model.npz", "weights");
+  std::string found, none;
+  std::vector<const char*> with = {"99_test", "--quick", "--out", out.c_str(), "--from", earlier.c_str()};
+  CHECK(run_lesson(kInfo, int(with.size()), const_cast<char**>(with.data()),
+                   [&] { found = checkpoint_from("model.npz"); }) == 0);
+  CHECK(found == earlier + "/model.npz");
+  std::vector<const char*> without = {"99_test", "--quick", "--out", out.c_str()};
+  CHECK(run_lesson(kInfo, int(without.size()), const_cast<char**>(without.data()),
+                   [&] { none = checkpoint_from("model.npz"); }) == 0);
+  CHECK(none.empty());
+  std::string error;
+  CHECK(run_lesson(kInfo, int(with.size()), const_cast<char**>(with.data()), [&] {
+          try {
+            checkpoint_from("other.npz");
+          } catch (const IoError& e) {
+            error = e.what();
+            throw;
+          }
+        }) == 1);
+  CHECK(contains(error, "--from " + earlier + ": no readable other.npz there"));
+}
+
 namespace {
 // y = w x on 20 points of y = 3 x: one parameter, an exact answer.
 struct Line : nn::Module<float> {
@@ -336,4 +362,6 @@ TEST_CASE("figures: attention maps, head grids, curves and bars are saved and sh
   CHECK(number_labels(5, 2) == std::vector<std::string>{"0", "", "2", "", "4"});
   CHECK(value_labels(xt::xarray<double>{0.5, 1.25, 2.0}, 2, 1) == std::vector<std::string>{"0.5", "", "2.0"});
   CHECK(char_labels("a b", true) == std::vector<std::string>{"a", "\u2423", "b", "<eos>"});
+  CHECK(char_labels("x\n\ty") == std::vector<std::string>{"x", "\u23ce", "\u21e5", "y"});
+  CHECK(visible("<eos>") == "<eos>");
 }

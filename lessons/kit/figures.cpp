@@ -216,9 +216,16 @@ std::vector<std::string> value_labels(const xt::xarray<double>& values, std::siz
   return out;
 }
 
+std::string visible(const std::string& token) {
+  if (token == " ") return "\u2423";
+  if (token == "\n") return "\u23ce";
+  if (token == "\t") return "\u21e5";
+  return token;
+}
+
 std::vector<std::string> char_labels(const std::string& text, bool with_eos) {
   std::vector<std::string> out;
-  for (char ch : text) out.push_back(ch == ' ' ? "\u2423" : std::string(1, ch));
+  for (char ch : text) out.push_back(visible(std::string(1, ch)));
   if (with_eos) out.push_back("<eos>");
   return out;
 }

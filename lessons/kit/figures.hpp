@@ -122,8 +122,10 @@ void bar_panel(plots::Panel& panel, const std::vector<std::string>& categories,
 std::vector<std::string> number_labels(std::size_t n, std::size_t every = 1);
 // Every `every`-th of the values, with `decimals` decimals, the rest blank: an axis of measured inputs.
 std::vector<std::string> value_labels(const xt::xarray<double>& values, std::size_t every, int decimals = 2);
-// Characters as tick labels, a space shown as an open box so that it stays visible; <eos> at the
-// end if asked.
+// A character as figures and reports show it, visible where it would be blank: a space as an open
+// box, a newline as a return arrow, a tab as a tab arrow; any other token as it is.
+std::string visible(const std::string& token);
+// Characters as tick labels, each visible(); <eos> at the end if asked.
 std::vector<std::string> char_labels(const std::string& text, bool with_eos = false);
 
 }  // namespace attnlab::lessons

@@ -6,6 +6,7 @@
 
 #include <xtensor/xview.hpp>
 
+#include "lessons/kit/figures.hpp"
 #include "lessons/story/lesson.hpp"
 #include "nn/data/dates.hpp"
 #include "nn/metrics.hpp"
@@ -300,10 +301,7 @@ YearAttention year_attention(const Evaluation& ev, const std::vector<data::Pair>
 
 std::vector<std::string> output_labels(const std::vector<Index>& ids, const data::Vocab& v) {
   std::vector<std::string> out;
-  for (Index id : ids) {
-    const std::string& tok = v.token(id);
-    out.push_back(tok == " " ? "\u2423" : tok);
-  }
+  for (Index id : ids) out.push_back(visible(v.token(id)));
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "lessons/story/lesson.hpp"
 
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
@@ -247,6 +248,16 @@ int epochs(int full_default, int quick_default) {
   const LessonArgs& a = lesson().args();
   if (a.epochs > 0) return a.epochs;
   return a.quick ? quick_default : full_default;
+}
+
+std::string checkpoint_from(const std::string& file) {
+  const std::string& dir = lesson().args().from;
+  if (dir.empty()) return "";
+  const std::string path = dir + "/" + file;
+  if (!std::ifstream(path).good())
+    throw IoError("--from " + dir + ": no readable " + file + " there (the output folder of an earlier run of " +
+                  lesson().info().id + ")");
+  return path;
 }
 
 }  // namespace attnlab::lessons

@@ -98,6 +98,9 @@ bool quick();                            // --quick
 std::uint64_t seed();                    // --seed
 // --epochs if given, else the lesson's own default for this mode.
 int epochs(int full_default, int quick_default);
+// With --from DIR: DIR/file, the checkpoint an earlier run of this lesson wrote there (IoError
+// naming the flag and the file when it is not readable); without: "", start from scratch.
+std::string checkpoint_from(const std::string& file);
 // One value for a full run, another for --quick.
 template <class V>
 V full_or_quick(V full, V quick_value) {
