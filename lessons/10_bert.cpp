@@ -486,23 +486,6 @@ std::vector<std::size_t> random_starts(std::size_t n, const std::vector<Index>& 
   return s;
 }
 
-
-// Appends a later phase's training to an earlier one's: one history of every step and epoch.
-History joined(History a, const History& b) {
-  a.loss.insert(a.loss.end(), b.loss.begin(), b.loss.end());
-  a.lr.insert(a.lr.end(), b.lr.begin(), b.lr.end());
-  a.step_ms.insert(a.step_ms.end(), b.step_ms.begin(), b.step_ms.end());
-  a.step_cpu_ms.insert(a.step_cpu_ms.end(), b.step_cpu_ms.begin(), b.step_cpu_ms.end());
-  a.epoch_loss.insert(a.epoch_loss.end(), b.epoch_loss.begin(), b.epoch_loss.end());
-  for (auto& [name, values] : a.validation) {
-    const auto& more = b.validation_of(name);
-    values.insert(values.end(), more.begin(), more.end());
-  }
-  a.steps += b.steps;
-  a.seconds += b.seconds;
-  return a;
-}
-
 Pretrained pretrain(const Corpus& c, const Recipe& r) {
   Pretrained p{new_bert(c, r, 0.0), {}, 0, 0, {}, {}, {}};
   nn::MaskedLM<F>& bert = *p.bert;

@@ -269,6 +269,24 @@ TEST_CASE("checkpoint_from: the file in --from's folder, empty without --from, a
   CHECK(contains(error, "--from " + earlier + ": no readable other.npz there"));
 }
 
+TEST_CASE("joined: a later phase's history continues an earlier one's, every step and epoch") {
+  History a, b;
+  a.loss = {3, 2}, a.lr = {0.1, 0.1}, a.step_ms = {5, 6}, a.step_cpu_ms = {5, 6}, a.epoch_loss = {2.5};
+  a.validation = {{"accuracy", {0.4}}}, a.steps = 2, a.steps_per_epoch = 2, a.seconds = 1.5;
+  b.loss = {1}, b.lr = {0.05}, b.step_ms = {7}, b.step_cpu_ms = {7}, b.epoch_loss = {1};
+  b.validation = {{"accuracy", {0.6}}}, b.steps = 1, b.steps_per_epoch = 1, b.seconds = 0.5;
+  const History h = joined(a, b);
+  CHECK(h.loss == std::vector<double>{3, 2, 1});
+  CHECK(h.lr == std::vector<double>{0.1, 0.1, 0.05});
+  CHECK(h.step_cpu_ms == std::vector<double>{5, 6, 7});
+  CHECK(h.epoch_loss == std::vector<double>{2.5, 1});
+  CHECK(h.validation_of("accuracy") == std::vector<double>{0.4, 0.6});
+  CHECK(h.steps == 3);
+  CHECK(h.seconds == doctest::Approx(2.0));
+  b.validation = {{"loss", {0.9}}};  // a score the earlier phase had and the later one lacks
+  CHECK_THROWS_AS(joined(a, b), std::out_of_range);
+}
+
 namespace {
 // y = w x on 20 points of y = 3 x: one parameter, an exact answer.
 struct Line : nn::Module<float> {

@@ -107,4 +107,19 @@ History fit(nn::Module<float>& model, nn::Optimizer<float>& opt, std::size_t exa
   return h;
 }
 
+History joined(History earlier, const History& later) {
+  auto append = [](std::vector<double>& to, const std::vector<double>& more) {
+    to.insert(to.end(), more.begin(), more.end());
+  };
+  append(earlier.loss, later.loss);
+  append(earlier.lr, later.lr);
+  append(earlier.step_ms, later.step_ms);
+  append(earlier.step_cpu_ms, later.step_cpu_ms);
+  append(earlier.epoch_loss, later.epoch_loss);
+  for (auto& [name, values] : earlier.validation) append(values, later.validation_of(name));
+  earlier.steps += later.steps;
+  earlier.seconds += later.seconds;
+  return earlier;
+}
+
 }  // namespace attnlab::lessons

@@ -55,6 +55,10 @@ struct History {
   double median_step_cpu_ms() const;
 };
 
+// A later phase's training appended to an earlier one's (pretraining at two lengths, say): one
+// history of every step and epoch, its validation scores those of the earlier phase continued.
+History joined(History earlier, const History& later);
+
 // The loss of the batch made of these rows of the training set.
 using BatchLoss = std::function<Tensor<float>(const std::vector<std::size_t>& rows)>;
 
