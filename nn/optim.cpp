@@ -310,13 +310,25 @@ void Adam<T>::update(std::size_t i, bool /*fresh*/) {
   const T l2 = decoupled_ ? T(0) : T(weight_decay_);
   const T shrink = T(1.0 - lr * weight_decay_);
   const bool decay = decoupled_ && weight_decay_ != 0.0;
-  auto entries = [&](std::size_t first, std::size_t last) {
+  // The constants are captured by value and the arrays marked unaliased, so that the compiler
+  // may keep the constants in registers and run eight entries per instruction: captured by
+  // reference, every store to p could have changed them, and the loop ran one entry at a time
+  // (27 ms a step for the large encoder's 7.3 M entries at one thread, against 6 vectorized).
+  // The arithmetic and its order are unchanged, so the bits are too.
+  auto entries = [=](std::size_t first, std::size_t last) {
+    T* __restrict pr = p;
+    const T* __restrict gr = g;
+    T* __restrict mr = m;
+    T* __restrict vr = v;
     for (std::size_t j = first; j < last; ++j) {
-      if (decay) p[j] *= shrink;
-      const T gj = g[j] + l2 * p[j];
-      m[j] = m[j] * b1 + c1 * gj;
-      v[j] = v[j] * b2 + c2 * (gj * gj);
-      p[j] += neg_step * (m[j] / (std::sqrt(v[j]) / bc2_sqrt + eps));
+      T pj = pr[j];
+      if (decay) pj *= shrink;
+      const T gj = gr[j] + l2 * pj;
+      const T mj = mr[j] * b1 + c1 * gj;
+      const T vj = vr[j] * b2 + c2 * (gj * gj);
+      mr[j] = mj;
+      vr[j] = vj;
+      pr[j] = pj + neg_step * (mj / (std::sqrt(vj) / bc2_sqrt + eps));
     }
   };
   // Every entry is its own update, so large parameters take chunks on the thread pool with the
