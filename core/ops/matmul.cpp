@@ -10,11 +10,18 @@
 #include <memory>
 
 #include "core/runtime/blas.hpp"
+#include "core/runtime/parallel.hpp"
 #include "core/runtime/tall_gemm.hpp"
 
 namespace attnlab {
 
 namespace {
+
+// How many lines (rows or columns) of `length` entries make a parallel chunk of a pass over a
+// matrix: at least 2^16 entries, as for elementwise maps, so small layers run inline.
+std::size_t lines_per_chunk(std::size_t length) {
+  return std::max<std::size_t>(1, (std::size_t(1) << 16) / std::max<std::size_t>(1, length));
+}
 
 // C (m x n) = op(A) op(B) + beta C on dense row-major blocks (row strides follow from the flags).
 // k == 0 is an empty sum: C = beta C (BLAS would also reject the zero leading dimension).
@@ -221,9 +228,13 @@ Tensor<T> linear(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& b
   ys.back() = out_f;
   Array<T> y = Array<T>::from_shape(ys);
   if (has_bias) {
-    // Pre-fill every row with b and let the gemm add x W^T on top (beta = 1): one pass.
+    // Pre-fill every row with b and let the gemm add x W^T on top (beta = 1): one pass, on every
+    // thread (the large encoder's layers write 80 MB of rows a step).
     const T* bp = bias.value().data();
-    for (std::size_t r = 0; r < R; ++r) std::copy(bp, bp + out_f, y.data() + r * out_f);
+    T* yp = y.data();
+    parallel_for(R, lines_per_chunk(out_f), [bp, yp, out_f](std::size_t first, std::size_t last) {
+      for (std::size_t r = first; r < last; ++r) std::copy(bp, bp + out_f, yp + r * out_f);
+    });
   }
   const T* W = weight.value().data();
   if (tall_gemm_generated(out_f, in)) {
@@ -252,12 +263,16 @@ Tensor<T> linear(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& b
       nd.add_grad(1, std::move(dw));
     }
     if (has_bias && nd.needs_grad(2)) {
+      // db_j = sum_r dy_rj. Threads take ranges of columns, each column summed in row order: the
+      // same bits at any thread count.
       Array<T> db = xt::zeros<T>({out_f});
       T* g = db.data();
-      for (std::size_t r = 0; r < R; ++r) {
-        const T* row = dy + r * out_f;
-        for (std::size_t j = 0; j < out_f; ++j) g[j] += row[j];
-      }
+      parallel_for(out_f, lines_per_chunk(R), [g, dy, R, out_f](std::size_t first, std::size_t last) {
+        for (std::size_t r = 0; r < R; ++r) {
+          const T* row = dy + r * out_f;
+          for (std::size_t j = first; j < last; ++j) g[j] += row[j];
+        }
+      });
       nd.add_grad(2, std::move(db));
     }
   });
