@@ -1,6 +1,7 @@
 #include "core/runtime/blas.hpp"
 
 #include <cblas.h>
+#include <sched.h>
 
 #include <algorithm>
 
@@ -56,17 +57,33 @@ bool degenerate(std::size_t m, std::size_t n, std::size_t k) {
   return (m == 1 || k == 1) && m * n * k <= kDegenerateLimit;
 }
 
-// From this many multiply-adds on (about 50 us of one core) a product is cut into threads() parts
-// on attnlab's pool, each part one single-threaded BLAS call: the rows of C, or its columns when
-// C is wider than tall. OpenBLAS itself stays on one thread (core/runtime/parallel.cpp says why).
-// Each entry of C is the same sum over k in the same order whichever part computes it, so the
-// bits do not depend on the thread count.
+// From this many multiply-adds on (about 50 us of one core) a product is cut into parts on
+// attnlab's pool, each part one single-threaded BLAS call: the rows of C, or its columns when C is
+// wider than tall. OpenBLAS itself stays on one thread (core/runtime/parallel.cpp says why).
+//
+// The bits must not depend on the thread count, so the cuts must not either. OpenBLAS's sum for
+// an entry of C depends on where the entry falls in the call's register tiles and cache blocks,
+// which are counted from the start of each call: cutting a 512 x 512 x 512 float product into
+// 2 parts changed the last bit of 3 % of C against one call, and aligning the cuts to the tiles
+// (16 x 6) fixed rows but not columns, whose blocking OpenBLAS halves by the call's width. So the
+// number of parts is fixed for the process: the CPUs it may run on, at most 8. At every thread
+// count the same parts are computed, in parallel or one after another (tests/test_matmul.cpp).
+// One thread on a 2-CPU machine pays 1 to 2 % for the extra call (packing B twice).
 constexpr std::size_t kSplitWork = std::size_t(1) << 22;
+
+std::size_t product_parts() {
+  static const std::size_t parts = [] {
+    cpu_set_t cpus;
+    const int n = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+    return std::clamp<std::size_t>(static_cast<std::size_t>(n), 1, 8);
+  }();
+  return parts;
+}
 
 template <class T, class Blas>
 void gemm_in_parts(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, const T* a,
                    std::size_t lda, const T* b, std::size_t ldb, T* c, std::size_t ldc, Blas&& blas) {
-  const std::size_t parts = threads();
+  const std::size_t parts = product_parts();
   if (parts == 1 || m * n * k < kSplitWork) return blas(m, n, a, b, c);
   const bool by_rows = m >= n;
   const std::size_t len = by_rows ? m : n, step = (len + parts - 1) / parts;
