@@ -11,6 +11,7 @@
 #include <xtensor/xview.hpp>
 
 #include "core/ops.hpp"
+#include "core/runtime/parallel.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;
@@ -209,6 +210,53 @@ TEST_CASE("cross_entropy over 3-D logits equals the flattened 2-D one") {
   CHECK(cross_entropy(TD(z), t).item() == doctest::Approx(cross_entropy(TD(z2), t2).item()));
   CHECK(cross_entropy(TF(Array<float>(xt::cast<float>(z))), t).item() ==
         doctest::Approx(cross_entropy(TD(z), t).item()).epsilon(1e-6));
+}
+
+// From 2^14 logits a chunk, rows run on the thread pool and each row's loss terms are added in
+// row order afterwards (core/ops/softmax.cpp): 4,000 rows of 16 classes make 4 chunks.
+TEST_CASE("cross_entropy on many rows: the same bits at 1 and 2 threads, and the first bad row named") {
+  const std::size_t N = 4000, C = 16;
+  const Array<float> z = xt::cast<float>(rand_array({N, C}, 31, -4.0, 4.0));
+  IndexArray t = IndexArray::from_shape({N});
+  for (std::size_t r = 0; r < N; ++r) t(r) = static_cast<Index>((r * 7) % C);
+  t(5) = -100;  // ignored
+  CrossEntropyOptions o;
+  o.label_smoothing = 0.1;
+  auto run = [&](int threads, bool record) {
+    set_threads(threads);
+    TF logits(z, record);
+    TF loss = cross_entropy(logits, t, o);
+    Array<float> grad;
+    if (record) {
+      loss.backward();
+      grad = logits.grad();
+    }
+    set_threads(1);
+    return std::make_pair(loss.item(), grad);
+  };
+  const auto one = run(1, true), two = run(2, true);
+  CHECK(one.first == two.first);
+  CHECK(one.second == two.second);
+  CHECK(run(2, false).first == one.first);  // no tape: one scratch row per chunk
+  // The loss against the same sum in double, row by row.
+  double want = 0.0;
+  for (std::size_t r = 0; r < N; ++r) {
+    if (t(r) == -100) continue;
+    double mx = -1e300, s = 0.0, mean = 0.0;
+    for (std::size_t j = 0; j < C; ++j) mx = std::max(mx, double(z(r, j)));
+    for (std::size_t j = 0; j < C; ++j) s += std::exp(double(z(r, j)) - mx), mean += double(z(r, j)) / C;
+    const double lse = mx + std::log(s);
+    want += 0.9 * (lse - double(z(r, std::size_t(t(r))))) + 0.1 * (lse - mean);
+  }
+  CHECK(one.first == doctest::Approx(want / double(N - 1)).epsilon(1e-5));
+  // Bad rows in two chunks: the error names the first, whichever thread met it.
+  Array<float> bad = z;
+  bad(3500, 2) = std::numeric_limits<float>::infinity();
+  bad(2100, 0) = std::numeric_limits<float>::infinity();
+  set_threads(2);
+  CHECK(error_of([&] { cross_entropy(TF(bad), t); }) ==
+        "cross_entropy: row 2100 has a logit of +inf: its softmax is undefined");
+  set_threads(1);
 }
 
 TEST_CASE("cross_entropy errors name the op and the values at fault") {

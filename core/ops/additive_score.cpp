@@ -12,7 +12,7 @@ namespace attnlab {
 namespace {
 // Batch rows per parallel chunk: at least about 2^15 tanh's each, so that a small problem runs
 // inline rather than paying for a thread hand-off.
-std::size_t batch_grain(std::size_t per_batch) { return std::max<std::size_t>(1, (std::size_t(1) << 15) / per_batch); }
+std::size_t batch_grain(std::size_t per_batch) { return grain_for(per_batch, std::size_t(1) << 15); }
 }  // namespace
 
 // Forward, saving t[b, i, j, :] = tanh(pq[b, i, :] + pk[b, j, :]) (B, Lq, Lk, H):

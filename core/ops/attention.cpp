@@ -129,7 +129,7 @@ std::size_t block_grain(const Problem<T>& pr) {
   const std::size_t gemm = pr.Lq * pr.Lk * std::max<std::size_t>(std::max(pr.d, pr.dv), 1);
   if (gemm >= (small_gemm_enabled() ? block_gemm_limit : small_gemm_limit)) return pr.B * pr.H;
   const std::size_t per_block = 2 * std::max<std::size_t>(gemm, 1);  // Lk = 0: no work at all
-  return std::max<std::size_t>(1, (std::size_t(1) << 16) / per_block);
+  return grain_for(per_block, std::size_t(1) << 16);
 }
 
 // Blocks are independent: chunks of them run in parallel (core/runtime/parallel), each chunk with its

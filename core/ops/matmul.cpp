@@ -17,11 +17,9 @@ namespace attnlab {
 
 namespace {
 
-// How many lines (rows or columns) of `length` entries make a parallel chunk of a pass over a
-// matrix: at least 2^16 entries, as for elementwise maps, so small layers run inline.
-std::size_t lines_per_chunk(std::size_t length) {
-  return std::max<std::size_t>(1, (std::size_t(1) << 16) / std::max<std::size_t>(1, length));
-}
+// Lines (rows or columns) per parallel chunk of a pass over a matrix: 2^16 entries, as for
+// elementwise maps, so small layers run inline.
+std::size_t lines_per_chunk(std::size_t length) { return grain_for(length, std::size_t(1) << 16); }
 
 // C (m x n) = op(A) op(B) + beta C on dense row-major blocks (row strides follow from the flags).
 // k == 0 is an empty sum: C = beta C (BLAS would also reject the zero leading dimension).

@@ -13,7 +13,7 @@ namespace attnlab {
 
 namespace {
 // Rows per parallel chunk: about 2^14 entries.
-std::size_t row_grain(std::size_t D) { return std::max<std::size_t>(1, (std::size_t(1) << 14) / D); }
+std::size_t row_grain(std::size_t D) { return grain_for(D, std::size_t(1) << 14); }
 }  // namespace
 
 // Per row of D values: mu = mean(x), rstd = 1 / sqrt(var(x) + eps), xhat = (x - mu) rstd,

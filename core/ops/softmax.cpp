@@ -12,6 +12,7 @@
 
 #include "core/broadcast.hpp"
 #include "core/ops/softmax_row.hpp"
+#include "core/runtime/parallel.hpp"
 #include "core/runtime/vmath.hpp"
 
 namespace attnlab {
@@ -195,28 +196,40 @@ Tensor<T> cross_entropy(const Tensor<T>& logits, const IndexArray& targets,
           t[r], " at row ", r, " is outside [0, ", C, ") and is not ignore_index ", ignore);
 
   const bool recording = will_record<T>({&logits});
-  // p: all rows when recording (ignored rows stay unwritten and unread), else one row reused.
-  auto probs = std::make_shared<Array<T>>(Array<T>::from_shape(recording ? ls : Shape{C}));
+  // p: all rows when recording (ignored rows stay unwritten and unread), else one row per chunk.
+  auto probs = std::make_shared<Array<T>>(Array<T>::from_shape(recording ? ls : Shape{0}));
   const T* z = logits.value().data();
+  // Rows are independent: chunks of them run on the thread pool, each row's two loss terms kept
+  // and then added in row order, so the total has the same bits at any thread count.
+  std::vector<double> hit(N, 0.0), smoothing(N, 0.0);
+  const std::size_t rows_per_chunk = grain_for(C, std::size_t(1) << 14);
+  parallel_for(N, rows_per_chunk, [&](std::size_t first, std::size_t last) {
+    std::vector<T> row(recording ? 0 : C);
+    for (std::size_t r = first; r < last; ++r) {
+      if (t[r] == ignore) continue;
+      const T* zr = z + r * C;
+      T* pr = recording ? probs->data() + r * C : row.data();
+      const T mx = vmath::max(zr, C);
+      check(std::isfinite(double(mx)), op, "row ", r, " has ", mx > 0 ? "a logit of +inf" : "no finite logit",
+            ": its softmax is undefined");
+      for (std::size_t j = 0; j < C; ++j) pr[j] = zr[j] - mx;
+      vmath::exp_n(pr, pr, C);  // vectorized for float (vmath), std::exp for double
+      const T esum = vmath::sum(pr, C), zsum = vmath::sum(zr, C);
+      const T inv = T(1) / esum;
+      for (std::size_t j = 0; j < C; ++j) pr[j] *= inv;
+      const T l = mx + std::log(esum);
+      // A logit of -inf (a masked class) has p = 0: harmless in the first term, but it makes the
+      // smoothing term's mean -inf, so that term is added only when it is weighed (0 * inf is NaN).
+      hit[r] = (1.0 - eps) * double(l - zr[t[r]]);
+      if (eps > 0) smoothing[r] = eps * (double(l) - double(zsum) / double(C));
+    }
+  });
   double total = 0.0;
   std::size_t count = 0;
   for (std::size_t r = 0; r < N; ++r) {
     if (t[r] == ignore) continue;
-    const T* zr = z + r * C;
-    T* pr = probs->data() + (recording ? r * C : 0);
-    const T mx = vmath::max(zr, C);
-    check(std::isfinite(double(mx)), op, "row ", r, " has ", mx > 0 ? "a logit of +inf" : "no finite logit",
-          ": its softmax is undefined");
-    for (std::size_t j = 0; j < C; ++j) pr[j] = zr[j] - mx;
-    vmath::exp_n(pr, pr, C);  // vectorized for float (vmath), std::exp for double
-    const T esum = vmath::sum(pr, C), zsum = vmath::sum(zr, C);
-    const T inv = T(1) / esum;
-    for (std::size_t j = 0; j < C; ++j) pr[j] *= inv;
-    const T l = mx + std::log(esum);
-    // A logit of -inf (a masked class) has p = 0: harmless in the first term, but it makes the
-    // smoothing term's mean -inf, so that term is added only when it is weighed (0 * inf is NaN).
-    total += (1.0 - eps) * double(l - zr[t[r]]);
-    if (eps > 0) total += eps * (double(l) - double(zsum) / double(C));
+    total += hit[r];
+    if (eps > 0) total += smoothing[r];
     ++count;
   }
   const bool mean = options.reduction == Reduction::Mean;
@@ -226,21 +239,23 @@ Tensor<T> cross_entropy(const Tensor<T>& logits, const IndexArray& targets,
 
   if (!recording) return record<T>(op, std::move(loss), {&logits}, nullptr);
   auto saved_t = std::make_shared<IndexArray>(targets);
-  return record<T>(op, std::move(loss), {&logits}, [probs, saved_t, scale, eps, ignore, N, C](Node<T>& nd) {
+  return record<T>(op, std::move(loss), {&logits}, [probs, saved_t, scale, eps, ignore, N, C, rows_per_chunk](Node<T>& nd) {
     const T g = static_cast<T>(scale) * nd.grad.data()[0];
     const T smooth = static_cast<T>(eps / double(C)), onehot = static_cast<T>(1.0 - eps);
     const Index* t = saved_t->data();
     Array<T> dz = Array<T>::from_shape(nd.input(0).shape());
-    for (std::size_t r = 0; r < N; ++r) {
-      T* dr = dz.data() + r * C;
-      if (t[r] == ignore) {
-        std::fill(dr, dr + C, T(0));
-        continue;
+    parallel_for(N, rows_per_chunk, [&](std::size_t first, std::size_t last) {
+      for (std::size_t r = first; r < last; ++r) {
+        T* dr = dz.data() + r * C;
+        if (t[r] == ignore) {
+          std::fill(dr, dr + C, T(0));
+          continue;
+        }
+        const T* pr = probs->data() + r * C;
+        for (std::size_t j = 0; j < C; ++j) dr[j] = (pr[j] - smooth) * g;
+        dr[t[r]] -= onehot * g;
       }
-      const T* pr = probs->data() + r * C;
-      for (std::size_t j = 0; j < C; ++j) dr[j] = (pr[j] - smooth) * g;
-      dr[t[r]] -= onehot * g;
-    }
+    });
     nd.add_grad(0, std::move(dz));
   });
 }

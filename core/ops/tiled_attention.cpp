@@ -120,7 +120,7 @@ void tiled_forward(const Tiling<T>& t, const T* Q, const T* K, const T* V, T* O,
     return GemmPlan<T>(false, nq, t.dv, nk, t.bk, t.dv, t.dv, /*accumulate=*/true);
   });
   const std::size_t per_item = t.bq * t.Lk * std::max<std::size_t>(t.d + t.dv, 1);
-  const std::size_t grain = std::max<std::size_t>(1, (std::size_t(1) << 16) / per_item);
+  const std::size_t grain = grain_for(per_item, std::size_t(1) << 16);
   const T neg_inf = -std::numeric_limits<T>::infinity();
   parallel_for(t.B * t.q_tiles(), grain, [&](std::size_t first, std::size_t last) {
     std::vector<T> S(t.bq * t.bk), acc(t.bq * t.dv), m(t.bq), l(t.bq);

@@ -17,6 +17,7 @@
 // take turns.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 
@@ -27,5 +28,13 @@ int threads();
 
 void parallel_for(std::size_t n, std::size_t grain,
                   const std::function<void(std::size_t begin, std::size_t end)>& body);
+
+// The grain for items (rows, columns, blocks) of `item_size` entries each: enough items for
+// `chunk_entries` entries of work a chunk, and at least one. Small problems then run inline
+// instead of paying for a thread hand-off. The caller picks chunk_entries for the cost of an
+// entry (2^16 for a copy or an add, less for an exp or a tanh).
+inline std::size_t grain_for(std::size_t item_size, std::size_t chunk_entries) {
+  return item_size == 0 ? chunk_entries : std::max<std::size_t>(1, chunk_entries / item_size);
+}
 
 }  // namespace attnlab

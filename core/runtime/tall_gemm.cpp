@@ -32,9 +32,7 @@ std::size_t rows_per_block(std::size_t panel) {
 }
 
 // Blocks per parallel chunk: about 2^16 multiply-adds, worth a thread's wake-up.
-std::size_t grain(std::size_t block_work) {
-  return std::max<std::size_t>(1, (std::size_t(1) << 16) / std::max<std::size_t>(block_work, 1));
-}
+std::size_t grain(std::size_t block_work) { return grain_for(block_work, std::size_t(1) << 16); }
 
 }  // namespace
 
