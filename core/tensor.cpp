@@ -6,6 +6,7 @@
 
 #include "core/broadcast.hpp"
 #include "core/runtime/allocator.hpp"
+#include "core/runtime/parallel.hpp"
 #include "core/runtime/profile.hpp"
 
 namespace attnlab {
@@ -82,7 +83,10 @@ void Node<T>::add_to_grad(const Array<T>& g) {
                      " for a value of shape " + shape_str(value.shape()) + " (a bug in this op's backward)");
   T* out = grad.data();
   const T* in = g.data();
-  for (std::size_t i = 0, n = g.size(); i < n; ++i) out[i] += in[i];
+  // Each entry its own sum: chunks on the thread pool, the same bits at any thread count.
+  parallel_for(g.size(), std::size_t(1) << 16, [out, in](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i < last; ++i) out[i] += in[i];
+  });
 }
 
 template <class T>

@@ -75,6 +75,9 @@ struct Node {
   Node& operator=(const Node&) = delete;
 
   bool is_leaf() const { return parents.empty() && !graph_freed; }
+  // This node's gradient, for the last reader in its backward: moved out, since the tape drops an
+  // intermediate's gradient as soon as its backward has run, or copied when retain_grad() keeps it.
+  Array<T> take_grad() { return retains_grad ? Array<T>(grad) : std::move(grad); }
   const Array<T>& input(std::size_t i) const { return parents[i]->value; }
   bool needs_grad(std::size_t i) const { return parents[i]->requires_grad; }
 

@@ -147,6 +147,27 @@ TEST_CASE("intermediate gradients are freed unless retain_grad") {
   CHECK(a.grad() == Array<double>{18.0 * 1 + 4.0, 18.0 * 2 + 4.0});  // d/da 9a^2 + 4a
 }
 
+// add's backward hands its gradient to the last parent without a copy (Node::take_grad), and must
+// copy it instead when the sum keeps its gradient, or when both parents are one tensor.
+TEST_CASE("add and scalar add pass their gradient on and still keep it when retained") {
+  TD a(Array<double>{1.0, 2.0}, true), b(Array<double>{3.0, 5.0}, true);
+  TD s = add(a, b);
+  s.retain_grad();
+  TD t = add(s, 1.0);
+  t.retain_grad();
+  TD y = mul(t, t);
+  y.backward(ones_like(y));
+  const Array<double> dt{2.0 * 5.0, 2.0 * 8.0};  // dy/dt = 2 t, t = a + b + 1
+  CHECK(t.grad() == dt);
+  CHECK(s.grad() == dt);
+  CHECK(a.grad() == dt);
+  CHECK(b.grad() == dt);
+  TD twice = add(a, a);  // one node as both parents: dy/da = 2
+  a.zero_grad();
+  twice.backward(ones_like(twice));
+  CHECK(a.grad() == Array<double>{2.0, 2.0});
+}
+
 TEST_CASE("NoGrad records nothing and restores the previous mode") {
   TD a(Array<double>{1.0}, true);
   {
