@@ -146,6 +146,17 @@ TEST_CASE("gemm's loops honour alpha and beta as BLAS does") {
       }
 }
 
+// C = op(A) op(B) (m x n) by gemm on `threads` threads (set back to one afterwards).
+template <class T>
+Array<T> gemm_at(int threads, bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k,
+                 const Array<T>& a, const Array<T>& b) {
+  set_threads(threads);
+  Array<T> c = xt::zeros<T>({m, n});
+  gemm<T>(ta, tb, m, n, k, T(1), a.data(), ta ? m : k, b.data(), tb ? k : n, T(0), c.data(), n);
+  set_threads(1);
+  return c;
+}
+
 // From 2^22 multiply-adds gemm cuts C into parts on attnlab's pool (core/runtime/blas.cpp): by
 // rows when C is tall, by columns when it is wide, with every transpose pattern.
 TEST_CASE("large products in parts: the same bits at 1 and 2 threads, and the naive loop's values") {
@@ -158,14 +169,7 @@ TEST_CASE("large products in parts: the same bits at 1 and 2 threads, and the na
         const std::size_t k = 256;  // m n k = 4.9 M
         const Array<double> a = rand_array(ta ? Shape{k, m} : Shape{m, k}, 70);
         const Array<double> b = rand_array(tb ? Shape{n, k} : Shape{k, n}, 71);
-        auto run = [&](int threads) {
-          set_threads(threads);
-          Array<double> c = xt::zeros<double>({m, n});
-          gemm<double>(ta, tb, m, n, k, 1.0, a.data(), ta ? m : k, b.data(), tb ? k : n, 0.0, c.data(), n);
-          set_threads(1);
-          return c;
-        };
-        const Array<double> one = run(1), two = run(2);
+        const Array<double> one = gemm_at(1, ta, tb, m, n, k, a, b), two = gemm_at(2, ta, tb, m, n, k, a, b);
         CHECK(one == two);
         CHECK(xt::allclose(two, naive_matmul(a, b, ta, tb), 1e-12, 1e-12));
       }
@@ -186,17 +190,10 @@ TEST_CASE("large float products in parts: the same bits at 1 to 4 threads") {
         CAPTURE(n);
         const Array<float> a = xt::cast<float>(rand_array(ta ? Shape{k, m} : Shape{m, k}, 72));
         const Array<float> b = xt::cast<float>(rand_array(tb ? Shape{n, k} : Shape{k, n}, 73));
-        auto run = [&](int threads) {
-          set_threads(threads);
-          Array<float> c = xt::zeros<float>({m, n});
-          gemm<float>(ta, tb, m, n, k, 1.0f, a.data(), ta ? m : k, b.data(), tb ? k : n, 0.0f, c.data(), n);
-          set_threads(1);
-          return c;
-        };
-        const Array<float> one = run(1);
+        const Array<float> one = gemm_at(1, ta, tb, m, n, k, a, b);
         for (const int threads : {2, 3, 4}) {
           CAPTURE(threads);
-          CHECK(run(threads) == one);
+          CHECK(gemm_at(threads, ta, tb, m, n, k, a, b) == one);
         }
       }
 }
