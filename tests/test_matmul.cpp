@@ -246,6 +246,28 @@ TEST_CASE("linear equals x W^T + b, with and without bias") {
   CHECK(xt::allclose(B.grad(), Array<double>(xt::sum(g, {0, 1})), 1e-12, 1e-12));
 }
 
+// The bias fill runs on the pool by rows from 2^16 entries, its gradient's column sums by ranges of
+// columns (core/ops/matmul.cpp): row counts and widths that cut unevenly, at 1 and 2 threads.
+TEST_CASE("linear's bias reaches every row, and its gradient sums every row, at any size") {
+  for (const auto [rows, out] : {std::array<std::size_t, 2>{1, 3}, {1000, 3}, {777, 64}, {300, 5000}}) {
+    CAPTURE(rows);
+    CAPTURE(out);
+    const std::size_t in = 2;
+    const Array<double> x = rand_array({rows, in}, 5), w = rand_array({out, in}, 6), b = rand_array({out}, 7);
+    const Array<double> g = rand_array({rows, out}, 8);
+    const Array<double> want = naive_matmul(x, w, false, true) + b;
+    for (const int threads : {1, 2}) {
+      set_threads(threads);
+      TD X(x, true), W(w, true), B(b, true);
+      TD y = linear(X, W, B);
+      CHECK(xt::allclose(y.value(), want, 1e-12, 1e-12));
+      y.backward(g);
+      CHECK(xt::allclose(B.grad(), Array<double>(xt::sum(g, {0})), 1e-12, 1e-12));
+      set_threads(1);
+    }
+  }
+}
+
 TEST_CASE("matmul errors name the op and the shapes") {
   const TD a(rand_array({2, 3}, 1)), b(rand_array({4, 5}, 2));
   CHECK(error_of([&] { matmul(a, b); }) == "matmul: inner dimensions differ: (2,3) x (4,5)");
