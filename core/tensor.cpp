@@ -84,7 +84,7 @@ void Node<T>::add_to_grad(const Array<T>& g) {
   T* out = grad.data();
   const T* in = g.data();
   // Each entry its own sum: chunks on the thread pool, the same bits at any thread count.
-  parallel_for(g.size(), std::size_t(1) << 16, [out, in](std::size_t first, std::size_t last) {
+  parallel_for(g.size(), pass_grain, [out, in](std::size_t first, std::size_t last) {
     for (std::size_t i = first; i < last; ++i) out[i] += in[i];
   });
 }

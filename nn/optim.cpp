@@ -333,7 +333,7 @@ void Adam<T>::update(std::size_t i, bool /*fresh*/) {
   };
   // Every entry is its own update, so large parameters take chunks on the thread pool with the
   // same bits at any thread count (the large encoder's 512 x 2048 weights: 1 M entries each).
-  parallel_for(n, std::size_t(1) << 16, entries);
+  parallel_for(n, pass_grain, entries);
 }
 
 // ------------------------------------------------------------------ clipping

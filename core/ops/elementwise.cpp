@@ -18,8 +18,6 @@ namespace attnlab {
 
 namespace {
 
-constexpr std::size_t kElementwiseGrain = 1 << 16;  // entries per parallel chunk, at least
-
 template <class A>
 bool has_shape(const A& x, const Shape& s) {
   return x.dimension() == s.size() && std::equal(s.begin(), s.end(), x.shape().begin());
@@ -40,7 +38,7 @@ Array<R> map_impl(const Shape& out_shape, F& f, std::index_sequence<I...>, const
     auto flat = [&](std::size_t first, std::size_t last) {
       for (std::size_t k = first; k < last; ++k) o[k] = f(std::get<I>(p)[k]...);
     };
-    parallel_for(total, kElementwiseGrain, flat);
+    parallel_for(total, pass_grain, flat);
     return out;
   }
   if (total == 0) return out;

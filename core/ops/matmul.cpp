@@ -17,9 +17,8 @@ namespace attnlab {
 
 namespace {
 
-// Lines (rows or columns) per parallel chunk of a pass over a matrix: 2^16 entries, as for
-// elementwise maps, so small layers run inline.
-std::size_t lines_per_chunk(std::size_t length) { return grain_for(length, std::size_t(1) << 16); }
+// Lines (rows or columns) per parallel chunk of a pass over a matrix, so small layers run inline.
+std::size_t lines_per_chunk(std::size_t length) { return grain_for(length, pass_grain); }
 
 // C (m x n) = op(A) op(B) + beta C on dense row-major blocks (row strides follow from the flags).
 // k == 0 is an empty sum: C = beta C (BLAS would also reject the zero leading dimension).

@@ -29,10 +29,14 @@ int threads();
 void parallel_for(std::size_t n, std::size_t grain,
                   const std::function<void(std::size_t begin, std::size_t end)>& body);
 
+// Entries a chunk for a pass that only copies, adds or scales (memory-bound work): the grain of
+// elementwise maps, gradient accumulation, Adam and the linear layer's bias passes.
+inline constexpr std::size_t pass_grain = std::size_t(1) << 16;
+
 // The grain for items (rows, columns, blocks) of `item_size` entries each: enough items for
 // `chunk_entries` entries of work a chunk, and at least one. Small problems then run inline
 // instead of paying for a thread hand-off. The caller picks chunk_entries for the cost of an
-// entry (2^16 for a copy or an add, less for an exp or a tanh).
+// entry (pass_grain for a copy or an add, less for an exp or a tanh).
 inline std::size_t grain_for(std::size_t item_size, std::size_t chunk_entries) {
   return item_size == 0 ? chunk_entries : std::max<std::size_t>(1, chunk_entries / item_size);
 }
