@@ -15,6 +15,7 @@ namespace attnlab::vmath {
     for (std::size_t k = 0; k < n; ++k) y[k] = f(x[k]);                    \
   }
 ATTNLAB_VMATH_ARRAY(exp_n, vmath::exp)
+ATTNLAB_VMATH_ARRAY(exp_nonpositive_n, vmath::exp_nonpositive)
 ATTNLAB_VMATH_ARRAY(tanh_n, vmath::tanh)
 ATTNLAB_VMATH_ARRAY(sigmoid_n, vmath::sigmoid)
 ATTNLAB_VMATH_ARRAY(normal_cdf_n, vmath::normal_cdf)

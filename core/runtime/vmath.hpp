@@ -24,6 +24,10 @@
 #include <cstring>
 #include <limits>
 
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 namespace attnlab::vmath {
 
 namespace detail {
@@ -32,14 +36,13 @@ inline float bits_to_float(std::uint32_t u) {
   std::memcpy(&f, &u, sizeof f);
   return f;
 }
-}  // namespace detail
 
-inline float exp(float x) {
-  const float lo = -87.33654f, hi = 88.72283f;
-  const float xc = x < lo ? lo : (x > hi ? hi : x);
+// The heart of exp for xc in [lo, hi]: xc = n ln2 + r, and e^r by the polynomial; e^xc is
+// e^r * 2^n. Shared by exp and exp_nonpositive, so that both give the same bits.
+inline float exp_reduced(float xc, float& n) {
   // n = round(x / ln2): adding and subtracting 1.5 * 2^23 rounds to the nearest integer.
   const float magic = 12582912.0f;
-  const float n = (xc * 1.44269504088896341f + magic) - magic;
+  n = (xc * 1.44269504088896341f + magic) - magic;
   float r = xc - n * 0.693359375f;   // ln2 = 0.693359375 - 2.12194440e-4, the first part exact
   r = r - n * -2.12194440e-4f;
   const float z = r * r;
@@ -49,22 +52,46 @@ inline float exp(float x) {
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  p = p * z + r + 1.0f;
-  // 2^n for n in [-126, 128): the exponent field is n + 127. n = 128 (x near the top) is split
-  // as 2^(n-1) * 2 so the bits stay a finite float.
+  return p * z + r + 1.0f;
+}
+// 2^n for a whole n in [-126, 127]: the exponent field is n + 127.
+inline float pow2(float n) {
+  return bits_to_float(static_cast<std::uint32_t>(static_cast<std::int32_t>(n) + 127) << 23);
+}
+inline constexpr float exp_lo = -87.33654f, exp_hi = 88.72283f;
+}  // namespace detail
+
+inline float exp(float x) {
+  const float lo = detail::exp_lo, hi = detail::exp_hi;
+  const float xc = x < lo ? lo : (x > hi ? hi : x);
+  float n;
+  const float p = detail::exp_reduced(xc, n);
+  // n = 128 (x near the top) is split as 2^(n-1) * 2 so the bits stay a finite float.
   // (Selects on float compares only: those GCC turns into vector blends; NaN flows through
   // every step to the result without a test of its own.)
   const float n1 = n > 127.0f ? 127.0f : n;
   const float top = n > 127.0f ? 2.0f : 1.0f;
-  const float scale =
-      detail::bits_to_float(static_cast<std::uint32_t>(static_cast<std::int32_t>(n1) + 127) << 23);
+  const float scale = detail::pow2(n1);
   // Out of range: times 0 below, times inf above (selects between constants vectorize; a
   // select between a constant and a computed value GCC leaves as a branch).
   const float under = x < lo ? 0.0f : 1.0f;
   const float over = x > hi ? std::numeric_limits<float>::infinity() : 1.0f;
   return p * scale * top * under * over;
 }
+
+// e^x for x <= 0, -inf and NaN: exp(x) to the bit (checked over every such float), at about half
+// the work, because nothing there can overflow: no clamp at the top, no split 2^128, no times inf.
+// What a softmax exponentiates after subtracting its row's largest entry. Not for x > 0.
+inline float exp_nonpositive(float x) {
+  const float lo = detail::exp_lo;
+  const float xc = x < lo ? lo : x;
+  float n;
+  const float p = detail::exp_reduced(xc, n);
+  const float under = x < lo ? 0.0f : 1.0f;
+  return p * detail::pow2(n) * under;
+}
 inline double exp(double x) { return std::exp(x); }
+inline double exp_nonpositive(double x) { return std::exp(x); }
 
 inline float tanh(float x) {
   const float a = x < 0.0f ? -x : x;
@@ -168,11 +195,47 @@ inline T max(const T* x, std::size_t n) {
   return max_of<T>(n, [x](std::size_t j) { return x[j]; });
 }
 
+// sum(x, n) and max(x, n) for n a multiple of 8 (rows padded to whole vectors), to the bit: lane l
+// takes x[l], x[l + 8], ... in order and the lanes combine as in sum_of and max_of. With AVX each
+// lane is a vector lane; the loops above run max_of's lanes one at a time (GCC will not turn its
+// compare-and-select into vector code under trapping math) and, for their tail, keep sum_of's
+// lanes in memory.
+inline float sum_whole_vectors(const float* x, std::size_t n) {
+#if defined(__AVX__)
+  __m256 acc = _mm256_setzero_ps();
+  for (std::size_t j = 0; j < n; j += 8) acc = _mm256_add_ps(acc, _mm256_loadu_ps(x + j));
+  // [l0+l4, l1+l5, l2+l6, l3+l7], then [(l0+l4)+(l2+l6), (l1+l5)+(l3+l7)], then their sum.
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
+#else
+  return sum(x, n);
+#endif
+}
+inline float max_whole_vectors(const float* x, std::size_t n) {
+#if defined(__AVX__)
+  __m256 acc = _mm256_set1_ps(x[0]);
+  // max_ps(v, acc) is v > acc ? v : acc, lane by lane: max_of's select.
+  for (std::size_t j = 0; j < n; j += 8) acc = _mm256_max_ps(_mm256_loadu_ps(x + j), acc);
+  alignas(32) float lane[8];
+  _mm256_store_ps(lane, acc);
+  float m = lane[0];
+  for (std::size_t l = 1; l < 8; ++l) m = lane[l] > m ? lane[l] : m;
+  return m;
+#else
+  return max(x, n);
+#endif
+}
+inline double sum_whole_vectors(const double* x, std::size_t n) { return sum(x, n); }
+inline double max_whole_vectors(const double* x, std::size_t n) { return max(x, n); }
+
 // Whole arrays, y[k] = f(x[k]) for k < n (y may be x). Use these in kernels: their float loops
 // live in core/runtime/vmath.cpp, compiled with -fno-trapping-math so that GCC turns the selects above
 // into vector blends (with trapping math on, it keeps them as branches and nothing vectorizes).
 void exp_n(const float* x, float* y, std::size_t n);
 void exp_n(const double* x, double* y, std::size_t n);
+void exp_nonpositive_n(const float* x, float* y, std::size_t n);  // every x <= 0, -inf or NaN
+void exp_nonpositive_n(const double* x, double* y, std::size_t n);
 void tanh_n(const float* x, float* y, std::size_t n);
 void tanh_n(const double* x, double* y, std::size_t n);
 void sigmoid_n(const float* x, float* y, std::size_t n);
