@@ -3,12 +3,14 @@
 // op gives the same result with the kernels on and off. The tall products of a Linear layer
 // (core/runtime/tall_gemm) against the same loop: row counts that leave a remainder block,
 // accumulation, sums over several slabs, the BLAS fallback, and the same bits at 1 and 2 threads.
+// The transposed, scaled copies that feed the attention op's products, tiled and at the edges.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <vector>
 
 #include "core/ops.hpp"
+#include "core/ops/transpose.hpp"
 #include "core/runtime/gemm_plan.hpp"
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/tall_gemm.hpp"
@@ -75,6 +77,31 @@ TEST_CASE_TEMPLATE("switched off, every plan goes to BLAS with the same result",
   check_plan<T>(false, 17, 17, 16, 3, false);
   check_plan<T>(true, 17, 17, 16, 3, false);
   set_small_gemm(true);
+}
+
+// Every entry is factor * x, one rounded product, whether the 8 x 8 tiles or the loop wrote it:
+// compared bit for bit against the definition, at sizes that leave edge rows, edge columns,
+// both, or no tile at all, with the row stride of a packed multi-head operand, and with output rows
+// longer than the block (their padding untouched).
+TEST_CASE_TEMPLATE("a transposed scaled copy is exact, tiles and edges alike", T, float, double) {
+  Generator gen(5);
+  for (std::size_t rows : {1, 7, 8, 16, 17, 50, 64})
+    for (std::size_t cols : {1, 8, 9, 16, 23, 64})
+      for (std::size_t pad : {0, 5, 128}) {
+        const std::size_t ld = cols + pad;
+        std::vector<T> in(rows * ld);
+        for (T& x : in) x = T(gen.uniform() * 2 - 1);
+        const T factor = T(0.25) + T(gen.uniform());
+        const std::size_t ldo = rows + pad % 7;  // 0, 5 or 2 entries past each output row
+        std::vector<T> out(cols * ldo, T(-7));
+        detail::transpose_scaled(in.data(), rows, cols, ld, factor, out.data(), ldo);
+        std::size_t wrong = 0;
+        for (std::size_t c = 0; c < cols; ++c)
+          for (std::size_t i = 0; i < ldo; ++i)
+            wrong += out[c * ldo + i] != (i < rows ? factor * in[i * ld + c] : T(-7));
+        INFO(rows, " x ", cols, ", ld ", ld);
+        CHECK(wrong == 0);
+      }
 }
 
 TEST_CASE("attention agrees with itself with generated kernels on and off") {

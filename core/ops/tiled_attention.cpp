@@ -111,7 +111,8 @@ void tiled_forward(const Tiling<T>& t, const T* Q, const T* K, const T* V, T* O,
   std::vector<T> kt_all(t.B * t.d * t.Lk);
   parallel_for(t.B, 1, [&](std::size_t first, std::size_t last) {
     for (std::size_t b = first; b < last; ++b)
-      detail::transpose_scaled(K + b * t.Lk * t.d, t.Lk, t.d, t.d, t.scale, kt_all.data() + b * t.d * t.Lk);
+      detail::transpose_scaled(K + b * t.Lk * t.d, t.Lk, t.d, t.d, t.scale, kt_all.data() + b * t.d * t.Lk,
+                               t.Lk);
   });
   const TilePlans<T> scores(t, [&](std::size_t nq, std::size_t nk) {
     return GemmPlan<T>(false, nq, nk, t.d, t.d, t.Lk, t.bk);
