@@ -51,23 +51,26 @@ inline void transpose8x8_scaled(const float* in, std::size_t ld, float factor, f
 template <class T>
 void transpose_scaled(const T* in, std::size_t rows, std::size_t cols, std::size_t ld, T factor,
                       T* out, std::size_t ldo) {
-  std::size_t tiled_rows = 0, tiled_cols = 0;
 #if defined(__AVX__)
   if constexpr (std::is_same_v<T, float>) {
-    tiled_rows = rows / 8 * 8;
-    tiled_cols = cols / 8 * 8;
-    for (std::size_t i = 0; i < tiled_rows; i += 8)
-      for (std::size_t c = 0; c < tiled_cols; c += 8)
-        transpose8x8_scaled(in + i * ld + c, ld, factor, out + c * ldo + i, ldo);
+    const std::size_t tiled_rows = rows / 8 * 8, tiled_cols = cols / 8 * 8;
+    if (tiled_rows > 0 && tiled_cols > 0) {
+      for (std::size_t i = 0; i < tiled_rows; i += 8)
+        for (std::size_t c = 0; c < tiled_cols; c += 8)
+          transpose8x8_scaled(in + i * ld + c, ld, factor, out + c * ldo + i, ldo);
+      // The edges: the rows past the last tile (each read in one run), then the columns past it.
+      for (std::size_t i = tiled_rows; i < rows; ++i)
+        for (std::size_t c = 0; c < cols; ++c) out[c * ldo + i] = factor * in[i * ld + c];
+      for (std::size_t c = tiled_cols; c < cols; ++c)
+        for (std::size_t i = 0; i < tiled_rows; ++i) out[c * ldo + i] = factor * in[i * ld + c];
+      return;
+    }
   }
 #endif
-  // The edges: every entry with i >= tiled_rows or c >= tiled_cols (all of them without tiles).
   for (std::size_t first = 0; first < rows; first += 16) {
     const std::size_t last = std::min(rows, first + 16);
-    for (std::size_t c = 0; c < cols; ++c) {
-      const std::size_t from = c < tiled_cols ? std::max(first, tiled_rows) : first;
-      for (std::size_t i = from; i < last; ++i) out[c * ldo + i] = factor * in[i * ld + c];
-    }
+    for (std::size_t c = 0; c < cols; ++c)
+      for (std::size_t i = first; i < last; ++i) out[c * ldo + i] = factor * in[i * ld + c];
   }
 }
 
