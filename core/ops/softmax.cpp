@@ -33,7 +33,7 @@ void softmax_lanes(const T* x, T* y, const AxisSplit& s) {
       const T mx = vmath::max(xr, n);
       // e_j = exp(x_j - max) in one vectorized pass (vmath), written to y as scratch.
       for (std::size_t j = 0; j < n; ++j) yr[j] = xr[j] - mx;
-      vmath::exp_n(yr, yr, n);
+      vmath::exp_nonpositive_n(yr, yr, n);  // x - max <= 0: exp's bits at half the work
       const T sum = vmath::sum(yr, n);
       if (Log) {
         const T shift = mx + std::log(sum);
@@ -213,7 +213,7 @@ Tensor<T> cross_entropy(const Tensor<T>& logits, const IndexArray& targets,
       check(std::isfinite(double(mx)), op, "row ", r, " has ", mx > 0 ? "a logit of +inf" : "no finite logit",
             ": its softmax is undefined");
       for (std::size_t j = 0; j < C; ++j) pr[j] = zr[j] - mx;
-      vmath::exp_n(pr, pr, C);  // vectorized for float (vmath), std::exp for double
+      vmath::exp_nonpositive_n(pr, pr, C);  // z - max <= 0: exp's bits at half the work
       const T esum = vmath::sum(pr, C), zsum = vmath::sum(zr, C);
       const T inv = T(1) / esum;
       for (std::size_t j = 0; j < C; ++j) pr[j] *= inv;

@@ -147,7 +147,7 @@ void tiled_forward(const Tiling<T>& t, const T* Q, const T* K, const T* V, T* O,
           const T m_new = std::max(m[r], mx);
           const T alpha = std::exp(m[r] - m_new);  // 0 while the row was empty (m = -inf)
           for (std::size_t c = 0; c < nk; ++c) s[c] -= m_new;
-          vmath::exp_n(s, s, nk);  // hidden: exp(-inf) = 0
+          vmath::exp_nonpositive_n(s, s, nk);  // s - m <= 0; hidden: exp(-inf) = 0
           l[r] = l[r] * alpha + vmath::sum(s, nk);
           if (alpha != T(1))
             for (std::size_t c = 0; c < t.dv; ++c) acc[r * t.dv + c] *= alpha;
@@ -228,7 +228,7 @@ void tiled_backward(const Tiling<T>& t, const T* Q, const T* K, const T* V, cons
             T* p = P.data() + r * t.bk;
             const T L = lse[b * t.Lq + i0 + r];
             for (std::size_t c = 0; c < nk; ++c) p[c] -= L;
-            vmath::exp_n(p, p, nk);
+            vmath::exp_nonpositive_n(p, p, nk);  // S - L <= 0: L = m + log l >= m
           }
           if (dV) grad_v(t, qt, ktile)(P.data(), dOi, dV + b * n_v + j0 * t.dv);
           if (!need_dS) continue;
