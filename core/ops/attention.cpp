@@ -141,6 +141,14 @@ void prefetch_block(const T* p, std::size_t rows, std::size_t width, std::size_t
   for (std::size_t i = 0; i < rows; ++i)
     for (std::size_t c = 0; c < width; c += 64 / sizeof(T)) __builtin_prefetch(p + i * ld + c, 0, 2);
 }
+// Block blk's Q, K and V.
+template <class T>
+void prefetch_operands(const Problem<T>& pr, std::size_t blk, const T* Q, const T* K, const T* V) {
+  const std::size_t b = blk / pr.H, h = blk % pr.H;
+  prefetch_block(Q + pr.q.at(b, h), pr.Lq, pr.d, pr.q.row);
+  prefetch_block(K + pr.k.at(b, h), pr.Lk, pr.d, pr.k.row);
+  prefetch_block(V + pr.v.at(b, h), pr.Lk, pr.dv, pr.v.row);
+}
 
 // Blocks per parallel chunk: enough multiply-adds (about 2^16) to be worth a thread's wake-up.
 // Blocks whose products are too large for generated kernels (block_gemm_limit, 2^23 multiply-adds;
@@ -168,12 +176,7 @@ void attention_forward(const Problem<T>& pr, const T* Q, const T* K, const T* V,
     std::vector<T> scores(pr.padded_scores() ? pr.Lq * pr.score_row() : 0);
     for (std::size_t blk = first; blk < last; ++blk) {
       const std::size_t b = blk / pr.H, h = blk % pr.H;
-      if (blk + 1 < last) {
-        const std::size_t nb = (blk + 1) / pr.H, nh = (blk + 1) % pr.H;
-        prefetch_block(Q + pr.q.at(nb, nh), pr.Lq, pr.d, pr.q.row);
-        prefetch_block(K + pr.k.at(nb, nh), pr.Lk, pr.d, pr.k.row);
-        prefetch_block(V + pr.v.at(nb, nh), pr.Lk, pr.dv, pr.v.row);
-      }
+      if (blk + 1 < last) prefetch_operands(pr, blk + 1, Q, K, V);
       T* P = P_all + blk * pr.block_size();
       T* S = pr.padded_scores() ? scores.data() : P;
       detail::transpose_scaled(K + pr.k.at(b, h), pr.Lk, pr.d, pr.k.row, pr.scale, kt.data(),
@@ -210,12 +213,9 @@ void attention_backward(const Problem<T>& pr, const T* Q, const T* K, const T* V
     std::vector<T> vt(need_dS ? pr.dv * w : 0);
     for (std::size_t blk = first; blk < last; ++blk) {
       const std::size_t b = blk / pr.H, h = blk % pr.H;
-      if (blk + 1 < last) {
-        const std::size_t nb = (blk + 1) / pr.H, nh = (blk + 1) % pr.H;
-        prefetch_block(Q + pr.q.at(nb, nh), pr.Lq, pr.d, pr.q.row);
-        prefetch_block(K + pr.k.at(nb, nh), pr.Lk, pr.d, pr.k.row);
-        prefetch_block(V + pr.v.at(nb, nh), pr.Lk, pr.dv, pr.v.row);
-        prefetch_block(dO + pr.o.at(nb, nh), pr.Lq, pr.dv, pr.o.row);
+      if (blk + 1 < last) {  // and its dO and P
+        prefetch_operands(pr, blk + 1, Q, K, V);
+        prefetch_block(dO + pr.o.at((blk + 1) / pr.H, (blk + 1) % pr.H), pr.Lq, pr.dv, pr.o.row);
         prefetch_block(P_all + (blk + 1) * n, 1, n, n);
       }
       const T* P = P_all + blk * n;

@@ -79,9 +79,10 @@ inline float exp(float x) {
   return p * scale * top * under * over;
 }
 
-// e^x for x <= 0, -inf and NaN: exp(x) to the bit (checked over every such float), at about half
-// the work, because nothing there can overflow: no clamp at the top, no split 2^128, no times inf.
-// What a softmax exponentiates after subtracting its row's largest entry. Not for x > 0.
+// e^x for x <= 0, -inf and NaN: exp(x) to the bit (checked once over all 2^31 such floats;
+// test_vmath checks every 61st), at about half the work (0.44 against 0.77 ns an entry), because
+// nothing there can overflow: no clamp at the top, no split 2^128, no times inf. What a softmax
+// exponentiates after subtracting its row's largest entry. Not for x > 0.
 inline float exp_nonpositive(float x) {
   const float lo = detail::exp_lo;
   const float xc = x < lo ? lo : x;
@@ -197,9 +198,8 @@ inline T max(const T* x, std::size_t n) {
 
 // sum(x, n) and max(x, n) for n a multiple of 8 (rows padded to whole vectors), to the bit: lane l
 // takes x[l], x[l + 8], ... in order and the lanes combine as in sum_of and max_of. With AVX each
-// lane is a vector lane; the loops above run max_of's lanes one at a time (GCC will not turn its
-// compare-and-select into vector code under trapping math) and, for their tail, keep sum_of's
-// lanes in memory.
+// lane is a vector lane; GCC compiles max_of's lanes as eight scalar maxima (vmaxss) and, for the
+// tail, keeps sum_of's lanes in memory, which made a 24-entry row's max and sum cost 6 and 3 ns.
 inline float sum_whole_vectors(const float* x, std::size_t n) {
 #if defined(__AVX__)
   __m256 acc = _mm256_setzero_ps();
