@@ -232,17 +232,17 @@ void check_padded_path_bits(std::size_t L, bool causal, bool with_bias) {
   CAPTURE(with_bias);
   const std::size_t B = 3, H = 2, d = 8;
   Generator gen(L + 31 * causal);
-  const Tensor<T> q = Tensor<T>::rand({B, L, H * d}, gen, -3, 3, true);
-  const Tensor<T> k = Tensor<T>::rand({B, L, H * d}, gen, -3, 3, true);
-  const Tensor<T> v = Tensor<T>::rand({B, L, H * d}, gen, -3, 3, true);
-  const Tensor<T> bias = Tensor<T>::rand({H, L, L}, gen, -2, 2, true);
+  Tensor<T> q = Tensor<T>::rand({B, L, H * d}, gen, -3, 3, true);
+  Tensor<T> k = Tensor<T>::rand({B, L, H * d}, gen, -3, 3, true);
+  Tensor<T> v = Tensor<T>::rand({B, L, H * d}, gen, -3, 3, true);
+  Tensor<T> bias = Tensor<T>::rand({H, L, L}, gen, -2, 2, true);
   const Array<T> up = random_uniform<T>({B, L, H * d}, gen, -1, 1);
   Mask m = Mask::from_shape({L, L});
   for (std::size_t i = 0; i < L; ++i)
     for (std::size_t j = 0; j < L; ++j) m(i, j) = !causal || j <= i;
   std::vector<Array<T>> got[2];
   for (int masked = 0; masked < 2; ++masked) {
-    for (const Tensor<T>& t : {q, k, v, bias}) const_cast<Tensor<T>&>(t).zero_grad();
+    for (Tensor<T>* t : {&q, &k, &v, &bias}) t->zero_grad();
     AttentionOptions<T> o;
     if (masked) o.allowed = Allowed::where(m);
     else o.causal = causal;
