@@ -190,6 +190,15 @@ TEST_CASE("tall products: blocks under 32 rows take kernels only with AVX-512") 
   CHECK_FALSE(tall_gemm_generated(512, 512));  // not even 8 rows: BLAS everywhere
 }
 
+TEST_CASE("attention blocks: sums over 128 keys or more go to BLAS only without AVX-512") {
+  CHECK(block_limit_over_keys(127) == block_gemm_limit);
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  CHECK(block_limit_over_keys(128) == (avx512 ? block_gemm_limit : 0));
+  // Planned with it, P V over 256 keys (d = 64) is a generated kernel only with AVX-512.
+  const GemmPlan<float> pv(false, 256, 64, 256, 256, 64, 64, false, block_limit_over_keys(256));
+  CHECK(pv.generated() == (avx512 && small_gemm_enabled()));
+}
+
 TEST_CASE("tall products: empty sums, kernels switched off, and the same bits at any thread count") {
   Generator gen(6);
   const std::size_t m = 1000, n = 32, k = 24;

@@ -146,7 +146,8 @@ TEST_CASE("multi-head entry points: bad inputs name the op and the shapes") {
 
 TEST_CASE("two threads give the same bits as one (blocks run in parallel chunks)") {
   // Tiny blocks, and blocks of 128 x 128 x 32 = 2^19 multiply-adds: past small_gemm_limit, which
-  // run in parallel with generated kernels (block_gemm_limit) or, with those off, one after
+  // run in parallel with generated kernels (block_gemm_limit; without AVX-512 the four sums over
+  // 128 keys or queries by OpenBLAS, one thread inside each block) or, with kernels off, one after
   // another through BLAS. Both ways agree to float rounding.
   struct Shape { std::size_t B, L, h, d; };
   const bool generated_before = small_gemm_enabled();

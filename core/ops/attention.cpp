@@ -92,18 +92,23 @@ struct Problem {
 //   S  = Q (scale K^T)        O  = P' V
 //   dV = P'^T dO              dP = dO V^T
 //   dQ = (scale dS) K         dK = (scale dS)^T Q
+// Without AVX-512 the four that sum over 128 or more keys or queries go to OpenBLAS, one thread
+// inside the block (block_limit_over_keys).
 template <class T>
 struct BlockProducts {
   GemmPlan<T> scores, output, dV, dP, dQ, dK;
   explicit BlockProducts(const Problem<T>& pr)
       : scores(false, pr.Lq, pr.score_row(), pr.d, pr.q.row, pr.padded_keys(), pr.score_row(),
                false, block_gemm_limit),
-        output(false, pr.Lq, pr.dv, pr.Lk, pr.Lk, pr.v.row, pr.o.row, false, block_gemm_limit),
-        dV(true, pr.Lk, pr.dv, pr.Lq, pr.Lk, pr.o.row, pr.v.row, false, block_gemm_limit),
+        output(false, pr.Lq, pr.dv, pr.Lk, pr.Lk, pr.v.row, pr.o.row, false,
+               block_limit_over_keys(pr.Lk)),
+        dV(true, pr.Lk, pr.dv, pr.Lq, pr.Lk, pr.o.row, pr.v.row, false, block_limit_over_keys(pr.Lq)),
         dP(false, pr.Lq, pr.padded_keys(), pr.dv, pr.o.row, pr.padded_keys(), pr.padded_keys(),
            false, block_gemm_limit),
-        dQ(false, pr.Lq, pr.d, pr.Lk, pr.padded_keys(), pr.k.row, pr.q.row, false, block_gemm_limit),
-        dK(true, pr.Lk, pr.d, pr.Lq, pr.padded_keys(), pr.q.row, pr.k.row, false, block_gemm_limit) {}
+        dQ(false, pr.Lq, pr.d, pr.Lk, pr.padded_keys(), pr.k.row, pr.q.row, false,
+           block_limit_over_keys(pr.Lk)),
+        dK(true, pr.Lk, pr.d, pr.Lq, pr.padded_keys(), pr.q.row, pr.k.row, false,
+           block_limit_over_keys(pr.Lq)) {}
 };
 
 // P = the softmax of each row of the block's scores S, over the keys row i may see

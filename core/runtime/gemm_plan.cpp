@@ -25,6 +25,11 @@ std::atomic<bool>& small_gemm_switch() {
 bool small_gemm_enabled() { return small_gemm_switch().load(); }
 void set_small_gemm(bool on) { small_gemm_switch().store(on); }
 
+std::size_t block_limit_over_keys(std::size_t n) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  return avx512 || n < 128 ? block_gemm_limit : 0;
+}
+
 namespace {
 
 // libxsmm is column-major. A row-major matrix stored with row stride ld is, read column-major,

@@ -21,6 +21,15 @@ namespace attnlab {
 inline constexpr std::size_t small_gemm_limit = std::size_t(1) << 18;
 inline constexpr std::size_t block_gemm_limit = std::size_t(1) << 23;
 
+// The limit for a block's product that sums over n keys (or queries): block_gemm_limit, except
+// that without AVX-512 a sum over 128 or more goes to BLAS. There libxsmm 1.17's AVX2 kernels
+// fall behind OpenBLAS on one thread: the attention's P V and P^T dO at 128 and 256 keys (d = 16
+// to 64) ran at 38 to 55 GFLOP/s against 58 to 71; at 64 keys the two were even, at 32 the
+// kernels twice as fast. (The sums over the head size, S = Q K^T and dP = dO V^T, keep
+// block_gemm_limit: at d = 64 the kernel won, 77 against 66.) With AVX-512 the kernels won the
+// large encoder's 256 x 256 x 64 blocks outright (README, speed section).
+std::size_t block_limit_over_keys(std::size_t n);
+
 // C (m x n, rows ldc apart) = op(A) B with op(A) = A (m x k, rows lda apart) or, with trans_a,
 // A^T for A stored k x m; B is k x n, rows ldb apart; all row-major. C is overwritten, or added
 // to with accumulate (C += op(A) B). No alpha and no transposed B: generated kernels have neither
