@@ -77,7 +77,7 @@ GRADCHECK_CASE("MultiHeadAttention padding+causal", "self (2,4,8), mask (2,4)",
 GRADCHECK_CASE("MultiHeadAttention score bias + qk_transform", "(2,3,8), bias (h,Lq,Lk) = (2,3,3), q,k * c", [] {
   Generator gen(13);
   nn::MultiHeadAttention<D> att(8, 2, gen);
-  TD c = rnd({3, 4}, 9);  // a fixed per-position scaling of q and k, standing in for RoPE
+  TD c = rnd({3, 8}, 9);  // a fixed per-position scaling of q and k, standing in for RoPE
   c.set_requires_grad(false);
   return gradcheck(
       [&](const Inputs& x) {
@@ -90,11 +90,11 @@ GRADCHECK_CASE("MultiHeadAttention score bias + qk_transform", "(2,3,8), bias (h
 });
 
 // The per-head gate: its own gradient dL/dgate_h (the head importance of Michel et al. 2019) and
-// every other one through it, on the packed path and on the split-heads path.
-GRADCHECK_CASE("MultiHeadAttention head gate", "self (2,3,8), 2 heads, gate (2), packed and split paths", [] {
+// every other one through it, on the packed path and on the three-projection path.
+GRADCHECK_CASE("MultiHeadAttention head gate", "self (2,3,8), 2 heads, gate (2), packed and three-projection paths", [] {
   Generator gen(15);
   nn::MultiHeadAttention<D> att(8, 2, gen);
-  TD c = rnd({3, 4}, 9);
+  TD c = rnd({3, 8}, 9);
   c.set_requires_grad(false);
   return gradcheck(
       [&](const Inputs& x) {

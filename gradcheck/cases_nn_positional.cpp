@@ -60,6 +60,11 @@ GRADCHECK_CASE("RotaryEmbedding", "(2,2,4,4), offset 3", [] {
   return gradcheck([&](const Inputs& x) { return rope.forward(x[0], 3); }, {rnd({2, 2, 4, 4}, 1)});
 });
 
+GRADCHECK_CASE("RotaryEmbedding, heads side by side", "(2,4,3 * 4), offset 2", [] {
+  nn::RotaryEmbedding<D> rope(4);
+  return gradcheck([&](const Inputs& x) { return rope.forward(x[0], 2); }, {rnd({2, 4, 12}, 2)});
+});
+
 GRADCHECK_CASE("RotaryEmbedding in attention", "qkv (2,2,4,4)", [] {
   nn::RotaryEmbedding<D> rope(4);
   return gradcheck(

@@ -198,6 +198,25 @@ TEST_CASE("RoPE: scores depend only on the offset between query and key") {
   CHECK(msg.find("(1,2,5,8)") != std::string::npos);
 }
 
+TEST_CASE("RoPE on heads side by side rotates each head as if it stood alone") {
+  Generator gen(4);
+  const TD x(random_normal<double>({2, 5, 3 * 8}, gen));  // (B, L, h * d_k), h = 3, d_k = 8
+  const Array<double> packed = rotary(x, 4, 10000.0, 8).value();
+  for (std::size_t h = 0; h < 3; ++h) {
+    const TD head(Array<double>(xt::view(x.value(), xt::all(), xt::all(), xt::range(8 * h, 8 * h + 8))));
+    const Array<double> alone = rotary(head, 4).value();
+    CHECK(xt::view(packed, xt::all(), xt::all(), xt::range(8 * h, 8 * h + 8)) == alone);
+  }
+  // The module passes its head size on; a last axis of no whole heads is refused.
+  const Array<double> y = RotaryEmbedding<double>(8).forward(x, 4).value();
+  CHECK(y == packed);
+  std::string msg = error_of([&] { rotary(x, 0, 10000.0, 7); });
+  CHECK(msg.find("rotary") != std::string::npos);
+  CHECK(msg.find("(2,5,24)") != std::string::npos);
+  msg = error_of([&] { RotaryEmbedding<double>(16).forward(x); });
+  CHECK(msg.find("heads * 16") != std::string::npos);
+}
+
 TEST_CASE("ALiBi: geometric slopes 2^(-8i/h) and bias -slope |i - j|") {
   std::vector<double> s8 = alibi_slopes(8);
   REQUIRE(s8.size() == 8);

@@ -57,19 +57,6 @@ Tensor<T> MultiHeadAttention<T>::in_proj(const Tensor<T>& x, long part) const {
 }
 
 template <class T>
-Tensor<T> MultiHeadAttention<T>::split_heads(const Tensor<T>& x) const {
-  const Shape s = x.shape();
-  const long b = static_cast<long>(s[0]), l = static_cast<long>(s[1]);
-  return transpose(reshape(x, {b, l, static_cast<long>(heads_), static_cast<long>(head_dim())}), 1, 2);
-}
-
-template <class T>
-Tensor<T> MultiHeadAttention<T>::merge_heads(const Tensor<T>& x) const {
-  const Shape s = x.shape();
-  return reshape(transpose(x, 1, 2), {long(s[0]), long(s[2]), long(d_model_)});
-}
-
-template <class T>
 void MultiHeadAttention<T>::set_head_gate(Tensor<T> gate) {
   if (gate.defined())
     check(gate.shape() == Shape{heads_}, "MultiHeadAttention", "head gate must have one entry per head, (", heads_,
@@ -123,24 +110,18 @@ AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& query, const 
   o.dropout = this->training() ? p_ : 0.0;
   o.generator = &gen_;
 
-  if (opt.qk_transform) {
-    // The transform sees per-head tensors, so this path splits the heads explicitly.
-    Tensor<T> q = split_heads(q_proj(query));  // (B, h, Lq, dk)
-    Tensor<T> k = split_heads(k_proj(key));    // (B, h, Lk, dk)
-    Tensor<T> v = split_heads(v_proj(value));  // (B, h, Lk, dk)
-    const Shape q0 = q.shape(), k0 = k.shape();
-    q = opt.qk_transform(q);
-    k = opt.qk_transform(k);
-    check(q.shape() == q0 && k.shape() == k0, who, "qk_transform must keep the shapes ",
-          shape_str(q0), " and ", shape_str(k0), ", got ", shape_str(q.shape()), " and ",
-          shape_str(k.shape()));
-    AttentionResult<T> r = scaled_dot_product_attention(q, k, v, o);
-    // (B, h, Lq, dk) -> (B, Lq, h, dk) -> (B, Lq, d_model): heads side by side, then out_proj.
-    return {out_proj(gated(merge_heads(r.output))), r.weights};
-  }
   // The heads are read in place from the projections and the output comes back merged.
   AttentionResult<T> r;
-  if (query.node() == key.node() && key.node() == value.node()) {
+  if (opt.qk_transform) {
+    // q and k pass through the transform (heads side by side), so Q, K and V come from the three
+    // row blocks of the projection rather than one packed GEMM.
+    const Tensor<T> q = opt.qk_transform(q_proj(query)), k = opt.qk_transform(k_proj(key));
+    check(q.shape() == Shape{B, Lq, d_model_} && k.shape() == Shape{B, Lk, d_model_}, who,
+          "qk_transform must keep the shapes (B, Lq, d) = ", shape_str(Shape{B, Lq, d_model_}),
+          " and (B, Lk, d) = ", shape_str(Shape{B, Lk, d_model_}), ", got ", shape_str(q.shape()),
+          " and ", shape_str(k.shape()));
+    r = multi_head_attention(q, k, v_proj(value), heads_, o);
+  } else if (query.node() == key.node() && key.node() == value.node()) {
     // Self-attention: one GEMM with the packed [W_q; W_k; W_v] makes Q, K and V together.
     r = multi_head_self_attention(linear(query, in_proj_weight, in_proj_bias), heads_, o);
   } else {
@@ -176,8 +157,8 @@ AttentionResult<T> MultiHeadAttention<T>::forward_cached(const Tensor<T>& x, KVC
   Tensor<T> q = slice(qkv, 2, 0, d), k = slice(qkv, 2, d, 2 * d);
   const Tensor<T> v = slice(qkv, 2, 2 * d, 3 * d);
   if (opt.qk_transform) {
-    q = merge_heads(opt.qk_transform(split_heads(q)));
-    k = merge_heads(opt.qk_transform(split_heads(k)));
+    q = opt.qk_transform(q);
+    k = opt.qk_transform(k);
   }
   const Tensor<T> keys = c == 0 ? k : concat<T>({Tensor<T>(cache.keys), k}, 1);
   const Tensor<T> values = c == 0 ? v : concat<T>({Tensor<T>(cache.values), v}, 1);

@@ -7,8 +7,9 @@
 // How it runs: self-attention makes q, k and v with one GEMM on the packed in_proj_weight as it
 // is stored (multi_head_self_attention reads the heads in place from (B, L, 3d)); cross-attention
 // projects with the three row blocks (q_proj, k_proj, v_proj, each a slice of the packed
-// parameter whose gradient lands in its rows). Only a qk_transform, which needs per-head tensors,
-// takes the explicit split-heads path. An optional gate per head scales each head's output before
+// parameter whose gradient lands in its rows), and so does self-attention with a qk_transform,
+// which sees q and k between the projection and the scores. No path copies heads apart: the
+// attention op reads them in place. An optional gate per head scales each head's output before
 // out_proj (ablation, head importance).
 // Parameters: 3d^2 + 3d in, d^2 + d out, 4 d^2 (+ 4 d with biases); d = 64, h = 8 with biases:
 // 16,640. Weights Xavier-uniform per d x d block, biases zero.
@@ -35,8 +36,8 @@ struct MultiHeadOptions {
   // Additive score bias broadcastable to (B, h, Lq, Lk) (relative position bias, ALiBi); it is
   // added after the 1/sqrt(d_k) scaling and receives a gradient if it requires one.
   Tensor<T> bias;
-  // Applied to the per-head queries and keys, (B, h, Lq, d_k) and (B, h, Lk, d_k), after the
-  // projections and before the scores (RoPE). It must keep the shape.
+  // Applied to the queries and keys, (B, Lq, h * d_k) and (B, Lk, h * d_k) with the heads side
+  // by side, after the projections and before the scores (RoPE). It must keep the shape.
   std::function<Tensor<T>(const Tensor<T>&)> qk_transform;
 };
 
@@ -97,10 +98,6 @@ class MultiHeadAttention : public Module<T> {
  private:
   // Rows [part d, (part + 1) d) of the packed projection applied to x.
   Tensor<T> in_proj(const Tensor<T>& x, long part) const;
-  // (B, L, d_model) -> (B, h, L, d_k)
-  Tensor<T> split_heads(const Tensor<T>& x) const;
-  // (B, h, L, d_k) -> (B, L, d_model)
-  Tensor<T> merge_heads(const Tensor<T>& x) const;
   // The merged heads (B, L, h * d_k) times the gate, each head's columns by its own entry.
   Tensor<T> gated(const Tensor<T>& merged) const;
   std::size_t d_model_, heads_;

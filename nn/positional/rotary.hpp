@@ -12,10 +12,14 @@ namespace attnlab::nn {
 // theta_i = base^(-2i/d), p = offset + l the position of row l. Since rotations compose,
 // <R_p q, R_s k> = <q, R_(s-p) k>: the score depends only on the offset s - p.
 // One op: y = R x, so dx = R^T dy (rotation by -p theta_i). d must be even.
+// With head_dim, the last axis holds heads of head_dim side by side, (..., L, h * head_dim), as
+// the attention's projections make them, and each head is rotated as above with d = head_dim.
 template <class T>
-Tensor<T> rotary(const Tensor<T>& x, std::size_t offset = 0, double base = 10000.0);
+Tensor<T> rotary(const Tensor<T>& x, std::size_t offset = 0, double base = 10000.0,
+                 std::size_t head_dim = 0);
 
-// The same as a (parameter-free) module, for the attention's q/k hook.
+// The same as a (parameter-free) module, for the attention's q/k hook: its input is one head
+// (..., L, head_dim) or several side by side (..., L, h * head_dim).
 template <class T>
 class RotaryEmbedding : public Module<T> {
  public:
