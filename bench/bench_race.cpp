@@ -1,7 +1,7 @@
 // build/bin/bench_race: attnlab against PyTorch 1.13 (CPU, float32), one training step
 // (forward, backward, Adam step) of the same model on the same batch shapes.
 //
-//   bench_race [--rounds R] [--warmup W] [--models bahdanau,transformer,vit,vit11,large]
+//   bench_race [--rounds R] [--warmup W] [--models bahdanau,transformer,vit,vit11,gpt,large]
 //              [--attn-threads 1,2] [--torch-threads 1,2] [--no-torch]
 //   bench_race --worker MODEL --threads N      (internal: one contestant, driven over a pipe)
 //
@@ -165,6 +165,22 @@ Workload build(const std::string& name, Generator& gen) {
     for (auto& x : labels) x = static_cast<Index>(gen.uniform(0.0, 10.0)) % 10;
     nn::ViT<F>* p = m.get();
     w.loss = [p, images, labels] { return cross_entropy(p->forward(images), labels); };
+    w.model = std::move(m);
+  } else if (name == "gpt") {
+    // Lesson 09's character GPT at its full recipe: 4 pre-norm GELU blocks of d 128 (4 heads,
+    // feed-forward 512), rotary positions, causal self-attention, output tied to the embedding;
+    // the fortunes corpus's 108 characters, batches of 64 windows of 64 characters.
+    nn::CausalLMConfig c;
+    c.vocab = 108;
+    c.num_layers = 4;
+    c.max_length = 64;
+    c.layer = nn::LayerConfig{128, 4, 512, 0.0, /*norm_first=*/true, nn::Activation::GELU, 1e-5};
+    c.positional = nn::Positional::Rotary;
+    c.tie_output = true;
+    auto m = std::make_unique<nn::CausalLM<F>>(c, gen);
+    auto ids = random_ids(64, 64, c.vocab, gen), targets = random_ids(64, 64, c.vocab, gen);
+    nn::CausalLM<F>* p = m.get();
+    w.loss = [p, ids, targets] { return cross_entropy(p->forward(ids), targets); };
     w.model = std::move(m);
   } else {
     fail("bench_race", "unknown model '", name, "'");
@@ -385,7 +401,7 @@ double speedup(const std::map<int, double>& by_threads) {
 
 int run_driver(const std::vector<std::string>& args) {
   int rounds = 9, warmup = 2;
-  const std::vector<std::string> known{"bahdanau", "transformer", "vit", "vit11", "large"};
+  const std::vector<std::string> known{"bahdanau", "transformer", "vit", "vit11", "gpt", "large"};
   std::vector<std::string> models = known;
   std::vector<int> attn_threads{1, 2}, torch_threads{1, 2};
   bool torch = true;
@@ -402,7 +418,7 @@ int run_driver(const std::vector<std::string>& args) {
       models = parse_list(next());
       for (const auto& m : models)
         if (std::find(known.begin(), known.end(), m) == known.end())
-          throw UsageError("unknown model '" + m + "' (bahdanau, transformer, vit, vit11, large)");
+          throw UsageError("unknown model '" + m + "' (bahdanau, transformer, vit, vit11, gpt, large)");
     }
     else if (a == "--attn-threads") attn_threads = parse_ints(next());
     else if (a == "--torch-threads") torch_threads = parse_ints(next());
@@ -517,7 +533,7 @@ int run_driver(const std::vector<std::string>& args) {
 
 
 constexpr const char* kUsage =
-    "usage: bench_race [--rounds R] [--warmup W] [--models bahdanau,transformer,vit,vit11,large] "
+    "usage: bench_race [--rounds R] [--warmup W] [--models bahdanau,transformer,vit,vit11,gpt,large] "
     "[--attn-threads 1,2] [--torch-threads 1,2] [--torch-script PATH] [--no-torch] [--help] [--version]\n"
     "  One training step of each model, attnlab against PyTorch (bench/race_torch.py, run with\n"
     "  /usr/bin/python3) in interleaved worker processes: medians, ratios, peak memory.\n";

@@ -1,4 +1,4 @@
-"""PyTorch side of build/bin/bench_race: the same four models, one training step each.
+"""PyTorch side of build/bin/bench_race: the same six models, one training step each.
 
 Run by bench_race as a worker process (/usr/bin/python3 race_torch.py --model M --threads N)
 and driven over stdin/stdout with the line protocol that the C++ worker speaks too:
@@ -106,6 +106,61 @@ class ViT(nn.Module):
         return F.cross_entropy(self.head(x), labels)
 
 
+class GPT(nn.Module):
+    """Lesson 09's character GPT: token embedding * sqrt(d), pre-norm blocks of causal
+    self-attention with rotary positions and a GELU feed-forward, final norm, output tied to the
+    embedding (plus a bias). PyTorch 1.13 has no fused attention: the scores are formed,
+    masked and softmaxed as a PyTorch user of that version would write them."""
+
+    def __init__(self, vocab=108, d=128, heads=4, layers=4, d_ff=512, context=64):
+        super().__init__()
+        self.d, self.heads = d, heads
+        self.embed = nn.Embedding(vocab, d)
+        self.blocks = nn.ModuleList(GPTBlock(d, heads, d_ff) for _ in range(layers))
+        self.norm = nn.LayerNorm(d)
+        self.output_bias = nn.Parameter(torch.zeros(vocab))
+        # Rotary angles: pair i of a head turns by p * 10000^(-2i/dh) at position p.
+        dh = d // heads
+        theta = 10000.0 ** (-torch.arange(0, dh, 2, dtype=torch.float32) / dh)
+        angle = torch.arange(context, dtype=torch.float32)[:, None] * theta[None, :]
+        self.register_buffer("cos", angle.cos(), persistent=False)
+        self.register_buffer("sin", angle.sin(), persistent=False)
+        self.register_buffer("hidden", torch.triu(torch.ones(context, context, dtype=torch.bool), 1),
+                             persistent=False)
+
+    def forward(self, ids, targets):
+        L = ids.shape[1]
+        x = self.embed(ids) * math.sqrt(self.d)
+        for block in self.blocks:
+            x = block(x, self.cos[:L], self.sin[:L], self.hidden[:L, :L])
+        logits = F.linear(self.norm(x), self.embed.weight, self.output_bias)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+def rotate(x, cos, sin):
+    """Turn each pair (x[2i], x[2i+1]) of the last axis by its position's angle."""
+    even, odd = x[..., 0::2], x[..., 1::2]
+    return torch.stack((even * cos - odd * sin, even * sin + odd * cos), -1).flatten(-2)
+
+
+class GPTBlock(nn.Module):
+    def __init__(self, d, heads, d_ff):
+        super().__init__()
+        self.heads = heads
+        self.norm1, self.norm2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.out = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.ff1, self.ff2 = nn.Linear(d, d_ff), nn.Linear(d_ff, d)
+
+    def forward(self, x, cos, sin, hidden):
+        B, L, d = x.shape
+        q, k, v = self.qkv(self.norm1(x)).view(B, L, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+        s = (q @ k.transpose(-2, -1)) / math.sqrt(d // self.heads)
+        w = torch.softmax(s.masked_fill(hidden, float("-inf")), -1)
+        x = x + self.out((w @ v).transpose(1, 2).reshape(B, L, d))
+        return x + self.ff2(F.gelu(self.ff1(self.norm2(x))))
+
+
 def build(name):
     g = torch.Generator().manual_seed(0)
     if name == "bahdanau":
@@ -122,6 +177,10 @@ def build(name):
         B = 128
         model = ViT() if name == "vit" else ViT(mlp=256, patch=7)  # vit11: lesson 11's model
         batch = (torch.rand(B, 28, 28, generator=g), torch.randint(0, 10, (B,), generator=g))
+    elif name == "gpt":
+        B, L, V = 64, 64, 108  # lesson 09's batch and context; the fortunes corpus's characters
+        model = GPT(V)
+        batch = (torch.randint(0, V, (B, L), generator=g), torch.randint(0, V, (B, L), generator=g))
     else:
         raise SystemExit(f"race_torch.py: unknown model {name!r}")
     return model, batch
