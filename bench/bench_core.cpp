@@ -374,6 +374,9 @@ int run(const std::vector<std::string>& args) {
         {"ViT ff in (2176, 64 -> 256)", 2176, 64, 256},
         {"ViT ff out (2176, 256 -> 64)", 2176, 256, 64},
         {"Transformer (2048, 64 -> 64)", 2048, 64, 64},
+        {"GPT q, k, v (4096, 128 -> 128)", 4096, 128, 128},
+        {"GPT ff in (4096, 128 -> 512)", 4096, 128, 512},
+        {"GPT ff out (4096, 512 -> 128)", 4096, 512, 128},
         {"large (2048, 512 -> 512)", 2048, 512, 512},
     };
     for (const LinearShape& sh : linears) {
