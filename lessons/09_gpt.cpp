@@ -350,7 +350,7 @@ void profile_step(nn::CausalLM<F>& gpt, nn::Optimizer<F>& opt, Windows& windows,
       "move with the machine's load). The largest shares: ", top, ". 'linear' is every matrix product of the "
       "projections, the feed-forward and the output: they run on OpenBLAS at its GEMM rate, so at this size the step "
       "costs what its FLOPs cost. The causal attention over ", r.context, "-character windows is a smaller part, and the "
-      "elementwise ops (GELU, layer norm, the residual additions, RoPE's rotations and the head split) take the rest.");
+      "elementwise ops (GELU, layer norm, the residual additions and RoPE's rotations) take the rest.");
   for (const OpTime& t : times) timing(text("profile_ms_", t.op), t.total_ms() / 3.0);
 }
 
