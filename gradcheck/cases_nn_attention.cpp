@@ -74,7 +74,7 @@ GRADCHECK_CASE("MultiHeadAttention causal", "self (2,4,8)", [] { return mha(4, 4
 GRADCHECK_CASE("MultiHeadAttention padding+causal", "self (2,4,8), mask (2,4)",
                [] { return mha(4, 4, true, true, true); });
 
-GRADCHECK_CASE("MultiHeadAttention score bias + qk_transform", "(2,3,8), bias (h,Lq,Lk) = (2,3,3), q,k * c", [] {
+GRADCHECK_CASE("MultiHeadAttention score bias + qk_transform", "self (2,3,8), bias (h,Lq,Lk) = (2,3,3), q,k * c", [] {
   Generator gen(13);
   nn::MultiHeadAttention<D> att(8, 2, gen);
   TD c = rnd({3, 8}, 9);  // a fixed per-position scaling of q and k, standing in for RoPE
@@ -87,6 +87,21 @@ GRADCHECK_CASE("MultiHeadAttention score bias + qk_transform", "(2,3,8), bias (h
         return att.forward(x[0], o).output;
       },
       with_params(att, {rnd({2, 3, 8}, 1), rnd({2, 3, 3}, 2)}));
+});
+
+// Cross-attention with a qk_transform: the q and k row blocks pass through it before the scores.
+GRADCHECK_CASE("MultiHeadAttention cross + qk_transform", "q (2,3,8), k v (2,4,8), q,k * c (8)", [] {
+  Generator gen(17);
+  nn::MultiHeadAttention<D> att(8, 2, gen);
+  TD c = rnd({8}, 9);
+  c.set_requires_grad(false);
+  return gradcheck(
+      [&](const Inputs& x) {
+        nn::MultiHeadOptions<D> o;
+        o.qk_transform = [&](const TD& t) { return mul(t, c); };
+        return att.forward(x[0], x[1], x[2], o).output;
+      },
+      with_params(att, {rnd({2, 3, 8}, 1), rnd({2, 4, 8}, 2), rnd({2, 4, 8}, 3)}));
 });
 
 // The per-head gate: its own gradient dL/dgate_h (the head importance of Michel et al. 2019) and

@@ -33,26 +33,10 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // 1. The sinusoidal table.
 
-// The frequency of dimension pair i: w_i = 10000^(-2i/d); its wavelength is 2 pi / w_i.
-double frequency(std::size_t pair, std::size_t d) { return std::pow(10000.0, -2.0 * double(pair) / double(d)); }
-
-// The block-diagonal rotation M_k. Block i acts on (PE(p, 2i), PE(p, 2i+1)) = (sin pw, cos pw):
-//   sin((p+k)w) =  cos(kw) sin(pw) + sin(kw) cos(pw)
-//   cos((p+k)w) = -sin(kw) sin(pw) + cos(kw) cos(pw)
-// Nothing in M_k depends on p, so "k places further" is one fixed linear map at every position.
-Grid rotation_for_offset(std::size_t k, std::size_t d) {
-  Grid m = xt::zeros<double>({d, d});
-  for (std::size_t i = 0; 2 * i < d; ++i) {
-    const double c = std::cos(double(k) * frequency(i, d)), s = std::sin(double(k) * frequency(i, d));
-    m(2 * i, 2 * i) = c, m(2 * i, 2 * i + 1) = s, m(2 * i + 1, 2 * i) = -s, m(2 * i + 1, 2 * i + 1) = c;
-  }
-  return m;
-}
-
 // max over p and every dimension of |PE(p+k) - M_k PE(p)|, for p = 0 .. rows(table) - k - 1.
 double rotation_error(const Grid& table, std::size_t k) {
   const std::size_t P = table.shape()[0], d = table.shape()[1];
-  const Grid m = rotation_for_offset(k, d);
+  const Grid m = nn::sinusoidal_offset_rotation(k, d);  // block-diagonal, block i turning by k w_i
   double worst = 0.0;
   for (std::size_t p = 0; p + k < P; ++p)
     for (std::size_t r = 0; r < d; ++r) {
@@ -75,8 +59,8 @@ void the_sinusoidal_table() {
   std::vector<std::string> dims, poss;
   for (std::size_t j = 0; j < 8; ++j) dims.push_back(text("j=", j));
   for (std::size_t p = 0; p < 6; ++p) poss.push_back(text("p=", p));
-  say("The first positions and dimensions of the table (d = ", d, "): column 0 is sin(p), column 1 cos(p); columns "
-      "2, 3 turn at w_1 = 10000^(-2/d) = ", fixed(frequency(1, d), 2), " radian per position, and so on.");
+  say("The first positions and dimensions of the table (d = ", d, "): column 0 is sin(p), column 1 cos(p); columns 2, "
+      "3 turn at w_1 = 10000^(-2/d) = ", fixed(nn::sinusoidal_frequency(1, d), 2), " radian per position, and so on.");
   matrix("PE[0:6, 0:8]", xt::view(pe, xt::range(0, 6), xt::range(0, 8)), poss, dims);
   plots::HeatmapOptions o;
   o.cmap = plots::Colormap::rdbu();
@@ -87,9 +71,11 @@ void the_sinusoidal_table() {
               "pe_table", "The table: rows are positions, columns are dimensions. Left columns oscillate fast, "
                           "right columns barely move; each row is a distinct code.");
   std::vector<plots::Series> series;
-  for (std::size_t pair : {0u, 1u, 2u, 4u, 8u})
-    series.emplace_back(text("dim ", 2 * pair, " (sin, wavelength ", fixed(2 * M_PI / frequency(pair, d), 1), ")"),
+  for (std::size_t pair : {0u, 1u, 2u, 4u, 8u}) {
+    const double wavelength = 2 * M_PI / nn::sinusoidal_frequency(pair, d);
+    series.emplace_back(text("dim ", 2 * pair, " (sin, wavelength ", fixed(wavelength, 1), ")"),
                         xt::arange<double>(double(P)), xt::view(pe, xt::all(), 2 * pair));
+  }
   LineFigure curves{"Each dimension pair is a sine of its own frequency", "Position p", "PE(p, j)"};
   curves.ymin = -1.15, curves.ymax = 1.15, curves.width = 1800, curves.height = 950;
   save_figure(line_figure(series, curves), "pe_curves",

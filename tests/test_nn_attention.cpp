@@ -157,6 +157,22 @@ TEST_CASE("the packed in-projection: one GEMM for self-attention equals the thre
   CHECK(max_abs_diff(att.in_proj_weight.grad(), packed_grad) < 1e-13);
   CHECK(max_abs_diff(att.in_proj_bias.grad(), packed_bias) < 1e-13);
   CHECK(max_abs_diff(x.grad(), Array<double>(y.grad() + y2.grad() + y3.grad())) < 1e-13);
+  // With a qk_transform (RoPE's place), q and k pass through it between projection and scores:
+  // self-attention on one node and on three nodes of equal values agree in outputs and gradients.
+  MultiHeadOptions<double> turned;
+  const TD c = rnd({3, 6}, 11);
+  turned.qk_transform = [&](const TD& t) { return mul(t, c); };
+  for (const TD* t : {&x, &y, &y2, &y3}) t->zero_grad();
+  att.zero_grad();
+  const TD split_out = att.forward(x, turned).output;
+  sum(mul(split_out, gout)).backward();
+  const Array<double> split_grad = att.in_proj_weight.grad(), split_x = x.grad();
+  att.zero_grad();
+  const TD blocks_out = att.forward(y, y2, y3, turned).output;
+  sum(mul(blocks_out, gout)).backward();
+  CHECK(max_abs_diff(split_out.value(), blocks_out.value()) < 1e-14);
+  CHECK(max_abs_diff(att.in_proj_weight.grad(), split_grad) < 1e-13);
+  CHECK(max_abs_diff(split_x, Array<double>(y.grad() + y2.grad() + y3.grad())) < 1e-13);
   CHECK_THROWS_WITH_AS(att.q_proj(rnd({2, 3, 5}, 1)),
                        "MultiHeadAttention: expected input (..., d_model = 6), got (2,3,5)", ShapeError);
 }

@@ -83,6 +83,33 @@ TEST_CASE("sinusoidal rotation property: PE(p + k) = M_k PE(p) with one block-di
   }
 }
 
+TEST_CASE("sinusoidal_offset_rotation: M_k PE(p) = PE(p + k) at every position, M_k orthogonal") {
+  const std::size_t d = 16, L = 200;
+  const Array<double> pe = sinusoidal_table<double>(L + 40, d);
+  for (std::size_t k : {0, 1, 7, 40}) {
+    const Array<double> m = sinusoidal_offset_rotation(k, d);
+    double worst = 0.0, orthogonality = 0.0;
+    for (std::size_t p = 0; p < L; ++p)
+      for (std::size_t r = 0; r < d; ++r) {
+        double moved = 0.0;
+        for (std::size_t c = 0; c < d; ++c) moved += m(r, c) * pe(p, c);
+        worst = std::max(worst, std::abs(pe(p + k, r) - moved));
+      }
+    for (std::size_t r = 0; r < d; ++r)
+      for (std::size_t c = 0; c < d; ++c) {
+        double dot = 0.0;  // (M M^T)(r, c)
+        for (std::size_t j = 0; j < d; ++j) dot += m(r, j) * m(c, j);
+        orthogonality = std::max(orthogonality, std::abs(dot - (r == c ? 1.0 : 0.0)));
+      }
+    CHECK(worst < 1e-12);
+    CHECK(orthogonality < 1e-15);
+  }
+  // Block 0 turns by k w_0 = k radians.
+  CHECK(sinusoidal_offset_rotation(1, d)(0, 1) == doctest::Approx(std::sin(1.0)));
+  CHECK(sinusoidal_frequency(1, d) == doctest::Approx(std::pow(10000.0, -2.0 / 16.0)));
+  CHECK_THROWS_WITH_AS(sinusoidal_offset_rotation(1, 5), doctest::Contains("sinusoidal_offset_rotation"), ShapeError);
+}
+
 TEST_CASE("SinusoidalPositionalEncoding adds the table and works for any length") {
   SinusoidalPositionalEncoding<double> pe(8);
   TD x = TD::zeros({2, 5, 8});

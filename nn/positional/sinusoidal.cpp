@@ -5,10 +5,16 @@
 // block-diagonal and independent of p: relative offsets are linear functions of the encoding.
 #include <cmath>
 
+#include <xtensor/xbuilder.hpp>
+
 #include "core/ops/elementwise.hpp"
 #include "nn/positional/sinusoidal.hpp"
 
 namespace attnlab::nn {
+
+double sinusoidal_frequency(std::size_t pair, std::size_t d, double base) {
+  return std::pow(base, -static_cast<double>(2 * pair) / static_cast<double>(d));
+}
 
 // PE(p, 2i) = sin(p w_i), PE(p, 2i+1) = cos(p w_i), w_i = base^(-2i/d). An odd d keeps the last
 // sine column without its cosine partner.
@@ -18,8 +24,7 @@ Array<T> sinusoidal_table(std::size_t length, std::size_t d, std::size_t offset,
   Array<T> pe = Array<T>::from_shape({length, d});
   T* out = pe.data();
   std::vector<double> w((d + 1) / 2);
-  for (std::size_t i = 0; i < w.size(); ++i)
-    w[i] = std::pow(base, -static_cast<double>(2 * i) / static_cast<double>(d));
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = sinusoidal_frequency(i, d, base);
   for (std::size_t l = 0; l < length; ++l) {
     const double p = static_cast<double>(offset + l);
     T* row = out + l * d;
@@ -29,6 +34,21 @@ Array<T> sinusoidal_table(std::size_t length, std::size_t d, std::size_t offset,
     }
   }
   return pe;
+}
+
+// Block i acts on the pair (PE(p, 2i), PE(p, 2i+1)) = (sin pw, cos pw); the angle-sum identities
+//   sin((p+k)w) =  cos(kw) sin(pw) + sin(kw) cos(pw)
+//   cos((p+k)w) = -sin(kw) sin(pw) + cos(kw) cos(pw)
+// give its rows. Nothing depends on p: "k places further" is one linear map at every position.
+Array<double> sinusoidal_offset_rotation(std::size_t k, std::size_t d, double base) {
+  check(d > 0 && d % 2 == 0, "sinusoidal_offset_rotation", "the model dimension must be even and positive, got ", d);
+  Array<double> m = xt::zeros<double>({d, d});
+  for (std::size_t i = 0; 2 * i < d; ++i) {
+    const double angle = static_cast<double>(k) * sinusoidal_frequency(i, d, base);
+    const double c = std::cos(angle), s = std::sin(angle);
+    m(2 * i, 2 * i) = c, m(2 * i, 2 * i + 1) = s, m(2 * i + 1, 2 * i) = -s, m(2 * i + 1, 2 * i + 1) = c;
+  }
+  return m;
 }
 
 template <class T>

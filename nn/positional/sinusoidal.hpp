@@ -8,11 +8,19 @@
 
 namespace attnlab::nn {
 
+// The angular frequency of dimension pair i: w_i = base^(-2i/d), in radians per position; its
+// wavelength is 2 pi / w_i, from 2 pi (i = 0) to nearly 2 pi base (the last pair).
+double sinusoidal_frequency(std::size_t pair, std::size_t d, double base = 10000.0);
+
 // The (length, d) table PE(p, 2i) = sin(p w_i), PE(p, 2i+1) = cos(p w_i), w_i = 10000^(-2i/d),
 // for positions offset .. offset + length - 1. Computed in double, then cast.
 template <class T>
 Array<T> sinusoidal_table(std::size_t length, std::size_t d, std::size_t offset = 0,
                           double base = 10000.0);
+
+// The (d, d) block-diagonal rotation M_k with PE(p + k) = M_k PE(p) for every p (d even):
+// block i is [[cos k w_i, sin k w_i], [-sin k w_i, cos k w_i]], independent of p.
+Array<double> sinusoidal_offset_rotation(std::size_t k, std::size_t d, double base = 10000.0);
 
 // y = x + PE[offset : offset + L] for x (..., L, d). No parameters; any length.
 template <class T>
