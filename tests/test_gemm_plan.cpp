@@ -11,6 +11,7 @@
 
 #include "core/ops.hpp"
 #include "core/ops/transpose.hpp"
+#include "core/runtime/blas.hpp"
 #include "core/runtime/gemm_plan.hpp"
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/tall_gemm.hpp"
@@ -148,11 +149,15 @@ double tolerance(std::size_t terms) {
 
 }  // namespace
 
+// Where the CPU has AVX-512 and OpenBLAS runs its AVX2 kernels, generated kernels take panels up
+// to block_gemm_limit / 8 (tall_gemm.cpp); elsewhere up to small_gemm_limit / 8 at most.
+bool large_panels() { return __builtin_cpu_supports("avx512f") && !blas_runs_avx512(); }
+
 TEST_CASE_TEMPLATE("a tall product equals the definition, with remainders and accumulation", T, float, double) {
   Generator gen(3);
   struct Shape { std::size_t m, n, k; bool generated; };
   for (const Shape s : {Shape{2176, 64, 64, true}, Shape{131, 48, 16, true}, Shape{5, 7, 3, true},
-                        Shape{100, 600, 600, false}}) {
+                        Shape{100, 600, 600, large_panels()}, Shape{20, 2048, 1024, false}}) {
     CAPTURE(s.m);
     CHECK(tall_gemm_generated(s.n, s.k) == s.generated);
     const auto a = random_vector<T>(s.m * s.k, gen), b = random_vector<T>(s.k * s.n, gen);
@@ -187,7 +192,9 @@ TEST_CASE("tall products: blocks under 32 rows take kernels only with AVX-512") 
   // 64 x 192: blocks of 16 rows, which lost to OpenBLAS on an AVX2 machine (tall_gemm.cpp)
   CHECK(tall_gemm_generated(192, 64) == bool(__builtin_cpu_supports("avx512f")));
   CHECK(tall_gemm_generated(256, 64) == bool(__builtin_cpu_supports("avx512f")));  // 8 rows
-  CHECK_FALSE(tall_gemm_generated(512, 512));  // not even 8 rows: BLAS everywhere
+  // 512 x 512: 8 rows exceed small_gemm_limit, not block_gemm_limit (blocks of 16 rows)
+  CHECK(tall_gemm_generated(512, 512) == large_panels());
+  CHECK_FALSE(tall_gemm_generated(2048, 1024));  // not even 8 rows under either limit: BLAS everywhere
 }
 
 TEST_CASE("attention blocks: sums over 128 keys or more go to BLAS only without AVX-512") {

@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <string>
 
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/vmath.hpp"
@@ -130,5 +131,15 @@ template void gemm<float>(bool, bool, std::size_t, std::size_t, std::size_t, flo
                           const float*, std::size_t, float, float*, std::size_t);
 template void gemm<double>(bool, bool, std::size_t, std::size_t, std::size_t, double, const double*, std::size_t,
                            const double*, std::size_t, double, double*, std::size_t);
+
+bool blas_runs_avx512() {
+  static const bool avx512 = [] {
+    const std::string core = openblas_get_corename();  // "Haswell", "Zen", "SkylakeX", ...
+    for (const char* name : {"SkylakeX", "Cooperlake", "SapphireRapids"})
+      if (core == name) return true;
+    return false;
+  }();
+  return avx512;
+}
 
 }  // namespace attnlab

@@ -13,6 +13,12 @@ template <class T>
 void gemm(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, T alpha,
           const T* a, std::size_t lda, const T* b, std::size_t ldb, T beta, T* c, std::size_t ldc);
 
+// Whether OpenBLAS runs AVX-512 kernels. It picks them from its table of CPUs it knows, not from
+// the CPU's flags: Debian 12's OpenBLAS 0.3.21 runs its Haswell (AVX2) kernels on AMD's Zen 4
+// and Zen 5 although they have AVX-512 (OPENBLAS_CORETYPE=SkylakeX in the environment forces
+// its AVX-512 kernels there).
+bool blas_runs_avx512();
+
 // Threads: set_threads in core/runtime/parallel.hpp sets OpenBLAS's and our own.
 
 }  // namespace attnlab

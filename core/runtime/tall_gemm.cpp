@@ -22,12 +22,26 @@ std::size_t min_block_rows() {
   return rows;
 }
 
+// The m n k below which a block's product gets a kernel. libxsmm generates code for the widest
+// vectors the CPU has; OpenBLAS runs the kernels of the CPU it recognizes (blas_runs_avx512).
+// Where the CPU has AVX-512 and OpenBLAS does not use it, the kernels win at every panel of a
+// Linear layer: on a two-core Zen 5 (bench_core d, one thread, OpenBLAS on its Haswell kernels),
+// blocks of 64 rows ran 128 -> 512 at 145 GFLOP/s against 83 and 512 -> 512 at 134 against 97
+// (2 threads: 191 against 134, 199 against 166). With OpenBLAS on its own AVX-512 kernels
+// (OPENBLAS_CORETYPE=SkylakeX, same machine) it won 512 -> 512, 169 against 125, and tied
+// 128 -> 512, 141 against 142: there the kernels keep to panels below small_gemm_limit / 8.
+std::size_t kernel_limit() {
+  static const std::size_t limit =
+      __builtin_cpu_supports("avx512f") && !blas_runs_avx512() ? block_gemm_limit : small_gemm_limit;
+  return limit;
+}
+
 // Rows per block: the largest power of two up to 64 whose product with the panel still gets a
 // kernel; 0 when even min_block_rows() rows do not (BLAS then).
 std::size_t rows_per_block(std::size_t panel) {
   if (!small_gemm_enabled() || panel == 0) return 0;
   for (std::size_t rows = 64; rows >= min_block_rows(); rows /= 2)
-    if (rows * panel < small_gemm_limit) return rows;
+    if (rows * panel < kernel_limit()) return rows;
   return 0;
 }
 
@@ -46,9 +60,9 @@ void gemm_tall(std::size_t m, std::size_t n, std::size_t k, const T* a, const T*
     GemmPlan<T>(false, m, n, k, k, n, n, accumulate)(a, b, c);  // BLAS, or C = 0 for k = 0
     return;
   }
-  const GemmPlan<T> block(false, rows, n, k, k, n, n, accumulate);
+  const GemmPlan<T> block(false, rows, n, k, k, n, n, accumulate, kernel_limit());
   const std::size_t full = m / rows, rest = m % rows;
-  const GemmPlan<T> last(false, rest, n, k, k, n, n, accumulate);
+  const GemmPlan<T> last(false, rest, n, k, k, n, n, accumulate, kernel_limit());
   parallel_for(full + (rest ? 1 : 0), grain(rows * n * k), [&](std::size_t first, std::size_t end) {
     for (std::size_t i = first; i < end; ++i)
       (i < full ? block : last)(a + i * rows * k, b, c + i * rows * n);
@@ -66,7 +80,7 @@ void gemm_tall_transposed(std::size_t m, std::size_t n, std::size_t r, const T* 
   // Slabs of 512 rows: a partial sum costs m n adds per 512 m n multiply-adds.
   constexpr std::size_t slab_rows = 512;
   const std::size_t slabs = (r + slab_rows - 1) / slab_rows;
-  const GemmPlan<T> block(true, m, n, rows, m, n, n, /*accumulate=*/true);
+  const GemmPlan<T> block(true, m, n, rows, m, n, n, /*accumulate=*/true, kernel_limit());
   std::vector<T> partial(slabs > 1 ? (slabs - 1) * m * n : 0);
   parallel_for(slabs, grain(slab_rows * m * n), [&](std::size_t first, std::size_t end) {
     for (std::size_t s = first; s < end; ++s) {
@@ -75,7 +89,7 @@ void gemm_tall_transposed(std::size_t m, std::size_t n, std::size_t r, const T* 
       const std::size_t lo = s * slab_rows, hi = std::min(r, lo + slab_rows);
       std::size_t i = lo;
       for (; i + rows <= hi; i += rows) block(a + i * m, b + i * n, sum);
-      if (i < hi) GemmPlan<T>(true, m, n, hi - i, m, n, n, true)(a + i * m, b + i * n, sum);
+      if (i < hi) GemmPlan<T>(true, m, n, hi - i, m, n, n, true, kernel_limit())(a + i * m, b + i * n, sum);
     }
   });
   for (std::size_t s = 1; s < slabs; ++s) {

@@ -7,7 +7,8 @@
 //
 // That is with AVX-512. Without it, blocks of 8 and 16 rows lost to OpenBLAS, so there a block
 // needs 32 rows (tall_gemm.cpp gives the measurement). Both fall back to one BLAS call when the
-// panel is too large for a kernel (n k above small_gemm_limit / 8, or / 32 without AVX-512) or
+// panel is too large for a kernel (n k above small_gemm_limit / 8, or / 32 without AVX-512;
+// block_gemm_limit / 8 where the CPU has AVX-512 and OpenBLAS does not use it) or
 // generated kernels are switched off.
 #pragma once
 
