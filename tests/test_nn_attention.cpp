@@ -164,15 +164,15 @@ TEST_CASE("the packed in-projection: one GEMM for self-attention equals the thre
   turned.qk_transform = [&](const TD& t) { return mul(t, c); };
   for (const TD* t : {&x, &y, &y2, &y3}) t->zero_grad();
   att.zero_grad();
-  const TD split_out = att.forward(x, turned).output;
-  sum(mul(split_out, gout)).backward();
-  const Array<double> split_grad = att.in_proj_weight.grad(), split_x = x.grad();
+  const TD one_out = att.forward(x, turned).output;
+  sum(mul(one_out, gout)).backward();
+  const Array<double> one_grad = att.in_proj_weight.grad(), one_x = x.grad();
   att.zero_grad();
-  const TD blocks_out = att.forward(y, y2, y3, turned).output;
-  sum(mul(blocks_out, gout)).backward();
-  CHECK(max_abs_diff(split_out.value(), blocks_out.value()) < 1e-14);
-  CHECK(max_abs_diff(att.in_proj_weight.grad(), split_grad) < 1e-13);
-  CHECK(max_abs_diff(split_x, Array<double>(y.grad() + y2.grad() + y3.grad())) < 1e-13);
+  const TD three_out = att.forward(y, y2, y3, turned).output;
+  sum(mul(three_out, gout)).backward();
+  CHECK(max_abs_diff(one_out.value(), three_out.value()) < 1e-14);
+  CHECK(max_abs_diff(att.in_proj_weight.grad(), one_grad) < 1e-13);
+  CHECK(max_abs_diff(one_x, Array<double>(y.grad() + y2.grad() + y3.grad())) < 1e-13);
   CHECK_THROWS_WITH_AS(att.q_proj(rnd({2, 3, 5}, 1)),
                        "MultiHeadAttention: expected input (..., d_model = 6), got (2,3,5)", ShapeError);
 }
