@@ -141,6 +141,10 @@ GRADCHECK_CASE("relu 3-d", "(2,3,4)", [] {
 GRADCHECK_CASE("gelu erf", "(3,4)", [] {
   return gradcheck([](const Inputs& x) { return gelu(x[0], GeluForm::Erf); }, {rnd({3, 4}, 1, -3, 3)});
 });
+// A given-up input (here the temporary x + 0.5): the slope is kept in that input's array.
+GRADCHECK_CASE("gelu erf, given-up input", "(3,4)", [] {
+  return gradcheck([](const Inputs& x) { return gelu(add(x[0], 0.5), GeluForm::Erf); }, {rnd({3, 4}, 1, -3, 3)});
+});
 GRADCHECK_CASE("gelu tanh", "(3,4)", [] {
   return gradcheck([](const Inputs& x) { return gelu(x[0], GeluForm::Tanh); }, {rnd({3, 4}, 1, -3, 3)});
 });

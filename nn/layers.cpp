@@ -121,7 +121,7 @@ template <class T>
 Tensor<T> feed_forward(const Linear<T>& linear1, Dropout<T>& dropout, const Linear<T>& linear2,
                        Activation activation, const Tensor<T>& x) {
   Tensor<T> h = linear1(x);
-  h = activation == Activation::ReLU ? relu(h) : gelu(h, GeluForm::Erf);
+  h = activation == Activation::ReLU ? relu(h) : gelu(std::move(h), GeluForm::Erf);  // GELU keeps its slope in h's array
   return linear2(dropout(h));
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/ops.hpp"
+#include "core/runtime/allocator.hpp"
 #include "core/runtime/parallel.hpp"
 #include "tests/helpers.hpp"
 
@@ -167,6 +168,51 @@ TEST_CASE("gelu: the float kernel's value and slope (one exp for both) agree wit
     INFO("x = ", a(i));
     CHECK(std::fabs(yf.value()(i) - yd.value()(i)) <= 1e-6 * std::fabs(yd.value()(i)) + 1e-6);
     CHECK(std::fabs(xf.grad()(i) - xd.grad()(i)) <= 1e-6 * std::fabs(xd.grad()(i)) + 1e-6);
+  }
+}
+
+TEST_CASE_TEMPLATE("gelu of a given-up input: its array keeps the slope, same bits, one array fewer", T, float, double) {
+  Generator g(8);
+  const Array<T> a = random_uniform<T>({1000}, g, -6.0, 6.0);
+  const Array<T> up = random_uniform<T>({1000}, g, -1.0, 1.0);
+  // The reference: gelu on a handle the caller keeps.
+  Tensor<T> x1(a, true);
+  const Tensor<T> h1 = mul(x1, T(2));
+  const Tensor<T> y1 = gelu(h1);
+  y1.backward(up);
+  CHECK(h1.value() == Array<T>(T(2) * a));  // untouched
+  // Given up: the handle is emptied, values and gradients are the same bits.
+  Tensor<T> x2(a, true);
+  Tensor<T> h2 = mul(x2, T(2));
+  const Tensor<T> y2 = gelu(std::move(h2));
+  CHECK_FALSE(h2.defined());
+  CHECK(y2.value() == y1.value());
+  y2.backward(up);
+  CHECK(x2.grad() == x1.grad());
+  // Held elsewhere (here by a product that reads it in its backward): left as it is.
+  Tensor<T> x3(a, true);
+  Tensor<T> h3 = mul(x3, T(2));
+  const Tensor<T> keep = mul(h3, h3);
+  const Array<T> before = h3.value();
+  const Tensor<T> y3 = gelu(std::move(h3));
+  CHECK(keep.node()->parents[0]->value == before);
+  add(sum(y3), sum(keep)).backward();
+  // With no tape (no gradient wanted) there is no slope to keep.
+  {
+    NoGrad off;
+    CHECK(gelu(mul(Tensor<T>(a), T(2))).value() == y1.value());
+  }
+  // One array fewer: a (1000) input's step holds one fewer block of 4000 or 8000 bytes.
+  if (counting_bytes()) {
+    auto peak = [&](bool give_up) {
+      return peak_bytes_of([&] {
+        Tensor<T> x(a, true);
+        Tensor<T> h = mul(x, T(2));
+        const Tensor<T> y = give_up ? gelu(std::move(h)) : gelu(h);
+        y.backward(up);
+      });
+    };
+    CHECK(peak(false) - peak(true) >= a.size() * sizeof(T));
   }
 }
 

@@ -314,6 +314,23 @@ Tensor<T> relu(const Tensor<T>& a) {
 //            da = dy * ((1 + t)/2 + a/2 * (1 - t^2) * sqrt(2/pi) (1 + 3 * 0.044715 a^2)).
 constexpr std::size_t kGeluGrain = 1 << 14;  // entries per parallel chunk, at least
 
+namespace {
+
+// da = dy * slope, for the Erf form's slope = Phi(a) + a phi(a) kept by the forward.
+template <class T>
+void gelu_backward(Node<T>& n, const Array<T>& slope) {
+  Array<T> dx = Array<T>::from_shape(n.value.shape());
+  const T* g = n.grad.data();
+  const T* d = slope.data();
+  T* pdx = dx.data();
+  parallel_for(dx.size(), kGeluGrain, [&](std::size_t b, std::size_t e) {
+    for (std::size_t k = b; k < e; ++k) pdx[k] = g[k] * d[k];
+  });
+  n.add_grad(0, std::move(dx));
+}
+
+}  // namespace
+
 template <class T>
 Tensor<T> gelu(const Tensor<T>& a, GeluForm form) {
   need("gelu", a);
@@ -323,7 +340,8 @@ Tensor<T> gelu(const Tensor<T>& a, GeluForm form) {
   if (form == GeluForm::Erf) {
     // y = a Phi(a) by vmath::gelu_n (vectorized for float, std::erf for double). When recording,
     // the same pass keeps dy/da = Phi(a) + a phi(a) while Phi and e^{-a^2/2} are at hand, so the
-    // backward is one multiply (PyTorch recomputes Phi there; this costs one saved array).
+    // backward is one multiply (PyTorch recomputes Phi there; this costs one saved array, which
+    // the form for a given-up input below keeps in that input's array).
     y = Array<T>::from_shape(a.shape());
     auto slope = will_record<T>({&a}) ? std::make_shared<Array<T>>(Array<T>::from_shape(a.shape()))
                                       : nullptr;
@@ -333,16 +351,7 @@ Tensor<T> gelu(const Tensor<T>& a, GeluForm form) {
     parallel_for(y.size(), kGeluGrain, [&](std::size_t b, std::size_t e) {
       vmath::gelu_n(x + b, py + b, pd ? pd + b : nullptr, e - b);
     });
-    return record<T>("gelu", std::move(y), {&a}, [slope](Node<T>& n) {
-      Array<T> dx = Array<T>::from_shape(n.value.shape());
-      const T* g = n.grad.data();
-      const T* d = slope->data();
-      T* pdx = dx.data();
-      parallel_for(dx.size(), kGeluGrain, [&](std::size_t b, std::size_t e) {
-        for (std::size_t k = b; k < e; ++k) pdx[k] = g[k] * d[k];
-      });
-      n.add_grad(0, std::move(dx));
-    });
+    return record<T>("gelu", std::move(y), {&a}, [slope](Node<T>& n) { gelu_backward(n, *slope); });
   }
   y = map_to<T>(a.shape(), [=](T x) {
     return T(0.5) * x * (T(1) + std::tanh(sqrt_2_over_pi * (x + c * x * x * x)));
@@ -354,6 +363,24 @@ Tensor<T> gelu(const Tensor<T>& a, GeluForm form) {
       return g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * du);
     }, n.input(0)));
   });
+}
+
+// A sole owner's array is read by no recorded backward (none is recorded on it yet) and by no
+// one after this call (the caller gave up its handle), so it can hold the slope: gelu_backward
+// then reads it back as the node's input.
+template <class T>
+Tensor<T> gelu(Tensor<T>&& a, GeluForm form) {
+  Tensor<T> owned = std::move(a);
+  need("gelu", owned);
+  if (form != GeluForm::Erf || !will_record<T>({&owned}) || owned.node().use_count() != 1)
+    return gelu(owned, form);
+  Array<T> y = Array<T>::from_shape(owned.shape());
+  T* x = owned.mutable_value().data();
+  T* py = y.data();
+  parallel_for(y.size(), kGeluGrain, [&](std::size_t b, std::size_t e) {
+    vmath::gelu_n_slope_over_input(x + b, py + b, e - b);
+  });
+  return record<T>("gelu", std::move(y), {&owned}, [](Node<T>& n) { gelu_backward(n, n.input(0)); });
 }
 
 // ---------------------------------------------------------------- selection
@@ -408,6 +435,7 @@ Tensor<T> masked_fill(const Tensor<T>& a, const Mask& mask, T value) {
   template Tensor<T> sigmoid<T>(const Tensor<T>&);                             \
   template Tensor<T> relu<T>(const Tensor<T>&);                                \
   template Tensor<T> gelu<T>(const Tensor<T>&, GeluForm);                      \
+  template Tensor<T> gelu<T>(Tensor<T>&&, GeluForm);                           \
   template Tensor<T> where<T>(const Mask&, const Tensor<T>&, const Tensor<T>&); \
   template Tensor<T> masked_fill<T>(const Tensor<T>&, const Mask&, T);
 ATTNLAB_INSTANTIATE(float)

@@ -21,22 +21,34 @@ ATTNLAB_VMATH_ARRAY(sigmoid_n, vmath::sigmoid)
 ATTNLAB_VMATH_ARRAY(normal_cdf_n, vmath::normal_cdf)
 #undef ATTNLAB_VMATH_ARRAY
 
+// y = x Phi(x) and slope = Phi(x) + x phi(x) for one entry; every loop below computes them so.
+template <class T>
+inline void gelu_entry(T x, T& y, T& slope) {
+  T gauss;
+  const T phi_cdf = vmath::normal_cdf(x, gauss);
+  y = x * phi_cdf;
+  slope = phi_cdf + x * T(0.39894228040143267794) * gauss;
+}
+
 // Two loops, so that the forward without the tape does not pay for the slope.
 template <class T>
 void gelu_array(const T* x, T* y, T* slope, std::size_t n) {
-  const T inv_sqrt_2pi = T(0.39894228040143267794);
   if (!slope) {
     for (std::size_t k = 0; k < n; ++k) y[k] = x[k] * vmath::normal_cdf(x[k]);
     return;
   }
-  for (std::size_t k = 0; k < n; ++k) {
-    T gauss;
-    const T phi_cdf = vmath::normal_cdf(x[k], gauss);
-    y[k] = x[k] * phi_cdf;
-    slope[k] = phi_cdf + x[k] * inv_sqrt_2pi * gauss;
-  }
+  for (std::size_t k = 0; k < n; ++k) gelu_entry(x[k], y[k], slope[k]);
 }
 void gelu_n(const float* x, float* y, float* slope, std::size_t n) { gelu_array(x, y, slope, n); }
 void gelu_n(const double* x, double* y, double* slope, std::size_t n) { gelu_array(x, y, slope, n); }
+
+// The slope written over x: one array, read and written at the same index, so the compiler needs
+// no overlap check between the input and the slope (only against y) to run whole vectors.
+template <class T>
+void gelu_slope_over_input_array(T* x, T* y, std::size_t n) {
+  for (std::size_t k = 0; k < n; ++k) gelu_entry(x[k], y[k], x[k]);
+}
+void gelu_n_slope_over_input(float* x, float* y, std::size_t n) { gelu_slope_over_input_array(x, y, n); }
+void gelu_n_slope_over_input(double* x, double* y, std::size_t n) { gelu_slope_over_input_array(x, y, n); }
 
 }  // namespace attnlab::vmath

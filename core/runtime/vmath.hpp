@@ -246,5 +246,8 @@ void normal_cdf_n(const double* x, double* y, std::size_t n);
 // slope[k] = Phi(x) + x phi(x), phi(x) = e^{-x^2/2} / sqrt(2 pi): one pass, one exp per entry.
 void gelu_n(const float* x, float* y, float* slope, std::size_t n);
 void gelu_n(const double* x, double* y, double* slope, std::size_t n);
+// The same, with the slope written over x (x[k] becomes slope[k]), for an input no one reads again.
+void gelu_n_slope_over_input(float* x, float* y, std::size_t n);
+void gelu_n_slope_over_input(double* x, double* y, std::size_t n);
 
 }  // namespace attnlab::vmath
