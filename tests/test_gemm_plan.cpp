@@ -151,7 +151,7 @@ double tolerance(std::size_t terms) {
 
 // Where the CPU has AVX-512 and OpenBLAS runs its AVX2 kernels, generated kernels take panels up
 // to block_gemm_limit / 8 (tall_gemm.cpp); elsewhere up to small_gemm_limit / 8 at most.
-bool large_panels() { return __builtin_cpu_supports("avx512f") && !blas_runs_avx512(); }
+bool large_panels() { return cpu_has_avx512() && !blas_runs_avx512(); }
 
 TEST_CASE_TEMPLATE("a tall product equals the definition, with remainders and accumulation", T, float, double) {
   Generator gen(3);
@@ -190,8 +190,8 @@ TEST_CASE_TEMPLATE("a transposed tall product sums every row, over one slab or m
 TEST_CASE("tall products: blocks under 32 rows take kernels only with AVX-512") {
   CHECK(tall_gemm_generated(64, 64));  // 64 x 64 panel: blocks of 32 rows
   // 64 x 192: blocks of 16 rows, which lost to OpenBLAS on an AVX2 machine (tall_gemm.cpp)
-  CHECK(tall_gemm_generated(192, 64) == bool(__builtin_cpu_supports("avx512f")));
-  CHECK(tall_gemm_generated(256, 64) == bool(__builtin_cpu_supports("avx512f")));  // 8 rows
+  CHECK(tall_gemm_generated(192, 64) == cpu_has_avx512());
+  CHECK(tall_gemm_generated(256, 64) == cpu_has_avx512());  // 8 rows
   // 512 x 512: 8 rows exceed small_gemm_limit, not block_gemm_limit (blocks of 16 rows)
   CHECK(tall_gemm_generated(512, 512) == large_panels());
   CHECK_FALSE(tall_gemm_generated(2048, 1024));  // not even 8 rows under either limit: BLAS everywhere
@@ -199,7 +199,7 @@ TEST_CASE("tall products: blocks under 32 rows take kernels only with AVX-512") 
 
 TEST_CASE("attention blocks: sums over 128 keys or more go to BLAS only without AVX-512") {
   CHECK(block_limit_over_keys(127) == block_gemm_limit);
-  const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool avx512 = cpu_has_avx512();
   CHECK(block_limit_over_keys(128) == (avx512 ? block_gemm_limit : 0));
   // Planned with it, P V over 256 keys (d = 64) is a generated kernel only with AVX-512.
   const GemmPlan<float> pv(false, 256, 64, 256, 256, 64, 64, false, block_limit_over_keys(256));

@@ -25,9 +25,13 @@ std::atomic<bool>& small_gemm_switch() {
 bool small_gemm_enabled() { return small_gemm_switch().load(); }
 void set_small_gemm(bool on) { small_gemm_switch().store(on); }
 
-std::size_t block_limit_over_keys(std::size_t n) {
+bool cpu_has_avx512() {
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  return avx512 || n < 128 ? block_gemm_limit : 0;
+  return avx512;
+}
+
+std::size_t block_limit_over_keys(std::size_t n) {
+  return cpu_has_avx512() || n < 128 ? block_gemm_limit : 0;
 }
 
 namespace {

@@ -21,6 +21,11 @@ namespace attnlab {
 inline constexpr std::size_t small_gemm_limit = std::size_t(1) << 18;
 inline constexpr std::size_t block_gemm_limit = std::size_t(1) << 23;
 
+// Whether the CPU has AVX-512. libxsmm generates code for the CPU it runs on, so this decides
+// which products its kernels win (block_limit_over_keys here, the tall products' block sizes in
+// tall_gemm.cpp).
+bool cpu_has_avx512();
+
 // The limit for a block's product that sums over n keys (or queries): block_gemm_limit, except
 // that without AVX-512 a sum over 128 or more goes to BLAS. There libxsmm 1.17's AVX2 kernels
 // fall behind OpenBLAS on one thread: the attention's P V and P^T dO at 128 and 256 keys (d = 16

@@ -17,10 +17,7 @@ namespace {
 // thread, generated against OpenBLAS: ViT qkv (64 -> 192, blocks of 16 rows) 70.6 against 78.4
 // GFLOP/s, feed-forward in (64 -> 256, 8 rows) 70.8 against 79.2; while blocks of 32 rows
 // (64 -> 64) won, 83.5 against 71.3. So without AVX-512 a block needs 32 rows.
-std::size_t min_block_rows() {
-  static const std::size_t rows = __builtin_cpu_supports("avx512f") ? 8 : 32;
-  return rows;
-}
+std::size_t min_block_rows() { return cpu_has_avx512() ? 8 : 32; }
 
 // The m n k below which a block's product gets a kernel. libxsmm generates code for the widest
 // vectors the CPU has; OpenBLAS runs the kernels of the CPU it recognizes (blas_runs_avx512).
@@ -31,9 +28,7 @@ std::size_t min_block_rows() {
 // (OPENBLAS_CORETYPE=SkylakeX, same machine) it won 512 -> 512, 169 against 125, and tied
 // 128 -> 512, 141 against 142: there the kernels keep to panels below small_gemm_limit / 8.
 std::size_t kernel_limit() {
-  static const std::size_t limit =
-      __builtin_cpu_supports("avx512f") && !blas_runs_avx512() ? block_gemm_limit : small_gemm_limit;
-  return limit;
+  return cpu_has_avx512() && !blas_runs_avx512() ? block_gemm_limit : small_gemm_limit;
 }
 
 // Rows per block: the largest power of two up to 64 whose product with the panel still gets a
