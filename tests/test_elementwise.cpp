@@ -284,6 +284,7 @@ TEST_CASE("empty tensor handles throw ShapeError naming the op") {
   CHECK_OP_ERROR("sigmoid", sigmoid(none));
   CHECK_OP_ERROR("relu", relu(none));
   CHECK_OP_ERROR("gelu", gelu(none));
+  CHECK_OP_ERROR("gelu", gelu(TD()));  // the form for a given-up input names itself too
   CHECK_OP_ERROR("where", attnlab::where(Mask{true, false}, none, a));
   CHECK_OP_ERROR("where", attnlab::where(Mask{true, false}, a, none));
   CHECK_OP_ERROR("masked_fill", masked_fill(none, Mask{true, false}, 0.0));
