@@ -11,6 +11,7 @@
 #include <cmath>
 #include <memory>
 #include <numeric>
+#include <set>
 
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xview.hpp>
@@ -33,35 +34,26 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // 1. The sinusoidal table.
 
-// max over p and every dimension of |PE(p+k) - M_k PE(p)|, for p = 0 .. rows(table) - k - 1.
-double rotation_error(const Grid& table, std::size_t k) {
-  const std::size_t P = table.shape()[0], d = table.shape()[1];
-  const Grid m = nn::sinusoidal_offset_rotation(k, d);  // block-diagonal, block i turning by k w_i
-  double worst = 0.0;
-  for (std::size_t p = 0; p + k < P; ++p)
-    for (std::size_t r = 0; r < d; ++r) {
-      double moved = 0.0;
-      for (std::size_t c = 0; c < d; ++c) moved += m(r, c) * table(p, c);
-      worst = std::max(worst, std::abs(table(p + k, r) - moved));
-    }
-  return worst;
+// max over p < P and every dimension of |PE(p + k) - M_k PE(p)|: the table's first P rows moved k
+// places by the rotation, against its rows k .. k + P - 1 (rows are positions, so M_k acts as a right
+// product with M_k^T).
+double rotation_error(const Grid& table, std::size_t P, std::size_t k) {
+  const Grid m = nn::sinusoidal_offset_rotation(k, table.shape()[1]);  // block-diagonal, block i turning by k w_i
+  const Tensor<double> first(Grid(xt::view(table, xt::range(0, P))));
+  return max_abs_diff(xt::view(table, xt::range(k, k + P)), matmul(first, Tensor<double>(m), false, true).value());
 }
 
 void the_sinusoidal_table() {
   const std::size_t d = 64, P = 64;
-  say("Attention compares every query with every key by content alone. Nothing in softmax(q k^T) v says which key "
-      "came first, so we add to each token embedding a vector that depends on its position p. The original "
-      "Transformer uses a fixed table: PE(p, 2i) = sin(p w_i), PE(p, 2i+1) = cos(p w_i), w_i = 10000^(-2i/d). Each "
-      "pair of dimensions is a clock turning at its own speed, from one turn per 2 pi = 6.3 positions (i = 0) to "
-      "nearly one per 2 pi 10000 = 62,832 positions (the last pair): together they give every position a distinct, "
-      "bounded code, for any length.");
+  say("Attention compares queries with keys by content alone: nothing in softmax(q k^T) v says which key came "
+      "first. So we add to each token embedding a vector that depends on its position p. The original Transformer "
+      "uses a fixed table: PE(p, 2i) = sin(p w_i), PE(p, 2i+1) = cos(p w_i), w_i = 10000^(-2i/d). Each pair of "
+      "dimensions is a clock with its own speed, from one turn per 2 pi = 6.3 positions (i = 0) to nearly one per "
+      "2 pi 10000 = 62,832 (the last pair): together, a distinct bounded code for every position, at any length.");
   const Grid pe = nn::sinusoidal_table<double>(P, d);
-  std::vector<std::string> dims, poss;
-  for (std::size_t j = 0; j < 8; ++j) dims.push_back(text("j=", j));
-  for (std::size_t p = 0; p < 6; ++p) poss.push_back(text("p=", p));
   say("The first positions and dimensions of the table (d = ", d, "): column 0 is sin(p), column 1 cos(p); columns 2, "
       "3 turn at w_1 = 10000^(-2/d) = ", fixed(nn::sinusoidal_frequency(1, d), 2), " radian per position, and so on.");
-  matrix("PE[0:6, 0:8]", xt::view(pe, xt::range(0, 6), xt::range(0, 8)), poss, dims);
+  matrix("PE[0:6, 0:8]", xt::view(pe, xt::range(0, 6), xt::range(0, 8)), numbered("p=", 6), numbered("j=", 8));
   plots::HeatmapOptions o;
   o.cmap = plots::Colormap::rdbu();
   o.vmin = -1.0, o.vmax = 1.0;
@@ -76,22 +68,22 @@ void the_sinusoidal_table() {
     series.emplace_back(text("dim ", 2 * pair, " (sin, wavelength ", fixed(wavelength, 1), ")"),
                         xt::arange<double>(double(P)), xt::view(pe, xt::all(), 2 * pair));
   }
-  LineFigure curves{"Each dimension pair is a sine of its own frequency", "Position p", "PE(p, j)"};
-  curves.ymin = -1.15, curves.ymax = 1.15, curves.width = 1800, curves.height = 950;
+  const LineFigure curves{"Each dimension pair is a sine of its own frequency", "Position p", "PE(p, j)",
+                          false, false, false, -1.15, 1.15, 1800, 950};
   save_figure(line_figure(series, curves), "pe_curves",
               "Even dimensions 2i over the positions: the wavelength 2 pi 10000^(2i/d) grows geometrically, like "
               "the digits of a (smooth) counter.");
 
-  say("Why sines and cosines in pairs? Because then moving k positions is a rotation of each pair by the angle "
-      "k w_i, whatever the starting position: PE(p + k) = M_k PE(p), with M_k block-diagonal, block i = "
-      "[[cos k w_i, sin k w_i], [-sin k w_i, cos k w_i]]. A linear layer (the query or key projection) can therefore "
-      "express 'the token k places away' with one fixed matrix. We build M_k for several offsets and measure "
-      "max |PE(p + k) - M_k PE(p)| over every position p < 512 and every dimension, in double precision.");
+  say("Why sines and cosines in pairs? Then moving k positions turns each pair by the angle k w_i, whatever the "
+      "start: PE(p + k) = M_k PE(p), M_k block-diagonal with block i = [[cos k w_i, sin k w_i], [-sin k w_i, "
+      "cos k w_i]]. So a linear layer (a query or key projection) can express 'the token k places away' with one "
+      "fixed matrix. We build M_k for several offsets and measure max |PE(p + k) - M_k PE(p)| over every position "
+      "p < 512 and every dimension, in double precision.");
   const Grid long_table = nn::sinusoidal_table<double>(512 + 250, d);
   std::vector<std::vector<std::string>> rows;
   double rotation_worst = 0.0;
   for (std::size_t k : {1, 2, 5, 17, 100, 250}) {
-    const double err = rotation_error(xt::view(long_table, xt::range(0, 512 + k), xt::all()), k);
+    const double err = rotation_error(long_table, 512, k);
     rotation_worst = std::max(rotation_worst, err);
     rows.push_back(row(k, sci(err)));
   }
@@ -123,19 +115,11 @@ void the_sinusoidal_table() {
 constexpr std::size_t kShift = 3, kTrainLength = 16, kLongLength = 2 * kTrainLength;
 
 struct ShiftTask {
-  data::Vocab vocab;                  // '_' and the ten digits (and the specials)
+  data::Vocab vocab;  // '_' and the ten digits (and the specials)
   data::Tagged train, test, test_long;
-  std::string example_source, example_target;
-  double bag_rule = 0;                // bag_rule_accuracy on the test strings
+  data::Pair example;
+  double bag_rule = 0;  // bag_rule_accuracy on the test strings
 };
-
-// Distinct random digit strings with their shifted copies as tags (nn/data/tasks: the shift task).
-std::vector<data::Pair> shifted_strings(std::size_t n, std::size_t length, Generator& gen) {
-  data::SeqTaskConfig cfg{data::SeqTask::shift};
-  cfg.min_len = cfg.max_len = length;
-  cfg.shift = kShift;
-  return data::make_seq_task(cfg, n, gen);
-}
 
 // What a model that sees only the bag of tokens (and its own token) could do with a simple rule:
 // predict the most frequent token among the other positions (lowest id on ties).
@@ -154,14 +138,20 @@ double bag_rule_accuracy(const data::Tagged& s, std::size_t vocab_size) {
 }
 
 ShiftTask make_shift_task(std::size_t n_train, std::size_t n_test, Generator& gen) {
+  auto shifted_strings = [&gen](std::size_t n, std::size_t length) {  // distinct, with their shifted copies as tags
+    data::SeqTaskConfig cfg{data::SeqTask::shift};
+    cfg.min_len = cfg.max_len = length;
+    cfg.shift = kShift;
+    return data::make_seq_task(cfg, n, gen);
+  };
   ShiftTask t;
   for (const char* c : {"_", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}) t.vocab.add(c);
-  const std::vector<data::Pair> pairs = shifted_strings(n_train + n_test, kTrainLength, gen);
+  const std::vector<data::Pair> pairs = shifted_strings(n_train + n_test, kTrainLength);
   const data::Tagged all = data::tag_pairs(pairs, t.vocab);
   t.train = all.slice(0, n_train);
   t.test = all.slice(n_train, n_train + n_test);
-  t.test_long = data::tag_pairs(shifted_strings(n_test, kLongLength, gen), t.vocab);
-  t.example_source = pairs[n_train].source, t.example_target = pairs[n_train].target;
+  t.test_long = data::tag_pairs(shifted_strings(n_test, kLongLength), t.vocab);
+  t.example = pairs[n_train];
   t.bag_rule = bag_rule_accuracy(t.test, t.vocab.size());
   return t;
 }
@@ -202,20 +192,19 @@ std::unique_ptr<nn::EncoderModel<float>> make_model(nn::Positional method, std::
 double permutation_error(nn::EncoderModel<float>& model, const IndexArray& one, const std::vector<std::size_t>& perm) {
   NoGrad no_grad;
   model.eval();
-  IndexArray shuffled = one;
-  for (std::size_t i = 0; i < perm.size(); ++i) shuffled(0, i) = one(0, perm[i]);
   const IndexArray index = xt::cast<Index>(xt::adapt(perm));
+  const IndexArray shuffled = xt::view(one, xt::all(), xt::keep(perm));                // pi x
   const Tensor<float> permuted_outputs = index_select(model.forward(one), 1, index);  // pi f(x)
   return max_abs_diff(xt::cast<double>(model.forward(shuffled).value()), xt::cast<double>(permuted_outputs.value()));
 }
 
 void equivariance(const ShiftTask& task, Generator& gen) {
   say("Shuffle the input tokens with a permutation pi. The embeddings are shuffled the same way; the scores q_i . k_j "
-      "are the same numbers in shuffled rows and columns; softmax works row by row; the weighted sum over keys does "
-      "not care about their order; layer norm and the feed-forward act on one token at a time. So every layer, and "
-      "the whole encoder, satisfies f(pi x) = pi f(x): each token's output depends on its own token and on the bag of "
-      "all the others, never on where anything is. Two equal tokens get equal outputs. We check it on freshly "
-      "initialized encoders (the property holds for any weights), on a random permutation of a random digit string.");
+      "are the same numbers in shuffled rows and columns; softmax works row by row; the weighted sum over keys ignores "
+      "their order; layer norm and the feed-forward act on one token at a time. So every layer, and the whole encoder, "
+      "satisfies f(pi x) = pi f(x): a token's output depends on its own token and the bag of the others, never on "
+      "where anything is, and equal tokens get equal outputs. We check it on freshly initialized encoders (it holds "
+      "for any weights), on a random permutation of a random digit string.");
   std::vector<std::size_t> perm(kTrainLength);
   std::iota(perm.begin(), perm.end(), 0);
   shuffle(perm, gen);
@@ -232,14 +221,14 @@ void equivariance(const ShiftTask& task, Generator& gen) {
 
 void the_task(const ShiftTask& task) {
   say("Input: a random string of ", kTrainLength, " digits. Tag at position i: the input token at position i - ",
-      kShift, ", or the filler '_' for the first ", kShift, " positions. It is per-token tagging, so the encoder-only "
-      "model applies (a linear head on every output vector). Example:");
-  verbatim("input   " + task.example_source + "\ntarget  " + task.example_target);
+      kShift, ", or the filler '_' for the first ", kShift, " positions: per-token tagging, so the encoder-only model "
+      "applies (a linear head on every output vector). Example:");
+  verbatim("input   " + task.example.source + "\ntarget  " + task.example.target);
   say("Without positions the model cannot know which token sits ", kShift, " places to the left: the target is just "
       "one of the other tokens of the bag. The best it can do is guess from the bag, e.g. 'the most frequent other "
       "token', which scores ", fixed(task.bag_rule, 3), " per token on the held-out set (chance over the 11 tags: ",
-      fixed(1.0 / 11, 3), "). With positions, one attention head looking at offset -", kShift, " solves it exactly.");
-  say("Data: ", task.train.size(), " training strings and ", task.test.size(), " held-out strings of length ",
+      fixed(1.0 / 11, 3), "). With positions, one attention head looking at offset -", kShift, " solves it exactly. "
+      "Data: ", task.train.size(), " training strings and ", task.test.size(), " held-out strings of length ",
       kTrainLength, " (all distinct), plus ", task.test_long.size(), " held-out strings of length ", kLongLength,
       " to test extrapolation.");
   metric("bag_rule_accuracy", task.bag_rule);
@@ -313,8 +302,9 @@ const Trained& run_of(const std::vector<Trained>& runs, nn::Positional id) {
   return *std::find_if(runs.begin(), runs.end(), [id](const Trained& t) { return t.method.id == id; });
 }
 
-double mean_over(const std::vector<double>& v, std::size_t from, std::size_t to) {
-  return mean(std::vector<double>(v.begin() + long(from), v.begin() + long(to)));
+// The mean per-token accuracy over positions [from, to).
+double mean_over(const std::vector<double>& by_position, std::size_t from, std::size_t to) {
+  return mean(std::vector<double>(by_position.begin() + long(from), by_position.begin() + long(to)));
 }
 
 void held_out_accuracy(const std::vector<Trained>& runs, const ShiftTask& task) {
@@ -402,16 +392,12 @@ void extrapolation(const std::vector<Trained>& runs) {
   }
   table({"method", text("token acc, positions 0..", kTrainLength - 1),
          text("token acc, positions ", kTrainLength, "..", kLongLength - 1), "exact match"}, rows);
-  std::vector<std::size_t> seen, unseen;  // T5 buckets of the offsets at each length
-  for (long r = -long(kLongLength) + 1; r < long(kLongLength); ++r) {
-    const std::size_t b = nn::relative_position_bucket(r, 32, 128, true);  // PositionalScheme's T5 settings
-    auto& into = std::abs(r) < long(kTrainLength) ? seen : unseen;
-    if (std::find(into.begin(), into.end(), b) == into.end()) into.push_back(b);
-  }
-  std::sort(unseen.begin(), unseen.end());
+  std::set<std::size_t> seen, reached;  // the T5 buckets of the offsets training saw, and of the long strings'
+  for (long r = -long(kLongLength) + 1; r < long(kLongLength); ++r)  // PositionalScheme's T5 settings
+    (std::abs(r) < long(kTrainLength) ? seen : reached).insert(nn::relative_position_bucket(r, 32, 128, true));
   std::vector<std::string> new_buckets;
-  for (std::size_t b : unseen)
-    if (std::find(seen.begin(), seen.end(), b) == seen.end()) new_buckets.push_back(std::to_string(b));
+  for (std::size_t b : reached)
+    if (!seen.count(b)) new_buckets.push_back(std::to_string(b));
   const auto& sinus = run_of(runs, nn::Positional::Sinusoidal).at_long.by_position;
   say("On the long strings (table above, accuracy on held-out length-", kLongLength, " strings) the sinusoidal model scores ",
       fixed(mean_over(sinus, 0, kTrainLength), 3), " on positions 0..", kTrainLength - 1, " and ",
@@ -453,8 +439,7 @@ void extrapolation(const std::vector<Trained>& runs) {
 
 void why_none_fails(std::vector<Trained>& runs, const ShiftTask& task) {
   const IndexArray example = task.test.slice(0, 1).inputs;
-  std::vector<std::string> labels;
-  for (std::size_t i = 0; i < kTrainLength; ++i) labels.push_back(task.vocab.token(example(0, i)));
+  const std::vector<std::string> labels = task.vocab.decode(std::vector<Index>(example.begin(), example.end()));
   std::size_t first = 0, second = 0;  // two positions holding the same token
   for (std::size_t i = 0; i < labels.size() && !second; ++i)
     for (std::size_t j = i + 1; j < labels.size() && !second; ++j)

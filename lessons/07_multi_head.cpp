@@ -463,8 +463,7 @@ void what_each_head_is_worth(Trained& eight, const Task& task) {
     o.vmin = 0.0, o.vmax = 1.0;
     o.annotate = true;
     o.colorbar = false;
-    for (std::size_t h = 0; h < w.importance.shape()[1]; ++h) o.x_labels.push_back(text("head ", h + 1));
-    for (std::size_t l = 0; l < w.importance.shape()[0]; ++l) o.y_labels.push_back(text("layer ", l + 1));
+    o.x_labels = numbered("head ", w.importance.shape()[1], 1), o.y_labels = numbered("layer ", w.importance.shape()[0], 1);
     plots::heatmap(fig.panel(p).title(p == 0 ? "1 layer, 8 heads" : "2 layers, 4 heads each"), w.importance, o);
   }
   fig.shared_colorbar({plots::Colormap::reds(), 0.0, 1.0, "accuracy lost"});

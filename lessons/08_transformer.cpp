@@ -848,9 +848,7 @@ void cross_attention_vs_truth(Transformer& m, const Task& t) {
   metric("aer_diagonal", diagonal);
 
   plots::HeatmapOptions ho;
-  ho.x_labels.clear();
-  for (std::size_t h = 0; h < H; ++h) ho.x_labels.push_back(text("head ", h + 1));
-  for (std::size_t l = 0; l < L; ++l) ho.y_labels.push_back(text("layer ", l + 1));
+  ho.x_labels = numbered("head ", H, 1), ho.y_labels = numbered("layer ", L, 1);
   ho.annotate = true;
   ho.decimals = 2;
   ho.vmin = 0.0;

@@ -378,6 +378,9 @@ TEST_CASE("figures: attention maps, head grids, curves and bars are saved and sh
   for (const char* stem : {"maps", "heads", "curves", "bars", "one_map"})
     for (const char* ext : {".png", ".svg"}) CHECK(read_file(lesson().path(std::string(stem) + ext)).size() > 1000);
   CHECK(number_labels(5, 2) == std::vector<std::string>{"0", "", "2", "", "4"});
+  CHECK(numbered("head ", 3, 1) == std::vector<std::string>{"head 1", "head 2", "head 3"});
+  CHECK(numbered("p=", 2) == std::vector<std::string>{"p=0", "p=1"});
+  CHECK(numbered("x", 0).empty());
   CHECK(value_labels(xt::xarray<double>{0.5, 1.25, 2.0}, 2, 1) == std::vector<std::string>{"0.5", "", "2.0"});
   CHECK(char_labels("a b", true) == std::vector<std::string>{"a", "\u2423", "b", "<eos>"});
   CHECK(char_labels("x\n\ty") == std::vector<std::string>{"x", "\u23ce", "\u21e5", "y"});

@@ -210,6 +210,12 @@ std::vector<std::string> number_labels(std::size_t n, std::size_t every) {
   return out;
 }
 
+std::vector<std::string> numbered(const std::string& prefix, std::size_t n, std::size_t first) {
+  std::vector<std::string> out;
+  for (std::size_t i = first; i < first + n; ++i) out.push_back(prefix + std::to_string(i));
+  return out;
+}
+
 std::vector<std::string> value_labels(const xt::xarray<double>& values, std::size_t every, int decimals) {
   std::vector<std::string> out(values.size());
   for (std::size_t i = 0; i < values.size(); i += std::max<std::size_t>(every, 1)) out[i] = fixed(values(i), decimals);

@@ -120,6 +120,8 @@ void bar_panel(plots::Panel& panel, const std::vector<std::string>& categories,
 
 // Every `every`-th of 0, 1, ..., n-1, the rest blank: readable ticks on a long axis.
 std::vector<std::string> number_labels(std::size_t n, std::size_t every = 1);
+// prefix + first, prefix + (first + 1), ... (n labels): numbered("head ", 4, 1) is "head 1" ... "head 4".
+std::vector<std::string> numbered(const std::string& prefix, std::size_t n, std::size_t first = 0);
 // Every `every`-th of the values, with `decimals` decimals, the rest blank: an axis of measured inputs.
 std::vector<std::string> value_labels(const xt::xarray<double>& values, std::size_t every, int decimals = 2);
 // A character as figures and reports show it, visible where it would be blank: a space as an open
