@@ -323,13 +323,8 @@ void train_with_and_without(Generator& gen) {
   fo.epochs = epochs(8, 2);
   fo.batch = 64;
   const double lr = 3e-4;
-  config("task", "max_so_far");
-  config("d_k", d);
-  config("train_sequences", n_train);
-  config("test_sequences", n_test);
-  config("epochs", fo.epochs);
-  config("batch", fo.batch);
-  config("lr", lr);
+  config({{"task", "max_so_far"}, {"d_k", d}, {"train_sequences", n_train}, {"test_sequences", n_test},
+          {"epochs", fo.epochs}, {"batch", fo.batch}, {"lr", lr}});
   std::set<std::string> taken;
   const nn::data::Tagged train = make_max_so_far(n_train, gen, taken);
   const nn::data::Tagged test = make_max_so_far(n_test, gen, taken);  // held out: no sequence in both

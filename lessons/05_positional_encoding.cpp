@@ -232,11 +232,8 @@ void the_task(const ShiftTask& task) {
       kTrainLength, " (all distinct), plus ", task.test_long.size(), " held-out strings of length ", kLongLength,
       " to test extrapolation.");
   metric("bag_rule_accuracy", task.bag_rule);
-  config("task", "shift right by k, per-token tags");
-  config("k", kShift);
-  config("train_length", kTrainLength);
-  config("n_train", task.train.size());
-  config("n_test", task.test.size());
+  config({{"task", "shift right by k, per-token tags"}, {"k", kShift}, {"train_length", kTrainLength},
+          {"n_train", task.train.size()}, {"n_test", task.test.size()}});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -261,13 +258,8 @@ std::vector<Trained> train_six(const ShiftTask& task) {
   const long total = long((task.train.size() + fo.batch - 1) / fo.batch) * fo.epochs;
   fo.lr = nn::warmup_cosine_lr(peak_lr, std::max(1L, total / 20), total, peak_lr / 20);
   const nn::LayerConfig layer = make_model(nn::Positional::None, task.vocab.size())->config().layer;
-  config("d_model", layer.d_model);
-  config("heads", layer.heads);
-  config("d_ff", layer.d_ff);
-  config("layers", 2);
-  config("epochs", fo.epochs);
-  config("batch", fo.batch);
-  config("peak_lr", peak_lr);
+  config({{"d_model", layer.d_model}, {"heads", layer.heads}, {"d_ff", layer.d_ff}, {"layers", 2},
+          {"epochs", fo.epochs}, {"batch", fo.batch}, {"peak_lr", peak_lr}});
   say("The same pre-norm encoder (2 layers, d = ", layer.d_model, ", ", layer.heads, " heads, feed-forward ",
       layer.d_ff, ", no dropout), the same data, the same ", fo.epochs, " epochs of Adam (batch ", fo.batch,
       ", warm-up then cosine decay from ", fixed(peak_lr, 4), "); only the positional method differs:");
@@ -309,9 +301,8 @@ double mean_over(const std::vector<double>& by_position, std::size_t from, std::
 
 void held_out_accuracy(const std::vector<Trained>& runs, const ShiftTask& task) {
   std::vector<std::vector<std::string>> rows;
-  double none_token = 0.0, best_token = 0.0;
-  std::string best_name;
-  std::vector<std::string> solved;
+  std::vector<std::string> solved, names, names_long;
+  std::vector<double> tok, ex, tok_long, ex_long;  // the bars: per-token accuracy and exact match at each length
   for (const Trained& t : runs) {
     const bool long_ok = t.runs_long();
     rows.push_back(row(t.method.name, fixed(t.at_train.token, 3), fixed(t.at_train.exact, 3),
@@ -319,23 +310,25 @@ void held_out_accuracy(const std::vector<Trained>& runs, const ShiftTask& task) 
                        fixed(t.history.epoch_loss.back(), 4)));
     metric(text("token_accuracy_", t.method.name, "_L", kTrainLength), t.at_train.token);
     metric(text("exact_match_", t.method.name, "_L", kTrainLength), t.at_train.exact);
+    names.push_back(t.method.name), tok.push_back(t.at_train.token), ex.push_back(t.at_train.exact);
     if (long_ok) {
       metric(text("token_accuracy_", t.method.name, "_L", kLongLength), t.at_long.token);
       metric(text("exact_match_", t.method.name, "_L", kLongLength), t.at_long.exact);
+      names_long.push_back(t.method.name), tok_long.push_back(t.at_long.token), ex_long.push_back(t.at_long.exact);
     }
-    if (t.method.id == nn::Positional::None) none_token = t.at_train.token;
-    else if (t.at_train.token > best_token) best_token = t.at_train.token, best_name = t.method.name;
     if (t.at_train.token >= 0.99) solved.push_back(t.method.name);
   }
   table({"method", text("token acc L=", kTrainLength), text("exact L=", kTrainLength), text("token acc L=", kLongLength),
          text("exact L=", kLongLength), "final train loss"}, rows);
-  metric("accuracy_gain_best_over_none", best_token - none_token);
-  say("Held-out accuracy. Without positions the model scores ", fixed(none_token, 3), " per token, no better than "
-      "the bag-of-tokens rule (", fixed(task.bag_rule, 3), "), as equivariance says it must. ",
+  const double none = tok[0];  // kMethods begins with no positions
+  const std::size_t best = std::size_t(std::max_element(tok.begin() + 1, tok.end()) - tok.begin());
+  metric("accuracy_gain_best_over_none", tok[best] - none);
+  say("Held-out accuracy. Without positions the model scores ", fixed(none, 3), " per token, no better than the "
+      "bag-of-tokens rule (", fixed(task.bag_rule, 3), "), as equivariance says it must. ",
       solved.empty() ? std::string("No method reaches 0.99 per token at this budget")
                      : "Solved (at least 0.99 per token): " + listing(solved),
-      "; the best positional method (", best_name, ") reaches ", fixed(best_token, 3), ", a gain of ",
-      fixed(best_token - none_token, 3), " over no positions.");
+      "; the best positional method (", names[best], ") reaches ", fixed(tok[best], 3), ", a gain of ",
+      fixed(tok[best] - none, 3), " over no positions.");
   const Trained& learned = run_of(runs, nn::Positional::Learned);
   if (learned.at_train.token < 0.9)
     say("The learned table lags here: its rows start near zero (std 0.02, against token vectors of unit scale) and "
@@ -343,28 +336,21 @@ void held_out_accuracy(const std::vector<Trained>& runs, const ShiftTask& task) 
         fixed(learned.at_train.token, 3), ". The sinusoidal table needs no training: its codes are there from the "
         "first step.");
   std::vector<std::size_t> reversal(kTrainLength);
-  for (std::size_t i = 0; i < kTrainLength; ++i) reversal[i] = kTrainLength - 1 - i;
+  std::iota(reversal.rbegin(), reversal.rend(), 0);
   const Trained& alibi = run_of(runs, nn::Positional::ALiBi);
   const double mirror = permutation_error(*alibi.model, task.test.slice(0, 1).inputs, reversal);
   metric("alibi_reversal_error", mirror);
-  say("ALiBi deserves a remark. Its bias -m_h |i - j| is symmetric: in an encoder (no causal mask) the key ", kShift,
-      " places to the left and the key ", kShift, " places to the right get the same bias, and nothing else tells them "
-      "apart, so reversing the input reverses the output exactly (measured on the trained model: max |f(rev x) - "
-      "rev f(x)| = ", sci(mirror), ", float rounding). Hence the prediction at position i of x is also the prediction "
-      "at position L-1-i of the reversed string, where the right answer is x[i+", kShift, "] instead of x[i-", kShift,
-      "]: both can be right only when those two tokens agree (one time in ten), so ALiBi cannot exceed about "
-      "(1 + 0.1) / 2 = 0.55 per token on this task. It scores ", fixed(alibi.at_train.token, 3), ". ALiBi was "
-      "designed for causal language models, where the mask supplies the direction.");
+  say("ALiBi deserves a remark. Its bias -m_h |i - j| is symmetric: in an encoder (no causal mask) the keys ", kShift,
+      " places to the left and to the right get the same bias, and nothing else tells them apart, so reversing the "
+      "input reverses the output exactly (measured on the trained model: max |f(rev x) - rev f(x)| = ", sci(mirror),
+      ", float rounding). So the prediction at position i of x is also the one at position L-1-i of the reversed "
+      "string, where the right answer is x[i+", kShift, "] instead of x[i-", kShift, "]: both can be right only when "
+      "those two tokens agree (one time in ten), and ALiBi cannot exceed about (1 + 0.1) / 2 = 0.55 per token on "
+      "this task. It scores ", fixed(alibi.at_train.token, 3), ". ALiBi was designed for causal language models, "
+      "where the mask supplies the direction.");
 
   plots::Figure fig(2200, 950, 1, 2);
   fig.title(text("Held-out accuracy by positional method (shift-by-", kShift, " task)"));
-  std::vector<std::string> names, names_long;
-  std::vector<double> tok, ex, tok_long, ex_long;
-  for (const Trained& t : runs) {
-    names.push_back(t.method.name), tok.push_back(t.at_train.token), ex.push_back(t.at_train.exact);
-    if (t.runs_long())
-      names_long.push_back(t.method.name), tok_long.push_back(t.at_long.token), ex_long.push_back(t.at_long.exact);
-  }
   bar_panel(fig.panel(0).title(text("Training length L = ", kTrainLength)).ylabel("Accuracy"), names,
             {{"per-token accuracy", tok}, {"exact match", ex}}, 2, 1.1);
   bar_panel(fig.panel(1).title(text("Twice the length, L = ", kLongLength, " (learned: n/a)")).ylabel("Accuracy"), names_long,
@@ -375,12 +361,13 @@ void held_out_accuracy(const std::vector<Trained>& runs, const ShiftTask& task) 
 }
 
 void extrapolation(const std::vector<Trained>& runs) {
-  say("Extrapolation means running the trained model on sequences longer than any it saw: here length ", kLongLength, ", "
-      "twice the training length. The learned table has rows for positions 0..", kTrainLength - 1, " only; we chose "
-      "to keep it that size (rather than a bigger table whose extra rows would never be trained and stay at their "
-      "random initialization) and report n/a. Asking it for a longer sequence fails loudly:");
+  say("Extrapolation: running the trained model on sequences longer than any it saw, here ", kLongLength, ", twice "
+      "the training length. The learned table has rows for positions 0..", kTrainLength - 1, " only; we keep it that size (extra "
+      "rows would never be trained and stay random) and report n/a. Asked for a longer sequence, it fails loudly:");
   std::vector<std::vector<std::string>> rows;
-  for (const Trained& t : runs) {
+  std::vector<plots::Series> series;  // accuracy by position at the long length
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const Trained& t = runs[i];
     if (!t.runs_long()) {
       verbatim(t.method.name + ": " + t.long_failure);
       rows.push_back(row(t.method.name, "n/a", "n/a", "n/a"));
@@ -389,6 +376,9 @@ void extrapolation(const std::vector<Trained>& runs) {
     const auto& a = t.at_long.by_position;
     rows.push_back(row(t.method.name, fixed(mean_over(a, 0, kTrainLength), 3),
                        fixed(mean_over(a, kTrainLength, kLongLength), 3), fixed(t.at_long.exact, 3)));
+    series.push_back(curve(t.method.name, a));
+    series.back().x = series.back().x - 1.0;  // positions from 0
+    series.back().color = plots::series_color(i);
   }
   table({"method", text("token acc, positions 0..", kTrainLength - 1),
          text("token acc, positions ", kTrainLength, "..", kLongLength - 1), "exact match"}, rows);
@@ -399,28 +389,21 @@ void extrapolation(const std::vector<Trained>& runs) {
   for (std::size_t b : reached)
     if (!seen.count(b)) new_buckets.push_back(std::to_string(b));
   const auto& sinus = run_of(runs, nn::Positional::Sinusoidal).at_long.by_position;
-  say("On the long strings (table above, accuracy on held-out length-", kLongLength, " strings) the sinusoidal model scores ",
+  say("On the held-out length-", kLongLength, " strings the sinusoidal model scores ",
       fixed(mean_over(sinus, 0, kTrainLength), 3), " on positions 0..", kTrainLength - 1, " and ",
-      fixed(mean_over(sinus, kTrainLength, kLongLength), 3), " on positions ", kTrainLength, "..", kLongLength - 1, ": the "
-      "table has codes for the new positions, but the network never saw them. The relative methods never see an "
-      "absolute position, but a longer string brings offsets they never saw either: |j - i| up to ", kLongLength - 1,
-      " instead of ", kTrainLength - 1, ". RoPE scores such a key with rotation angles it never trained on; the T5 "
-      "table puts these offsets into buckets ", new_buckets.empty() ? std::string("(none)") : listing(new_buckets),
-      " that no training string reached, so those biases are still at their random initialization. Both degrade "
-      "(RoPE to ", fixed(run_of(runs, nn::Positional::Rotary).at_long.token, 3), " per token, the T5 bias to ",
-      fixed(run_of(runs, nn::Positional::RelativeBias).at_long.token, 3), "); exact match falls fastest, since one "
-      "wrong tag among ", kLongLength, " spoils the string. ALiBi's bias is defined the same way at every distance -- why it "
-      "extrapolates in language models -- but it cannot do this task in the first place.");
-  std::vector<plots::Series> series;
-  for (std::size_t i = 0; i < runs.size(); ++i)
-    if (runs[i].runs_long()) {
-      series.push_back(curve(runs[i].method.name, runs[i].at_long.by_position));
-      series.back().x = series.back().x - 1.0;  // positions from 0
-      series.back().color = plots::series_color(i);
-    }
+      fixed(mean_over(sinus, kTrainLength, kLongLength), 3), " on positions ", kTrainLength, "..", kLongLength - 1,
+      ": the table has codes for the new positions, but the network never saw them. The relative methods never see "
+      "an absolute position, but a longer string brings offsets they never saw either: |j - i| up to ",
+      kLongLength - 1, " instead of ", kTrainLength - 1, ". RoPE scores such a key with rotation angles it never "
+      "trained on; the T5 table puts these offsets into buckets ",
+      new_buckets.empty() ? std::string("(none)") : listing(new_buckets), " that no training string reached, whose "
+      "biases are still random. Both degrade (RoPE to ", fixed(run_of(runs, nn::Positional::Rotary).at_long.token, 3),
+      " per token, the T5 bias to ", fixed(run_of(runs, nn::Positional::RelativeBias).at_long.token, 3), "); exact "
+      "match falls fastest, since one wrong tag among ", kLongLength, " spoils the string. ALiBi's bias is defined "
+      "the same way at every distance -- why it extrapolates in language models -- but it cannot do this task at all.");
   series.push_back(reference("last trained position", {kTrainLength - 0.5, kTrainLength - 0.5}, {0.0, 1.0}));
-  LineFigure style{text("Where extrapolation breaks: accuracy per position at L = ", kLongLength), "Position in the string",
-                   "Per-token accuracy", false, false, true, 0.0, 1.05, 1800, 950};
+  const LineFigure style{text("Where extrapolation breaks: accuracy per position at L = ", kLongLength),
+                         "Position in the string", "Per-token accuracy", false, false, true, 0.0, 1.05, 1800, 950};
   save_figure(line_figure(series, style), "accuracy_by_position",
               text("Held-out per-token accuracy at each position of length-", kLongLength, " strings. A dip is where "
                    "queries meet what training never showed them: new positions for the sinusoidal model (right of the "
@@ -446,16 +429,22 @@ void why_none_fails(std::vector<Trained>& runs, const ShiftTask& task) {
       if (labels[i] == labels[j]) first = i, second = j;
   // Per model, the head with the most weight on the key kShift places left of each query.
   std::vector<HeadPick> views;
+  std::vector<AttentionMap> maps;
+  std::vector<std::vector<std::string>> rows;
   for (Trained& t : runs) {
     NoGrad no_grad;
     t.model->forward(example);
-    views.push_back(head_for_offset(t.model->attention_weights(), long(kShift)));
+    const HeadPick& v = views.emplace_back(head_for_offset(t.model->attention_weights(), long(kShift)));
+    maps.push_back({v.weights, labels, labels,
+                    text(t.method.name, " (L", v.layer + 1, " H", v.head + 1, ", ", fixed(v.mass, 2), ")")});
+    rows.push_back(row(t.method.name, v.layer + 1, v.head + 1, fixed(v.mass, 3)));
+    metric("offset_attention_" + t.method.name, v.mass);
   }
   const HeadPick &none = views[0], &sin = views[1];
   const double same_rows = max_abs_diff(xt::view(none.weights, first), xt::view(none.weights, second));
   say("For one held-out string we show, for each model, the attention head that puts the most weight on the key ",
-      kShift, " places left of the query (rows = queries, columns = keys, labelled with their tokens). In the model "
-      "without positions the weight a_ij is, within one string, a function of the two tokens only: the token '",
+      kShift, " places left of the query (rows = queries, columns = keys, labelled with their tokens). Without "
+      "positions the weight a_ij is, within one string, a function of the two tokens only: the token '",
       labels[first], "' appears at positions ", first, " and ", second, ", and its two rows are the same (max "
       "difference ", fixed(same_rows, 7), "), so the two get the same output although their targets differ.");
   if (sin.mass > 0.5)
@@ -477,15 +466,6 @@ void why_none_fails(std::vector<Trained>& runs, const ShiftTask& task) {
               "-- the weights depend on the tokens, not on where they are. Right: the sinusoidal model's head with the "
               "most weight on the key " + std::to_string(kShift) + " places to the left of each query (a band below "
               "the diagonal).");
-  std::vector<AttentionMap> maps;
-  std::vector<std::vector<std::string>> rows;
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const HeadPick& v = views[i];
-    maps.push_back({v.weights, labels, labels,
-                    text(runs[i].method.name, " (L", v.layer + 1, " H", v.head + 1, ", ", fixed(v.mass, 2), ")")});
-    rows.push_back(row(runs[i].method.name, v.layer + 1, v.head + 1, fixed(v.mass, 3)));
-    metric("offset_attention_" + runs[i].method.name, v.mass);
-  }
   save_figure(attention_figure(maps, {text("The head that looks ", kShift, " places to the left, per method"), 3, 2400, 1700}),
               "attention_by_method",
               "For each method, the head with the most weight on key i - " + std::to_string(kShift) + " (title: layer, "

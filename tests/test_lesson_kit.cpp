@@ -138,6 +138,7 @@ TEST_CASE("a lesson writes report.md and metrics.json with its story, metrics an
     matrix("M", xt::xarray<double>{{1.0, 2.0}, {3.0, 4.0}}, {"r1", "r2"}, {"c1", "c2"}, 2);
     L.figure("fig", "A figure");
     config("hidden", 64);
+    config({{"task", "copy"}, {"layers", 2}});
     metric("accuracy", 0.75);
     timing("ms_per_step", 1.5);
     L.finish();
@@ -155,6 +156,8 @@ TEST_CASE("a lesson writes report.md and metrics.json with its story, metrics an
   CHECK(m["seed"].get<std::uint64_t>() == 9007199254740993ULL);
   CHECK(m["metrics"]["accuracy"] == 0.75);
   CHECK(m["configuration"]["hidden"] == 64);
+  CHECK(m["configuration"]["task"] == "copy");
+  CHECK(m["configuration"].back() == 2);  // "layers": the settings of one call in their order, after the earlier ones
   CHECK(m["figures"].size() == 2);
   CHECK(m["timings"]["ms_per_step"] == 1.5);
   CHECK(m["timings"].contains("seconds"));

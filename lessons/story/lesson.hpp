@@ -124,6 +124,10 @@ void matrix(const std::string& name, const E& m, const std::vector<std::string>&
   lesson().matrix(name, xt::xarray<double>(xt::cast<double>(m)), row_labels, col_labels, decimals);
 }
 inline void config(const std::string& key, Json value) { lesson().config(key, std::move(value)); }
+// Several settings of one thing at once, in order: config({{"d_model", 64}, {"heads", 4}, {"layers", 2}}).
+inline void config(std::initializer_list<std::pair<std::string, Json>> settings) {
+  for (const auto& [key, value] : settings) lesson().config(key, value);
+}
 // A final metric: computed on held-out data, or a property that is not a score.
 inline void metric(const std::string& name, double value) { lesson().metric(name, value); }
 // A time (kept apart from the metrics: it differs from run to run).
