@@ -156,8 +156,7 @@ void softmax_saturation(Generator& gen) {
       med_s[v].push_back(median(ns));
       mean_s[v].push_back(mean(ns));
       med_q[v].push_back(median(nq));
-      for (const std::string& c : {fixed(top, 3), sci(med_s[v].back()), sci(mean_s[v].back()), sci(med_q[v].back())})
-        cells.push_back(c);
+      cells.insert(cells.end(), {fixed(top, 3), sci(med_s[v].back()), sci(mean_s[v].back()), sci(med_q[v].back())});
     }
     rows.push_back(cells);
   }
@@ -201,12 +200,8 @@ void masks(Generator& gen) {
       "may only see <pad> keys, so their rows have no allowed key at all. Q, K, V are random (5 x 8) here; only the "
       "masks differ between the panels.");
   const auto q = Tensor<double>::randn({n, d}, gen), k = Tensor<double>::randn({n, d}, gen), v = Tensor<double>::randn({n, d}, gen);
-  struct Case {
-    std::string title;
-    std::vector<std::string> tokens;
-    std::optional<Mask> real;  // (1, n): the keys that are not <pad>
-    bool causal;
-  };
+  // real: (1, n), the keys that are not <pad>; causal: no key after the query.
+  struct Case { std::string title; std::vector<std::string> tokens; std::optional<Mask> real; bool causal; };
   const std::vector<Case> cases = {
       {"Padding", {"the", "cat", "sat", "<pad>", "<pad>"}, Mask{{true, true, true, false, false}}, false},
       {"Causal", {"the", "cat", "sat", "on", "it"}, std::nullopt, true},
@@ -303,9 +298,8 @@ class MaxSoFarModel : public nn::Module<float> {
   bool scaled_;
 };
 
-struct Scores {
-  double accuracy, attends_max;  // per position; share of queries whose top weight sits on a key holding the max
-};
+// Per-position accuracy, and the share of queries whose top weight sits on a key holding the max.
+struct Scores { double accuracy, attends_max; };
 
 Scores evaluate(const MaxSoFarModel& model, const nn::data::Tagged& test) {
   NoGrad no_grad;
@@ -340,10 +334,7 @@ void train_with_and_without(Generator& gen) {
   Generator g1(model_seed), g2(model_seed);
   MaxSoFarModel scaled(d, true, g1), unscaled(d, false, g2);
   say("Parameters per model: ", scaled.parameter_count(), ".");
-  struct Run {
-    Scores before, after;
-    History history;
-  };
+  struct Run { Scores before, after; History history; };
   auto run = [&](MaxSoFarModel& model, const std::string& label) {
     Run r{evaluate(model, test), {}, {}};
     nn::Adam<float> opt(model.parameters(), lr);
@@ -383,9 +374,7 @@ void train_with_and_without(Generator& gen) {
   timing("train_ms_per_step_unscaled", ru.history.median_step_ms());
 
   CurvesFigure curves{"Training loss, d_k = " + std::to_string(d) + ", same seed and batches"};
-  curves.epochs = false;
-  curves.width = 1600;
-  curves.height = 1000;
+  curves.epochs = false, curves.width = 1600, curves.height = 1000;
   save_figure(loss_curves({{"with 1/√d_k", &rs.history}, {"without scale", &ru.history}}, curves), "loss_curves",
               "Training loss of the two models: identical start, data and optimizer; only the score scale differs");
 
