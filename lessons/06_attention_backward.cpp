@@ -233,8 +233,8 @@ void reverse_mode(Generator& gen) {
   sum(watch(a, "use 1", uses) * watch(a, "use 2", uses)).backward();
   sum(mul_overwriting(b, b)).backward();
   const Mat fd = central_differences([](const Mat& x) { return inner(x, x); }, v0);
-  matrix("contributions and totals (columns: entries of x)",
-         xt::stack(xt::xtuple(v0, uses[0].second, uses[1].second, a.grad(), b.grad(), fd)),
+  const std::vector<TD> shown = {TD(v0), TD(uses[0].second), TD(uses[1].second), TD(a.grad()), TD(b.grad()), TD(fd)};
+  matrix("contributions and totals (columns: entries of x)", stack(shown, 0).value(),
          {"x", "use 1 sends", "use 2 sends", "engine (adds)", "overwrite", "finite differences"}, {}, 6);
   metric("used_twice_engine_vs_fd_max_abs", max_abs_diff(a.grad(), fd));
   metric("used_twice_overwrite_vs_fd_max_abs", max_abs_diff(b.grad(), fd));
