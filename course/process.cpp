@@ -17,13 +17,11 @@
 namespace attnlab::course {
 
 ProcessResult run_logged(const std::vector<std::string>& argv, const std::string& log, double timeout) {
-  const std::string part = log + ".part";
-  const int fd = ::open(part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError("course: cannot write '" + part + "': " + std::strerror(errno));
+  AtomicFile log_file(log, "course");  // the program writes the temporary; the log appears when it ends
+  const int fd = log_file.descriptor();
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) {
-    ::close(fd);
     throw IoError(std::string("course: cannot start a process: ") + std::strerror(errno));
   }
   if (pid == 0) {  // the child: its own process group, so that a timeout ends its children too
@@ -40,7 +38,6 @@ ProcessResult run_logged(const std::vector<std::string>& argv, const std::string
     ::_exit(127);
   }
   ::setpgid(pid, pid);  // as the child does: whichever runs first
-  ::close(fd);
 
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   int status = 0;
@@ -62,7 +59,7 @@ ProcessResult run_logged(const std::vector<std::string>& argv, const std::string
   r.seconds = elapsed();
   r.cpu_seconds = double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
                   1e-6 * double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-  ::rename(part.c_str(), log.c_str());
+  log_file.commit();
   char buf[64];
   if (timed_out) {
     std::snprintf(buf, sizeof buf, "timed out after %.0f s", timeout);

@@ -35,7 +35,7 @@ AtomicFile::AtomicFile(std::string path, std::string who) : path_(std::move(path
   // The temporaries of writers killed mid-write (a live writer's, this one's included, stay).
   for (const std::string& stale : orphans(p.folder, temp_prefix(p.name))) ::unlink(stale.c_str());
   temp_ = p.folder + "/" + temp_prefix(p.name) + std::to_string(::getpid()) + "-XXXXXX";
-  fd_ = ::mkstemp(temp_.data());
+  fd_ = ::mkostemp(temp_.data(), O_CLOEXEC);  // a program this process starts does not inherit it
   if (fd_ < 0) {
     const int err = errno;
     temp_.clear();

@@ -38,6 +38,9 @@ class AtomicFile {
   void commit();
 
   const std::string& path() const { return path_; }
+  // The temporary's descriptor, for bytes another process writes: a program's output, dup2'ed
+  // onto its stdout (course/process). -1 after commit(). Closed on exec in the writer's children.
+  int descriptor() const { return fd_; }
 
  private:
   [[noreturn]] void fail(const char* step, int err);

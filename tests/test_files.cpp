@@ -1,6 +1,7 @@
 // io/files: the one atomic writer behind checkpoints, figures, reports and metrics.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,6 +52,31 @@ TEST_CASE("an AtomicFile dropped before commit leaves the old file and no tempor
   }
   CHECK(read_file(d / "f") == "old");
   CHECK(list_dir(d.path) == std::vector<std::string>{"f"});
+}
+
+TEST_CASE("another program can write an AtomicFile through its descriptor; the file appears at commit") {
+  TempDir d;
+  AtomicFile log(d / "run.log", "course");
+  const int fd = log.descriptor();
+  REQUIRE(fd >= 0);
+  CHECK((::fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);  // no program started meanwhile inherits it by accident
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // as course/process does: the program's output onto the temporary
+    ::dup2(fd, 1);
+    ::execl("/bin/sh", "sh", "-c", "echo written by a program", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  const std::vector<std::string> before = list_dir(d.path);
+  REQUIRE(before.size() == 1);
+  CHECK(starts_with(before[0], ".run.log.tmp-"));  // only the temporary until commit
+  log.commit();
+  CHECK(log.descriptor() == -1);
+  CHECK(read_file(d / "run.log") == "written by a program\n");
+  CHECK(list_dir(d.path) == std::vector<std::string>{"run.log"});
 }
 
 TEST_CASE("the next write removes the temporaries of writers that were killed, not of live ones") {
