@@ -15,9 +15,10 @@ struct ProcessResult {
 };
 
 // Runs argv[0] with argv (no shell), stdin from /dev/null, stdout and stderr into `log` (an
-// AtomicFile: written to its temporary while the program runs, renamed to `log` when it ends). After `timeout` seconds the program and
-// its children (its own process group) get SIGTERM, and SIGKILL 5 s later. IoError when the log
-// cannot be opened; a program that cannot be started ends "failed (exit 127)".
+// AtomicFile: the program writes its temporary, renamed to `log` when the program ends). After
+// `timeout` seconds the program and its children (its own process group) get SIGTERM, and
+// SIGKILL 5 s later. IoError when the log cannot be written; a program that cannot be started
+// ends "failed (exit 127)".
 ProcessResult run_logged(const std::vector<std::string>& argv, const std::string& log, double timeout);
 
 }  // namespace attnlab::course

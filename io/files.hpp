@@ -1,7 +1,7 @@
 // Files that are never half-written. Every file attnlab writes (checkpoints, .npy/.npz arrays,
-// figures, reports, metrics) goes through AtomicFile:
+// figures, reports, metrics, the course's program logs) goes through AtomicFile:
 //
-//   1. the bytes go to a temporary file beside the target, created exclusively (mkstemp, O_EXCL)
+//   1. the bytes go to a temporary file beside the target, created exclusively (mkostemp, O_EXCL)
 //      under a hidden name that carries the writer's process id: .<name>.tmp-<pid>-XXXXXX;
 //   2. commit() flushes it to disk (fsync), renames it over the target, which POSIX makes atomic
 //      within one file system (a reader sees the old file or the new one, never half of one),
