@@ -311,9 +311,6 @@ void extrapolation(const std::vector<Trained>& runs) {
   std::vector<std::vector<std::string>> rows;
   std::vector<plots::Series> series;  // accuracy by position at the long length
   std::vector<Run> curves;            // the training losses
-  const auto half = [](const std::vector<double>& a, std::size_t h) {  // the mean over positions hL .. (h + 1)L - 1
-    return mean(std::vector<double>(a.begin() + long(h * kTrainLength), a.begin() + long((h + 1) * kTrainLength)));
-  };
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const Trained& t = runs[i];
     curves.push_back({t.method.name, &t.history});
@@ -323,7 +320,8 @@ void extrapolation(const std::vector<Trained>& runs) {
       continue;
     }
     const auto& a = t.at_long.by_position;
-    rows.push_back(row(t.method.name, fixed(half(a, 0), 3), fixed(half(a, 1), 3), fixed(t.at_long.exact, 3)));
+    rows.push_back(row(t.method.name, fixed(mean_over(a, 0, kTrainLength), 3), fixed(mean_over(a, kTrainLength), 3),
+                       fixed(t.at_long.exact, 3)));
     series.push_back(curve(t.method.name, a));
     series.back().x = series.back().x - 1.0, series.back().color = plots::series_color(i);  // positions from 0
   }
@@ -335,9 +333,10 @@ void extrapolation(const std::vector<Trained>& runs) {
   std::vector<std::string> new_buckets;
   for (std::size_t b : reached) if (!seen.count(b)) new_buckets.push_back(std::to_string(b));
   const auto& sinus = runs[kSinusoidal].at_long.by_position;
+  const double seen_part = mean_over(sinus, 0, kTrainLength), new_part = mean_over(sinus, kTrainLength);
   const double rope = runs[kRope].at_long.token, t5 = runs[kRelative].at_long.token;
-  say("On held-out length-", kLongLength, " strings the sinusoidal model scores ", fixed(half(sinus, 0), 3), " on "
-      "positions 0..", kTrainLength - 1, " and ", fixed(half(sinus, 1), 3), " on ", kTrainLength, "..", kLongLength - 1,
+  say("On held-out length-", kLongLength, " strings the sinusoidal model scores ", fixed(seen_part, 3), " on "
+      "positions 0..", kTrainLength - 1, " and ", fixed(new_part, 3), " on ", kTrainLength, "..", kLongLength - 1,
       ": the table has codes for the new positions, but the network never saw them. Relative methods see no absolute "
       "position, but longer strings bring unseen offsets, |j - i| up to ", kLongLength - 1, " instead of ",
       kTrainLength - 1, ": RoPE scores such keys with rotation angles it never trained on; the T5 table puts them in "

@@ -536,7 +536,7 @@ void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const Re
     for (std::size_t t = 0; t < L; ++t) kn_by_pos[t] += nats[i * (L + 1) + t] / double(firsts.size());
   std::vector<double> pos(L), gb(L), kb(L);
   for (std::size_t t = 0; t < L; ++t) pos[t] = double(t), gb[t] = gpt_by_pos[t] / kLn2, kb[t] = kn_by_pos[t] / kLn2;
-  const double far = mean(std::vector<double>(gb.begin() + long(L / 2), gb.end()));
+  const double far = mean_over(gb, L / 2);
   say("Teacher forcing, made visible: the openings of the ", firsts.size(), " validation entries of at least ", L,
       " characters go through the GPT, and the loss is read at every position of the window. Position 0 predicts the "
       "first character from <bos> alone (", fixed(gb[0], 2), " bits); a few characters of context bring the loss down "
@@ -752,7 +752,7 @@ void induction_heads(const Recipe& r) {
   }
   // Targets 1 .. N are the first half (positions 0 .. N-1), N+1 .. 2N the second.
   const double first = mean(std::vector<double>(by_pos.begin(), by_pos.begin() + long(N)));
-  const double second = mean(std::vector<double>(by_pos.begin() + long(N), by_pos.end()));
+  const double second = mean_over(by_pos, N);
   const std::vector<Tensor<F>> weights = model.attention_weights();
   const HeadPick previous = head_for_offset(weights, 1);
   const HeadPick induction = head_for_induction(weights, in, 0, N + 1);

@@ -98,6 +98,11 @@ TEST_CASE("numbers in prose") {
 TEST_CASE("summaries: median, mean and spread, windows of steps") {
   CHECK(median({3, 1, 2}) == 2);
   CHECK(mean({1, 2, 3, 6}) == 3);
+  CHECK(mean_over({1, 2, 3, 6}, 1, 3) == 2.5);
+  CHECK(mean_over({1, 2, 3, 6}, 2) == 4.5);           // to the end
+  CHECK(mean_over({1, 2, 3, 6}, 3, 99) == 6);         // cut at the end
+  CHECK(mean_over({1, 2, 3, 6}, 4) == 0);             // none
+  CHECK_THROWS_WITH_AS(mean_over({1, 2}, 3, 5), "mean_over: from 3 lies past the end, 2", std::invalid_argument);
   CHECK(stdev({2, 4, 4, 4, 5, 5, 7, 9}) == doctest::Approx(2.13809).epsilon(1e-5));
   const Windowed w = windowed({1, 2, 3, 4, 5}, 2);
   CHECK(w.x == std::vector<double>{2, 4});

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace attnlab::lessons {
 
@@ -16,6 +17,14 @@ double mean(const std::vector<double>& v) {
   double s = 0.0;
   for (double x : v) s += x;
   return v.empty() ? 0.0 : s / double(v.size());
+}
+
+double mean_over(const std::vector<double>& v, std::size_t from, std::size_t to) {
+  to = std::min(to, v.size());
+  if (from > to)
+    throw std::invalid_argument("mean_over: from " + std::to_string(from) + " lies past the end, " +
+                                std::to_string(to));
+  return mean(std::vector<double>(v.begin() + long(from), v.begin() + long(to)));
 }
 
 double stdev(const std::vector<double>& v) {

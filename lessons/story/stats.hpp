@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include <xtensor/xarray.hpp>
@@ -13,6 +14,9 @@ namespace attnlab::lessons {
 double median(std::vector<double> v);           // 0 for none
 double mean(const std::vector<double>& v);      // 0 for none
 double stdev(const std::vector<double>& v);     // sample standard deviation; 0 for fewer than 2
+// The mean of v[from, to), `to` cut at v's end (by default: the rest of v); 0 for none.
+// std::invalid_argument when from lies past that end.
+double mean_over(const std::vector<double>& v, std::size_t from, std::size_t to = SIZE_MAX);
 
 // The least-squares slope of log y against log x: the exponent p of y ~ x^p.
 double log_log_slope(const std::vector<double>& x, const std::vector<double>& y);
