@@ -463,7 +463,8 @@ void what_each_head_is_worth(Trained& eight, const Task& task) {
     o.vmin = 0.0, o.vmax = 1.0;
     o.annotate = true;
     o.colorbar = false;
-    o.x_labels = numbered("head ", w.importance.shape()[1], 1), o.y_labels = numbered("layer ", w.importance.shape()[0], 1);
+    o.x_labels = numbered("head ", w.importance.shape()[1], 1);
+    o.y_labels = numbered("layer ", w.importance.shape()[0], 1);
     plots::heatmap(fig.panel(p).title(p == 0 ? "1 layer, 8 heads" : "2 layers, 4 heads each"), w.importance, o);
   }
   fig.shared_colorbar({plots::Colormap::reds(), 0.0, 1.0, "accuracy lost"});

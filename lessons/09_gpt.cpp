@@ -751,7 +751,7 @@ void induction_heads(const Recipe& r) {
       for (std::size_t t = 0; t + 1 < L; ++t) by_pos[t] -= double(logp(b, t, std::size_t(ids(b, t + 1)))) / 256.0;
   }
   // Targets 1 .. N are the first half (positions 0 .. N-1), N+1 .. 2N the second.
-  const double first = mean(std::vector<double>(by_pos.begin(), by_pos.begin() + long(N)));
+  const double first = mean_over(by_pos, 0, N);
   const double second = mean_over(by_pos, N);
   const std::vector<Tensor<F>> weights = model.attention_weights();
   const HeadPick previous = head_for_offset(weights, 1);
