@@ -1,7 +1,9 @@
 // The array forms of core/runtime/vmath.hpp. No trapping math here: the only effect is on floating-point
 // exception flags, which nothing reads; values are bit for bit the same. It lets GCC if-convert
 // the selects of the float kernels, so every loop below runs 4 (SSE) or 8 (AVX) lanes at a time.
+#if defined(__GNUC__) && !defined(__clang__)  // clang (the fuzz build) has no such pragma: it would warn
 #pragma GCC optimize("no-trapping-math")
+#endif
 
 #include "core/runtime/vmath.hpp"
 
