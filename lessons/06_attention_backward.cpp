@@ -117,12 +117,6 @@ Mat central_differences(const std::function<double(const Mat&)>& F, Mat x, doubl
 
 double inner(const Mat& a, const Mat& b) { return xt::sum(a * b)(); }
 
-std::vector<std::string> names(const std::string& prefix, std::size_t n) {
-  std::vector<std::string> v;
-  for (std::size_t i = 0; i < n; ++i) v.push_back(prefix + std::to_string(i + 1));
-  return v;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Custom nodes through the engine's public API, record(op, value, inputs, backward): the same
 // call every op of core/ops makes.
@@ -322,8 +316,8 @@ void softmax_jacobian(Generator& gen) {
   ho.vmax = 0.25;
   ho.annotate = true;
   ho.colorbar = false;
-  ho.x_labels = names("x", n);
-  ho.y_labels = names("y", n);
+  ho.x_labels = numbered("x", n, 1);
+  ho.y_labels = numbered("y", n, 1);
   const std::vector<std::pair<std::string, Mat>> panels = {
       {"diag(y) − y yᵀ", by_formula}, {"central differences", by_differences}, {"backward of each eⱼ", by_backward}};
   for (std::size_t i = 0; i < panels.size(); ++i)
@@ -418,8 +412,8 @@ void attention_by_hand(Generator& gen) {
 
   // Rows and columns of each gradient: queries q, keys k, feature dimensions c.
   const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> ticks = {
-      {names("k", Lk), names("c", dv)}, {names("q", Lq), names("k", Lk)}, {names("q", Lq), names("k", Lk)},
-      {names("q", Lq), names("c", d)}, {names("k", Lk), names("c", d)}};
+      {numbered("k", Lk, 1), numbered("c", dv, 1)}, {numbered("q", Lq, 1), numbered("k", Lk, 1)}, {numbered("q", Lq, 1), numbered("k", Lk, 1)},
+      {numbered("q", Lq, 1), numbered("c", d, 1)}, {numbered("k", Lk, 1), numbered("c", d, 1)}};
   plots::Figure fig(3000, 1300, 2, 5);
   fig.title("The five gradients of one attention call (top) and their distance from central differences (bottom)");
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -445,7 +439,7 @@ void attention_by_hand(Generator& gen) {
   xt::view(allowed, 0) = false;                                  // ... and query 1 may see nothing
   const Forward fm = attention_forward(p.Q, p.K, p.V, allowed);
   const Grads gm = attention_backward(p.Q, p.K, p.V, fm.A, p.dO);
-  matrix("dS with the last two keys hidden and query 1 fully masked", gm.dS, names("q", Lq), names("k", Lk), 6);
+  matrix("dS with the last two keys hidden and query 1 fully masked", gm.dS, numbered("q", Lq, 1), numbered("k", Lk, 1), 6);
   double hidden_max = 0, nans = 0;
   for (std::size_t i = 0; i < Lq; ++i)
     for (std::size_t j = 0; j < Lk; ++j)
@@ -620,9 +614,7 @@ void backward_cost(Generator& gen) {
   const std::vector<std::size_t> sizes = full_or_quick(std::vector<std::size_t>{64, 128, 256, 512, 1024},
                                                        std::vector<std::size_t>{64, 128, 256});
   const int rounds = full_or_quick(21, 7);
-  config("cost_batch", B);
-  config("cost_d", d);
-  config("cost_rounds", rounds);
+  config({{"cost_batch", B}, {"cost_d", d}, {"cost_rounds", rounds}});
   say("The fused op in float, as the models run it: ", B, " sequences of n tokens, d = ", d, ", at several n. Each "
       "round times one forward and the backward that follows it (medians of ", rounds, " rounds). Saved for "
       "backward: the weights A, n x n per sequence (Q, K, V are read back from the inputs, not copied).");

@@ -593,11 +593,8 @@ int main(int argc, char** argv) {
                       const std::size_t n_train = full_or_quick<std::size_t>(8000, 2000), n_held_out = 1000;
                       const Task pair = make_task("pair", "(x[i-2], x[i-5])", {2, 5}, n_train, n_held_out, gen);
                       const Task triple = make_task("triple", "(x[i-1], x[i-3], x[i-6])", {1, 3, 6}, n_train, n_held_out, gen);
-                      config("vocabulary", kVocab);
-                      config("length", kLength);
-                      config("d_model", kModel);
-                      config("train_sequences", n_train);
-                      config("held_out_sequences", n_held_out);
+                      config({{"vocabulary", kVocab}, {"length", kLength}, {"d_model", kModel},
+                              {"train_sequences", n_train}, {"held_out_sequences", n_held_out}});
                       section("2. A task one head cannot solve: two tokens, in order");
                       say("Each output needs two earlier tokens, and which is which matters: the pair (3, 5) is another "
                           "class than (5, 3). One head returns one weighted mean of the value vectors; a mean of two "

@@ -75,20 +75,11 @@ Plan make_plan() {
   p.noam_factor = full_or_quick(1.0, std::sqrt(50.0 / 400.0));
   p.gru_lr = 3e-3;
   p.beam_sentences = full_or_quick<std::size_t>(150, 12);
-  config("sentences_generated", p.sentences);
-  config("words_per_class", p.words_per_class);
-  config("ablation_epochs", p.ablation_epochs);
-  config("max_train_words", kMaxTrainWords);
-  config("d_model", p.d_model);
-  config("heads", p.heads);
-  config("d_ff", p.d_ff);
-  config("layers", p.layers);
-  config("gru_hidden", p.gru_hidden);
-  config("epochs", p.epochs);
-  config("batch", p.batch);
-  config("warmup", p.warmup);
-  config("noam_factor", p.noam_factor);
-  config("gru_lr", p.gru_lr);
+  config({{"sentences_generated", p.sentences}, {"words_per_class", p.words_per_class},
+          {"ablation_epochs", p.ablation_epochs}, {"max_train_words", kMaxTrainWords}, {"d_model", p.d_model},
+          {"heads", p.heads}, {"d_ff", p.d_ff}, {"layers", p.layers}, {"gru_hidden", p.gru_hidden},
+          {"epochs", p.epochs}, {"batch", p.batch}, {"warmup", p.warmup}, {"noam_factor", p.noam_factor},
+          {"gru_lr", p.gru_lr}});
   return p;
 }
 
@@ -171,9 +162,8 @@ void the_task(const Task& t) {
       " target words (with <pad> <bos> <eos> <unk>); held-out source words never seen in training: ",
       unknown_words(t.test) + unknown_words(t.longer_ids), ".");
   metric("split_overlap", double(overlap));
-  config("train_sentences", t.pairs.train.size());
-  config("test_sentences", t.pairs.test.size());
-  config("longer_sentences", t.longer.size());
+  config({{"train_sentences", t.pairs.train.size()}, {"test_sentences", t.pairs.test.size()},
+          {"longer_sentences", t.longer.size()}});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -568,12 +558,6 @@ void the_bottleneck(const Plan& p, const Task& t, const std::vector<Compared>& m
 
 // ---------------------------------------------------------------------------------------------
 // 4. Decoding.
-
-struct BeamResult {
-  std::size_t width;
-  double alpha;
-  double bleu_test, bleu_longer, length_test, length_longer;
-};
 
 // n sentences spread evenly over a split (all of them if it has no more), as a split, and the rows.
 struct Subset {
@@ -982,7 +966,7 @@ void norm_and_warmup_ablation(const Plan& p, const Task& t) {
       const Arm& a = arms[i];
       if ((a.scale == 2.0) != (panel == 1)) continue;
       const History& h = runs[i].history;
-      const double early_loss = mean(std::vector<double>(h.loss.begin(), h.loss.begin() + long(early)));
+      const double early_loss = mean_over(h.loss, 0, early);
       const double rise = largest_rise(h.loss, window);
       const double val = h.validation_of("loss").back();
       const double b = bleu(translate(*runs[i].model, t.test), t.test);

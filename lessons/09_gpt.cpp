@@ -161,11 +161,9 @@ void the_corpus(const Corpus& c) {
          row("test", c.split.test.size(), c.characters(c.test))});
   verbatim(c.split.validation.front().text);
   say("That is the first validation entry, from the file '", c.split.validation.front().topic, "'.");
-  config("split_seed", kSplitSeed);
-  config("train_entries", c.split.train.size());
-  config("validation_entries", c.split.validation.size());
-  config("test_entries", c.split.test.size());
-  config("vocabulary", c.vocab.size());
+  config({{"split_seed", kSplitSeed}, {"train_entries", c.split.train.size()},
+          {"validation_entries", c.split.validation.size()}, {"test_entries", c.split.test.size()},
+          {"vocabulary", c.vocab.size()}});
   metric("train_characters", double(c.characters(c.train)));
 }
 
@@ -376,14 +374,9 @@ Trained train_gpt(const Corpus& c, const Baselines& kn, const Recipe& r) {
          row("characters read", text(fixed(double(total * long(tokens_per_step)) / 1e6, 1), " million, ",
                                       fixed(double(total * long(tokens_per_step)) / double(c.stream.size()), 1),
                                       " times the training text"))});
-  config("gpt_layers", r.layers);
-  config("gpt_d_model", r.d_model);
-  config("gpt_heads", r.heads);
-  config("gpt_context", r.context);
-  config("gpt_batch", r.batch);
-  config("gpt_steps", total);
-  config("gpt_peak_lr", r.lr);
-  config("gpt_parameters", model.parameter_count());
+  config({{"gpt_layers", r.layers}, {"gpt_d_model", r.d_model}, {"gpt_heads", r.heads}, {"gpt_context", r.context},
+          {"gpt_batch", r.batch}, {"gpt_steps", total}, {"gpt_peak_lr", r.lr},
+          {"gpt_parameters", model.parameter_count()}});
   {  // a few steps under the profiler, on a throwaway model of the same shapes
     Generator scratch_gen(seed() + 90);
     nn::CausalLM<F> scratch(gpt_config(r, c.vocab), scratch_gen);

@@ -351,8 +351,7 @@ void the_corpus(const Corpus& c) {
         {row("train", c.split.train.size(), c.train.size() - c.split.train.size()),
          row("validation", c.split.validation.size(), c.validation.size() - c.split.validation.size()),
          row("test", c.split.test.size(), c.test.size() - c.split.test.size())});
-  config("split_seed", kSplitSeed);
-  config("vocabulary", c.vocab.size());
+  config({{"split_seed", kSplitSeed}, {"vocabulary", c.vocab.size()}});
   metric("train_characters", double(chars));
 }
 
@@ -518,11 +517,8 @@ Pretrained pretrain(const Corpus& c, const Recipe& r) {
          row("MLM head: dense, norm, output bias", bert.mlm.parameter_count()),
          row("[CLS] classifier (used when fine-tuning)", bert.model.head.parameter_count()),
          row("total", bert.parameter_count())});
-  config("d_model", r.d_model);
-  config("heads", r.heads);
-  config("layers", r.layers);
-  config("d_ff", r.d_ff);
-  config("positions", "relative (T5 buckets)");
+  config({{"d_model", r.d_model}, {"heads", r.heads}, {"layers", r.layers}, {"d_ff", r.d_ff},
+          {"positions", "relative (T5 buckets)"}});
 
   nn::AdamW<F> opt(bert.parameters(), r.pretrain_lr, 0.9, 0.98, 1e-8, 0.01);
   const std::string from = checkpoint_from("bert_mlm.npz");
@@ -551,9 +547,11 @@ Pretrained pretrain(const Corpus& c, const Recipe& r) {
       "in the masked characters of ", r.held_out_windows, " validation windows of each length (",
       count_targets(validation_short), " of ", first.context - 1, " characters, ", count_targets(validation), " of ",
       L - 1, ").");
-  config("pretrain_short_windows", Json{{"context", first.context}, {"batch", first.batch}, {"windows", first.windows}, {"epochs", first.epochs}});
-  config("pretrain_long_windows", Json{{"context", second.context}, {"batch", second.batch}, {"windows", second.windows}, {"epochs", second.epochs}});
-  config("pretrain_peak_lr", r.pretrain_lr);
+  auto phase_config = [](const Phase& ph) {
+    return Json{{"context", ph.context}, {"batch", ph.batch}, {"windows", ph.windows}, {"epochs", ph.epochs}};
+  };
+  config({{"pretrain_short_windows", phase_config(first)}, {"pretrain_long_windows", phase_config(second)},
+          {"pretrain_peak_lr", r.pretrain_lr}});
   const nn::Schedule lr = nn::warmup_cosine_lr(r.pretrain_lr, std::max(1L, steps / 20), steps, r.pretrain_lr / 20);
   Generator windows(seed() + 21), masks(seed() + 22);
   auto phase = [&](const Phase& ph, const std::string& label) {
@@ -964,10 +962,8 @@ void fine_tuning(const Corpus& c, const Recipe& r, nn::MaskedLM<F>* bert, FineTu
       "topic's count in those splits). The test entries were held out of pretraining too. The classifier reads the "
       "[CLS] token's vector after the last layer; in pretraining [CLS] was never a target, so whatever it gathers "
       "it learns now.");
-  config("topics", kTopics);
-  config("finetune_epochs", r.finetune_epochs);
-  config("finetune_batch", r.finetune_batch);
-  config("finetune_peak_lr", r.finetune_lr);
+  config({{"topics", kTopics}, {"finetune_epochs", r.finetune_epochs}, {"finetune_batch", r.finetune_batch},
+          {"finetune_peak_lr", r.finetune_lr}});
   const double bag = bag_of_characters(c, d, r);
   frozen_probes(c, d, r, *bert);
   say("Now the same network twice, with the same recipe (", r.finetune_epochs, " epochs, batches of ", r.finetune_batch,

@@ -67,9 +67,8 @@ Data load_data() {
   const Images everything{all.images, all.labels};
   Data d{everything.rows({order.begin() + long(n_validation), order.end()}),
          everything.rows({order.begin(), order.begin() + long(n_validation)}), {test.images, test.labels}};
-  config("train_images", d.train.size());
-  config("validation_images", d.validation.size());
-  config("test_images", d.test.size());
+  config({{"train_images", d.train.size()}, {"validation_images", d.validation.size()},
+          {"test_images", d.test.size()}});
   return d;
 }
 
@@ -242,16 +241,10 @@ Trained train_vit(const Data& d) {
   // As many epochs as fit the ten minutes with a margin: on a two-core AVX2 machine an epoch takes
   // about 13.3 s and the rest of the lesson about 105 s, so 35 epochs end near 570 s.
   const int n_epochs = epochs(35, 2);
-  config("vit_patch", 7);
-  config("vit_d_model", kModel);
-  config("vit_heads", kHeads);
-  config("vit_layers", kLayers);
-  config("vit_feed_forward", kFeedForward);
-  config("epochs", n_epochs);
-  config("batch", kBatch);
-  config("peak_lr", kLr);
-  config("weight_decay", kWeightDecay);
-  config("augmentation", text("shift up to ", counted(kShift, "pixel"), ", mirror with probability 1/2"));
+  config({{"vit_patch", 7}, {"vit_d_model", kModel}, {"vit_heads", kHeads}, {"vit_layers", kLayers},
+          {"vit_feed_forward", kFeedForward}, {"epochs", n_epochs}, {"batch", kBatch}, {"peak_lr", kLr},
+          {"weight_decay", kWeightDecay},
+          {"augmentation", text("shift up to ", counted(kShift, "pixel"), ", mirror with probability 1/2")}});
   say("We train it for ", n_epochs, " epochs of ", d.train.size(), " images with AdamW (peak learning rate ", kLr,
       ", weight decay ", kWeightDecay, "), a 5 % warm-up and a cosine decay, batches of ", kBatch, ". Every "
       "training image is moved by up to ", counted(kShift, "pixel"), " each way and mirrored half the time, new draws in "

@@ -950,9 +950,7 @@ int main(int argc, char** argv) {
                           full_or_quick(std::vector<std::size_t>{128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768},
                                         std::vector<std::size_t>{128, 256, 512, 1024, 2048, 4096});
                       const double budget = full_or_quick(2.5, 0.25) * 1024 * kMiB;
-                      config("memory_budget_mib", budget / kMiB);
-                      config("head_dim", kD);
-                      config("window_and_rank", kBand);
+                      config({{"memory_budget_mib", budget / kMiB}, {"head_dim", kD}, {"window_and_rank", kBand}});
                       const std::vector<Curve> costs = measure_costs(sizes, budget);
                       section("1. The wall: attention's n²");
                       the_wall(costs, budget);
