@@ -216,7 +216,7 @@ std::vector<Trained> train_six(const ShiftTask& task) {
   FitOptions fo;
   fo.epochs = epochs(10, 4), fo.batch = 32, fo.clip = 1.0, fo.seed = seed() + 7;
   const double peak_lr = full_or_quick(2e-3, 1e-2);
-  const long total = long((task.train.size() + fo.batch - 1) / fo.batch) * fo.epochs;
+  const long total = fit_steps(task.train.size(), fo);
   fo.lr = nn::warmup_cosine_lr(peak_lr, std::max(1L, total / 20), total, peak_lr / 20);
   const nn::LayerConfig layer = make_model(nn::Positional::None, task.vocab.size())->config().layer;
   config({{"d_model", layer.d_model}, {"heads", layer.heads}, {"d_ff", layer.d_ff}, {"layers", 2},

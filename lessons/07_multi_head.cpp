@@ -192,7 +192,7 @@ Trained train(const Task& task, std::size_t heads, std::size_t layers, int epoch
   fo.batch = 64;
   fo.clip = 1.0;
   fo.seed = seed() + 17;
-  const long total = long((task.train.size() + fo.batch - 1) / fo.batch) * fo.epochs;
+  const long total = fit_steps(task.train.size(), fo);
   fo.lr = nn::warmup_cosine_lr(2e-3, std::max(1L, total / 20), total, 1e-4);
   fo.validate = [&] { return Scores{{"accuracy", accuracy(m, task.validation)}}; };
   CrossEntropyOptions ce;

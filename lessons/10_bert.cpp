@@ -832,7 +832,7 @@ FineTuned fine_tune(const Corpus& c, const TopicData& d, const Recipe& r, const 
   fo.batch = r.finetune_batch;
   fo.seed = seed() + 31;  // the same batches for both models
   fo.clip = 1.0;
-  const long steps = long((d.train.size() + r.finetune_batch - 1) / r.finetune_batch) * r.finetune_epochs;
+  const long steps = fit_steps(d.train.size(), fo);
   fo.lr = nn::warmup_cosine_lr(r.finetune_lr, std::max(1L, steps / 10), steps, r.finetune_lr / 20);
   fo.validate = [&] { return class_scores(topic_probabilities(model, d.validation, r.context()), d.validation.labels); };
   Generator crop(seed() + 32);

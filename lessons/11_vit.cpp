@@ -150,7 +150,7 @@ History train(nn::Module<F>& model, const Logits& logits, const Data& d, int n_e
   fo.batch = kBatch;
   fo.seed = seed();
   fo.clip = 1.0;
-  const long total = long((d.train.size() + kBatch - 1) / kBatch) * n_epochs;
+  const long total = fit_steps(d.train.size(), fo);
   fo.lr = nn::warmup_cosine_lr(kLr, total / 20, total, kLr / 50);
   fo.validate = [&] { return class_scores(probabilities(model, logits, d.validation.images), d.validation.labels); };
   Generator augment(seed() + 100);  // batches come in order, so the same seed gives the same images

@@ -555,7 +555,7 @@ Trained train(const Task& task, const Variant& v) {
   fo.batch = 32;
   fo.clip = 1.0;
   fo.seed = seed() + 3;
-  const long total = long(task.train.size() / fo.batch) * fo.epochs;
+  const long total = fit_steps(task.train.size(), fo);
   fo.lr = nn::warmup_cosine_lr(lr, std::max(1L, total / 20), total, lr / 20);
   fo.validate = [&] { return Scores{{"accuracy", recall_accuracy(m, task.held_out)}}; };
   t.history = fit(m, opt, task.train.size(), [&](const std::vector<std::size_t>& rows) {

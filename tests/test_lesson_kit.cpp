@@ -335,6 +335,11 @@ TEST_CASE("fit: seeded batches, held-out scores per epoch, the same history twic
   const History a = run(&batches), b = run(nullptr);
   CHECK(a.steps == 16);
   CHECK(a.steps_per_epoch == 4);
+  FitOptions same;  // what a schedule meant to end with this training is told: 4 epochs of 20 in sixes
+  same.epochs = 4, same.batch = 6;
+  CHECK(fit_steps(n, same) == long(a.steps));
+  same.batch = 0;  // full batch: one step an epoch
+  CHECK(fit_steps(n, same) == 4);
   CHECK(batches.size() == 16);
   CHECK(batches[0].size() == 6);
   CHECK(batches[3].size() == 2);  // the last, partial batch is kept

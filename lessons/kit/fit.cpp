@@ -64,13 +64,23 @@ Scores class_scores(const Array<float>& probabilities, const IndexArray& labels)
           {"loss", nn::log_loss(probabilities, labels)}};
 }
 
+namespace {
+std::size_t steps_per_epoch(std::size_t examples, std::size_t batch) {
+  return batch == 0 ? 1 : (examples + batch - 1) / batch;
+}
+}  // namespace
+
+long fit_steps(std::size_t examples, const FitOptions& o) {
+  return long(steps_per_epoch(examples, o.batch)) * o.epochs;
+}
+
 History fit(nn::Module<float>& model, nn::Optimizer<float>& opt, std::size_t examples, const BatchLoss& loss,
             const FitOptions& o) {
   if (examples == 0) throw std::invalid_argument("fit: no training examples");
   if (o.epochs < 1) throw std::invalid_argument("fit: epochs must be at least 1, got " + std::to_string(o.epochs));
   const std::size_t batch = o.batch == 0 ? examples : o.batch;
   History h;
-  h.steps_per_epoch = (examples + batch - 1) / batch;
+  h.steps_per_epoch = steps_per_epoch(examples, o.batch);
   const auto start = std::chrono::steady_clock::now();
   Progress bar(h.steps_per_epoch * std::size_t(o.epochs), o.label);
   for (int e = 0; e < o.epochs; ++e) {

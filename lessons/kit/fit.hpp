@@ -41,6 +41,11 @@ struct FitOptions {
   std::function<void(std::size_t step)> after_step;   // e.g. a snapshot early in training
 };
 
+// The steps fit(model, opt, examples, loss, o) takes: ceil(examples / o.batch) per epoch (the last
+// batch of an epoch may be short; batch 0: one step), times o.epochs. A schedule in o.lr that is
+// to end where training ends runs over this many steps.
+long fit_steps(std::size_t examples, const FitOptions& o);
+
 struct History {
   std::vector<double> loss, lr;              // every step
   std::vector<double> step_ms, step_cpu_ms;  // wall and CPU time of every step
