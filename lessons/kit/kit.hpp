@@ -9,6 +9,7 @@
 #include "lessons/kit/heads.hpp"
 #include "lessons/kit/tagging.hpp"
 #include "lessons/kit/timing.hpp"
+#include "lessons/kit/train.hpp"
 #include "lessons/story/clock.hpp"
 #include "lessons/story/lesson.hpp"
 #include "lessons/story/stats.hpp"
