@@ -13,6 +13,7 @@
 
 #include "course/html.hpp"
 #include "io/files.hpp"
+#include "lessons/story/text.hpp"
 
 namespace attnlab::course {
 
@@ -65,6 +66,7 @@ std::string tail(const std::string& path, std::size_t n) {
 struct Entry {
   BookLesson lesson;
   Json story, metrics;  // null when the lesson has no complete output to show
+  Json reference;       // the lesson's full run over seeds (story.json's "reference"), or null
   std::string log;      // the run's log, relative to the book's folder
   std::string summary, first_figure;
 };
@@ -119,6 +121,45 @@ std::string figure_html(const std::string& id, const Json& b) {
          escape(caption) + "\"></a><figcaption>" + escape(caption) + others + "</figcaption></figure>\n";
 }
 
+// "0.997 ± 0.006" from a reference's metric entry, "" when there is none.
+std::string reference_value(const Json& reference, const std::string& metric) {
+  if (!reference.is_object() || !reference.contains("metrics") || !reference["metrics"].contains(metric)) return "";
+  const Json& m = reference["metrics"][metric];
+  return lessons::plus_minus(m.value("mean", 0.0), m.value("sd", 0.0));
+}
+
+// "full run, mean ± sd over seeds 1, 2, 3 (AMD EPYC ..., 2026-11-26)"
+std::string reference_source(const Json& reference) {
+  std::string seeds;
+  for (const Json& s : reference.value("seeds", Json::array())) seeds += (seeds.empty() ? "" : ", ") + s.dump();
+  return "full run, mean ± sd over seeds " + seeds + " (" + reference.value("machine", std::string("machine not named")) +
+         ", " + reference.value("date", std::string("")) + ")";
+}
+
+// A claim as the reader meets it: the sentence said, marked by its outcome, and (folded) the
+// condition, the numbers it rests on and how often it held in the reference runs.
+std::string claim_html(const Json& b, const Json& reference) {
+  const bool held = b.value("held", false);
+  const std::string expect = b.value("expect", "every_run"), id = b.value("id", "");
+  const std::string kind = held ? "held" : expect == "either_way" ? "either" : "unseen";
+  const std::string verdict = held ? "✓ measured in this run"
+                              : expect == "either_way" ? "↔ went the other way in this run"
+                                                       : "✗ not seen in this run";
+  std::string numbers;
+  const Json measured = b.value("numbers", Json::object());  // a copy: items() must not outlive it
+  for (const auto& [k, v] : measured.items())
+    numbers += (numbers.empty() ? "" : ", ") + k + " = " + metric_text(v.get<double>());
+  std::string ref;
+  if (reference.is_object() && reference.contains("claims") && reference["claims"].contains(id)) {
+    const Json& c = reference["claims"][id];
+    ref = "; in the reference full runs it held on " + c["held"].dump() + " of " + c["of"].dump() + " seeds";
+  }
+  return "<div class=\"claim " + kind + "\" data-claim=\"" + escape(id) + "\"><p>" + prose_html(b.value("text", "")) +
+         "</p><details><summary><span class=\"verdict\">" + verdict + "</span></summary>Claim <code>" + escape(id) +
+         "</code> holds when <code>" + escape(b.value("when", "")) + "</code>; measured " + escape(numbers) + escape(ref) +
+         ".</details></div>\n";
+}
+
 std::string story_html(const Entry& e) {
   const std::string& id = e.lesson.id;
   std::string toc, body;
@@ -127,10 +168,12 @@ std::string story_html(const Entry& e) {
     const std::string kind = b.at("kind").get<std::string>();
     if (kind == "section") {
       const std::string anchor = "s" + std::to_string(++n), title = b.at("title").get<std::string>();
-      toc += "<li><a href=\"#" + anchor + "\">" + escape(title) + "</a></li>";
-      body += "<h2 id=\"" + anchor + "\">" + escape(title) + "</h2>\n";
+      toc += "<li><a href=\"#" + anchor + "\">" + prose_html(title) + "</a></li>";
+      body += "<h2 id=\"" + anchor + "\">" + prose_html(title) + "</h2>\n";
     } else if (kind == "text") {
-      body += "<p>" + escape(b.at("text").get<std::string>()) + "</p>\n";
+      body += "<p>" + prose_html(b.at("text").get<std::string>()) + "</p>\n";
+    } else if (kind == "claim") {
+      body += claim_html(b, e.reference);
     } else if (kind == "verbatim") {
       body += "<pre>" + escape(b.at("text").get<std::string>()) + "</pre>\n";
     } else if (kind == "table") {
@@ -144,22 +187,62 @@ std::string story_html(const Entry& e) {
       throw std::runtime_error("course_book: " + id + "/story.json: unknown block kind '" + kind + "'");
     }
   }
-  // The metrics, the headline first and marked.
+  // The metrics, the headline first and marked, each beside the reference's mean ± sd.
+  const bool with_ref = e.reference.is_object();
   std::string rows_html;
   for (const auto& [name, v] : e.metrics.at("metrics").items()) {
     const bool head = name == e.lesson.headline;
+    const std::string ref = with_ref ? reference_value(e.reference, name) : "";
     const std::string row = std::string(head ? "<tr class=\"headline\">" : "<tr>") + "<td>" + escape(name) +
                             (head ? " (headline)" : "") + "</td><td class=\"num\">" +
-                            escape(metric_text(v.get<double>())) + "</td></tr>\n";
+                            escape(metric_text(v.get<double>())) + "</td>" +
+                            (with_ref ? "<td class=\"num\">" + escape(ref.empty() ? "—" : ref) + "</td>" : "") + "</tr>\n";
     rows_html = head ? row + rows_html : rows_html + row;
   }
   toc += "<li><a href=\"#metrics\">Metrics</a></li>";
   body += "<h2 id=\"metrics\">Metrics</h2>\n<p>Every number the lesson measured, on held-out data (" +
           escape(e.story.value("quick", false) ? "quick run" : "full run") + ", seed " + e.story["seed"].dump() +
-          "). Total time " + seconds_text(e.lesson.seconds) + " s.</p>\n" +
-          "<div class=\"scroll\"><table>\n<thead><tr><th>metric</th><th class=\"num\">value</th></tr></thead>\n<tbody>\n" +
-          rows_html + "</tbody></table></div>\n";
+          "). Total time " + seconds_text(e.lesson.seconds) + " s." +
+          (with_ref ? " Beside each: the lesson's reference, its " + escape(reference_source(e.reference)) + "." : "") +
+          "</p>\n<div class=\"scroll\"><table>\n<thead><tr><th>metric</th><th class=\"num\">this run</th>" +
+          (with_ref ? "<th class=\"num\">reference (full run)</th>" : "") + "</tr></thead>\n<tbody>\n" + rows_html +
+          "</tbody></table></div>\n";
   return "<div class=\"toc\"><strong>Contents</strong><ul>" + toc + "</ul></div>\n" + body;
+}
+
+// "quick run, seed 0" as a badge: a quick run is small and says so wherever its numbers appear.
+std::string run_kind_html(const Json& story) {
+  const bool quick = story.value("quick", false);
+  return std::string("<span class=\"run-kind") + (quick ? "" : " full") + "\">" + (quick ? "quick run" : "full run") +
+         ", seed " + story["seed"].dump() + "</span>";
+}
+
+// The headline of this run beside the reference's.
+std::string headline_html(const Entry& e) {
+  if (!e.lesson.headline_value) return "";
+  std::string h = "<p>Headline: <strong>" + escape(e.lesson.headline) + " = " + escape(metric_text(*e.lesson.headline_value)) +
+                  "</strong> in this run";
+  const std::string ref = reference_value(e.reference, e.lesson.headline);
+  if (!ref.empty()) h += "; the full lesson reaches <strong>" + escape(ref) + "</strong> (" + escape(reference_source(e.reference)) + ")";
+  else h += " (no reference run recorded for this lesson yet)";
+  return h + ".</p>\n";
+}
+
+// How the run's claims went, in one line above the story.
+std::string claims_summary_html(const Json& story) {
+  int held = 0, unseen = 0, other = 0;
+  for (const Json& b : story.at("blocks")) {
+    if (b.value("kind", "") != "claim") continue;
+    if (b.value("held", false)) ++held;
+    else if (b.value("expect", "") == "either_way") ++other;
+    else ++unseen;
+  }
+  if (held + unseen + other == 0) return "";
+  std::string s = "<p class=\"ref\">" + std::to_string(held + unseen + other) + " claims, each tied to the numbers it "
+                  "rests on: " + std::to_string(held) + " measured in this run";
+  if (other) s += ", " + std::to_string(other) + " went the other way (an outcome that varies with the seed)";
+  if (unseen) s += ", <span class=\"failed\">" + std::to_string(unseen) + " not seen in this run</span>";
+  return s + ".</p>\n";
 }
 
 std::string status_html(const BookLesson& l) {
@@ -187,9 +270,9 @@ std::string lesson_page(const std::vector<Entry>& all, std::size_t i, const std:
     }
     return document(p);
   }
-  p.body = "<p class=\"summary\">" + escape(e.summary) + "</p>\n<p><span class=\"badge\">" +
-           escape(e.story.value("quick", false) ? "quick run" : "full run") + ", seed " + e.story["seed"].dump() +
-           "</span> " + status_html(e.lesson) + "</p>\n" + story_html(e);
+  p.math = true;
+  p.body = "<p class=\"summary\">" + prose_html(e.summary) + "</p>\n<p>" + run_kind_html(e.story) + " " +
+           status_html(e.lesson) + "</p>\n" + headline_html(e) + claims_summary_html(e.story) + story_html(e);
   return document(p);
 }
 
@@ -203,22 +286,26 @@ std::string index_page(const std::vector<Entry>& all, bool have_gradcheck) {
     const BookLesson& l = e.lesson;
     const std::string headline =
         l.headline_value ? l.headline + " = " + metric_text(*l.headline_value) : std::string("—");
+    const std::string ref = l.headline_value ? reference_value(e.reference, l.headline) : "";
+    const std::string kind = e.story.is_null() ? "" : run_kind_html(e.story);
     cards += "<div class=\"card\">";
     if (!e.first_figure.empty())
       cards += "<a href=\"" + url(l.id + ".html") + "\"><img src=\"" + url(l.id + "/" + e.first_figure) +
                "\" alt=\"" + escape(l.title) + "\"></a>";
     cards += "<h3>" + link(l.id + ".html", l.id.substr(0, 2) + ". " + l.title) + "</h3><p>" + escape(e.summary) +
-             "</p><p>" + escape(headline) + "</p><p>" + status_html(l) + ", " + seconds_text(l.seconds) +
-             " s</p></div>\n";
+             "</p><p>" + escape(headline) + " " + kind + "</p>" +
+             (ref.empty() ? "" : "<p class=\"ref\">full run: " + escape(ref) + "</p>") + "<p>" + status_html(l) + ", " +
+             seconds_text(l.seconds) + " s</p></div>\n";
     rows += "<tr><td>" + link(l.id + ".html", l.id) + "</td><td>" + status_html(l) + "</td><td>" + escape(headline) +
-            "</td><td class=\"num\">" + seconds_text(l.seconds) + "</td><td class=\"num\">" +
+            " " + kind + "</td><td class=\"num\">" + escape(ref.empty() ? "—" : ref) + "</td><td class=\"num\">" +
+            seconds_text(l.seconds) + "</td><td class=\"num\">" +
             (l.cpu_seconds > 0 ? seconds_text(l.cpu_seconds) : "—") + "</td></tr>\n";
   }
   p.body = "<p class=\"summary\">Learn attention from first principles, by training it: each lesson below is a "
            "program that explains, trains, measures and draws as it runs. These pages are its story as it ran "
            "here, figures and numbers included.</p>\n<h2 id=\"lessons\">The lessons</h2>\n<div class=\"cards\">\n" +
            cards + "</div>\n<h2 id=\"run\">This run</h2>\n<div class=\"scroll\"><table>\n<thead><tr><th>lesson</th>"
-           "<th>status</th><th>headline metric</th><th class=\"num\">seconds</th><th class=\"num\">CPU s</th></tr>"
+           "<th>status</th><th>headline metric</th><th class=\"num\">full-run reference (mean ± sd)</th><th class=\"num\">seconds</th><th class=\"num\">CPU s</th></tr>"
            "</thead>\n<tbody>\n" +
            rows + "</tbody></table></div>\n";
   if (have_gradcheck)
@@ -280,6 +367,7 @@ std::vector<BookLesson> write_book(const std::string& folder, const std::vector<
     const std::string dir = folder + "/" + id;
     if (e.lesson.ok && exists(dir + "/story.json")) {
       e.story = read_json(dir + "/story.json");
+      e.reference = e.story.value("reference", Json());
       e.metrics = read_json(dir + "/metrics.json");
       e.lesson.title = e.story.value("title", id);
       e.summary = e.story.value("summary", "");
@@ -287,10 +375,12 @@ std::vector<BookLesson> write_book(const std::string& folder, const std::vector<
       if (!e.lesson.headline.empty() && e.metrics["metrics"].contains(e.lesson.headline))
         e.lesson.headline_value = e.metrics["metrics"][e.lesson.headline].get<double>();
       if (!run) e.lesson.seconds = e.metrics["timings"].value("seconds", 0.0);
+      const std::string lead = e.story.value("lead_figure", "");
       for (const Json& b : e.story.at("blocks")) {
         if (b.value("kind", "") != "figure") continue;
         ++e.lesson.figures;
-        if (e.first_figure.empty()) e.first_figure = b.at("files").at(0).get<std::string>();
+        // the lead figure when the lesson names one, else the first
+        if (e.first_figure.empty() || b.value("stem", "") == lead) e.first_figure = b.at("files").at(0).get<std::string>();
       }
     } else if (e.lesson.ok) {
       e.lesson.ok = false;
@@ -300,6 +390,7 @@ std::vector<BookLesson> write_book(const std::string& folder, const std::vector<
   }
 
   make_dirs(folder);
+  copy_katex(folder);
   for (std::size_t i = 0; i < all.size(); ++i)
     write_file_atomic(folder + "/" + all[i].lesson.id + ".html", lesson_page(all, i, folder));
   const std::string gradcheck = folder + "/gradcheck/gradcheck.json";

@@ -4,6 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include "io/files.hpp"
+#include "lessons/story/math.hpp"
 
 namespace attnlab::course {
 
@@ -33,6 +38,27 @@ std::string url(const std::string& path) {
       std::snprintf(buf, sizeof buf, "%%%02X", c);
       out += buf;
     }
+  }
+  return out;
+}
+
+std::string prose_html(const std::string& text) {
+  std::vector<lessons::TextPiece> pieces;
+  try {
+    pieces = lessons::split_math(text);
+  } catch (const std::invalid_argument&) {
+    return escape(text);
+  }
+  std::string out;
+  for (const lessons::TextPiece& p : pieces) {
+    if (p.kind == lessons::TextPiece::prose) {
+      out += escape(p.content);
+      continue;
+    }
+    const bool display = p.kind == lessons::TextPiece::display_math;
+    const std::string plain = escape(lessons::plain_math("$" + p.content + "$"));
+    out += display ? "<div class=\"math display\" data-tex=\"" + escape(p.content) + "\">" + plain + "</div>"
+                   : "<span class=\"math\" data-tex=\"" + escape(p.content) + "\">" + plain + "</span>";
   }
   return out;
 }
@@ -71,6 +97,19 @@ table.matrix td { font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
 .failed { color: #b3261e; font-weight: 600; }
 .missing { background: #fce8e6; color: #b3261e; padding: .6rem 1rem; font-weight: 600; }
 tr.headline td { font-weight: 700; background: #eef4fc; }
+.math.display { display: block; margin: .8rem 0; overflow-x: auto; text-align: center; }
+.math-error { color: #b3261e; }
+.claim { margin: .7rem 0; max-width: 48rem; border-left: 4px solid #2e7d32; padding: .1rem 0 .1rem .8rem; }
+.claim.unseen { border-left-color: #c62828; background: #fdf3f2; }
+.claim.either { border-left-color: #8a6d00; }
+.claim p { margin: .2rem 0; }
+.claim details { font-size: .8rem; color: var(--muted); }
+.claim summary { cursor: pointer; }
+.claim .verdict { font-weight: 600; }
+.claim.held .verdict { color: #2e7d32; } .claim.unseen .verdict { color: #c62828; } .claim.either .verdict { color: #8a6d00; }
+.ref { color: var(--muted); font-size: .85rem; }
+.run-kind { display: inline-block; font-size: .75rem; padding: 0 .45rem; border-radius: .6rem; background: #fff4d6; color: #6b4e00; }
+.run-kind.full { background: #e5f3e6; color: #1e5a22; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(19rem, 1fr)); gap: 1.2rem; margin: 1.2rem 0; }
 .card { border: 1px solid var(--rule); border-radius: .5rem; padding: .8rem; }
 .card img { width: 100%; height: 11rem; object-fit: contain; background: #fff; display: block; }
@@ -104,14 +143,58 @@ window.addEventListener("load", function () {
 });
 )";
 
+// Typesets every formula with KaTeX (loaded with defer, so it has run by DOMContentLoaded), then
+// counts what a reader would still see as TeX in the prose.
+constexpr const char* kMath = R"(
+document.addEventListener("DOMContentLoaded", function () {
+  var spans = document.querySelectorAll(".math"), typeset = 0;
+  for (var i = 0; i < spans.length && window.katex; i++) {
+    var el = spans[i];
+    try {
+      katex.render(el.getAttribute("data-tex"), el, {displayMode: el.classList.contains("display"), throwOnError: true});
+      typeset++;
+    } catch (e) {
+      el.classList.add("math-error");
+      el.title = String(e.message || e);
+    }
+  }
+  document.body.setAttribute("data-math", typeset + "/" + spans.length);
+  var raw = 0, texts = document.querySelectorAll("p, li, h1, h2, h3, figcaption, td, th, summary");
+  for (var j = 0; j < texts.length; j++) {
+    var clone = texts[j].cloneNode(true), typesetIn = clone.querySelectorAll(".katex");
+    for (var k = 0; k < typesetIn.length; k++) typesetIn[k].remove();
+    if (/\$|\\[A-Za-z]+/.test(clone.textContent)) raw++;
+  }
+  document.body.setAttribute("data-raw-tex", String(raw));
+});
+)";
+
+constexpr const char* kKatexSource = "/usr/share/javascript/katex";
+
 }  // namespace
 
 std::string document(const Page& page) {
+  const std::string math = page.math ? std::string("<link rel=\"stylesheet\" href=\"katex/katex.min.css\">\n"
+                                                   "<script defer src=\"katex/katex.min.js\"></script>\n<script>") +
+                                           kMath + "</script>\n"
+                                     : std::string();
   return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" +
-         escape(page.title) + "</title>\n<style>" + kStyle + "</style>\n<script>" + kImageCheck +
-         "</script>\n</head>\n<body>\n<nav>" + page.nav + "</nav>\n<h1>" + escape(page.heading) + "</h1>\n" +
-         page.body + "</body>\n</html>\n";
+         escape(page.title) + "</title>\n<style>" + kStyle + "</style>\n<script>" + kImageCheck + "</script>\n" + math +
+         "</head>\n<body>\n<nav>" + page.nav + "</nav>\n<h1>" + prose_html(page.heading) + "</h1>\n" + page.body +
+         "</body>\n</html>\n";
+}
+
+bool copy_katex(const std::string& folder) {
+  namespace fs = std::filesystem;
+  const fs::path source(kKatexSource);
+  if (!fs::exists(source / "katex.min.js")) return false;
+  make_dirs(folder + "/katex/fonts");
+  for (const char* f : {"katex.min.js", "katex.min.css"})
+    write_file_atomic(folder + "/katex/" + f, read_file((source / f).string()));
+  for (const auto& font : fs::directory_iterator(source / "fonts"))
+    write_file_atomic(folder + "/katex/fonts/" + font.path().filename().string(), read_file(font.path().string()));
+  return true;
 }
 
 bool looks_numeric(const std::string& cell) {
@@ -127,13 +210,13 @@ bool looks_numeric(const std::string& cell) {
 
 std::string table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
   std::string h = "<div class=\"scroll\"><table>\n<thead><tr>";
-  for (const std::string& c : header) h += "<th>" + escape(c) + "</th>";
+  for (const std::string& c : header) h += "<th>" + prose_html(c) + "</th>";
   h += "</tr></thead>\n<tbody>\n";
   for (const auto& r : rows) {
     h += "<tr>";
     for (std::size_t c = 0; c < header.size(); ++c) {
       const std::string cell = c < r.size() ? r[c] : "";
-      h += (looks_numeric(cell) ? "<td class=\"num\">" : "<td>") + escape(cell) + "</td>";
+      h += (looks_numeric(cell) ? "<td class=\"num\">" : "<td>") + prose_html(cell) + "</td>";
     }
     h += "</tr>\n";
   }

@@ -12,6 +12,12 @@
 namespace attnlab::course {
 
 std::string escape(const std::string& text);
+
+// Prose as markup: the text escaped, each $...$ formula a <span class="math"> and each $$...$$ a
+// <div class="math display"> holding its TeX in data-tex (KaTeX typesets it in the browser) and
+// its plain form (lessons/story/math.hpp) as the text a browser without KaTeX shows. A text
+// whose $ is never closed is shown escaped, as written.
+std::string prose_html(const std::string& text);
 // A relative URL for a file name: letters, digits and -._~/ as they are, the rest %XX (UTF-8 bytes).
 std::string url(const std::string& path);
 
@@ -20,15 +26,24 @@ struct Page {
   std::string heading;   // the <h1>, escaped here
   std::string nav;       // markup: the links above the heading
   std::string body;      // markup
+  bool math = false;     // load katex/ (beside the page) to typeset the formulas of prose_html
 };
 
 // A whole document: inline CSS (no network, no fonts but the system's; readable from a phone to a
 // projector), and an inline script that, once every image has loaded or failed, records the count
 // on <body data-images="loaded/total"> and names any image that failed in a visible warning and in
 // data-missing (what the browser test reads).
+// With page.math, the page also loads katex/katex.min.css and katex/katex.min.js and typesets
+// every formula; it records "typeset/total" on <body data-math>, and on <body data-raw-tex> the
+// number of visible text elements that still show TeX ($ or a \macro): what the browser test reads.
 std::string document(const Page& page);
 
-// <table> with a header row; cells are text (escaped here). Cells that read as numbers are right
+// Copies KaTeX from Debian's libjs-katex (/usr/share/javascript/katex: the script, the style and
+// its fonts) into folder/katex, so the book typesets offline. Returns false, copying nothing, when
+// the package is not installed (the formulas then read as plain text).
+bool copy_katex(const std::string& folder);
+
+// <table> with a header row; cells are prose (prose_html: escaped, formulas typeset). Cells that read as numbers are right
 // aligned. Wrapped in a scrolling box so that a wide table never widens the page on a phone.
 std::string table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
 

@@ -4,10 +4,18 @@
 //   metric_spread out/seeds/04_scaled_dot_product/full/seed_1 .../seed_2 .../seed_3
 //
 // One row per metric, the headline first: mean ± sd (sample standard deviation), min, max, and
-// the seeds' count. Then the wall time of the runs. A folder without metrics.json is an error.
+// the seeds' count. Then the wall time of the runs, and every claim (lessons/story/claim.hpp) with
+// the seeds it held on; a claim expected to hold that failed on any seed is listed as such, and
+// the program then exits 1. A folder without metrics.json is an error.
+//
+//   metric_spread --reference lessons/reference/04_scaled_dot_product.json DIR...
+//
+// also writes the runs as the lesson's reference (lessons/story/reference.hpp): full runs only.
 #include <algorithm>
 #include <iostream>
+#include <ctime>
 #include <map>
+#include <thread>
 
 #include "course/book.hpp"
 #include "io/files.hpp"
@@ -22,26 +30,86 @@ using attnlab::course::metric_text;
 namespace {
 
 constexpr const char* kUsage =
-    "usage: metric_spread DIR... [--help] [--version]\n"
-    "  DIR   a lesson's output folder, one per seed (scripts/seeds.sh writes them)\n"
-    "  Prints every metric's mean ± sd, min and max over the runs, the headline first.\n";
+    "usage: metric_spread [--reference FILE] DIR... [--help] [--version]\n"
+    "  DIR               a lesson's output folder, one per seed (scripts/seeds.sh writes them)\n"
+    "  --reference FILE  also write the runs as the lesson's reference (full runs only)\n"
+    "  Prints every metric's mean ± sd, min and max over the runs, the headline first, and how\n"
+    "  many seeds each claim held on; exits 1 when a claim expected to hold failed on some seed.\n";
 
-int run(const std::vector<std::string>& dirs) {
+// The CPU's name and the number of CPUs this process may use: the machine a reference names.
+std::string machine() {
+  std::string model = "an unknown CPU";
+  try {
+    const std::string info = read_file("/proc/cpuinfo");
+    const auto at = info.find("model name");
+    if (at != std::string::npos) {
+      const auto colon = info.find(':', at), end = info.find('\n', at);
+      model = info.substr(colon + 2, end - colon - 2);
+    }
+  } catch (const std::exception&) {
+  }
+  return model + ", " + std::to_string(std::thread::hardware_concurrency()) + " CPUs";
+}
+
+std::string today() {
+  const std::time_t t = std::time(nullptr);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+  return buf;
+}
+
+struct ClaimTally {
+  std::string expect;
+  std::vector<std::string> held_on, failed_on;  // seeds
+};
+
+int run(const std::vector<std::string>& args) {
+  std::vector<std::string> dirs;
+  std::string reference_file;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--reference") {
+      if (i + 1 >= args.size()) throw UsageError("--reference needs a file name");
+      reference_file = args[++i];
+    } else if (args[i].rfind("--", 0) == 0) {
+      throw UsageError("unknown argument '" + args[i] + "'");
+    } else {
+      dirs.push_back(args[i]);
+    }
+  }
   if (dirs.empty()) throw UsageError("no folders given");
-  for (const std::string& d : dirs)
-    if (d.rfind("--", 0) == 0) throw UsageError("unknown argument '" + d + "'");
+  std::vector<std::string> claim_ids;
+  std::map<std::string, ClaimTally> claims;
+  std::vector<long long> seed_numbers;
+  bool all_full = true;
+  int threads = 1;
   std::vector<std::string> names;  // in the first run's order
   std::map<std::string, std::vector<double>> values;
   std::vector<double> seconds;
   std::vector<std::string> seeds;
   std::string lesson, headline;
   for (const std::string& d : dirs) {
-    const Json m = Json::parse(read_file(d + "/metrics.json", "metric_spread"));
+    const std::string file = d + "/metrics.json";
+    Json m;
+    try {
+      m = Json::parse(read_file(file, "metric_spread"));
+    } catch (const Json::exception& e) {
+      throw std::runtime_error("'" + file + "' is not JSON: " + e.what());
+    }
     if (lesson.empty()) lesson = m.value("lesson", "");
     if (m.value("lesson", "") != lesson)
       throw std::runtime_error(d + " is lesson " + m.value("lesson", "?") + ", not " + lesson);
     headline = m.value("headline", headline);
     seeds.push_back(m["seed"].dump());
+    seed_numbers.push_back(m["seed"].get<long long>());
+    const Json& c = m.value("configuration", Json::object());
+    if (c.value("quick", false) || c.value("long", false)) all_full = false;
+    threads = c.value("threads", threads);
+    const Json run_claims = m.value("claims", Json::object());  // a copy: items() must not outlive it
+    for (const auto& [id, v] : run_claims.items()) {
+      if (!claims.count(id)) claim_ids.push_back(id);
+      claims[id].expect = v.value("expect", "every_run");
+      (v.value("held", false) ? claims[id].held_on : claims[id].failed_on).push_back(m["seed"].dump());
+    }
     for (const auto& [k, v] : m["metrics"].items()) {
       if (!values.count(k)) names.push_back(k);
       values[k].push_back(v.get<double>());
@@ -68,7 +136,55 @@ int run(const std::vector<std::string>& dirs) {
   }
   std::cout << "\n" << (headline.empty() ? "" : "* the headline. ") << "Wall time per run: " << metric_text(mean(seconds))
             << " ± " << metric_text(stdev(seconds)) << " s.\n";
-  return 0;
+
+  // The claims: on how many seeds each held; the ones that must hold and failed somewhere.
+  int broken = 0;
+  if (!claim_ids.empty()) {
+    std::cout << "\nclaims (held on / runs):\n";
+    for (const std::string& id : claim_ids) {
+      const ClaimTally& t = claims[id];
+      const bool must = t.expect == "every_run" || (t.expect == "full_run" && all_full);
+      const bool bad = must && !t.failed_on.empty();
+      broken += bad;
+      std::cout << "  " << pad(id, w) << t.held_on.size() << " / " << t.held_on.size() + t.failed_on.size() << "  "
+                << t.expect;
+      if (!t.failed_on.empty()) {
+        std::cout << (bad ? "  FAILED on seed" : "  other way on seed") << (t.failed_on.size() > 1 ? "s" : "");
+        for (const std::string& s : t.failed_on) std::cout << " " << s;
+      }
+      std::cout << "\n";
+    }
+    if (broken)
+      std::cout << broken << " claim" << (broken > 1 ? "s" : "") << " that must hold failed on some seed: reword "
+                << (broken > 1 ? "them" : "it") << " to what holds on every seed, or fix the lesson.\n";
+  }
+
+  if (!reference_file.empty()) {
+    if (!all_full) throw std::runtime_error("--reference: a reference is made of full runs; these include quick or long runs");
+    Json r = Json::object();
+    r["lesson"] = lesson;
+    r["mode"] = "full";
+    r["seeds"] = seed_numbers;
+    r["machine"] = machine();
+    r["date"] = today();
+    r["threads"] = threads;
+    r["seconds"] = {{"mean", mean(seconds)}, {"sd", stdev(seconds)}};
+    Json ms = Json::object();
+    for (const std::string& n : names) {
+      const std::vector<double>& v = values[n];
+      ms[n] = {{"mean", mean(v)}, {"sd", stdev(v)}, {"min", *std::min_element(v.begin(), v.end())},
+               {"max", *std::max_element(v.begin(), v.end())}, {"n", v.size()}};
+    }
+    r["metrics"] = ms;
+    Json cs = Json::object();
+    for (const std::string& id : claim_ids)
+      cs[id] = {{"held", claims[id].held_on.size()}, {"of", claims[id].held_on.size() + claims[id].failed_on.size()},
+                {"expect", claims[id].expect}};
+    r["claims"] = cs;
+    write_file_atomic(reference_file, r.dump(1) + "\n");
+    std::cout << "\nWrote the reference " << reference_file << ".\n";
+  }
+  return broken ? 1 : 0;
 }
 
 }  // namespace

@@ -47,7 +47,19 @@ void write_lesson(const std::string& dir) {
         {{"kind", "matrix"}, {"name", "M <1>"}, {"row_labels", {"r&1"}}, {"col_labels", Json::array({"c\"1", "c2"})},
          {"values", Json::array({Json::array({"0.50", "-1.00"})})}},
         {{"kind", "figure"}, {"stem", "fig one"}, {"caption", "A \"figure\" <here>"},
-         {"files", Json::array({"fig one.png", "fig one.svg"})}}}}};
+         {"files", Json::array({"fig one.png", "fig one.svg"})}},
+        {{"kind", "text"}, {"text", "The weights $A = \\mathrm{softmax}(QK^\\top / \\sqrt{d_k})$ sum to one: "
+                                    "$$\\sum_j A_{ij} = 1$$ and cost \\$0."}},
+        {{"kind", "claim"}, {"id", "c_held"}, {"when", "accuracy >= 0.8"}, {"expect", "every_run"},
+         {"numbers", {{"accuracy", 0.875}}}, {"held", true}, {"text", "It learned the task <well>."}},
+        {{"kind", "claim"}, {"id", "c_unseen"}, {"when", "accuracy >= 0.99"}, {"expect", "full_run"},
+         {"numbers", {{"accuracy", 0.875}}}, {"held", false}, {"text", "Not near perfect in this quick run."}},
+        {{"kind", "claim"}, {"id", "c_either"}, {"when", "heads == 1"}, {"expect", "either_way"},
+         {"numbers", {{"heads", 2}}}, {"held", false}, {"text", "Two heads were needed this time."}}}},
+      {"reference",
+       {{"lesson", "98_escapes"}, {"seeds", Json::array({1, 2, 3})}, {"machine", "Test CPU, 2 CPUs"}, {"date", "2026-11-26"},
+        {"metrics", {{"accuracy", {{"mean", 0.9}, {"sd", 0.01}, {"min", 0.89}, {"max", 0.91}, {"n", 3}}}}},
+        {"claims", {{"c_held", {{"held", 3}, {"of", 3}, {"expect", "every_run"}}}}}}}};
   const Json metrics = {{"lesson", "98_escapes"}, {"metrics", {{"loss", 0.25}, {"accuracy", 0.875}}},
                         {"timings", {{"seconds", 2.5}}}, {"headline", "accuracy"}};
   write_file_atomic(dir + "/story.json", story.dump());
@@ -147,8 +159,27 @@ TEST_CASE("a lesson's page: every kind of block, all text escaped, the headline 
   CHECK(contains(page, "href=\"98_escapes/fig%20one.svg\">SVG</a>"));
   CHECK(page.find("accuracy (headline)") < page.find("<td>loss</td>"));  // the headline first
   CHECK(contains(page, "<a href=\"#metrics\">Metrics</a>"));
+  // Formulas handed to KaTeX with their plain form inside, prose escaped, \$ a dollar sign.
+  CHECK(contains(page, "<span class=\"math\" data-tex=\"A = \\mathrm{softmax}(QK^\\top / \\sqrt{d_k})\">A = softmax(QKᵀ / √d_k)</span>"));
+  CHECK(contains(page, "<div class=\"math display\" data-tex=\"\\sum_j A_{ij} = 1\">"));
+  CHECK(contains(page, " and cost $0."));
+  CHECK(contains(page, "katex/katex.min.js"));
+  // Claims: the sentence said, its verdict, the numbers folded beneath, the reference's count.
+  CHECK(contains(page, "<div class=\"claim held\" data-claim=\"c_held\"><p>It learned the task &lt;well&gt;.</p>"));
+  CHECK(contains(page, "✓ measured in this run"));
+  CHECK(contains(page, "holds when <code>accuracy &gt;= 0.8</code>; measured accuracy = 0.875; in the reference full runs it held on 3 of 3 seeds."));
+  CHECK(contains(page, "<div class=\"claim unseen\" data-claim=\"c_unseen\">"));
+  CHECK(contains(page, "✗ not seen in this run"));
+  CHECK(contains(page, "<div class=\"claim either\" data-claim=\"c_either\">"));
+  CHECK(contains(page, "3 claims, each tied to the numbers it rests on: 1 measured in this run, 1 went the other way"));
+  // This run beside the reference, the run's kind said wherever its numbers are.
+  CHECK(contains(page, "quick run, seed 3"));
+  CHECK(contains(page, "the full lesson reaches <strong>0.900 ± 0.010</strong> (full run, mean ± sd over seeds 1, 2, 3 (Test CPU, 2 CPUs, 2026-11-26))"));
+  CHECK(contains(page, "<td class=\"num\">0.875</td><td class=\"num\">0.900 ± 0.010</td>"));
   const std::string index = read_file(d / "index.html");
   CHECK(contains(index, "accuracy = 0.875"));
+  CHECK(contains(index, "full run: 0.900 ± 0.010"));
+  CHECK(contains(index, "quick run, seed 3"));
   CHECK(contains(index, "<a href=\"98_escapes.html\">98_escapes</a>"));
   CHECK_FALSE(fs::exists(d / "gradcheck.html"));  // no gradcheck table, no page
 }
@@ -234,4 +265,42 @@ TEST_CASE("the book in a real browser: every figure loads, the headings are ther
   const std::string problems = page_problems(browser("--dump-dom", page, profile.path), figures, headings);
   CHECK(contains(problems, std::to_string(figures - 1) + "/" + std::to_string(figures)));
   CHECK(contains(problems, a_figure));
+}
+
+TEST_CASE("the book in a real browser: every formula typeset by KaTeX, no TeX left in sight, a broken one caught") {
+  const std::string chrome = chromium();
+  REQUIRE_MESSAGE(!chrome.empty(), "Debian's chromium is needed for this test: scripts/setup.sh --tests installs it");
+  REQUIRE_MESSAGE(fs::exists("/usr/share/javascript/katex/katex.min.js"),
+                  "Debian's libjs-katex is needed to typeset the book's formulas: scripts/setup.sh installs it");
+  TempDir d, profile;
+  write_lesson(d / "98_escapes");
+  // A 1 x 1 PNG, so that the page's one image loads.
+  const char png[] = "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x01\x00\x00"
+                     "\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\x0d\x49\x44\x41\x54\x78\xda\x63"
+                     "\x64\x60\xf8\x5f\x0f\x00\x02\x87\x01\x80\xeb\x47\xba\x92\x00\x00\x00\x00\x49\x45\x4e\x44"
+                     "\xae\x42\x60\x82";
+  write_file_atomic(d / "98_escapes/fig one.png", std::string(png, sizeof png - 1));
+  write_book(d.path);
+  REQUIRE(fs::exists(d / "katex/katex.min.js"));
+  REQUIRE(fs::exists(d / "katex/fonts/KaTeX_Main-Regular.woff2"));
+  const std::string dom = browser("--dump-dom", d / "98_escapes.html", profile.path);
+  CHECK(attribute(dom, "data-images") == "1/1");
+  CHECK(attribute(dom, "data-math") == "2/2");
+  CHECK(attribute(dom, "data-raw-tex") == "0");
+  CHECK(contains(dom, "class=\"katex\""));
+
+  // The check can fail: a formula KaTeX cannot parse is counted, and the TeX stays in sight.
+  std::string story = read_file(d / "98_escapes/story.json");
+  const std::string good = "\\\\sum_j A_{ij} = 1";
+  const auto at = story.find(good);
+  REQUIRE(at != std::string::npos);
+  story.replace(at, good.size(), "\\\\frac{1}{");
+  // and TeX written without its dollar signs shows as TeX: counted too.
+  const std::string prose = "a < b && c > d";
+  story.replace(story.find(prose), prose.size(), "a \\\\le b");
+  write_file_atomic(d / "98_escapes/story.json", story);
+  write_book(d.path);
+  const std::string broken = browser("--dump-dom", d / "98_escapes.html", profile.path);
+  CHECK(attribute(broken, "data-math") == "1/2");
+  CHECK(attribute(broken, "data-raw-tex") == "1");
 }

@@ -837,7 +837,7 @@ int main(int argc, char** argv) {
   return run_lesson({"09_gpt", "A character-level GPT on real English text",
                      "the causal mask, a GPT trained on the fortunes corpus against Kneser-Ney n-grams, sampling, the "
                      "KV cache, induction heads",
-                     "gpt_test_bpc"},
+                     "gpt_test_bpc", "", {"gpt.npz", "induction.npz"}},
                     argc, argv, [] {
                       const Recipe r = recipe();
                       section("1. The corpus: fortune cookies, character by character");

@@ -1268,7 +1268,7 @@ int main(int argc, char** argv) {
   return run_lesson({"10_bert", "BERT: masked language modelling on fortunes, then fine-tuning",
                      "The 80/10/10 masking rule, a small BERT pretrained on characters of the fortunes corpus, fine-tuned "
                      "to tell topics apart against the same model from scratch, and what its heads attend to",
-                     "mlm_test_accuracy"},
+                     "mlm_test_accuracy", "", {"bert_mlm.npz"}},
                     argc, argv, [] {
                       const Recipe r = recipe();
                       checkpoint_from("bert_mlm.npz");  // a bad --from fails here, before any work

@@ -21,13 +21,15 @@ done
 # The lessons: compilers, the engine's libraries, figures, Fashion-MNIST, the fortunes corpus
 # (English text for the language models of lessons 09 and 10). doctest is here too
 # (headers only, 0.2 MB) so that one configuration of build/ serves both commands. xtensor-blas
-# and LAPACK: the singular values of lesson 12 (lessons/kit/spectrum.cpp).
+# and LAPACK: the singular values of lesson 12 (lessons/kit/spectrum.cpp). KaTeX (libjs-katex,
+# 1 MB of script, style and fonts): the course book typesets the lessons' formulas offline.
 packages=(
   build-essential cmake pkg-config
   xtensor-dev xtl-dev libopenblas-dev libxsmm-dev libxtensor-blas-dev liblapack-dev
   doctest-dev zlib1g-dev nlohmann-json3-dev
   libcairo2-dev fonts-dejavu-core libgraphviz-dev
   dataset-fashion-mnist fortunes
+  libjs-katex
 )
 # The tests alone: PyTorch (about 180 MB) for the parity checks, python3 for the scripts, and
 # Chromium (headless) to load the course book as a browser does.

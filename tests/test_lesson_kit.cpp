@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 #include <xtensor/xview.hpp>
@@ -21,7 +22,7 @@ using attnlab::testing::starts_with;
 using attnlab::testing::TempDir;
 
 namespace {
-const LessonInfo kInfo{"99_test", "A test lesson", "Checks the harness."};
+const LessonInfo kInfo{"99_test", "A test lesson", "Checks the harness.", "", "", {"model.npz", "other.npz"}};
 
 LessonArgs parse(const std::vector<std::string>& args) { return parse_args(args, kInfo); }
 
@@ -63,6 +64,10 @@ TEST_CASE("command line: --from names an earlier run's folder") {
   CHECK_THROWS_AS(parse({"--from"}), UsageError);
   CHECK_THROWS_AS(parse({"--from", ""}), UsageError);
   CHECK(usage(kInfo).find("--from DIR") != std::string::npos);
+  // A lesson that keeps no checkpoints refuses --from instead of ignoring it.
+  const LessonInfo none{"98_none", "No checkpoints", "Trains from scratch."};
+  CHECK_THROWS_WITH_AS(parse_args({"--from", "out/x"}, none), doctest::Contains("--from: 98_none keeps no checkpoints"),
+                       UsageError);
 }
 
 TEST_CASE("command line: --long asks for the lesson's longer run") {
@@ -275,6 +280,16 @@ TEST_CASE("checkpoint_from: the file in --from's folder, empty without --from, a
           }
         }) == 1);
   CHECK(contains(error, "--from " + earlier + ": no readable other.npz there"));
+  // A file the lesson never declared is the lesson's bug, named.
+  CHECK(run_lesson(kInfo, int(without.size()), const_cast<char**>(without.data()), [&] {
+          try {
+            checkpoint_from("stray.npz");
+          } catch (const std::logic_error& e) {
+            error = e.what();
+            throw;
+          }
+        }) == 1);
+  CHECK(contains(error, "'stray.npz' is not among the lesson's checkpoints"));
 }
 
 TEST_CASE("joined: a later phase's history continues an earlier one's, every step and epoch") {
@@ -302,6 +317,66 @@ struct Line : nn::Module<float> {
   Tensor<float> w;
 };
 }  // namespace
+
+TEST_CASE("train: the recipe's schedule, its description, a checkpoint written and resumed with --from") {
+  Recipe r;
+  r.label = "line";
+  r.epochs = 4, r.batch = 6, r.lr = 0.1, r.seed = 3;
+  CHECK(fit_steps(20, r) == 16);
+  r.warmup = 0.25;  // a share: 4 of 16 steps
+  CHECK(warmup_steps(r, 16) == 4);
+  const nn::Schedule cosine = schedule_of(r, 16);
+  CHECK(cosine(2) == doctest::Approx(0.05));
+  CHECK(cosine(4) == doctest::Approx(0.1));
+  CHECK(cosine(16) == doctest::Approx(0.0));
+  r.floor = 0.05;
+  CHECK(schedule_of(r, 16)(16) == doctest::Approx(0.005));
+  CHECK(describe(r, 16) == "Adam (peak learning rate 0.1), a linear warm-up over 4 steps then a cosine decay to 1/20 of "
+                           "the peak, gradients clipped at norm 1, batches of 6, 16 steps");
+  r.decay = Decay::inverse_sqrt;
+  CHECK(schedule_of(r, 16)(4) == doctest::Approx(0.1));
+  CHECK(schedule_of(r, 16)(16) == doctest::Approx(0.05));
+  r.decay = Decay::constant;
+  CHECK(schedule_of(r, 16)(1) == doctest::Approx(0.025));
+  CHECK(schedule_of(r, 16)(100) == doctest::Approx(0.1));
+  r.warmup = 0.0, r.decay = Decay::cosine;
+  r.weight_decay = 0.1, r.beta2 = 0.99;
+  CHECK(describe(r, 16) == "AdamW (peak learning rate 0.1, weight decay 0.1, betas 0.9 and 0.99), a cosine decay to 1/20 "
+                           "of the peak, gradients clipped at norm 1, batches of 6, 16 steps");
+  Recipe bad = r;
+  bad.epochs = 0;
+  CHECK_THROWS_WITH_AS(schedule_of(bad, 1), doctest::Contains("train 'line': epochs must be at least 1"), std::invalid_argument);
+
+  // Two runs of a lesson: the first writes model.npz, the second starts from it with --from.
+  TempDir d;
+  const std::size_t n = 20;
+  const Array<float> x = xt::linspace<float>(-1.0f, 1.0f, n), y = 3.0f * x;
+  double first_w = 0.0, resumed_start = 0.0;
+  auto run = [&](const std::vector<const char*>& argv, double* w_after, double* w_before) {
+    return run_lesson(kInfo, int(argv.size()), const_cast<char**>(argv.data()), [&] {
+      Line m;
+      Recipe rr;
+      rr.label = "line";
+      rr.epochs = 3, rr.batch = 5, rr.lr = 0.2, rr.checkpoint = "model.npz";
+      rr.after_step = [&](std::size_t step) {
+        if (step == 1 && w_before) *w_before = m.w.item();
+      };
+      train(m, n, [&](const std::vector<std::size_t>& rows) {
+        Array<float> xb = xt::zeros<float>({rows.size()}), yb = xt::zeros<float>({rows.size()});
+        for (std::size_t i = 0; i < rows.size(); ++i) xb(i) = x(rows[i]), yb(i) = y(rows[i]);
+        return mse(mul(Tensor<float>(xb), m.w), Tensor<float>(yb));
+      }, rr);
+      if (w_after) *w_after = m.w.item();
+    });
+  };
+  const std::string first = d / "first", second = d / "second";
+  REQUIRE(run({"99_test", "--out", first.c_str()}, &first_w, nullptr) == 0);
+  CHECK(std::ifstream(first + "/model.npz").good());
+  CHECK(first_w > 0.5);  // it learned something of w = 3
+  REQUIRE(run({"99_test", "--out", second.c_str(), "--from", first.c_str()}, nullptr, &resumed_start) == 0);
+  CHECK(resumed_start > first_w - 0.5);  // one step after loading: near where the first run ended, not at 0
+  CHECK(contains(read_file(second + "/report.md"), "Starting line from " + first + "/model.npz"));
+}
 
 TEST_CASE("fit: seeded batches, held-out scores per epoch, the same history twice") {
   TempDir d;

@@ -8,12 +8,18 @@
 // a metric, every metric bound holds, and, with --same-as, that the two runs' metrics.json agree
 // on everything but the timings and their stories have the same shape (the kinds of blocks,
 // the section titles and the figures, in order: the prose may quote times).
+//
+// Claims (lessons/story/claim.hpp): each one's condition is evaluated again from the numbers it
+// recorded, which must agree with metrics.json where they are metrics, and with the verdict the
+// lesson wrote; a claim expected in every run must hold, and one expected in full runs must hold
+// in a full run. A claim that fails is named with its condition and numbers.
 #include <zlib.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -22,6 +28,7 @@
 
 #include "io/files.hpp"
 #include "io/program.hpp"
+#include "lessons/story/condition.hpp"
 
 using namespace attnlab;
 using Json = nlohmann::ordered_json;
@@ -88,6 +95,48 @@ std::vector<std::string> story_shape(const Json& story) {
                                        : kind);
   }
   return shape;
+}
+
+// Every claim of the story checked again from its own numbers (see the top of this file).
+template <class Problem>
+void check_claims(const Json& story, const Json& m, Problem&& problem) {
+  const bool quick = story.value("quick", false);
+  int held = 0, total = 0, allowed = 0;
+  for (const Json& b : story.at("blocks")) {
+    if (b.at("kind") != "claim") continue;
+    ++total;
+    const std::string id = b.at("id").get<std::string>(), when = b.at("when").get<std::string>(),
+                      expect = b.at("expect").get<std::string>();
+    const Json& numbers = b.at("numbers");
+    std::string measured;
+    for (const auto& [k, v] : numbers.items()) {
+      measured += (measured.empty() ? "" : ", ") + k + " = " + v.dump();
+      if (m["metrics"].contains(k) && m["metrics"][k] != v)
+        problem("claim " + id + " read " + k + " = " + v.dump() + ", but metrics.json records " + m["metrics"][k].dump());
+    }
+    bool again = false;
+    try {
+      again = attnlab::lessons::holds(when, [&](const std::string& name) -> std::optional<double> {
+        if (!numbers.contains(name)) return std::nullopt;
+        return numbers[name].get<double>();
+      });
+    } catch (const std::exception& e) {
+      problem("claim " + id + ": " + e.what());
+      continue;
+    }
+    const bool said = b.at("held").get<bool>();
+    if (again != said)
+      problem("claim " + id + " is recorded as " + (said ? "holding" : "not holding") + ", but its own numbers say otherwise (" +
+              when + "; " + measured + ")");
+    if (again) ++held;
+    const bool required = expect == "every_run" || (expect == "full_run" && !quick);
+    if (!again && required)
+      problem("claim " + id + " (" + expect + ") does not hold: " + when + ", measured " + measured);
+    else if (!again) ++allowed;
+  }
+  if (total)
+    std::cout << "  claims: " << held << " of " << total << " held" << (allowed ? ", the rest allowed to differ in this run" : "")
+              << "\n";
 }
 
 constexpr const char* kUsage =
@@ -161,6 +210,7 @@ int check(const std::vector<std::string>& args) {
         for (const Json& f : b.at("files"))
           if (std::find(m["figures"].begin(), m["figures"].end(), f) == m["figures"].end())
             problem("story.json shows " + f.get<std::string>() + ", which metrics.json does not list");
+    check_claims(story, m, problem);
     if (!same_as.empty()) {
       Json a = m, b = Json::parse(read_file(same_as + "/metrics.json"));
       a.erase("timings");

@@ -40,6 +40,8 @@ LessonArgs parse_args(const std::vector<std::string>& args, const LessonInfo& in
       if (a.out.empty()) throw UsageError("--out needs a folder name");
     } else throw UsageError("unknown argument '" + flag + "'");
   }
+  if (!a.from.empty() && info.checkpoints.empty())
+    throw UsageError("--from: " + info.id + " keeps no checkpoints to start from (it trains from scratch every run)");
   return a;
 }
 

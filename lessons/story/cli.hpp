@@ -19,6 +19,13 @@ struct LessonInfo {
   // The metric that sums the lesson up in one number (the course's summary table and book quote
   // it, scripts/seeds.sh leads with it): a name the lesson records with metric(). Optional.
   std::string headline = "";
+  // The stem of the figure that shows the lesson's result: the course book's thumbnail and the
+  // figure a teacher reaches for first. A stem the lesson never saves is an error at the end of
+  // the run. Empty: the first figure.
+  std::string lead_figure = "";
+  // The checkpoints (.npz in the output folder) the lesson writes and --from can start from. A
+  // lesson with none refuses --from: a flag it cannot honour is an error, not ignored.
+  std::vector<std::string> checkpoints = {};
 };
 
 struct LessonArgs {

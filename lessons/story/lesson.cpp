@@ -1,5 +1,6 @@
 #include "lessons/story/lesson.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -8,6 +9,9 @@
 #include "core/runtime/parallel.hpp"
 #include "io/files.hpp"
 #include "io/folder.hpp"
+#include "lessons/story/condition.hpp"
+#include "lessons/story/math.hpp"
+#include "lessons/story/reference.hpp"
 
 namespace attnlab::lessons {
 
@@ -81,12 +85,13 @@ void Lesson::emit(const std::string& markdown, const std::string& console) {
 
 void Lesson::section(const std::string& title) {
   story_.push_back({{"kind", "section"}, {"title", title}});
-  emit("## " + title + "\n\n", "\n## " + title + "\n" + std::string(display_width(title) + 3, '-') + "\n");
+  const std::string plain = plain_math(title);
+  emit("## " + title + "\n\n", "\n## " + plain + "\n" + std::string(display_width(plain) + 3, '-') + "\n");
 }
 
 void Lesson::say(const std::string& paragraph) {
   story_.push_back({{"kind", "text"}, {"text", paragraph}});
-  emit(paragraph + "\n\n", wrap(paragraph) + "\n");
+  emit(paragraph + "\n\n", wrap(plain_math(paragraph)) + "\n");
 }
 
 void Lesson::verbatim(const std::string& text) {
@@ -104,30 +109,29 @@ void Lesson::emit_verbatim(const std::string& text) {
 
 void Lesson::table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
   story_.push_back({{"kind", "table"}, {"header", header}, {"rows", rows}});
+  // report.md (and the book) keep the cells' TeX; the console shows them plain, aligned on that.
+  auto cell = [](const std::vector<std::string>& r, std::size_t c) { return c < r.size() ? r[c] : std::string(); };
   std::vector<std::size_t> w(header.size());
-  for (std::size_t c = 0; c < header.size(); ++c) w[c] = display_width(header[c]);
-  for (auto& r : rows)
-    for (std::size_t c = 0; c < r.size() && c < w.size(); ++c) w[c] = std::max(w[c], display_width(r[c]));
-  std::string md = "|", con = "  ";
   for (std::size_t c = 0; c < header.size(); ++c) {
+    w[c] = display_width(plain_math(header[c]));
+    for (const auto& r : rows) w[c] = std::max(w[c], display_width(plain_math(cell(r, c))));
+  }
+  std::string md = "|", rule = "|", con = "  ", con_rule = "  ";
+  for (std::size_t c = 0; c < header.size(); ++c) {
+    const std::string sep = c + 1 < header.size() ? " | " : "";
     md += " " + md_cell(header[c]) + " |";
-    con += pad(header[c], w[c]) + (c + 1 < header.size() ? " | " : "");
+    rule += " --- |";
+    con += pad(plain_math(header[c]), w[c]) + sep;
+    con_rule += std::string(w[c], '-') + (c + 1 < header.size() ? "-+-" : "");
   }
-  md += "\n|";
-  con += "\n  ";
-  for (std::size_t c = 0; c < header.size(); ++c) {
-    md += " --- |";
-    con += std::string(w[c], '-') + (c + 1 < header.size() ? "-+-" : "");
-  }
-  md += "\n";
-  con += "\n";
-  for (auto& r : rows) {
+  md += "\n" + rule + "\n";
+  con += "\n" + con_rule + "\n";
+  for (const auto& r : rows) {
     md += "|";
     con += "  ";
     for (std::size_t c = 0; c < header.size(); ++c) {
-      const std::string cell = c < r.size() ? r[c] : "";
-      md += " " + md_cell(cell) + " |";
-      con += pad(cell, w[c]) + (c + 1 < header.size() ? " | " : "");
+      md += " " + md_cell(cell(r, c)) + " |";
+      con += pad(plain_math(cell(r, c)), w[c]) + (c + 1 < header.size() ? " | " : "");
     }
     md += "\n";
     con += "\n";
@@ -180,7 +184,7 @@ void Lesson::figure(const std::string& stem, const std::string& caption) {
   }
   story_.push_back({{"kind", "figure"}, {"stem", stem}, {"caption", caption}, {"files", files}});
   emit("![" + caption + "](" + stem + ".png)\n\n*Figure: " + caption + "* ([SVG](" + stem + ".svg))\n\n",
-       "  [figure] " + final_path(stem + ".png") + " (and .svg): " + caption + "\n\n");
+       "  [figure] " + final_path(stem + ".png") + " (and .svg): " + plain_math(caption) + "\n\n");
 }
 
 void Lesson::config(const std::string& key, Json value) { config_[key] = std::move(value); }
@@ -188,6 +192,42 @@ void Lesson::config(const std::string& key, Json value) { config_[key] = std::mo
 void Lesson::metric(const std::string& name, double value) { metrics_[name] = value; }
 
 void Lesson::timing(const std::string& name, double value) { timings_[name] = value; }
+
+bool Lesson::claim(const Claim& c) {
+  const std::string who = info_.id + ": claim '" + c.id + "'";
+  if (c.id.empty() || c.when.empty() || c.holds.empty() || c.otherwise.empty())
+    throw std::logic_error(who + ": a claim needs an id, a condition and both wordings");
+  if (claims_.contains(c.id)) throw std::logic_error(who + " is made twice");
+  // The numbers it rests on: its own first, then the metrics recorded so far.
+  Json numbers = Json::object();
+  const Lookup lookup = [&](const std::string& name) -> std::optional<double> {
+    for (const auto& [k, v] : c.numbers)
+      if (k == name) return v;
+    if (metrics_.contains(name)) return metrics_[name].get<double>();
+    return std::nullopt;
+  };
+  bool held = false;
+  try {
+    for (const std::string& name : names_in(c.when)) {
+      const std::optional<double> v = lookup(name);
+      if (!v) throw std::invalid_argument("no metric or number named '" + name + "' (record it before the claim)");
+      numbers[name] = *v;
+    }
+    held = holds(c.when, lookup);
+  } catch (const std::invalid_argument& e) {
+    throw std::logic_error(who + ": " + e.what());
+  }
+  const std::string& said = held ? c.holds : c.otherwise;
+  claims_[c.id] = {{"held", held}, {"expect", expect_name(c.expect)}};
+  story_.push_back({{"kind", "claim"}, {"id", c.id}, {"when", c.when}, {"expect", expect_name(c.expect)},
+                    {"numbers", numbers}, {"held", held}, {"text", said}});
+  std::string measured;
+  for (const auto& [k, v] : numbers.items()) measured += (measured.empty() ? "" : ", ") + k + " = " + prose(v.get<double>());
+  const std::string verdict = held ? "holds" : c.expect == Expect::either_way ? "went the other way" : "NOT SEEN in this run";
+  emit(said + "\n\n> *Claim `" + c.id + "` " + verdict + ": `" + c.when + "`, measured " + measured + ".*\n\n",
+       wrap(plain_math(said)) + "  [claim " + c.id + " " + verdict + ": " + c.when + "]\n\n");
+  return held;
+}
 
 void Lesson::finish() {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -197,6 +237,7 @@ void Lesson::finish() {
   j["seed"] = args_.seed;  // an integer: seeds above 2^53 survive
   j["configuration"] = config_;
   j["metrics"] = metrics_;
+  j["claims"] = claims_;
   j["figures"] = figures_;
   timings_["seconds"] = seconds;
   j["timings"] = timings_;
@@ -214,16 +255,44 @@ void Lesson::finish() {
   story["quick"] = args_.quick;
   story["seed"] = args_.seed;
   story["headline"] = info_.headline;
+  if (!info_.lead_figure.empty()) {
+    bool saved = false;
+    for (const Json& b : story_) saved = saved || (b["kind"] == "figure" && b["stem"] == info_.lead_figure);
+    if (!saved) throw std::logic_error(info_.id + ": the lead figure '" + info_.lead_figure + "' was never saved");
+    story["lead_figure"] = info_.lead_figure;
+  }
   story["blocks"] = story_;
+  if (!reference().is_null()) story["reference"] = reference();
 
-  std::string metrics_md = "## Metrics\n\n| metric | value |\n| --- | --- |\n";
-  for (const auto& [k, v] : metrics_.items()) metrics_md += "| " + k + " | " + fixed(v.get<double>(), 4) + " |\n";
+  // The metrics, each beside the reference full run's mean ± sd where there is one.
+  const Json& ref = reference();
+  std::string metrics_md = "## Metrics\n\n";
+  if (ref.is_object())
+    metrics_md += "Beside each number of this run: the lesson's reference, its full run as mean ± sd over seeds " +
+                  ref.value("seeds", Json::array()).dump() + " on " + ref.value("machine", std::string("an unnamed machine")) +
+                  " (" + ref.value("date", std::string("")) + ").\n\n| metric | this run | reference (full run) |\n| --- | --- | --- |\n";
+  else
+    metrics_md += "| metric | value |\n| --- | --- |\n";
+  for (const auto& [k, v] : metrics_.items()) {
+    metrics_md += "| " + k + " | " + fixed(v.get<double>(), 4);
+    if (ref.is_object()) {
+      const std::string r = reference_text(k);
+      metrics_md += " | " + (r.empty() ? std::string("—") : r);
+    }
+    metrics_md += " |\n";
+  }
+  std::vector<std::string> unseen;
+  for (const auto& [id, c] : claims_.items())
+    if (!c["held"].get<bool>() && c["expect"] != "either_way") unseen.push_back(id);
+  if (!claims_.empty())
+    metrics_md += "\nClaims: " + std::to_string(claims_.size() - unseen.size()) + " of " + std::to_string(claims_.size()) +
+                  " held or went as the run says" + (unseen.empty() ? "" : "; not seen in this run: " + listing(unseen)) + ".\n";
   metrics_md += "\nTotal time: " + fixed(seconds, 1) + " s.\n";
   write_file_atomic(path("report.md"), report_ + metrics_md);
   write_file_atomic(path("story.json"), story.dump(1, ' ', false, Json::error_handler_t::replace) + "\n");
   write_file_atomic(path("metrics.json"), j.dump(2) + "\n");
   out_->publish();
-  std::cout << "\n" << metrics_md.substr(13) << "Wrote " << final_path("report.md") << " and " << final_path("metrics.json")
+  std::cout << "\n" << metrics_md.substr(std::string("## Metrics\n\n").size()) << "Wrote " << final_path("report.md") << " and " << final_path("metrics.json")
             << ".\n";
 }
 
@@ -251,6 +320,9 @@ int epochs(int full_default, int quick_default) {
 }
 
 std::string checkpoint_from(const std::string& file) {
+  const LessonInfo& info = lesson().info();
+  if (std::find(info.checkpoints.begin(), info.checkpoints.end(), file) == info.checkpoints.end())
+    throw std::logic_error(info.id + ": checkpoint '" + file + "' is not among the lesson's checkpoints (LessonInfo::checkpoints)");
   const std::string& dir = lesson().args().from;
   if (dir.empty()) return "";
   const std::string path = dir + "/" + file;

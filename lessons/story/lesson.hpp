@@ -13,8 +13,13 @@
 // configuration and the figure list go to out/<id>/metrics.json. Timings are kept apart
 // ("timings"), so two runs with one seed give identical files apart from them. The same story is
 // also kept as data, out/<id>/story.json: one block per call (section, text, verbatim, table,
-// matrix, figure) in order, what the course book (course/) renders as a web page. The free
+// matrix, figure, claim) in order, what the course book (course/) renders as a web page. The free
 // functions (section, say, table, ...) speak for the one lesson this program runs.
+//
+// A sentence that reports a result is a claim (claim(), below): it names the numbers it rests on
+// and the condition under which it holds, and the lesson says what was measured either way.
+// Fixed text may explain and define; it may not report. Prose may hold TeX between $...$ (inline)
+// or $$...$$ (display): the book typesets it, the console shows it plain (lessons/story/math.hpp).
 #pragma once
 
 #include <chrono>
@@ -29,6 +34,7 @@
 #include <xtensor/xoperation.hpp>
 
 #include "io/folder.hpp"
+#include "lessons/story/claim.hpp"
 #include "lessons/story/cli.hpp"
 #include "lessons/story/text.hpp"
 
@@ -64,6 +70,9 @@ class Lesson {
   void config(const std::string& key, Json value);
   void metric(const std::string& name, double value);
   void timing(const std::string& name, double value);
+  // Evaluates the claim against its numbers and the metrics recorded so far, says the sentence
+  // that matches the outcome and records both (lessons/story/claim.hpp). Returns whether it held.
+  bool claim(const Claim& c);
 
   // Writes report.md, story.json and metrics.json, puts the whole folder in --out's place
   // (io/folder.hpp) and prints the metrics and total time. A LessonInfo::headline that names no
@@ -77,6 +86,7 @@ class Lesson {
   LessonArgs args_;
   std::string report_;
   Json config_ = Json::object(), metrics_ = Json::object(), timings_ = Json::object();
+  Json claims_ = Json::object();  // id -> {held, expect}: what metrics.json and the seed runs tally
   Json figures_ = Json::array();
   Json story_ = Json::array();  // the blocks of story.json, in order
   std::chrono::steady_clock::time_point start_;
@@ -132,5 +142,7 @@ inline void config(std::initializer_list<std::pair<std::string, Json>> settings)
 inline void metric(const std::string& name, double value) { lesson().metric(name, value); }
 // A time (kept apart from the metrics: it differs from run to run).
 inline void timing(const std::string& name, double value) { lesson().timing(name, value); }
+// A sentence that reports a result, said as measured (lessons/story/claim.hpp). Returns whether it held.
+inline bool claim(const Claim& c) { return lesson().claim(c); }
 
 }  // namespace attnlab::lessons

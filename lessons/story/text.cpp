@@ -1,5 +1,6 @@
 #include "lessons/story/text.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -33,6 +34,12 @@ std::string prose(double v) {
     if (s.back() == '.') s.pop_back();
   }
   return s;
+}
+
+std::string plus_minus(double mean, double sd) {
+  if (!(sd > 0.0) || !std::isfinite(sd)) return prose(mean) + " ± " + (std::isfinite(sd) ? "0" : prose(sd));
+  const int decimals = std::clamp(1 - static_cast<int>(std::floor(std::log10(sd))), 0, 8);
+  return fixed(mean, decimals) + " ± " + fixed(sd, decimals);
 }
 
 std::string listing(const std::vector<std::string>& items) {

@@ -18,6 +18,9 @@ std::string fixed(double v, int decimals = 4);    // 0.3311
 std::string sci(double v, int digits = 1);         // 3.1e-15
 std::string percent(double fraction, int decimals = 1);  // 0.953 -> 95.3%
 std::string prose(double v);                       // 0.2981, 3.71, 12000, 4.8e-07
+// A mean and its spread, the sd to two significant digits and the mean to the same decimal place:
+// plus_minus(0.90134, 0.00213) is "0.9013 ± 0.0021"; an sd of 0 gives "0.997 ± 0".
+std::string plus_minus(double mean, double sd);
 
 namespace detail {
 inline void append(std::string& s, const std::string& part) { s += part; }
