@@ -640,7 +640,7 @@ void backward_cost(Generator& gen) {
       "softmax rule, so expect it to take about twice as long; here it took ", fixed(bwd.back() / fwd.back(), 1),
       " times the forward at n = ", sizes.back(), ". The memory is the real bill: A grows like n², the inputs like n. "
       "At n = ", sizes.back(), " the saved weights are ", fixed(saved.back(), 1), " MiB, ",
-      fixed(saved.back() / inputs.back(), 1), " times Q, K and V together. Lesson 12 (efficient attention) does not "
+      fixed(saved.back() / inputs.back(), 1), " times Q, K and V together. Lesson 15 (tiled attention) does not "
       "save A at all: it recomputes it, block by block, during backward.");
   plots::Figure fig(2600, 1000, 1, 2);
   fig.title(text("What backward costs: the fused attention op, B = ", B, ", d = ", d, " (float)"));

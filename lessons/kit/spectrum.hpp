@@ -1,4 +1,4 @@
-// Singular values, for the low-rank story of lesson 12 (why Linformer's projection can work):
+// Singular values, for the low-rank story of lesson 16 (why Linformer's projection can work):
 // LAPACK's divide-and-conquer SVD (gesdd) through xtensor-blas, the one place attnlab needs LAPACK.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Solutions to exercises/10_bert.cpp, and the mistakes the grader must catch.
+// Solutions to exercises/12_bert.cpp, and the mistakes the grader must catch.
 #include <cmath>
 #include <utility>
 #include <vector>

@@ -1,4 +1,4 @@
-// Solutions to exercises/09_gpt.cpp, and the mistakes the grader must catch.
+// Solutions to exercises/10_gpt.cpp, and the mistakes the grader must catch.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -17,7 +17,7 @@ namespace {
 
 using Corpus = std::vector<std::vector<Index>>;
 
-// ---- 09.1: the bigram model with its knobs: continuation or plain counts at the unigram level,
+// ---- 10.1: the bigram model with its knobs: continuation or plain counts at the unigram level,
 // whether the uniform share excludes bos, whether <eos> is counted as a pair's second token.
 double bigram(const Corpus& corpus, std::size_t V, Index bos, Index eos, double D, Index prev, Index next,
               bool continuation, bool uniform_without_bos, bool count_eos) {
@@ -64,7 +64,7 @@ double kneser_ney_bigram_no_eos(const Corpus& c, std::size_t V, Index bos, Index
 }
 WRONG_ANSWER(kneser_ney_bigram, kneser_ney_bigram_no_eos, "the <eos> after each sequence left out of the counts");
 
-// ---- 09.2
+// ---- 10.2
 // `shift`: subtract the largest kept logit before exp.
 std::vector<double> distribution(const std::vector<double>& z, double T, std::size_t k, bool shift) {
   std::vector<std::size_t> order(z.size());
@@ -123,7 +123,7 @@ std::vector<double> sampling_distribution_no_renormalizing(const std::vector<dou
 }
 WRONG_ANSWER(sampling_distribution, sampling_distribution_no_renormalizing, "top-k that zeroes the rest without renormalizing");
 
-// ---- 09.3
+// ---- 10.3
 Array<double> grown(const Array<double>& cache, const Array<double>& row) {
   const std::size_t t = cache.shape()[0], d = row.shape()[1];
   Array<double> out = xt::zeros<double>({t + 1, d});

@@ -1,4 +1,4 @@
-// Lesson 12: the cost of attention, and attention that scales.
+// Lesson 15: the cost of attention, and attention that scales.
 //
 // Attention compares every query with every key: n^2 scores, and the fused op of lesson 06 keeps
 // all n^2 weights for its backward. We measure that wall (time and peak bytes against n, up to
@@ -940,7 +940,7 @@ void approximations_trained(const Task& task, Trained exact, double tiled_speedu
 }  // namespace
 
 int main(int argc, char** argv) {
-  return run_lesson({"12_efficient_attention", "The cost of attention, and attention that scales",
+  return run_lesson({"15_tiled_attention", "The cost of attention, and attention that scales",
                      "Attention's n² wall measured, tiled exact attention with an online softmax (linear memory), the "
                      "singular values of trained attention, and local, linear and Linformer attention: error, cost and "
                      "accuracy on a long-sequence recall task",

@@ -1,4 +1,4 @@
-// Solutions to exercises/12_efficient_attention.cpp, and the mistakes the grader must catch.
+// Solutions to exercises/15_tiled_attention.cpp, and the mistakes the grader must catch.
 #include <cmath>
 #include <limits>
 #include <tuple>

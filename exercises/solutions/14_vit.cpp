@@ -1,4 +1,4 @@
-// Solutions to exercises/11_vit.cpp, and the mistakes the grader must catch.
+// Solutions to exercises/14_vit.cpp, and the mistakes the grader must catch.
 #include <xtensor/xview.hpp>
 
 #include "exercises/grading/exercise.hpp"

@@ -1,4 +1,4 @@
-// Exercises for lesson 09, a character-level GPT. Grade them with build/bin/grade 09.
+// Exercises for lesson 10, a character-level GPT. Grade them with build/bin/grade 10.
 //
 // Write each function in plain C++ and xtensor (loops, std::exp, std::map ...), not with the
 // engine's ops or nn/lm: the point is to do by hand what nn/lm/kneser_ney.cpp, nn/lm/sample.cpp
@@ -17,7 +17,7 @@ using namespace attnlab::exercises;
 
 namespace {
 
-// ---- 09.1 One interpolated Kneser-Ney probability ------------------------------------------
+// ---- 10.1 One interpolated Kneser-Ney probability ------------------------------------------
 // corpus holds sequences of token ids in [0, V); each is read as <bos> s <eos> (bos and eos are
 // ids too, bos never inside a sequence). Return the bigram model's P(next | prev) with discount D:
 //
@@ -35,7 +35,7 @@ double kneser_ney_bigram(const std::vector<std::vector<Index>>& corpus, std::siz
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 09.2 What sampling draws from: temperature and top-k -----------------------------------
+// ---- 10.2 What sampling draws from: temperature and top-k -----------------------------------
 // Return the distribution p (one probability per logit) that sampling with temperature T and
 // top-k draws from: keep the k largest logits (k = 0: all of them; when several tie at the k-th
 // value, keep the ones with the lower index first), p_i = exp(z_i / T) / sum over the kept j of
@@ -44,7 +44,7 @@ std::vector<double> sampling_distribution(const std::vector<double>& logits, dou
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 09.3 One step of generation with a KV cache (one head) ---------------------------------
+// ---- 10.3 One step of generation with a KV cache (one head) ---------------------------------
 // keys and values (t, d) hold the keys and values of the t positions already generated; q, k, v
 // (1, d) are the new position's query, key and value. Append k and v to the cache (the new
 // position may attend to itself) and return {output (1, d), keys (t + 1, d), values (t + 1, d)}:

@@ -1,5 +1,5 @@
-// Exercises for lesson 12, the cost of attention and attention that scales. Grade them with
-// build/bin/grade 12.
+// Exercises for lesson 15, the cost of attention and attention that scales. Grade them with
+// build/bin/grade 15.
 //
 // Write each function in plain xtensor (xt::zeros, loops, std::exp ...), not with the engine's
 // ops: these are the inner steps of core/ops/tiled_attention.cpp and linear_attention.cpp.
@@ -17,7 +17,7 @@ using namespace attnlab::exercises;
 
 namespace {
 
-// ---- 12.1 One step of the online softmax ----------------------------------------------------
+// ---- 15.1 One step of the online softmax ----------------------------------------------------
 // One query row has seen some keys: m is the largest score so far (-infinity before the first
 // tile), l = sum of e^(s_j - m) over those keys, acc (dv) = sum of e^(s_j - m) v_j. A new tile
 // brings scores (t) and their values (t, dv). Return the updated {m', l', acc'}: the same three
@@ -31,7 +31,7 @@ OnlineState online_softmax_update(double m, double l, const Array<double>& acc, 
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 12.2 The backward from the saved log-sum-exp ------------------------------------------
+// ---- 15.2 The backward from the saved log-sum-exp ------------------------------------------
 // The tiled op saves no weights, only the output O (n, dv) and, for each query row, its
 // log-sum-exp L_i = log sum_j e^(S_ij) (n). Given the scores S (n, m) recomputed from Q and K,
 // L, the values V (m, dv), O and dO = dL/dO (n, dv), return dS = dL/dS (n, m). Recompute the
@@ -43,7 +43,7 @@ Array<double> scores_backward(const Array<double>& S, const Array<double>& L, co
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 12.3 Causal linear attention as an RNN -------------------------------------------------
+// ---- 15.3 Causal linear attention as an RNN -------------------------------------------------
 // phi(x) = elu(x) + 1: x + 1 for x > 0, e^x otherwise, entry by entry. Causal linear attention
 // of Q, K (n, d) and V (n, dv) is, for each i,
 //     O_i = phi(q_i)^T S_i / (phi(q_i) . z_i + 1e-6),   S_i = sum_{j <= i} phi(k_j) v_j^T,  z_i = sum_{j <= i} phi(k_j).

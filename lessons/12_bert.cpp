@@ -1,4 +1,4 @@
-// Lesson 10: BERT, a bidirectional encoder pretrained by filling in masked characters of real
+// Lesson 12: BERT, a bidirectional encoder pretrained by filling in masked characters of real
 // English text, then fine-tuned to tell which file a fortune came from.
 //
 // A GPT predicts the next token from the ones before it. BERT (Devlin et al. 2018) reads the whole
@@ -58,7 +58,7 @@ struct Phase {
   int epochs;
 };
 
-struct Recipe {
+struct BertSettings {
   std::size_t d_model, heads, layers, d_ff;
   Phase short_windows, long_windows;
   double pretrain_lr;
@@ -70,9 +70,9 @@ struct Recipe {
   std::size_t context() const { return long_windows.context; }  // the longest sequence: fine-tuning's too
 };
 
-Recipe recipe() {
-  return full_or_quick(Recipe{64, 4, 4, 256, {32, 64, 8192, 10}, {128, 32, 2048, 4}, 2e-3, 400, 10, 32, 5e-4, 100},
-                       Recipe{32, 2, 2, 128, {32, 32, 3072, 3}, {64, 32, 1024, 1}, 3e-3, 64, 6, 32, 1e-3, 60});
+BertSettings recipe() {
+  return full_or_quick(BertSettings{64, 4, 4, 256, {32, 64, 8192, 10}, {128, 32, 2048, 4}, 2e-3, 400, 10, 32, 5e-4, 100},
+                       BertSettings{32, 2, 2, 128, {32, 32, 3072, 3}, {64, 32, 1024, 1}, 3e-3, 64, 6, 32, 1e-3, 60});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -312,7 +312,7 @@ class CountedBaselines {
 // ---------------------------------------------------------------------------------------------
 // The model.
 
-nn::EncoderModelConfig bert_config(const Corpus& c, const Recipe& r, double dropout) {
+nn::EncoderModelConfig bert_config(const Corpus& c, const BertSettings& r, double dropout) {
   nn::EncoderModelConfig cfg;
   cfg.vocab = c.vocab.size();
   cfg.num_classes = kTopics.size();
@@ -329,7 +329,7 @@ nn::EncoderModelConfig bert_config(const Corpus& c, const Recipe& r, double drop
 // Every model of the lesson starts from this draw: the pretrained one, and the one fine-tuned from
 // scratch, whose classifier therefore starts where the pretrained model's does (pretraining never
 // touches the classifier).
-std::unique_ptr<nn::MaskedLM<F>> new_bert(const Corpus& c, const Recipe& r, double dropout) {
+std::unique_ptr<nn::MaskedLM<F>> new_bert(const Corpus& c, const BertSettings& r, double dropout) {
   Generator gen(seed());
   return std::make_unique<nn::MaskedLM<F>>(bert_config(c, r, dropout), gen);
 }
@@ -356,7 +356,7 @@ void the_corpus(const Corpus& c) {
 }
 
 // One held-out entry with the rule applied, and the rule's shares measured over all training windows.
-void the_masking_rule(const Corpus& c, const Recipe& r) {
+void the_masking_rule(const Corpus& c, const BertSettings& r) {
   say("BERT's rule: choose 15 % of the characters as targets. Replace a chosen character by [MASK] (shown \u25ae) "
       "80 % of the time, by a random character 10 % of the time, and leave it as it is 10 % of the time; the loss "
       "is the cross-entropy of the original character at the chosen places only. [CLS], <eos> and padding are "
@@ -485,7 +485,7 @@ std::vector<std::size_t> random_starts(std::size_t n, const std::vector<Index>& 
   return s;
 }
 
-Pretrained pretrain(const Corpus& c, const Recipe& r) {
+Pretrained pretrain(const Corpus& c, const BertSettings& r) {
   Pretrained p{new_bert(c, r, 0.0), {}, 0, 0, {}, {}, {}};
   nn::MaskedLM<F>& bert = *p.bert;
   const std::size_t L = r.context();
@@ -587,7 +587,7 @@ Pretrained pretrain(const Corpus& c, const Recipe& r) {
   return p;
 }
 
-void pretraining_results(const Corpus& c, const Pretrained& p, const Recipe& r) {
+void pretraining_results(const Corpus& c, const Pretrained& p, const BertSettings& r) {
   const History& h = p.history;
   std::vector<std::vector<std::string>> rows;
   const auto& vl = h.validation_of("loss");
@@ -820,7 +820,7 @@ struct FineTuned {
 // The same recipe for both starts: AdamW, a 10 % warm-up then a cosine decay, batches of the
 // recipe's size, the same epochs and the same batches. No dropout: at this size it costs as much
 // as the rest of the step (the attention weights' mask) and the few epochs do not overfit.
-FineTuned fine_tune(const Corpus& c, const TopicData& d, const Recipe& r, const std::string& label,
+FineTuned fine_tune(const Corpus& c, const TopicData& d, const BertSettings& r, const std::string& label,
                     const std::string& pretrained_weights) {
   FineTuned f{new_bert(c, r, 0.0), {}, {}, 0};
   if (!pretrained_weights.empty()) nn::load_checkpoint(pretrained_weights, f.bert->named_parameters());
@@ -919,7 +919,7 @@ Array<F> encoder_features(nn::EncoderModel<F>& model, const TopicSet& s, std::si
   });
 }
 
-double bag_of_characters(const Corpus& c, const TopicData& d, const Recipe& r) {
+double bag_of_characters(const Corpus& c, const TopicData& d, const BertSettings& r) {
   const ProbeScores s = linear_probe(character_frequencies(c, d.train, r.context()), character_frequencies(c, d.validation, r.context()),
                                      character_frequencies(c, d.test, r.context()), d, "bag of characters");
   say("The baseline: a linear classifier on the ", c.vocab.size(), " character frequencies of the same window the "
@@ -932,7 +932,7 @@ double bag_of_characters(const Corpus& c, const TopicData& d, const Recipe& r) {
 
 // What pretraining put into the features, with nothing fine-tuned: the same linear classifier on
 // the frozen encoder's outputs, pretrained against the random start.
-void frozen_probes(const Corpus& c, const TopicData& d, const Recipe& r, nn::MaskedLM<F>& pretrained) {
+void frozen_probes(const Corpus& c, const TopicData& d, const BertSettings& r, nn::MaskedLM<F>& pretrained) {
   const auto initial = new_bert(c, r, 0.0);
   std::vector<std::vector<std::string>> rows;
   for (bool mean : {false, true}) {
@@ -953,7 +953,7 @@ void frozen_probes(const Corpus& c, const TopicData& d, const Recipe& r, nn::Mas
   table({"frozen encoder, linear classifier on", "random weights: test accuracy", "pretrained: test accuracy"}, rows);
 }
 
-void fine_tuning(const Corpus& c, const Recipe& r, nn::MaskedLM<F>* bert, FineTuned& pretrained, FineTuned& scratch) {
+void fine_tuning(const Corpus& c, const BertSettings& r, nn::MaskedLM<F>* bert, FineTuned& pretrained, FineTuned& scratch) {
   TopicData d{topic_set(c, c.split.train, r.finetune_per_topic), topic_set(c, c.split.validation), topic_set(c, c.split.test)};
   say("The task: which of ", listing(kTopics), " does an entry come from? Each split keeps the same number of "
       "entries of every topic, so chance is ", percent(1.0 / double(kTopics.size()), 0), ": ", d.train.size(),
@@ -1067,7 +1067,7 @@ std::vector<xt::xarray<double>> attention_on(nn::EncoderModel<F>& model, const s
 }
 
 // [CLS]'s attention in every layer over one held-out entry the fine-tuned model gets right.
-void cls_attention(const Corpus& c, const FineTuned& f, const Recipe& r) {
+void cls_attention(const Corpus& c, const FineTuned& f, const BertSettings& r) {
   const TopicSet d = topic_set(c, c.split.test);
   std::optional<std::size_t> pick;
   for (std::size_t i = 0; i < d.size() && !pick; ++i)
@@ -1167,7 +1167,7 @@ void head_grid_of_one_sentence(const Corpus& c, nn::MaskedLM<F>& bert) {
 }
 
 // The mean weight each head puts at each offset from the query, over held-out windows.
-void attention_by_offset(const Corpus& c, nn::MaskedLM<F>& bert, const Recipe& r) {
+void attention_by_offset(const Corpus& c, nn::MaskedLM<F>& bert, const BertSettings& r) {
   const long reach = 8;
   const std::size_t windows = full_or_quick<std::size_t>(64, 16);
   std::vector<Index> flat;
@@ -1265,12 +1265,12 @@ void takeaway(const Pretrained& p, const FineTuned& pre, const FineTuned& scratc
 }  // namespace
 
 int main(int argc, char** argv) {
-  return run_lesson({"10_bert", "BERT: masked language modelling on fortunes, then fine-tuning",
+  return run_lesson({"12_bert", "BERT: masked language modelling on fortunes, then fine-tuning",
                      "The 80/10/10 masking rule, a small BERT pretrained on characters of the fortunes corpus, fine-tuned "
                      "to tell topics apart against the same model from scratch, and what its heads attend to",
                      "mlm_test_accuracy", "", {"bert_mlm.npz"}},
                     argc, argv, [] {
-                      const Recipe r = recipe();
+                      const BertSettings r = recipe();
                       checkpoint_from("bert_mlm.npz");  // a bad --from fails here, before any work
                       const Corpus c = load_corpus();
                       section("1. Text, characters and the masking rule");

@@ -1,4 +1,4 @@
-// Lesson 09: a character-level GPT trained on real English text, against counted n-grams.
+// Lesson 10: a character-level GPT trained on real English text, against counted n-grams.
 //
 // A decoder-only Transformer (GPT) learns one thing: the next token from the ones before it. The
 // causal mask is what makes that a training signal: position t may look only left, so one forward
@@ -47,7 +47,7 @@ const double kLn2 = std::log(2.0);
 constexpr double kCopyLr = 3e-3;             // the induction model's peak learning rate
 
 // What a run trains: full (the 10-minute run), --quick (seconds) and --long.
-struct Recipe {
+struct GptSettings {
   std::size_t train_entries = 0, held_out_entries = 0;  // 0: all of them (quick takes a slice)
   std::size_t max_order = 10;                           // Kneser-Ney orders 1 .. max_order
   std::size_t d_model = 128, heads = 4, layers = 4, context = 64, batch = 64;
@@ -60,8 +60,8 @@ struct Recipe {
   long copy_steps = 1200;
 };
 
-Recipe recipe() {
-  Recipe r;
+GptSettings recipe() {
+  GptSettings r;
   if (lesson().args().long_run) {  // the same GPT, reading four times as many characters
     r.steps = 4 * r.steps;
     r.evaluations = 4 * r.evaluations;
@@ -108,7 +108,7 @@ Sequences encoded(const Vocab& vocab, const std::vector<data::Fortune>& entries)
   return out;
 }
 
-Corpus load_corpus(const Recipe& r) {
+Corpus load_corpus(const GptSettings& r) {
   Corpus c;
   c.split = data::split_fortunes(data::read_fortunes(), kHeldOutShare, kHeldOutShare, kSplitSeed);
   auto cut = [](std::vector<data::Fortune>& v, std::size_t n) {
@@ -170,7 +170,7 @@ void the_corpus(const Corpus& c) {
 // ---------------------------------------------------------------------------------------------
 // 2. Looking only left.
 
-nn::CausalLMConfig gpt_config(const Recipe& r, const Vocab& v) {
+nn::CausalLMConfig gpt_config(const GptSettings& r, const Vocab& v) {
   nn::CausalLMConfig c;
   c.vocab = v.size();
   c.num_layers = r.layers;
@@ -253,7 +253,7 @@ struct Baselines {
   double best() const { return nats(best_order); }
 };
 
-Baselines ngram_baselines(const Corpus& c, const Recipe& r) {
+Baselines ngram_baselines(const Corpus& c, const GptSettings& r) {
   say("Before any network: count. An n-gram model predicts a character from the n - 1 before it by how often each "
       "character followed that context in the training text. Unseen contexts are the problem, and smoothing is the "
       "whole art. Interpolated "
@@ -324,7 +324,7 @@ struct Trained {
   std::vector<double> tokens_seen;  // at each validation point, millions
 };
 
-void profile_step(nn::CausalLM<F>& gpt, nn::Optimizer<F>& opt, Windows& windows, const Recipe& r) {
+void profile_step(nn::CausalLM<F>& gpt, nn::Optimizer<F>& opt, Windows& windows, const GptSettings& r) {
   OpProfiler prof;
   for (int i = 0; i < 3; ++i) {
     auto [ids, targets] = windows.draw(r.batch);
@@ -352,7 +352,7 @@ void profile_step(nn::CausalLM<F>& gpt, nn::Optimizer<F>& opt, Windows& windows,
   for (const OpTime& t : times) timing(text("profile_ms_", t.op), t.total_ms() / 3.0);
 }
 
-Trained train_gpt(const Corpus& c, const Baselines& kn, const Recipe& r) {
+Trained train_gpt(const Corpus& c, const Baselines& kn, const GptSettings& r) {
   Generator gen(seed());
   Trained t{std::make_unique<nn::CausalLM<F>>(gpt_config(r, c.vocab), gen), {}, 0, {}};
   nn::CausalLM<F>& model = *t.gpt;
@@ -489,7 +489,7 @@ std::vector<double> mean_distance(const Array<F>& w) {
   return d;
 }
 
-void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const Recipe& r) {
+void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const GptSettings& r) {
   // Teacher forcing made visible: the openings of many held-out entries in a few forward passes,
   // the loss of every position at once.
   const std::size_t L = r.context, chunk = 100;
@@ -588,7 +588,7 @@ void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const Re
 // ---------------------------------------------------------------------------------------------
 // 6. Generation, and the KV cache.
 
-void generation(nn::CausalLM<F>& gpt, const Corpus& c, const Recipe& r) {
+void generation(nn::CausalLM<F>& gpt, const Corpus& c, const GptSettings& r) {
   gpt.eval();
   say("To generate, the model predicts a distribution over the next character, one is drawn, appended, and the "
       "model is asked again. The temperature T divides the logits before the softmax: T < 1 sharpens the distribution "
@@ -673,7 +673,7 @@ void generation(nn::CausalLM<F>& gpt, const Corpus& c, const Recipe& r) {
 // first period tokens cannot be predicted (log copy_vocab nats); every later one is a copy. With
 // period 0 each sequence draws its own period from N/2 .. N, so no fixed look-back distance works:
 // the model has to find the previous occurrence by content.
-IndexArray repeated_tokens(std::size_t batch, const Recipe& r, Generator& gen, std::size_t period = 0) {
+IndexArray repeated_tokens(std::size_t batch, const GptSettings& r, Generator& gen, std::size_t period = 0) {
   const std::size_t N = r.copy_half;
   IndexArray ids = IndexArray::from_shape({batch, 2 * N + 1});
   for (std::size_t b = 0; b < batch; ++b) {
@@ -686,7 +686,7 @@ IndexArray repeated_tokens(std::size_t batch, const Recipe& r, Generator& gen, s
   return ids;
 }
 
-void induction_heads(const Recipe& r) {
+void induction_heads(const GptSettings& r) {
   const std::size_t N = r.copy_half, L = 2 * N + 1;
   say("A trained language model also copies: having seen \"Mr. Dursley\" once, it predicts \"ursley\" the next time it "
       "sees \"Mr. D\". Olsson et al. (2022) traced this to a pair of heads in two layers: a previous-token head writes "
@@ -813,7 +813,7 @@ void induction_heads(const Recipe& r) {
 // ---------------------------------------------------------------------------------------------
 // 8. The test split, once.
 
-void the_test(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const Recipe& r) {
+void the_test(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const GptSettings& r) {
   const double gpt_nats = lm::mean_of(lm::causal_lm_token_nats(gpt, c.test, Vocab::bos, Vocab::eos, r.context));
   const std::vector<double> kn_nats = kn.kn->mean_nats(c.test);
   std::vector<std::vector<std::string>> rows;
@@ -834,12 +834,12 @@ void the_test(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return run_lesson({"09_gpt", "A character-level GPT on real English text",
+  return run_lesson({"10_gpt", "A character-level GPT on real English text",
                      "the causal mask, a GPT trained on the fortunes corpus against Kneser-Ney n-grams, sampling, the "
                      "KV cache, induction heads",
                      "gpt_test_bpc", "", {"gpt.npz", "induction.npz"}},
                     argc, argv, [] {
-                      const Recipe r = recipe();
+                      const GptSettings r = recipe();
                       section("1. The corpus: fortune cookies, character by character");
                       const Corpus corpus = load_corpus(r);
                       the_corpus(corpus);

@@ -1,4 +1,4 @@
-// Exercises for lesson 10, BERT. Grade them with build/bin/grade 10.
+// Exercises for lesson 12, BERT. Grade them with build/bin/grade 12.
 //
 // Write each function in plain C++ and xtensor (loops, xt::zeros, std::exp, std::erf ...), not
 // with the engine's ops or modules: the point is to do by hand what nn/data/masking.cpp and
@@ -20,7 +20,7 @@ using namespace attnlab::exercises;
 
 namespace {
 
-// ---- 10.1 The 80/10/10 masking rule ---------------------------------------------------------
+// ---- 12.1 The 80/10/10 masking rule ---------------------------------------------------------
 // ids is one sequence of token ids. The characters are the ids in [first, end); everything else
 // ([CLS], <eos>, padding) is never chosen. Choose 15 % of the characters as targets (round(0.15 n)
 // of the n characters, at least one when there are any, each set of places equally likely: use
@@ -34,7 +34,7 @@ std::pair<std::vector<Index>, std::vector<Index>> mask_for_mlm(const std::vector
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 10.2 BERT's prediction head, tied to the embedding ----------------------------------
+// ---- 12.2 BERT's prediction head, tied to the embedding ----------------------------------
 // h (N, d) are the encoder's outputs at the N places to predict. The head computes
 //     t = gelu(h W^T + b)                 W (d, d), b (d); gelu(x) = x (1 + erf(x / sqrt 2)) / 2
 //     u = LayerNorm(t) = gamma * (t - mean) / sqrt(var + 1e-5) + beta, over each row's d entries,
@@ -48,7 +48,7 @@ Array<double> mlm_head(const Array<double>& h, const Array<double>& W, const Arr
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 10.3 Attention by relative position ----------------------------------------------------
+// ---- 12.3 Attention by relative position ----------------------------------------------------
 // weights (h, L, L) are one layer's attention weights on one sequence: weights(k, i, j) is how
 // much head k's query i puts on key j. For each head and each offset o in -reach .. reach, return
 // the mean of weights(k, i, i + o) over the queries i that have a key at i + o (0 <= i + o < L):
@@ -177,7 +177,7 @@ void grade_mlm_head(const std::function<Array<double>(const Array<double>&, cons
           1e-9, "LayerNorm subtracts the row's mean and divides by its standard deviation");
 }
 
-// What lesson 10 draws (lessons/kit/heads.hpp): offset_mass(w, k) is the mean weight on the key k
+// What lesson 12 draws (lessons/kit/heads.hpp): offset_mass(w, k) is the mean weight on the key k
 // places to the left of the query, so offset o = key - query is offset_mass(w, -o).
 Array<double> lesson_by_offset(const Array<double>& w, std::size_t reach) {
   const std::size_t H = w.shape()[0], L = w.shape()[1];

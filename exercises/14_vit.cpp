@@ -1,4 +1,4 @@
-// Exercises for lesson 11, the Vision Transformer. Grade them with build/bin/grade 11.
+// Exercises for lesson 14, the Vision Transformer. Grade them with build/bin/grade 14.
 //
 // Write each function in plain xtensor (loops, xt::zeros, xt::eye ...), not with the engine's ops;
 // product(a, b) and transposed(a) (exercises/grading/exercise.hpp) multiply and transpose matrices.
@@ -13,7 +13,7 @@ using namespace attnlab::exercises;
 
 namespace {
 
-// ---- 11.1 An image as a sequence of patches ----------------------------------------------------
+// ---- 14.1 An image as a sequence of patches ----------------------------------------------------
 // images (B, H, W), p divides H and W. Cut each image into p x p patches, row by row over the
 // grid of patches (left to right, then down), and flatten each patch row by row: return
 // (B, (H/p)(W/p), p p) with out(b, r (W/p) + s, i p + j) = images(b, r p + i, s p + j).
@@ -21,7 +21,7 @@ Array<double> patchify(const Array<double>& images, std::size_t p) {
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 11.2 Attention rollout ----------------------------------------------------------------------
+// ---- 14.2 Attention rollout ----------------------------------------------------------------------
 // layers[l] (T, T) is layer l's attention averaged over its heads (rows are queries), first layer
 // first. Each layer adds its output to the residual stream, so count the stream as half of it:
 // A^_l = (layers[l] + I) / 2. Return the rollout A^_L ... A^_2 A^_1 (T, T): row i says how much

@@ -1,4 +1,4 @@
-// Lesson 11: a Vision Transformer trained on Fashion-MNIST, and where it looks.
+// Lesson 14: a Vision Transformer trained on Fashion-MNIST, and where it looks.
 //
 // A Transformer reads a sequence. The Vision Transformer (Dosovitskiy et al. 2020) makes an image
 // one: cut it into p x p patches, flatten each patch into a vector, project it to d_model, put a
@@ -713,7 +713,7 @@ void takeaway(const TestResult& r, double garment_lift, double position_gap) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return run_lesson({"11_vit", "A Vision Transformer trained on Fashion-MNIST, and where it looks",
+  return run_lesson({"14_vit", "A Vision Transformer trained on Fashion-MNIST, and where it looks",
                      "Images as sequences of patches, a ViT trained for real, its choices measured, and its attention on the image",
                      "test_acc_vit"},
                     argc, argv, [] {
