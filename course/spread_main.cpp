@@ -130,11 +130,11 @@ int run(const std::vector<std::string>& args) {
   for (const std::string& n : names) {
     const std::vector<double>& v = values[n];
     const std::string label = n == headline ? n + " *" : n;
-    std::cout << pad(label, w) << "  " << pad(metric_text(mean(v)) + " ± " + metric_text(stdev(v)), 23) << " "
+    std::cout << pad(label, w) << "  " << pad(metric_text(mean_of(v)) + " ± " + metric_text(stdev(v)), 23) << " "
               << pad(metric_text(*std::min_element(v.begin(), v.end())), 12) << pad(metric_text(*std::max_element(v.begin(), v.end())), 12)
               << v.size() << "\n";
   }
-  std::cout << "\n" << (headline.empty() ? "" : "* the headline. ") << "Wall time per run: " << metric_text(mean(seconds))
+  std::cout << "\n" << (headline.empty() ? "" : "* the headline. ") << "Wall time per run: " << metric_text(mean_of(seconds))
             << " ± " << metric_text(stdev(seconds)) << " s.\n";
 
   // The claims: on how many seeds each held; the ones that must hold and failed somewhere.
@@ -168,11 +168,11 @@ int run(const std::vector<std::string>& args) {
     r["machine"] = machine();
     r["date"] = today();
     r["threads"] = threads;
-    r["seconds"] = {{"mean", mean(seconds)}, {"sd", stdev(seconds)}};
+    r["seconds"] = {{"mean", mean_of(seconds)}, {"sd", stdev(seconds)}};
     Json ms = Json::object();
     for (const std::string& n : names) {
       const std::vector<double>& v = values[n];
-      ms[n] = {{"mean", mean(v)}, {"sd", stdev(v)}, {"min", *std::min_element(v.begin(), v.end())},
+      ms[n] = {{"mean", mean_of(v)}, {"sd", stdev(v)}, {"min", *std::min_element(v.begin(), v.end())},
                {"max", *std::max_element(v.begin(), v.end())}, {"n", v.size()}};
     }
     r["metrics"] = ms;

@@ -354,7 +354,7 @@ void the_weights(const GaussianPooling& model, const Data& d, const Learned& r, 
   const Array<double> before = GaussianPooling(float(r.w_before)).predict(d.x_queries, d).second;
   const Array<double> after = model.predict(d.x_queries, d).second;
   const std::vector<std::string> keys = value_labels(d.x_train, 10), queries = value_labels(d.x_queries, 10);
-  AttentionFigure style{"Attention weights of the Gaussian kernel, before and after learning w", 2, 1900, 1000,
+  AttentionFigureOptions style{"Attention weights of the Gaussian kernel, before and after learning w", 2, 1900, 1000,
                         "Sorted training inputs (keys)", "Queries x"};
   style.colormap = plots::Colormap::reds();
   style.vmax = std::max(xt::amax(before)(), xt::amax(after)());  // 0.3 to 0.7: on 0..1 the spread rows would be pale

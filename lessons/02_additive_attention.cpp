@@ -242,7 +242,7 @@ Training train(s2s::Seq2Seq& model, const s2s::DateTask& task, s2s::Plan s) {
   timing("ms_per_step", h.median_step_ms());
   timing("cpu_ms_per_step", h.median_step_cpu_ms());
   timing("load_average_at_start", load_at_start);
-  CurvesFigure curves{"Cross-entropy per output character"};
+  CurvesFigureOptions curves{"Cross-entropy per output character"};
   curves.ylabel = "nats per character (log scale)";
   save_figure(loss_curves({{"train", &h}}, curves), "loss", "Training loss by step; training and validation loss by epoch");
   std::vector<std::string> val;
@@ -300,7 +300,7 @@ void where_it_looks(const Training& t, const s2s::Evaluation& test, const s2s::D
   std::vector<AttentionMap> maps;
   for (std::size_t k = 0; k < 4; ++k)
     maps.push_back(alignment(t.late, k, v, "\"" + t.late.pairs[k].source + "\" -> " + t.late.decoded.predictions[k]));
-  AttentionFigure style{"Additive attention on held-out test inputs (trained model)", 2, 2800, 1500};
+  AttentionFigureOptions style{"Additive attention on held-out test inputs (trained model)", 2, 2800, 1500};
   style.keys_label = "input characters (keys)";
   style.queries_label = "output characters (queries)";
   save_figure(attention_figure(maps, style), "alignments",

@@ -216,7 +216,7 @@ void speed(std::vector<Trained>& runs, const s2s::Plan& s, const s2s::DateTask& 
 void learning_curves(const std::vector<Trained>& runs) {
   std::vector<Run> curves;
   for (const Trained& r : runs) curves.push_back({r.score, &r.history});
-  CurvesFigure style{"Learning curves of the four scores"};
+  CurvesFigureOptions style{"Learning curves of the four scores"};
   style.ylabel = "cross-entropy (nats per character)";
   save_figure(loss_curves(curves, style), "loss_curves",
               "Loss curves of the four scores: training loss by step, validation loss by epoch");
@@ -235,7 +235,7 @@ void four_ways_of_looking(const std::vector<Trained>& runs, const s2s::DateTask&
   for (const Trained& run : runs)
     maps.push_back({run.test.decoded.attention[r], char_labels(pr.source, true),
                     s2s::output_labels(run.test.decoded.ids[r], task.target_vocab), run.score + ": " + run.test.predictions[r]});
-  AttentionFigure style{"Each score's attention on the test input \"" + pr.source + "\" (target " + pr.target + ")", 2, 2800, 1400};
+  AttentionFigureOptions style{"Each score's attention on the test input \"" + pr.source + "\" (target " + pr.target + ")", 2, 2800, 1400};
   style.keys_label = "input characters (keys)";
   style.queries_label = "output characters (queries)";
   save_figure(attention_figure(maps, style), "alignments",

@@ -64,7 +64,7 @@ void toy_self_attention() {
   say("The weights are almost uniform (0.33 everywhere): the scores differ by at most 0.05, and a softmax of nearly "
       "equal numbers is nearly flat. Each output row is therefore close to the mean of the three values. Small "
       "embeddings make gentle attention; the rest of the lesson is about the opposite problem, scores that are too large.");
-  AttentionFigure style{"\"The cat sat\": self-attention weights", 1, 1100, 1000};
+  AttentionFigureOptions style{"\"The cat sat\": self-attention weights", 1, 1100, 1000};
   style.annotate = true;
   style.decimals = 3;
   save_figure(attention_figure({{A.value(), words, words, ""}}, style), "toy_weights",
@@ -106,7 +106,7 @@ void variance_experiment(Generator& gen) {
       "stays flat (slope ", fixed(slope_scaled, 3), ", at most ", fixed(worst, 3), " away from 1, which is sampling "
       "noise). Without the scale, at d_k = 512 a typical score is +-", fixed(std::sqrt(512.0), 1),
       "; a softmax over such numbers is an arg-max.");
-  const LineFigure style{"Variance of dot products of random unit-variance vectors", "d_k",
+  const LineFigureOptions style{"Variance of dot products of random unit-variance vectors", "d_k",
                          "variance (over random q, k)", true, true, true};
   save_figure(line_figure({curve("Var(q·k)", kDk, raw), curve("Var(q·k / √d_k)", kDk, scaled),
                            reference("Var = d_k (theory)", kDk, kDk)}, style),
@@ -154,7 +154,7 @@ void softmax_saturation(Generator& gen) {
         ns.push_back(xt::norm_l2(xt::view(s.grad(), t))()), nq.push_back(xt::norm_l2(xt::view(q.grad(), t))());
       const double top = double(xt::mean(xt::amax(p.value(), {2}))());
       med_s[v].push_back(median(ns));
-      mean_s[v].push_back(mean(ns));
+      mean_s[v].push_back(mean_of(ns));
       med_q[v].push_back(median(nq));
       cells.insert(cells.end(), {fixed(top, 3), sci(med_s[v].back()), sci(mean_s[v].back()), sci(med_q[v].back())});
     }
@@ -179,7 +179,7 @@ void softmax_saturation(Generator& gen) {
     series.back().dashed = true;
     series[series.size() - 2].color = series.back().color = plots::series_color(std::size_t(1 - v));
   }
-  const LineFigure style{"Gradient through the softmax, 16 random keys per query", "d_k",
+  const LineFigureOptions style{"Gradient through the softmax, 16 random keys per query", "d_k",
                          "norm of dL/d scores, over queries", true, true, true};
   save_figure(line_figure(series, style), "softmax_gradient",
               "Gradient norm through the softmax for a random upstream gradient: median (solid) and mean (dashed) "
@@ -229,7 +229,7 @@ void masks(Generator& gen) {
     }
     maps.push_back({w, cases[c].tokens, cases[c].tokens, cases[c].title});
   }
-  AttentionFigure style{"Attention weights under three masks (hidden keys get exactly 0)", 3, 2400, 1000};
+  AttentionFigureOptions style{"Attention weights under three masks (hidden keys get exactly 0)", 3, 2400, 1000};
   style.annotate = true;
   save_figure(attention_figure(maps, style), "masks",
               "Padding mask, causal mask, and causal + left padding (the <pad> queries have no key left: their rows are all 0)");
@@ -373,7 +373,7 @@ void train_with_and_without(Generator& gen) {
   timing("train_ms_per_step_scaled", rs.history.median_step_ms());
   timing("train_ms_per_step_unscaled", ru.history.median_step_ms());
 
-  CurvesFigure curves{"Training loss, d_k = " + std::to_string(d) + ", same seed and batches"};
+  CurvesFigureOptions curves{"Training loss, d_k = " + std::to_string(d) + ", same seed and batches"};
   curves.epochs = false, curves.width = 1600, curves.height = 1000;
   save_figure(loss_curves({{"with 1/√d_k", &rs.history}, {"without scale", &ru.history}}, curves), "loss_curves",
               "Training loss of the two models: identical start, data and optimizer; only the score scale differs");
@@ -394,7 +394,7 @@ void train_with_and_without(Generator& gen) {
       maps.push_back({xt::cast<double>(w), keys, queries,
                       std::string(m == &scaled ? "with 1/√d_k" : "without scale") + ", sequence " + std::to_string(e + 1)});
     }
-  AttentionFigure style{"Trained attention on held-out sequences (target: the running maximum)", 2, 2000, 1800};
+  AttentionFigureOptions style{"Trained attention on held-out sequences (target: the running maximum)", 2, 2000, 1800};
   style.keys_label = "Keys (input digit)";
   style.queries_label = "Queries (digit → running max)";
   save_figure(attention_figure(maps, style), "trained_attention",

@@ -56,7 +56,7 @@ void the_sinusoidal_table() {
   for (std::size_t i : {0u, 1u, 2u, 4u, 8u})
     series.emplace_back(text("dim ", 2 * i, " (sin, wavelength ", fixed(2 * M_PI / w(i), 1), ")"),
                         xt::arange<double>(double(P)), xt::view(pe, xt::all(), 2 * i));
-  const LineFigure curves{"Each dimension pair is a sine of its own frequency", "Position p", "PE(p, j)",
+  const LineFigureOptions curves{"Each dimension pair is a sine of its own frequency", "Position p", "PE(p, j)",
                           false, false, false, -1.15, 1.15, 1800, 950};
   save_figure(line_figure(series, curves), "pe_curves", "Even dimensions 2i over the positions: the wavelength "
               "2 pi 10000^(2i/d) grows geometrically, like the digits of a (smooth) counter.");
@@ -345,14 +345,14 @@ void extrapolation(const std::vector<Trained>& runs) {
       "); exact match falls fastest, one wrong tag among ", kLongLength, " spoiling the string. ALiBi's bias is the "
       "same at every distance -- why it extrapolates in language models -- but it cannot do this task at all.");
   series.push_back(reference("last trained position", {kTrainLength - 0.5, kTrainLength - 0.5}, {0.0, 1.0}));
-  const LineFigure style{text("Where extrapolation breaks: accuracy per position at L = ", kLongLength),
+  const LineFigureOptions style{text("Where extrapolation breaks: accuracy per position at L = ", kLongLength),
                          "Position in the string", "Per-token accuracy", false, false, true, 0.0, 1.05, 1800, 950};
   save_figure(line_figure(series, style), "accuracy_by_position",
               text("Held-out per-token accuracy at each position of length-", kLongLength, " strings. Dips are where "
                    "queries meet what training never showed: new positions for the sinusoidal model (right of the "
                    "dashed line), new offsets for the relative methods (keys up to ", kLongLength - 1, " places away; "
                    "training had at most ", kTrainLength - 1, ")."));
-  CurvesFigure loss{"Training loss (cross-entropy per token)"};
+  CurvesFigureOptions loss{"Training loss (cross-entropy per token)"};
   loss.steps = false, loss.log_y = false, loss.width = 1800, loss.height = 950;
   save_figure(loss_curves(curves, loss), "training_loss",
               "Mean training loss per epoch; the same data, steps and schedule for every method.");
@@ -393,14 +393,14 @@ void why_none_fails(std::vector<Trained>& runs, const ShiftTask& task) {
     say("The sinusoidal model has not formed one clean band: its best head puts only ", fixed(sin.mass, 2), " of each "
         "query's weight on the key ", kShift, " places to its left, the shift spread over several heads or layers.");
   const auto title = [](auto m, const auto& v) { return text(m, ": layer ", v.layer + 1, ", head ", v.head + 1); };
-  const AttentionFigure both{"Attention weights on one held-out string (rows: queries, columns: keys)", 2, 2400, 1000};
+  const AttentionFigureOptions both{"Attention weights on one held-out string (rows: queries, columns: keys)", 2, 2400, 1000};
   save_figure(attention_figure({{none.weights, labels, labels, title("no positions", none)},
                                 {sin.weights, labels, labels, title("sinusoidal", sin)}}, both),
               "attention_none_vs_sinusoidal",
               text("Left: without positions, equal query tokens have identical rows and equal key tokens identical "
                    "columns -- the weights depend on the tokens, not where they are. Right: the sinusoidal head with "
                    "the most weight on the key ", kShift, " places left of each query (a band below the diagonal)."));
-  const AttentionFigure all{text("The head that looks ", kShift, " places to the left, per method"), 3, 2400, 1700};
+  const AttentionFigureOptions all{text("The head that looks ", kShift, " places to the left, per method"), 3, 2400, 1700};
   save_figure(attention_figure(maps, all), "attention_by_method",
               text("For each method, the head with the most weight on key i - ", kShift, " (title: layer, head, mean "
                    "weight on that key). A model may also spread the shift over several heads or both layers (the T5 "

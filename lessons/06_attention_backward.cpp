@@ -337,8 +337,8 @@ void softmax_jacobian(Generator& gen) {
   for (double m : {6.0, 64.0, 512.0, 4096.0, 32768.0}) {
     const double jac_bytes = m * m * 8, jac_flops = m * m /* build */ + 2 * m * m /* J^T dy */;
     const double fused_flops = 2 * m /* dot */ + 2 * m /* subtract, multiply */;
-    rows.push_back(row(m, text(prose(jac_bytes / 1024), " KiB"), prose(jac_flops), text(prose(m * 8 / 1024), " KiB"),
-                       prose(fused_flops), text(fixed(jac_flops / fused_flops, 0), "x")));
+    rows.push_back(row(m, text(rounded(jac_bytes / 1024), " KiB"), rounded(jac_flops), text(rounded(m * 8 / 1024), " KiB"),
+                       rounded(fused_flops), text(fixed(jac_flops / fused_flops, 0), "x")));
   }
   table({"n", "Jacobian: memory", "Jacobian: FLOPs", "fused: memory (dx)", "fused: FLOPs", "FLOPs saved"}, rows);
   say("Attention runs this once per query row of every head and batch: with n = 4096 keys the Jacobian of a "

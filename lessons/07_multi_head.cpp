@@ -471,7 +471,7 @@ void what_each_head_is_worth(Trained& eight, const Task& task) {
   save_figure(fig, "head_importance", "The accuracy each head is worth, measured by switching it off alone");
   std::vector<double> kept_one, kept_two;
   for (std::size_t k = 0; k < one.pruned.size(); ++k) kept_one.push_back(double(8 - k));
-  LineFigure style{"Pruning heads, least important first", "heads left", "held-out accuracy", false, false, true, 0.0, 1.05};
+  LineFigureOptions style{"Pruning heads, least important first", "heads left", "held-out accuracy", false, false, true, 0.0, 1.05};
   save_figure(line_figure({curve("1 layer x 8 heads", kept_one, one.pruned), curve("2 layers x 4 heads", kept_one, two.pruned)}, style),
               "pruning", "Test accuracy as heads are switched off in order of least importance (measured on validation data)");
   for (std::size_t k = 0; k < one.pruned.size(); ++k) metric(text("pruned_acc_keep", 8 - k), one.pruned[k]);

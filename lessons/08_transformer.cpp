@@ -392,7 +392,7 @@ void the_schedule_and_smoothing(const Plan& p, const Task& t, const History& h) 
     with.push_back(h.lr[s - 1]);
     without.push_back(flat(long(s)));
   }
-  LineFigure style;
+  LineFigureOptions style;
   style.title = text("Noam schedule, d = ", p.d_model, ", warm-up ", p.warmup, " steps");
   style.xlabel = "training step";
   style.ylabel = "learning rate";
@@ -419,7 +419,7 @@ void the_training(const Trained& main_run) {
   for (std::size_t e = 0; e < val.size(); ++e)
     rows.push_back(row(e + 1, fixed(h.epoch_loss[e], 3), fixed(val[e], 3), fixed(nll[e], 3)));
   table({"epoch", "training loss (smoothed)", "validation loss (smoothed)", "validation cross-entropy"}, rows);
-  CurvesFigure style{"The Transformer: loss per target word"};
+  CurvesFigureOptions style{"The Transformer: loss per target word"};
   style.ylabel = "nats per word (log scale)";
   save_figure(loss_curves({{"Transformer", &h}}, style), "transformer_loss",
               "Training loss by step; training and validation loss by epoch (both label-smoothed).");
@@ -544,7 +544,7 @@ void the_bottleneck(const Plan& p, const Task& t, const std::vector<Compared>& m
           : "one difference between them: the Transformer's positions past the training lengths are sinusoidal "
             "vectors no layer was trained on, while the recurrent model applies the same step once more.");
   metric("transformer_minus_gru_attention_longer", transformer_longer - gru_longer);
-  LineFigure style;
+  LineFigureOptions style;
   style.title = "BLEU by source sentence length (held-out: test up to 10 words, longer split after)";
   style.xlabel = text("source words (the last point: ", kLongestBucket, " and 15)");
   style.ylabel = "corpus BLEU";
@@ -839,7 +839,7 @@ void cross_attention_vs_truth(Transformer& m, const Task& t) {
   ho.vmax = 1.0;
   ho.cmap = plots::Colormap::viridis();
   ho.colorbar_label = "alignment error rate";
-  HeatmapFigure hf;
+  HeatmapFigureOptions hf;
   hf.title = "Alignment error rate of each cross-attention head (test sentences; 0 = the true alignment)";
   hf.xlabel = "head";
   hf.ylabel = "decoder layer";

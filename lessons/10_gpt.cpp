@@ -288,7 +288,7 @@ Baselines ngram_baselines(const Corpus& c, const GptSettings& r) {
   timing("kn_count_seconds", count_ms / 1000);
   std::vector<double> orders, bits;
   for (std::size_t k = 1; k <= r.max_order; ++k) orders.push_back(double(k)), bits.push_back(b.nats(k) / kLn2);
-  LineFigure style;
+  LineFigureOptions style;
   style.title = "Kneser-Ney n-grams: held-out bits per character by order";
   style.xlabel = "order n (the context is n - 1 characters)";
   style.ylabel = "validation bits per character";
@@ -458,7 +458,7 @@ Trained train_gpt(const Corpus& c, const Baselines& kn, const GptSettings& r) {
   for (std::size_t k : {std::size_t(3), std::size_t(4), std::size_t(5)})
     if (k <= kn.validation_nats.size() && k != kn.best_order) level(text("Kneser-Ney ", k, "-gram"), k, colors[k - 3]);
   level(text("Kneser-Ney, best (", kn.best_order, "-gram)"), kn.best_order, "#d62728");
-  LineFigure style;
+  LineFigureOptions style;
   style.title = "A character-level GPT against counted n-grams (held-out bits per character)";
   style.xlabel = "characters read in training (millions)";
   style.ylabel = "bits per character";
@@ -535,7 +535,7 @@ void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const Gp
       "first character from <bos> alone (", fixed(gb[0], 2), " bits); a few characters of context bring the loss down "
       "fast, and over the second half of the window it is ", fixed(far, 2), " bits. The ", kn.best_order,
       "-gram's curve flattens after ", kn.best_order - 1, " characters, the most context it can use.");
-  LineFigure style;
+  LineFigureOptions style;
   style.title = "Loss at each position of a window: one forward pass trains them all";
   style.xlabel = "position in the entry (characters of context before it)";
   style.ylabel = "held-out bits per character";
@@ -568,7 +568,7 @@ void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const Gp
               "The attention of every head of the last layer over the opening of the first validation entry (rows: "
               "queries, columns: keys). Above the diagonal every weight is exactly 0: the mask at work.");
   const xt::xarray<double> previous = xt::cast<double>(xt::view(weights[best_layer].value(), 0, best_head));
-  AttentionFigure af;
+  AttentionFigureOptions af;
   af.title = "A trained head that reads the previous character";
   af.cols = 1;
   af.width = 1500;
@@ -782,7 +782,7 @@ void induction_heads(const GptSettings& r) {
   std::vector<std::string> sparse = labels;
   for (std::size_t t = 0; t < sparse.size(); ++t)
     if (t % 4 != 0) sparse[t] = "";
-  AttentionFigure af;
+  AttentionFigureOptions af;
   af.title = "Two heads that copy together (one held-out sequence, tokens repeated after position " + std::to_string(N) + ")";
   af.cols = 2;
   af.width = 2600;
@@ -797,7 +797,7 @@ void induction_heads(const GptSettings& r) {
               "after the previous occurrence of the current token (the stripe N - 1 below the diagonal).");
   std::vector<double> pos(L - 1);
   for (std::size_t t = 0; t + 1 < L; ++t) pos[t] = double(t + 1);
-  LineFigure style;
+  LineFigureOptions style;
   style.title = "In-context loss: random tokens, then the same tokens again";
   style.xlabel = "position of the predicted token";
   style.ylabel = "held-out loss (nats)";

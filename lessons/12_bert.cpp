@@ -414,7 +414,7 @@ void the_masking_rule(const Corpus& c, const BertSettings& r) {
   ho.vmin = 0;
   ho.vmax = 3;
   ho.colorbar = false;
-  HeatmapFigure style;
+  HeatmapFigureOptions style;
   style.title = "The 80/10/10 rule on three held-out entries: orange [MASK], red a random character, green kept";
   style.xlabel = "position (0 is [CLS])";
   style.width = 3200;
@@ -1095,7 +1095,7 @@ void cls_attention(const Corpus& c, const FineTuned& f, const BertSettings& r) {
   ho.x_labels = number_labels(ids.size(), 10);
   ho.colorbar_label = "attention weight of [CLS]";
   ho.cmap = plots::Colormap::reds();
-  HeatmapFigure hs;
+  HeatmapFigureOptions hs;
   hs.title = text("Where [CLS] looks in a held-out ", kTopics[std::size_t(d.labels(*pick))], " entry (fine-tuned model)");
   hs.xlabel = "position";
   hs.width = 3200;
@@ -1209,7 +1209,7 @@ void attention_by_offset(const Corpus& c, nn::MaskedLM<F>& bert, const BertSetti
   ho.colorbar_label = "mean attention weight";
   ho.square_cells = false;
   ho.annotate = true;
-  HeatmapFigure hs;
+  HeatmapFigureOptions hs;
   hs.title = "Attention by relative position, per head (pretrained model, held-out text)";
   hs.xlabel = "key position minus query position (negative: to the left)";
   hs.width = 2600;

@@ -261,7 +261,7 @@ Trained train_vit(const Data& d) {
     if (e < 3 || (e + 1) % 5 == 0 || e + 1 == acc.size())
       rows.push_back(row(e + 1, fixed(h.epoch_loss[e], 4), fixed(loss[e], 4), fixed(acc[e], 4)));
   table({"epoch", "training loss", "validation loss", "validation accuracy"}, rows);
-  CurvesFigure style;
+  CurvesFigureOptions style;
   style.title = "ViT (patch 7) on Fashion-MNIST";
   save_figure(loss_curves({{"ViT p=7", &h}}, style), "vit_training",
               "Training loss by step, and training against validation loss by epoch.");
@@ -315,7 +315,7 @@ void patch_sizes(const Data& full) {
   say("A patch 4 step costs ", cost, " times as much as a patch 7 step. After the same steps it scores ",
       fixed(accuracy[1], 4), " against ", fixed(accuracy[0], 4), ". In the same seconds patch 7 takes ", cost,
       " times as many steps, so the main model uses patch 7.");
-  LineFigure style;
+  LineFigureOptions style;
   style.title = "Patch 7 against patch 4: validation accuracy against training time";
   style.xlabel = "seconds of training";
   style.ylabel = "validation accuracy";
@@ -336,7 +336,7 @@ Baseline mlp_baseline(const Data& d, const History& vit_history) {
   table({"model", "parameters", "seconds", "validation accuracy"},
         {row("ViT, patch 7", "", fixed(vit_history.seconds, 0), fixed(final_validation_accuracy(vit_history), 4)),
          row("MLP on pixels", mlp.parameter_count(), fixed(h.seconds, 0), fixed(final_validation_accuracy(h), 4))});
-  LineFigure style;
+  LineFigureOptions style;
   style.title = "ViT against an MLP on raw pixels";
   style.xlabel = "epoch";
   style.ylabel = "validation accuracy";
@@ -483,29 +483,29 @@ double attention_on_the_garment(nn::ViT<F>& vit, const Data& d, const IndexArray
   }
   std::vector<double> rollout_all = rollout_right;
   rollout_all.insert(rollout_all.end(), rollout_wrong.begin(), rollout_wrong.end());
-  std::vector<std::vector<std::string>> rows{row("share of the patches the garment covers", percent(mean(area), 1))};
+  std::vector<std::vector<std::string>> rows{row("share of the patches the garment covers", percent(mean_of(area), 1))};
   for (std::size_t l = 0; l < L; ++l)
-    rows.push_back(row(text("layer ", l + 1, ": class token's attention on them"), percent(mean(layer[l]), 1)));
-  rows.push_back(row("rollout over all layers, on them", percent(mean(rollout_all), 1)));
-  rows.push_back(row("rollout, correctly classified images", percent(mean(rollout_right), 1)));
-  rows.push_back(row("rollout, misclassified images", percent(mean(rollout_wrong), 1)));
+    rows.push_back(row(text("layer ", l + 1, ": class token's attention on them"), percent(mean_of(layer[l]), 1)));
+  rows.push_back(row("rollout over all layers, on them", percent(mean_of(rollout_all), 1)));
+  rows.push_back(row("rollout, correctly classified images", percent(mean_of(rollout_right), 1)));
+  rows.push_back(row("rollout, misclassified images", percent(mean_of(rollout_wrong), 1)));
   table({"over the " + std::to_string(d.test.size()) + " test images (means)", "share"}, rows);
   say("A patch counts as the garment's when at least half of its pixels are brighter than 0.05. If the class "
-      "token looked at random it would put ", percent(mean(area), 1), " of its attention there; the rollout puts ",
-      percent(mean(rollout_all), 1), ": ",
-      mean(rollout_all) > mean(area) ? text(fixed(mean(rollout_all) / mean(area), 2), " times the chance share.")
+      "token looked at random it would put ", percent(mean_of(area), 1), " of its attention there; the rollout puts ",
+      percent(mean_of(rollout_all), 1), ": ",
+      mean_of(rollout_all) > mean_of(area) ? text(fixed(mean_of(rollout_all) / mean_of(area), 2), " times the chance share.")
                                      : "no more than chance: this model does not favour the garment. The dark "
                                        "patches are not empty of information, though: where the garment is not "
                                        "draws its outline.",
       rollout_wrong.empty() ? std::string()
-                            : text(" On the images it gets wrong the share is ", percent(mean(rollout_wrong), 1),
-                                   ", against ", percent(mean(rollout_right), 1), " on the ones it gets right."));
-  metric("garment_patch_share", mean(area));
-  metric("rollout_on_garment", mean(rollout_all));
-  for (std::size_t l = 0; l < L; ++l) metric(text("layer", l + 1, "_attention_on_garment"), mean(layer[l]));
-  metric("rollout_on_garment_correct", mean(rollout_right));
-  metric("rollout_on_garment_wrong", mean(rollout_wrong));
-  return mean(rollout_all) / mean(area);
+                            : text(" On the images it gets wrong the share is ", percent(mean_of(rollout_wrong), 1),
+                                   ", against ", percent(mean_of(rollout_right), 1), " on the ones it gets right."));
+  metric("garment_patch_share", mean_of(area));
+  metric("rollout_on_garment", mean_of(rollout_all));
+  for (std::size_t l = 0; l < L; ++l) metric(text("layer", l + 1, "_attention_on_garment"), mean_of(layer[l]));
+  metric("rollout_on_garment_correct", mean_of(rollout_right));
+  metric("rollout_on_garment_wrong", mean_of(rollout_wrong));
+  return mean_of(rollout_all) / mean_of(area);
 }
 
 // The k-th test image of class c that the ViT gets right, if there is one.

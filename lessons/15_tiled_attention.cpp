@@ -192,7 +192,7 @@ void the_wall(const std::vector<Curve>& costs, double budget) {
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < fused.n.size(); ++i) {
     const double weights = fused.n[i] * fused.n[i] * sizeof(float) / kMiB;
-    rows.push_back(row(prose(fused.n[i]), fixed(fused.ms[i], 2), fixed(fused.cpu_ms[i], 2), fixed(weights, 2),
+    rows.push_back(row(rounded(fused.n[i]), fixed(fused.ms[i], 2), fixed(fused.cpu_ms[i], 2), fixed(weights, 2),
                        fixed(fused.mib[i], 2), fixed(fused.mib[i] / weights, 2)));
   }
   table({"n", "fwd + bwd ms (wall)", "CPU ms", "saved weights P, MiB", "peak MiB", "peak / P"}, rows);
@@ -204,27 +204,27 @@ void the_wall(const std::vector<Curve>& costs, double budget) {
   say("Over the last three sizes the peak grows like n^", fixed(mem_slope, 2), " and the time like n^", fixed(time_slope, 2),
       ". The peak is about twice the weights: P is kept for backward, and backward makes dS, another n x n matrix, "
       "while P is still alive (", fixed(per_n2, 1), " bytes per n²). This run's memory budget is ", fixed(budget / kMiB, 0),
-      " MiB, so the fused op stops at n = ", prose(fused.n.back()), ": n = ", prose(next), " would need about ",
+      " MiB, so the fused op stops at n = ", rounded(fused.n.back()), ": n = ", rounded(next), " would need about ",
       fixed(per_n2 * next * next / kMiB, 0), " MiB.");
   // Where the time jumps: the n x n blocks reach glibc's threshold for mapping a block afresh.
   for (std::size_t i = 1; i < fused.n.size(); ++i) {
     const double growth = fused.cpu_ms[i] / fused.cpu_ms[i - 1];
     if (growth < 6.0 || fused.faults[i] < 1000) continue;
-    say("From n = ", prose(fused.n[i - 1]), " to ", prose(fused.n[i]), " the CPU time grows ", fixed(growth, 1),
-        " times, more than the 4 of n². Each n x n matrix is ", prose(fused.n[i] * fused.n[i] * 4 / kMiB),
+    say("From n = ", rounded(fused.n[i - 1]), " to ", rounded(fused.n[i]), " the CPU time grows ", fixed(growth, 1),
+        " times, more than the 4 of n². Each n x n matrix is ", rounded(fused.n[i] * fused.n[i] * 4 / kMiB),
         " MiB there, at glibc's threshold for mapping a block afresh (core/runtime/allocator.hpp keeps smaller freed "
         "blocks for reuse), so every call maps fresh pages and touches them for the first time: ",
-        prose(fused.faults[i]), " page faults in one call (", fixed(fused.faults[i] * double(sysconf(_SC_PAGESIZE)) / kMiB, 0), " MiB of pages), "
-        "against ", prose(fused.faults[i - 1]), " at n = ", prose(fused.n[i - 1]), ".");
+        rounded(fused.faults[i]), " page faults in one call (", fixed(fused.faults[i] * double(sysconf(_SC_PAGESIZE)) / kMiB, 0), " MiB of pages), "
+        "against ", rounded(fused.faults[i - 1]), " at n = ", rounded(fused.n[i - 1]), ".");
     break;
   }
   const double ram = machine_bytes();
   if (ram > 0) {
     const double n_max = std::sqrt(ram / per_n2), heads = 8, batch = 16;
     say("This machine has ", fixed(ram / (1024 * kMiB), 1), " GiB. At ", fixed(per_n2, 1), " bytes per n², one head of "
-        "one sequence runs out of it near n = ", prose(std::round(n_max / 100) * 100), ", and a batch of ", batch,
+        "one sequence runs out of it near n = ", rounded(std::round(n_max / 100) * 100), ", and a batch of ", batch,
         " sequences with ", heads, " heads (", batch * heads, " such blocks at once, one layer) near n = ",
-        prose(std::round(n_max / std::sqrt(batch * heads) / 10) * 10), ". That is the wall.");
+        rounded(std::round(n_max / std::sqrt(batch * heads) / 10) * 10), ". That is the wall.");
     config("machine_memory_gib", ram / (1024 * kMiB));
   }
   metric("fused_memory_slope", mem_slope);
@@ -405,7 +405,7 @@ double tiling(const std::vector<Curve>& costs) {
   for (std::size_t i = 0; i < tiled.n.size(); ++i) {
     const double at = tiled.n[i], f_cpu = fused.value_at(fused.cpu_ms, at), f_mib = fused.value_at(fused.mib, at);
     const bool has = !std::isnan(f_cpu);
-    rows.push_back(row(prose(at), has ? fixed(f_cpu, 2) : "over budget", fixed(tiled.cpu_ms[i], 2),
+    rows.push_back(row(rounded(at), has ? fixed(f_cpu, 2) : "over budget", fixed(tiled.cpu_ms[i], 2),
                        has ? fixed(f_cpu / tiled.cpu_ms[i], 2) : "-",
                        has ? fixed(fused.value_at(fused.ms, at) / tiled.ms[i], 2) : "-", has ? fixed(f_mib, 2) : "-",
                        fixed(tiled.mib[i], 2), has ? fixed(f_mib / tiled.mib[i], 1) : "-"));
@@ -681,7 +681,7 @@ Trained low_rank(const Task& task) {
   std::vector<std::vector<std::string>> rows;
   for (const Spectrum& sp : spectra)
     rows.push_back(row(sp.name, fixed(sp.rank90, 1), percent(sp.best_share, 1), percent(sp.segment_share, 1)));
-  table({"attention matrix (n = " + prose(double(n)) + ")", "rank for 90 % of the energy",
+  table({"attention matrix (n = " + rounded(double(n)) + ")", "rank for 90 % of the energy",
          text("energy in the best rank ", task.band), text("energy kept by ", task.band, " segment means")},
         rows);
   const Spectrum &trained = spectra[0], &iid = spectra[2], &broad = spectra[3], &narrow = spectra[4];
@@ -851,7 +851,7 @@ void cost_of_approximations(const std::vector<Curve>& costs) {
     rows.push_back(cells);
   }
   std::vector<std::string> header = {"op", "ms at n = 4096", "peak MiB at 4096", "time: fused / op", "memory: fused / op"};
-  if (last > 4096) header.push_back(text("ms at n = ", prose(last))), header.push_back(text("peak MiB at ", prose(last)));
+  if (last > 4096) header.push_back(text("ms at n = ", rounded(last))), header.push_back(text("peak MiB at ", rounded(last)));
   table(header, rows);
   const Curve &local = costs[2], &linear = costs[3], &lin_causal = costs[4], &linformer = costs[5];
   for (const auto& [c, name] : std::vector<std::pair<const Curve*, std::string>>{

@@ -8,20 +8,26 @@
 #   scripts/seeds.sh 11 -- --threads 2           arguments after -- go to the lesson
 #   scripts/seeds.sh --jobs 2 09                 two seeds at a time (a lesson runs on one thread
 #                                                unless told otherwise, so two fill two cores)
+#   scripts/seeds.sh --reference 04              and keep the runs as the lesson's reference,
+#                                                lessons/reference/04_scaled_dot_product.json (full
+#                                                runs only; rebuild to carry it into the lesson)
 #
+# Every claim the lesson makes (lessons/story/claim.hpp) is counted over the seeds; a claim the
+# lesson promises that failed on some seed is reported, and the script then exits 1.
 # Each run's folder is kept: out/seeds/<lesson>/<full|quick>/seed_<S>/ (--out DIR to change), with
 # the lesson's console output in seed_<S>.log beside it. ATTNLAB_BUILD names another build folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { echo "usage: scripts/seeds.sh [--quick] [--seeds \"S1 S2 ...\"] [--jobs N] [--out DIR] LESSON [-- LESSON_ARGS...]" >&2; exit 2; }
-quick=0 seeds="1 2 3" jobs=1 out="" lesson=""
+usage() { echo "usage: scripts/seeds.sh [--quick] [--seeds \"S1 S2 ...\"] [--jobs N] [--out DIR] [--reference] LESSON [-- LESSON_ARGS...]" >&2; exit 2; }
+quick=0 seeds="1 2 3" jobs=1 out="" lesson="" reference=0
 while (($#)); do
   case "$1" in
     --quick) quick=1 ;;
     --seeds) (($# > 1)) || usage; seeds=$2; shift ;;
     --jobs) (($# > 1)) && [[ $2 =~ ^[1-9][0-9]*$ ]] || usage; jobs=$2; shift ;;
     --out) (($# > 1)) || usage; out=$2; shift ;;
+    --reference) reference=1 ;;
     --) shift; break ;;
     -*) echo "seeds: unknown argument '$1'" >&2; usage ;;
     *) [ -z "$lesson" ] || usage; lesson=$1 ;;
@@ -29,6 +35,7 @@ while (($#)); do
   shift
 done
 [ -n "$lesson" ] || usage
+[ $reference = 0 ] || [ $quick = 0 ] || { echo "seeds: a reference is made of full runs, not --quick ones" >&2; exit 2; }
 build=${ATTNLAB_BUILD:-build}
 matches=("$build"/bin/"${lesson}"*)
 program=${matches[0]}
@@ -64,4 +71,6 @@ for s in $seeds; do
   [ "$(cat "$out/seed_$s.status" 2>/dev/null)" = 0 ] && folders+=("$out/seed_$s")
 done
 ((${#folders[@]})) || exit 1
-"$build"/bin/metric_spread "${folders[@]}"
+spread=("$build"/bin/metric_spread)
+[ $reference = 1 ] && spread+=(--reference "lessons/reference/$name.json")
+"${spread[@]}" "${folders[@]}"

@@ -80,13 +80,13 @@ TEST_CASE("command line: --long asks for the lesson's longer run") {
 }
 
 TEST_CASE("numbers in prose") {
-  CHECK(prose(0.29812) == "0.2981");
-  CHECK(prose(3.71) == "3.71");
-  CHECK(prose(3.7) == "3.7");
-  CHECK(prose(12000.0) == "12000");
-  CHECK(prose(56.666) == "56.67");
-  CHECK(prose(4.8e-7) == "4.8e-07");
-  CHECK(prose(-0.5) == "-0.5");
+  CHECK(rounded(0.29812) == "0.2981");
+  CHECK(rounded(3.71) == "3.71");
+  CHECK(rounded(3.7) == "3.7");
+  CHECK(rounded(12000.0) == "12000");
+  CHECK(rounded(56.666) == "56.67");
+  CHECK(rounded(4.8e-7) == "4.8e-07");
+  CHECK(rounded(-0.5) == "-0.5");
   CHECK(fixed(1.0 / 3.0, 3) == "0.333");
   CHECK(sci(3.14e-15) == "3.1e-15");
   CHECK(percent(0.9531) == "95.3%");
@@ -102,7 +102,7 @@ TEST_CASE("numbers in prose") {
 
 TEST_CASE("summaries: median, mean and spread, windows of steps") {
   CHECK(median({3, 1, 2}) == 2);
-  CHECK(mean({1, 2, 3, 6}) == 3);
+  CHECK(mean_of({1, 2, 3, 6}) == 3);
   CHECK(mean_over({1, 2, 3, 6}, 1, 3) == 2.5);
   CHECK(mean_over({1, 2, 3, 6}, 2) == 4.5);           // to the end
   CHECK(mean_over({1, 2, 3, 6}, 3, 99) == 6);         // cut at the end

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <xtensor/xadapt.hpp>
+
 #include "lessons/story/lesson.hpp"
 #include "lessons/story/stats.hpp"
 #include "lessons/story/text.hpp"
@@ -36,7 +38,7 @@ plots::HeatmapOptions attention_style(const std::vector<std::string>& keys, cons
   return o;
 }
 
-plots::Figure attention_figure(const std::vector<AttentionMap>& maps, const AttentionFigure& style) {
+plots::Figure attention_figure(const std::vector<AttentionMap>& maps, const AttentionFigureOptions& style) {
   if (maps.empty()) plots::fail("attention_figure", "no maps to draw");
   const int cols = std::max(1, std::min(style.cols, int(maps.size())));
   const int rows = int((maps.size() + std::size_t(cols) - 1) / std::size_t(cols));
@@ -70,7 +72,7 @@ plots::Figure head_grid(const xt::xarray<double>& heads, const std::vector<std::
 }
 
 plots::Figure heatmap_figure(const xt::xarray<double>& values, const plots::HeatmapOptions& options,
-                             const HeatmapFigure& style) {
+                             const HeatmapFigureOptions& style) {
   plots::Figure fig(style.width, style.height);
   fig.title(style.title);
   plots::heatmap(fig.panel(0).xlabel(style.xlabel).ylabel(style.ylabel), values, options);
@@ -90,14 +92,8 @@ void confusion_panel(plots::Panel& panel, const xt::xarray<double>& rates, const
 
 // ------------------------------------------------------------------ curves
 
-xt::xarray<double> to_array(const std::vector<double>& v) {
-  xt::xarray<double> a = xt::zeros<double>({v.size()});
-  std::copy(v.begin(), v.end(), a.begin());
-  return a;
-}
-
 plots::Series curve(const std::string& name, const std::vector<double>& x, const std::vector<double>& y) {
-  return plots::Series(name, to_array(x), to_array(y));
+  return plots::Series(name, xt::adapt(x, {x.size()}), xt::adapt(y, {y.size()}));
 }
 
 plots::Series curve(const std::string& name, const std::vector<double>& y) {
@@ -126,7 +122,7 @@ plots::Series plus_marks(const xt::xarray<double>& x, const xt::xarray<double>& 
   return s;
 }
 
-plots::Figure line_figure(const std::vector<plots::Series>& series, const LineFigure& style) {
+plots::Figure line_figure(const std::vector<plots::Series>& series, const LineFigureOptions& style) {
   plots::Figure fig(style.width, style.height);
   fig.title(style.title);
   plots::LineOptions o;
@@ -139,7 +135,7 @@ plots::Figure line_figure(const std::vector<plots::Series>& series, const LineFi
   return fig;
 }
 
-plots::Figure loss_curves(const std::vector<Run>& runs, const CurvesFigure& style) {
+plots::Figure loss_curves(const std::vector<Run>& runs, const CurvesFigureOptions& style) {
   if (runs.empty()) plots::fail("loss_curves", "no runs to draw");
   const int panels = int(style.steps) + int(style.epochs);
   if (panels == 0) plots::fail("loss_curves", "neither the step panel nor the epoch panel is asked for");

@@ -39,7 +39,7 @@ struct AttentionMap {
 plots::HeatmapOptions attention_style(const std::vector<std::string>& keys, const std::vector<std::string>& queries,
                                       bool annotate = false);
 
-struct AttentionFigure {
+struct AttentionFigureOptions {
   std::string title;
   int cols = 2;
   int width = 2400, height = 1200;                       // PNG pixels (text is drawn at scale 2)
@@ -51,20 +51,20 @@ struct AttentionFigure {
 };
 
 // One panel per map, axis names on the outer panels, one shared colorbar.
-plots::Figure attention_figure(const std::vector<AttentionMap>& maps, const AttentionFigure& style);
+plots::Figure attention_figure(const std::vector<AttentionMap>& maps, const AttentionFigureOptions& style);
 
 // Every head of a layer: heads (h, queries, keys), one panel "Head i" each, shared colorbar.
 plots::Figure head_grid(const xt::xarray<double>& heads, const std::vector<std::string>& keys,
                         const std::vector<std::string>& queries, const std::string& title, int cols = 4,
                         int width = 2400, int height = 1300);
 
-struct HeatmapFigure {
+struct HeatmapFigureOptions {
   std::string title, xlabel, ylabel;
   int width = 1500, height = 1400;
 };
 // One panel, one heatmap: rows of `values` down the y axis, columns along x.
 plots::Figure heatmap_figure(const xt::xarray<double>& values, const plots::HeatmapOptions& options,
-                             const HeatmapFigure& style);
+                             const HeatmapFigureOptions& style);
 
 // A confusion matrix of rates (nn::confusion_rates) in a panel: the true class down the rows
 // ("true"), the predicted one along the columns ("predicted"), each cell's share printed, 0..1.
@@ -73,7 +73,6 @@ void confusion_panel(plots::Panel& panel, const xt::xarray<double>& rates, const
 
 // ------------------------------------------------------------------ curves
 
-xt::xarray<double> to_array(const std::vector<double>& v);
 plots::Series curve(const std::string& name, const std::vector<double>& x, const std::vector<double>& y);
 plots::Series curve(const std::string& name, const std::vector<double>& y);  // x = 1, 2, ...
 
@@ -84,18 +83,18 @@ plots::Series reference(const std::string& name, const std::vector<double>& x, c
 // (axis units), NaN lifting the pen between points; gray, and not in the legend.
 plots::Series plus_marks(const xt::xarray<double>& x, const xt::xarray<double>& y, double dx, double dy);
 
-struct LineFigure {
+struct LineFigureOptions {
   std::string title, xlabel, ylabel;
   bool log_x = false, log_y = false, markers = false;
   std::optional<double> ymin = std::nullopt, ymax = std::nullopt;
   int width = 1600, height = 1000;
 };
 // One panel of curves.
-plots::Figure line_figure(const std::vector<plots::Series>& series, const LineFigure& style);
+plots::Figure line_figure(const std::vector<plots::Series>& series, const LineFigureOptions& style);
 
 using Run = std::pair<std::string, const History*>;  // a name for the legend, and its training
 
-struct CurvesFigure {
+struct CurvesFigureOptions {
   std::string title;
   bool steps = true;     // a panel of the training loss by step (mean of each window of steps)
   bool epochs = true;    // a panel by epoch: the held-out loss (or, without one, the training loss)
@@ -107,7 +106,7 @@ struct CurvesFigure {
 
 // Training curves of one or several runs. With one run the epoch panel shows its mean training
 // loss beside the held-out score, so the gap between the two is visible.
-plots::Figure loss_curves(const std::vector<Run>& runs, const CurvesFigure& style);
+plots::Figure loss_curves(const std::vector<Run>& runs, const CurvesFigureOptions& style);
 
 // ------------------------------------------------------------------ bars
 

@@ -27,7 +27,7 @@ FitOptions fit_options(const Recipe& r) {
 void check(const Recipe& r) {
   auto bad = [&](const std::string& why) { throw std::invalid_argument("train '" + r.label + "': " + why); };
   if (r.epochs < 1) bad("epochs must be at least 1, got " + std::to_string(r.epochs));
-  if (!(r.lr > 0.0)) bad("the learning rate must be positive, got " + prose(r.lr));
+  if (!(r.lr > 0.0)) bad("the learning rate must be positive, got " + rounded(r.lr));
   if (r.weight_decay < 0.0 || r.warmup < 0.0 || r.floor < 0.0 || r.clip < 0.0)
     bad("weight decay, warm-up, floor and clip cannot be negative");
   if (r.decay == Decay::inverse_sqrt && r.warmup <= 0.0) bad("the inverse square root schedule needs a warm-up");
@@ -36,8 +36,8 @@ void check(const Recipe& r) {
 // "1/20" for 0.05, "0.3" for 0.3: a floor as the prose says it.
 std::string share(double f) {
   const double inverse = 1.0 / f;
-  if (std::fabs(inverse - std::round(inverse)) < 1e-9 && inverse >= 2) return "1/" + prose(std::round(inverse));
-  return prose(f);
+  if (std::fabs(inverse - std::round(inverse)) < 1e-9 && inverse >= 2) return "1/" + rounded(std::round(inverse));
+  return rounded(f);
 }
 
 }  // namespace
@@ -72,9 +72,9 @@ nn::Schedule schedule_of(const Recipe& r, long total) {
 }
 
 std::string describe(const Recipe& r, long total) {
-  std::string s = r.weight_decay > 0.0 ? "AdamW (peak learning rate " + prose(r.lr) + ", weight decay " + prose(r.weight_decay)
-                                       : "Adam (peak learning rate " + prose(r.lr);
-  if (r.beta1 != 0.9 || r.beta2 != 0.999) s += ", betas " + prose(r.beta1) + " and " + prose(r.beta2);
+  std::string s = r.weight_decay > 0.0 ? "AdamW (peak learning rate " + rounded(r.lr) + ", weight decay " + rounded(r.weight_decay)
+                                       : "Adam (peak learning rate " + rounded(r.lr);
+  if (r.beta1 != 0.9 || r.beta2 != 0.999) s += ", betas " + rounded(r.beta1) + " and " + rounded(r.beta2);
   s += ")";
   const long warmup = warmup_steps(r, total);
   if (warmup > 0) s += ", a linear warm-up over " + counted(warmup, "step") + " then";
@@ -86,7 +86,7 @@ std::string describe(const Recipe& r, long total) {
       break;
     case Decay::inverse_sqrt: s += " a decay as 1/√step (the Noam schedule)"; break;
   }
-  if (r.clip > 0.0) s += ", gradients clipped at norm " + prose(r.clip);
+  if (r.clip > 0.0) s += ", gradients clipped at norm " + rounded(r.clip);
   s += r.batch == 0 ? ", the whole training set in every step" : ", batches of " + std::to_string(r.batch);
   return s + ", " + counted(total, "step");
 }

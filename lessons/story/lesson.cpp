@@ -222,7 +222,7 @@ bool Lesson::claim(const Claim& c) {
   story_.push_back({{"kind", "claim"}, {"id", c.id}, {"when", c.when}, {"expect", expect_name(c.expect)},
                     {"numbers", numbers}, {"held", held}, {"text", said}});
   std::string measured;
-  for (const auto& [k, v] : numbers.items()) measured += (measured.empty() ? "" : ", ") + k + " = " + prose(v.get<double>());
+  for (const auto& [k, v] : numbers.items()) measured += (measured.empty() ? "" : ", ") + k + " = " + rounded(v.get<double>());
   const std::string verdict = held ? "holds" : c.expect == Expect::either_way ? "went the other way" : "NOT SEEN in this run";
   emit(said + "\n\n> *Claim `" + c.id + "` " + verdict + ": `" + c.when + "`, measured " + measured + ".*\n\n",
        wrap(plain_math(said)) + "  [claim " + c.id + " " + verdict + ": " + c.when + "]\n\n");

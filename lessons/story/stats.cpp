@@ -13,7 +13,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-double mean(const std::vector<double>& v) {
+double mean_of(const std::vector<double>& v) {
   double s = 0.0;
   for (double x : v) s += x;
   return v.empty() ? 0.0 : s / double(v.size());
@@ -24,12 +24,12 @@ double mean_over(const std::vector<double>& v, std::size_t from, std::size_t to)
   if (from > to)
     throw std::invalid_argument("mean_over: from " + std::to_string(from) + " lies past the end, " +
                                 std::to_string(to));
-  return mean(std::vector<double>(v.begin() + long(from), v.begin() + long(to)));
+  return mean_of(std::vector<double>(v.begin() + long(from), v.begin() + long(to)));
 }
 
 double stdev(const std::vector<double>& v) {
   if (v.size() < 2) return 0.0;
-  const double m = mean(v);
+  const double m = mean_of(v);
   double s = 0.0;
   for (double x : v) s += (x - m) * (x - m);
   return std::sqrt(s / double(v.size() - 1));
@@ -38,7 +38,7 @@ double stdev(const std::vector<double>& v) {
 double log_log_slope(const std::vector<double>& x, const std::vector<double>& y) {
   std::vector<double> lx, ly;
   for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) lx.push_back(std::log(x[i])), ly.push_back(std::log(y[i]));
-  const double mx = mean(lx), my = mean(ly);
+  const double mx = mean_of(lx), my = mean_of(ly);
   double sxy = 0, sxx = 0;
   for (std::size_t i = 0; i < lx.size(); ++i) sxy += (lx[i] - mx) * (ly[i] - my), sxx += (lx[i] - mx) * (lx[i] - mx);
   return sxy / sxx;

@@ -12,7 +12,7 @@
 namespace attnlab::lessons {
 
 double median(std::vector<double> v);           // 0 for none
-double mean(const std::vector<double>& v);      // 0 for none
+double mean_of(const std::vector<double>& v);   // 0 for none (the engine's mean() takes tensors)
 double stdev(const std::vector<double>& v);     // sample standard deviation; 0 for fewer than 2
 // The mean of v[from, to), `to` cut at v's end (by default: the rest of v); 0 for none.
 // std::invalid_argument when from lies past that end.

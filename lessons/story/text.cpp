@@ -22,7 +22,7 @@ std::string percent(double fraction, int decimals) { return fixed(100.0 * fracti
 
 // Whole numbers in full; otherwise 4 significant digits in fixed notation between 1e-3 and 1e6
 // (trailing zeros dropped), scientific notation outside that range.
-std::string prose(double v) {
+std::string rounded(double v) {
   if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
   const double a = std::fabs(v);
   if (a < 1e15 && v == std::floor(v)) return fixed(v, 0);
@@ -37,7 +37,7 @@ std::string prose(double v) {
 }
 
 std::string plus_minus(double mean, double sd) {
-  if (!(sd > 0.0) || !std::isfinite(sd)) return prose(mean) + " ± " + (std::isfinite(sd) ? "0" : prose(sd));
+  if (!(sd > 0.0) || !std::isfinite(sd)) return rounded(mean) + " ± " + (std::isfinite(sd) ? "0" : rounded(sd));
   const int decimals = std::clamp(1 - static_cast<int>(std::floor(std::log10(sd))), 0, 8);
   return fixed(mean, decimals) + " ± " + fixed(sd, decimals);
 }

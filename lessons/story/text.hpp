@@ -3,7 +3,7 @@
 //   say("We generate ", n, " dates; the model reaches ", fixed(acc, 3), " on ", n_test, " held-out ones.");
 //
 // text(parts...) glues the parts: strings as they are, integers in full, other numbers in the
-// plain form of prose() (4 significant digits, no trailing zeros). fixed, sci and percent say
+// plain form of rounded() (4 significant digits, no trailing zeros). fixed, sci and percent say
 // exactly how a number is shown where that matters.
 #pragma once
 
@@ -17,7 +17,7 @@ namespace attnlab::lessons {
 std::string fixed(double v, int decimals = 4);    // 0.3311
 std::string sci(double v, int digits = 1);         // 3.1e-15
 std::string percent(double fraction, int decimals = 1);  // 0.953 -> 95.3%
-std::string prose(double v);                       // 0.2981, 3.71, 12000, 4.8e-07
+std::string rounded(double v);                       // 0.2981, 3.71, 12000, 4.8e-07
 // A mean and its spread, the sd to two significant digits and the mean to the same decimal place:
 // plus_minus(0.90134, 0.00213) is "0.9013 ± 0.0021"; an sd of 0 gives "0.997 ± 0".
 std::string plus_minus(double mean, double sd);
@@ -29,7 +29,7 @@ inline void append(std::string& s, char part) { s += part; }
 template <class N>
 std::enable_if_t<std::is_arithmetic_v<N>> append(std::string& s, N v) {
   if constexpr (std::is_integral_v<N>) s += std::to_string(v);
-  else s += prose(static_cast<double>(v));
+  else s += rounded(static_cast<double>(v));
 }
 }  // namespace detail
 
