@@ -14,7 +14,8 @@
 #include <xtensor/xview.hpp>
 
 #include "lessons/kit/kit.hpp"
-#include "lessons/kit/seq2seq.hpp"
+#include "nn/data/date_task.hpp"
+#include "nn/rnn/seq2seq.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/data/dates.hpp"
 
@@ -52,10 +53,10 @@ std::vector<std::size_t> showcase_examples(const std::vector<data::Pair>& test, 
 // The chosen test examples, decoded as one batch, with their pairs.
 struct Showcase {
   std::vector<data::Pair> pairs;
-  s2s::Evaluation decoded;
+  nn::rnn::Evaluation decoded;
 };
 
-Showcase decode_examples(s2s::Seq2Seq& model, const s2s::DateTask& task, const std::vector<std::size_t>& rows) {
+Showcase decode_examples(nn::rnn::Seq2Seq& model, const data::DateTask& task, const std::vector<std::size_t>& rows) {
   data::EncodedPairs enc;
   Showcase s;
   for (std::size_t r : rows) {
@@ -63,7 +64,7 @@ Showcase decode_examples(s2s::Seq2Seq& model, const s2s::DateTask& task, const s
     enc.target.push_back(task.test.target[r]);
     s.pairs.push_back(task.pairs.test[r]);
   }
-  s.decoded = s2s::evaluate(model, enc, s.pairs, task.target_vocab);
+  s.decoded = nn::rnn::evaluate(model, enc, s.pairs, task.target_vocab);
   return s;
 }
 
@@ -88,7 +89,7 @@ bool well_formed(const std::string& s) {
 }
 
 // Fractions of predictions whose year (characters 0-3), month (5-6) and day (8-9) match the target.
-std::vector<double> field_accuracy(const s2s::Evaluation& ev, const std::vector<data::Pair>& pairs) {
+std::vector<double> field_accuracy(const nn::rnn::Evaluation& ev, const std::vector<data::Pair>& pairs) {
   const std::size_t from[3] = {0, 5, 8}, len[3] = {4, 2, 2};
   std::vector<double> acc(3, 0.0);
   for (std::size_t i = 0; i < pairs.size(); ++i)
@@ -102,22 +103,22 @@ std::vector<double> field_accuracy(const s2s::Evaluation& ev, const std::vector<
 // An attention map of a decoded example: output characters (queries) against input characters.
 AttentionMap alignment(const Showcase& s, std::size_t i, const data::Vocab& v, const std::string& title) {
   return {s.decoded.decoded.attention[i], char_labels(s.pairs[i].source, true),
-          s2s::output_labels(s.decoded.decoded.ids[i], v), title};
+          token_labels(s.decoded.decoded.ids[i], v), title};
 }
 
 // Runs the first decoder step of a batch piece by piece and lists each tensor's shape.
-std::vector<std::vector<std::string>> trace_shapes(s2s::Seq2Seq& model, const data::Seq2SeqBatch& b) {
+std::vector<std::vector<std::string>> trace_shapes(nn::rnn::Seq2Seq& model, const data::Seq2SeqBatch& b) {
   NoGrad ng;
-  s2s::Decoder& dec = *model.decoder;
-  const s2s::Encoded e = model.encoder.forward(b.source);
-  const s2s::Tns s = e.init;
+  nn::rnn::Decoder& dec = *model.decoder;
+  const nn::rnn::Encoded e = model.encoder.forward(b.source);
+  const nn::rnn::Tns s = e.init;
   const auto score = dec.attention().score().steps(unsqueeze(s, 1), e.annotations);  // W_q q, W_k k, tanh, v^T
   const AttentionResult<float> a = dec.attention()(s, e.annotations, e.annotations, e.real);
   const IndexArray prev = xt::view(b.decoder_input.ids, xt::all(), 0);
-  const s2s::Step st = dec.step(e, prev, s);
-  s2s::Tns w;
-  const s2s::Tns logits = dec.teacher_forced(e, b.decoder_input.ids, &w);
-  auto sh = [](const s2s::Tns& t) { return shape_str(t.shape()); };
+  const nn::rnn::Step st = dec.step(e, prev, s);
+  nn::rnn::Tns w;
+  const nn::rnn::Tns logits = dec.teacher_forced(e, b.decoder_input.ids, &w);
+  auto sh = [](const nn::rnn::Tns& t) { return shape_str(t.shape()); };
   return {{"x: input ids", shape_str(b.source.ids.shape()), "(B, S), padded with <pad>, ends with <eos>"},
           {"embed(x)", sh(model.encoder.embed(b.source.ids)), "(B, S, E)"},
           {"h: annotations = keys = values", sh(e.annotations), "(B, S, 2He), [forward; backward] per position"},
@@ -139,23 +140,47 @@ std::vector<std::vector<std::string>> trace_shapes(s2s::Seq2Seq& model, const da
 // ---------------------------------------------------------------------------------------------
 // The lesson's sections.
 
-s2s::Plan choose_sizes() {
-  s2s::Plan p;
+// The sizes and the training recipe of this lesson's date models.
+struct Plan {
+  std::size_t examples = 12000;
+  nn::rnn::Seq2SeqConfig model;
+  Recipe recipe;  // Adam at a constant rate (the kit's defaults otherwise)
+};
+
+void record(const Plan& p) {
+  config({{"examples", p.examples}, {"embed", p.model.embed}, {"encoder_hidden", p.model.encoder_hidden},
+          {"hidden", p.model.decoder_hidden}, {"attention_hidden", p.model.attention_hidden},
+          {"epochs", p.recipe.epochs}, {"batch", p.recipe.batch}, {"lr", p.recipe.lr}, {"clip", p.recipe.clip}});
+}
+
+// Trains a date model as the plan says: teacher-forced cross-entropy on the training pairs, the
+// held-out loss on the validation pairs after every epoch.
+History train_dates(nn::rnn::Seq2Seq& model, const data::DateTask& task, Recipe r) {
+  r.validate = [&] { return Scores{{"loss", nn::rnn::mean_loss(model, task.validation)}}; };
+  return train(model, task.train.size(), [&](const std::vector<std::size_t>& rows) {
+    return model.loss(data::make_seq2seq_batch(task.train, rows));
+  }, r);
+}
+
+Plan choose_sizes() {
+  Plan p;
   p.examples = full_or_quick<std::size_t>(12000, 4000);
-  p.model.style = s2s::DecoderStyle::Bahdanau;
+  p.model.style = nn::rnn::DecoderStyle::Bahdanau;
   p.model.score = "additive";
   p.model.embed = full_or_quick(32, 16);
   p.model.encoder_hidden = p.model.decoder_hidden = p.model.attention_hidden = full_or_quick(64, 32);
-  p.fit.epochs = epochs(6, 4);
-  p.fit.batch = 64;
-  p.fit.clip = 1.0;
-  p.fit.seed = seed() + 11;
-  s2s::record(p);
+  p.recipe.epochs = epochs(6, 4);
+  p.recipe.batch = 64;
+  p.recipe.clip = 1.0;
+  p.recipe.seed = seed() + 11;
+  p.recipe.lr = 5e-3;
+  p.recipe.decay = Decay::constant;
+  record(p);
   return p;
 }
 
-s2s::DateTask the_task(const s2s::Plan& s) {
-  s2s::DateTask task = s2s::make_date_task(s.examples, seed());
+data::DateTask the_task(const Plan& s) {
+  data::DateTask task = data::make_date_task(s.examples, seed());
   say("We generate ", s.examples, " dates between 1950 and 2049, each written in one of ", data::num_date_formats(),
       " human formats, and ask for the ISO form YYYY-MM-DD. Input and output are read and written one character at "
       "a time, so the model must learn the month names, ordinals, the US month-first order of slashed dates and the "
@@ -163,7 +188,7 @@ s2s::DateTask the_task(const s2s::Plan& s) {
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < 8; ++i) rows.push_back(row(task.pairs.train[i].source, task.pairs.train[i].target));
   table({"input (source)", "output (target)"}, rows);
-  const std::size_t overlap = s2s::split_overlap(task.pairs);
+  const std::size_t overlap = data::split_overlap(task.pairs);
   say("Splits are cut by distinct input string, so no test input was ever seen in training: ", task.pairs.train.size(),
       " train, ", task.pairs.validation.size(), " validation, ", task.pairs.test.size(), " test; inputs shared between "
       "splits: ", overlap, ". Vocabularies (from the training split, with <pad> <bos> <eos> <unk>): ",
@@ -172,7 +197,7 @@ s2s::DateTask the_task(const s2s::Plan& s) {
   return task;
 }
 
-void why_attention(const s2s::Plan& s) {
+void why_attention(const Plan& s) {
   say("A plain encoder-decoder (Sutskever et al. 2014; Cho et al. 2014) reads the input into one vector, its last "
       "state, and the decoder must rebuild the output from that vector alone. Every input, short or long, goes "
       "through the same ", s.model.decoder_hidden, " numbers, and the information about the early characters has to "
@@ -194,11 +219,11 @@ void why_attention(const s2s::Plan& s) {
       "pays only for W_q s_{t-1}, the tanh and v^T.");
 }
 
-void show_the_model(s2s::Seq2Seq& model, const s2s::DateTask& task, const s2s::Plan& s) {
+void show_the_model(nn::rnn::Seq2Seq& model, const data::DateTask& task, const Plan& s) {
   say("One real training batch through the untrained model (B = batch, S = longest input + <eos>, T = output length "
       "+ <eos>, E = embedding, He = encoder state per direction, Hd = decoder state, A = attention width, V = output "
       "vocabulary):");
-  const data::Seq2SeqBatch batch = data::make_seq2seq_batch(task.train, data::first_rows(s.fit.batch));
+  const data::Seq2SeqBatch batch = data::make_seq2seq_batch(task.train, data::first_rows(s.recipe.batch));
   table({"tensor", "shape", "what it is"}, trace_shapes(model, batch));
   const std::size_t attn = model.attention_parameters(), all = model.parameter_count(),
                     enc = model.encoder.parameter_count();
@@ -216,26 +241,26 @@ struct Training {
   std::vector<double> early_fields;  // year, month, day accuracy on the whole test set, early
 };
 
-Training train(s2s::Seq2Seq& model, const s2s::DateTask& task, s2s::Plan s) {
+Training train(nn::rnn::Seq2Seq& model, const data::DateTask& task, Plan s) {
   const double load_at_start = load_average();
   const std::vector<std::size_t> shown = showcase_examples(task.pairs.test, 6);
   Training t{{}, full_or_quick<std::size_t>(75, 30), {}, {}, {}};
   say("Teacher forcing: the decoder reads <bos> y_1 .. y_9 and is scored (cross-entropy) on y_1 .. y_10 <eos>. Adam "
-      "(lr ", fixed(s.lr, 4), "), gradient norm clipped at ", fixed(s.fit.clip, 1), ", batches of ", s.fit.batch, ", ",
-      s.fit.epochs, " epochs. We decode six test inputs after ", t.early_step, " steps and again at the end, and keep "
+      "(lr ", fixed(s.recipe.lr, 4), "), gradient norm clipped at ", fixed(s.recipe.clip, 1), ", batches of ", s.recipe.batch, ", ",
+      s.recipe.epochs, " epochs. We decode six test inputs after ", t.early_step, " steps and again at the end, and keep "
       "their attention weights.");
   auto snapshot = [&] {
     t.early = decode_examples(model, task, shown);
-    t.early_fields = field_accuracy(s2s::evaluate(model, task.test, task.pairs.test, task.target_vocab), task.pairs.test);
+    t.early_fields = field_accuracy(nn::rnn::evaluate(model, task.test, task.pairs.test, task.target_vocab), task.pairs.test);
   };
-  s.fit.after_step = [&](std::size_t step) {
+  s.recipe.after_step = [&](std::size_t step) {
     if (step == t.early_step) snapshot();
   };
-  t.history = s2s::train(model, task, s.lr, s.fit);
+  t.history = train_dates(model, task, s.recipe);
   if (t.early.pairs.empty()) snapshot();  // fewer steps than early_step
   t.late = decode_examples(model, task, shown);
   const History& h = t.history;
-  say(h.steps, " steps of ", s.fit.batch, " examples (", task.train.size(), " per epoch). A step (forward, backward, "
+  say(h.steps, " steps of ", s.recipe.batch, " examples (", task.train.size(), " per epoch). A step (forward, backward, "
       "clipping, Adam) took ", fixed(h.median_step_cpu_ms(), 1), " ms of CPU time and ", fixed(h.median_step_ms(), 1),
       " ms of wall time (medians); the load average was ", fixed(load_at_start, 1), " when the lesson started",
       load_at_start > 2.5 ? ", on a 2-core machine shared with other jobs, so the wall time is inflated." : ".");
@@ -251,7 +276,7 @@ Training train(s2s::Seq2Seq& model, const s2s::DateTask& task, s2s::Plan s) {
   return t;
 }
 
-void early_and_late(const Training& t, const s2s::Evaluation& test, const s2s::DateTask& task) {
+void early_and_late(const Training& t, const nn::rnn::Evaluation& test, const data::DateTask& task) {
   say("After ", t.early_step, " steps (greedy decoding, test inputs):");
   verbatim(decodings_text(t.early));
   say("After ", t.history.steps, " steps:");
@@ -272,7 +297,7 @@ void early_and_late(const Training& t, const s2s::Evaluation& test, const s2s::D
          row(text(t.history.steps, " steps"), fixed(late_fields[0], 3), fixed(late_fields[1], 3), fixed(late_fields[2], 3))});
 }
 
-void held_out(const Training& t, const s2s::Evaluation& test, const s2s::DateTask& task) {
+void held_out(const Training& t, const nn::rnn::Evaluation& test, const data::DateTask& task) {
   const double val_loss = t.history.validation_of("loss").back();
   table({"split", "examples", "exact match", "per-character accuracy"},
         {row("test", task.test.size(), fixed(test.exact_match, 4), fixed(test.char_accuracy, 4))});
@@ -295,7 +320,7 @@ void held_out(const Training& t, const s2s::Evaluation& test, const s2s::DateTas
   metric("validation_loss", val_loss);
 }
 
-void where_it_looks(const Training& t, const s2s::Evaluation& test, const s2s::DateTask& task) {
+void where_it_looks(const Training& t, const nn::rnn::Evaluation& test, const data::DateTask& task) {
   const data::Vocab& v = task.target_vocab;
   std::vector<AttentionMap> maps;
   for (std::size_t k = 0; k < 4; ++k)
@@ -305,7 +330,7 @@ void where_it_looks(const Training& t, const s2s::Evaluation& test, const s2s::D
   style.queries_label = "output characters (queries)";
   save_figure(attention_figure(maps, style), "alignments",
               "Attention weights of four test inputs: rows are output characters, columns input characters");
-  const s2s::YearAttention ya = s2s::year_attention(test, task.pairs.test);
+  const data::YearAttention ya = data::year_attention(test.decoded.attention, task.pairs.test);
   say("Each row is one output step and sums to 1 over the real input characters. Read a map row by row: the steps "
       "that write the year look at the year's digits, the month steps at the month name or number, the day steps at "
       "the day; words that carry no information (a weekday, 'the', 'of', an ordinal suffix) get little weight. A "
@@ -335,18 +360,18 @@ int main(int argc, char** argv) {
                      "A bidirectional GRU encoder and a GRU decoder with additive attention learn to rewrite dates as ISO 8601.",
                      "test_exact_match"},
                     argc, argv, [] {
-                      const s2s::Plan setup = choose_sizes();
+                      const Plan setup = choose_sizes();
                       section("1. The task: dates in many formats, rewritten as ISO 8601");
-                      const s2s::DateTask task = the_task(setup);
+                      const data::DateTask task = the_task(setup);
                       section("2. Why attention: the fixed-length bottleneck");
                       why_attention(setup);
                       section("3. The model, and the shape of every tensor");
                       Generator gen(seed() + 3);
-                      s2s::Seq2Seq model(setup.model, task.source_vocab.size(), task.target_vocab.size(), gen);
+                      nn::rnn::Seq2Seq model(setup.model, task.source_vocab.size(), task.target_vocab.size(), gen);
                       show_the_model(model, task, setup);
                       section("4. Training");
                       const Training training = train(model, task, setup);
-                      const s2s::Evaluation test = s2s::evaluate(model, task.test, task.pairs.test, task.target_vocab);
+                      const nn::rnn::Evaluation test = nn::rnn::evaluate(model, task.test, task.pairs.test, task.target_vocab);
                       section("5. Early and late: what the decoder writes");
                       early_and_late(training, test, task);
                       section("6. Held-out results");

@@ -10,7 +10,8 @@
 #include <memory>
 
 #include "lessons/kit/kit.hpp"
-#include "lessons/kit/seq2seq.hpp"
+#include "nn/data/date_task.hpp"
+#include "nn/rnn/seq2seq.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/data/dates.hpp"
 
@@ -24,28 +25,52 @@ const std::vector<std::string> kScores = {"dot", "general", "concat", "additive"
 
 struct Trained {
   std::string score;
-  std::unique_ptr<s2s::Seq2Seq> model;
+  std::unique_ptr<nn::rnn::Seq2Seq> model;
   History history;
-  s2s::Evaluation test;
+  nn::rnn::Evaluation test;
   double step_ms = 0, attention_ms = 0, step_cpu_ms = 0, attention_cpu_ms = 0;  // interleaved medians
 };
 
-s2s::Plan choose_sizes() {
-  s2s::Plan p;
+// The sizes and the training recipe of this lesson's date models.
+struct Plan {
+  std::size_t examples = 12000;
+  nn::rnn::Seq2SeqConfig model;
+  Recipe recipe;  // Adam at a constant rate (the kit's defaults otherwise)
+};
+
+void record(const Plan& p) {
+  config({{"examples", p.examples}, {"embed", p.model.embed}, {"encoder_hidden", p.model.encoder_hidden},
+          {"hidden", p.model.decoder_hidden}, {"attention_hidden", p.model.attention_hidden},
+          {"epochs", p.recipe.epochs}, {"batch", p.recipe.batch}, {"lr", p.recipe.lr}, {"clip", p.recipe.clip}});
+}
+
+// Trains a date model as the plan says: teacher-forced cross-entropy on the training pairs, the
+// held-out loss on the validation pairs after every epoch.
+History train_dates(nn::rnn::Seq2Seq& model, const data::DateTask& task, Recipe r) {
+  r.validate = [&] { return Scores{{"loss", nn::rnn::mean_loss(model, task.validation)}}; };
+  return train(model, task.train.size(), [&](const std::vector<std::size_t>& rows) {
+    return model.loss(data::make_seq2seq_batch(task.train, rows));
+  }, r);
+}
+
+Plan choose_sizes() {
+  Plan p;
   p.examples = full_or_quick<std::size_t>(12000, 4000);
-  p.model.style = s2s::DecoderStyle::Luong;
+  p.model.style = nn::rnn::DecoderStyle::Luong;
   p.model.embed = full_or_quick(32, 16);
   p.model.decoder_hidden = p.model.attention_hidden = full_or_quick(64, 32);
   p.model.encoder_hidden = p.model.decoder_hidden / 2;  // annotations 2He == Hd, so the dot score is defined
-  p.fit.epochs = epochs(4, 3);
-  p.fit.batch = 64;
-  p.fit.clip = 1.0;
-  p.fit.seed = seed() + 11;
-  s2s::record(p);
+  p.recipe.epochs = epochs(4, 3);
+  p.recipe.batch = 64;
+  p.recipe.clip = 1.0;
+  p.recipe.seed = seed() + 11;
+  p.recipe.lr = 5e-3;
+  p.recipe.decay = Decay::constant;
+  record(p);
   return p;
 }
 
-void the_decoder(const s2s::Plan& s, const s2s::DateTask& task) {
+void the_decoder(const Plan& s, const data::DateTask& task) {
   say("The data are lesson 02's: ", s.examples, " generated dates in ", data::num_date_formats(), " formats, rewritten "
       "as YYYY-MM-DD, split by distinct input into ", task.train.size(), " train, ", task.validation.size(),
       " validation and ", task.test.size(), " test examples.");
@@ -76,22 +101,22 @@ void the_decoder(const s2s::Plan& s, const s2s::DateTask& task) {
       "parameters at all: it asks the encoder and decoder to put their states in one space.");
 }
 
-std::vector<Trained> train_all(const s2s::Plan& s, const s2s::DateTask& task) {
-  say("Each model gets the same data order, the same initial seed, ", s.fit.epochs, " epochs of batches of ",
-      s.fit.batch, ", hidden size ", s.model.decoder_hidden, ", attention width ", s.model.attention_hidden,
-      " (additive and concat), Adam at lr ", fixed(s.lr, 4), " and gradient clipping at ", fixed(s.fit.clip, 1), ".");
+std::vector<Trained> train_all(const Plan& s, const data::DateTask& task) {
+  say("Each model gets the same data order, the same initial seed, ", s.recipe.epochs, " epochs of batches of ",
+      s.recipe.batch, ", hidden size ", s.model.decoder_hidden, ", attention width ", s.model.attention_hidden,
+      " (additive and concat), Adam at lr ", fixed(s.recipe.lr, 4), " and gradient clipping at ", fixed(s.recipe.clip, 1), ".");
   std::vector<Trained> runs;
   for (const std::string& score : kScores) {
     Trained r;
     r.score = score;
-    s2s::ModelConfig c = s.model;
+    nn::rnn::Seq2SeqConfig c = s.model;
     c.score = score;
     Generator gen(seed() + 3);
-    r.model = std::make_unique<s2s::Seq2Seq>(c, task.source_vocab.size(), task.target_vocab.size(), gen);
-    FitOptions fo = s.fit;
-    fo.label = score;
-    r.history = s2s::train(*r.model, task, s.lr, fo);
-    r.test = s2s::evaluate(*r.model, task.test, task.pairs.test, task.target_vocab);
+    r.model = std::make_unique<nn::rnn::Seq2Seq>(c, task.source_vocab.size(), task.target_vocab.size(), gen);
+    Recipe rc = s.recipe;
+    rc.label = score;
+    r.history = train_dates(*r.model, task, rc);
+    r.test = nn::rnn::evaluate(*r.model, task.test, task.pairs.test, task.target_vocab);
     runs.push_back(std::move(r));
   }
   return runs;
@@ -100,22 +125,22 @@ std::vector<Trained> train_all(const s2s::Plan& s, const s2s::DateTask& task) {
 // Times, for fresh models of each score, (1) a whole training step (forward, backward, clipping,
 // Adam) on one fixed batch and (2) the attention alone, forward and backward, on tensors of that
 // batch's shapes, the eight in turn in every round (lessons/kit/timing.hpp).
-void benchmark(std::vector<Trained>& runs, const s2s::Plan& s, const s2s::DateTask& task, const data::Seq2SeqBatch& batch,
+void benchmark(std::vector<Trained>& runs, const Plan& s, const data::DateTask& task, const data::Seq2SeqBatch& batch,
                int rounds) {
   const std::size_t B = batch.source.ids.shape()[0], S = batch.source.ids.shape()[1];
   const std::size_t T = batch.decoder_input.ids.shape()[1];
-  std::vector<std::unique_ptr<s2s::Seq2Seq>> models;
+  std::vector<std::unique_ptr<nn::rnn::Seq2Seq>> models;
   std::vector<std::unique_ptr<nn::Adam<float>>> opts;
   Generator gen(seed() + 5);
-  const s2s::Tns q0 = s2s::Tns::randn({B, T, s.model.decoder_hidden}, gen);
-  const s2s::Tns k0 = s2s::Tns::randn({B, S, 2 * s.model.encoder_hidden}, gen);
+  const nn::rnn::Tns q0 = nn::rnn::Tns::randn({B, T, s.model.decoder_hidden}, gen);
+  const nn::rnn::Tns k0 = nn::rnn::Tns::randn({B, S, 2 * s.model.encoder_hidden}, gen);
   std::vector<std::function<void()>> work;
   for (const Trained& r : runs) {
-    s2s::ModelConfig c = s.model;
+    nn::rnn::Seq2SeqConfig c = s.model;
     c.score = r.score;
-    models.push_back(std::make_unique<s2s::Seq2Seq>(c, task.source_vocab.size(), task.target_vocab.size(), gen));
+    models.push_back(std::make_unique<nn::rnn::Seq2Seq>(c, task.source_vocab.size(), task.target_vocab.size(), gen));
     opts.push_back(std::make_unique<nn::Adam<float>>(models.back()->parameters(), 1e-3));
-    s2s::Seq2Seq& m = *models.back();
+    nn::rnn::Seq2Seq& m = *models.back();
     nn::Adam<float>& opt = *opts.back();
     work.push_back([&] {
       opt.zero_grad();
@@ -124,7 +149,7 @@ void benchmark(std::vector<Trained>& runs, const s2s::Plan& s, const s2s::DateTa
       opt.step();
     });
     work.push_back([&] {
-      const s2s::Tns q = q0.detach().set_requires_grad(true), k = k0.detach().set_requires_grad(true);
+      const nn::rnn::Tns q = q0.detach().set_requires_grad(true), k = k0.detach().set_requires_grad(true);
       sum(m.decoder->attention()(q, k, k, batch.source.allowed()).output).backward();
       m.zero_grad();
     });
@@ -136,10 +161,10 @@ void benchmark(std::vector<Trained>& runs, const s2s::Plan& s, const s2s::DateTa
   }
 }
 
-void speed(std::vector<Trained>& runs, const s2s::Plan& s, const s2s::DateTask& task) {
+void speed(std::vector<Trained>& runs, const Plan& s, const data::DateTask& task) {
   const double load_at_start = load_average();
   const int reps = full_or_quick(60, 10);
-  const data::Seq2SeqBatch batch = data::make_seq2seq_batch(task.train, data::first_rows(s.fit.batch));
+  const data::Seq2SeqBatch batch = data::make_seq2seq_batch(task.train, data::first_rows(s.recipe.batch));
   benchmark(runs, s, task, batch, reps);
   say("Timings depend on the machine and its load (load average ", fixed(load_at_start, 1), " on 2 cores when the "
       "timing started), so we report CPU time, which counts only this process's own work, as well as wall time, and "
@@ -183,7 +208,7 @@ void speed(std::vector<Trained>& runs, const s2s::Plan& s, const s2s::DateTask& 
     metric("validation_loss_" + r.score, r.history.validation_of("loss").back());
     metric("parameters_" + r.score, double(r.model->parameter_count()));
     metric("attention_parameters_" + r.score, double(r.model->attention_parameters()));
-    metric("test_year_attention_" + r.score, s2s::year_attention(r.test, task.pairs.test).mass);
+    metric("test_year_attention_" + r.score, data::year_attention(r.test.decoded.attention, task.pairs.test).mass);
     timing("cpu_ms_attention_" + r.score, r.attention_cpu_ms);
     timing("cpu_ms_step_" + r.score, r.step_cpu_ms);
     timing("ms_attention_" + r.score, r.attention_ms);
@@ -225,7 +250,7 @@ void learning_curves(const std::vector<Trained>& runs) {
   say("Final validation loss: ", listing(finals), ".");
 }
 
-void four_ways_of_looking(const std::vector<Trained>& runs, const s2s::DateTask& task) {
+void four_ways_of_looking(const std::vector<Trained>& runs, const data::DateTask& task) {
   std::size_t r = 0;  // a test input with words in it, so the maps have something to skip
   while (r + 1 < task.pairs.test.size() &&
          (task.pairs.test[r].source.find(", ") == std::string::npos || task.pairs.test[r].source.size() <= 20))
@@ -234,16 +259,16 @@ void four_ways_of_looking(const std::vector<Trained>& runs, const s2s::DateTask&
   std::vector<AttentionMap> maps;
   for (const Trained& run : runs)
     maps.push_back({run.test.decoded.attention[r], char_labels(pr.source, true),
-                    s2s::output_labels(run.test.decoded.ids[r], task.target_vocab), run.score + ": " + run.test.predictions[r]});
+                    token_labels(run.test.decoded.ids[r], task.target_vocab), run.score + ": " + run.test.predictions[r]});
   AttentionFigureOptions style{"Each score's attention on the test input \"" + pr.source + "\" (target " + pr.target + ")", 2, 2800, 1400};
   style.keys_label = "input characters (keys)";
   style.queries_label = "output characters (queries)";
   save_figure(attention_figure(maps, style), "alignments",
               "The same test input under the four scores: rows are output characters, columns input characters");
   std::vector<std::vector<std::string>> year_rows;
-  s2s::YearAttention ya;
+  data::YearAttention ya;
   for (const Trained& run : runs) {
-    ya = s2s::year_attention(run.test, task.pairs.test);
+    ya = data::year_attention(run.test.decoded.attention, task.pairs.test);
     year_rows.push_back(row(run.score, percent(ya.mass)));
   }
   say("Luong's query is the state after reading y_{t-1}, the one that predicts y_t, so each row says where the "
@@ -286,8 +311,8 @@ int main(int argc, char** argv) {
                      "Four attention scores in one Luong decoder, one budget, on date normalization: accuracy, size, speed.",
                      "test_exact_match_dot"},
                     argc, argv, [] {
-                      const s2s::Plan setup = choose_sizes();
-                      const s2s::DateTask task = s2s::make_date_task(setup.examples, seed());
+                      const Plan setup = choose_sizes();
+                      const data::DateTask task = data::make_date_task(setup.examples, seed());
                       section("1. Same task, a different decoder");
                       the_decoder(setup, task);
                       section("2. Training the four with one budget");

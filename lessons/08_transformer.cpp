@@ -18,7 +18,8 @@
 #include <xtensor/xview.hpp>
 
 #include "lessons/kit/kit.hpp"
-#include "lessons/kit/seq2seq.hpp"
+#include "nn/data/date_task.hpp"
+#include "nn/rnn/seq2seq.hpp"
 #include "nn/alignment.hpp"
 #include "nn/data/split.hpp"
 #include "nn/data/translation.hpp"
@@ -320,7 +321,7 @@ Sequences translate(Transformer& m, const data::EncodedPairs& split) {
   return out;
 }
 
-Sequences translate(s2s::Seq2Seq& m, const data::EncodedPairs& split) {
+Sequences translate(nn::rnn::Seq2Seq& m, const data::EncodedPairs& split) {
   m.eval();
   const std::size_t max_len = longest_source(split) + 5;
   Sequences out;
@@ -445,29 +446,34 @@ struct Compared {
   Sequences test, longer;
 };
 
-s2s::ModelConfig gru_config(const Plan& p, const std::string& score) {
-  s2s::ModelConfig c;
-  c.style = s2s::DecoderStyle::Bahdanau;
+nn::rnn::Seq2SeqConfig gru_config(const Plan& p, const std::string& score) {
+  nn::rnn::Seq2SeqConfig c;
+  c.style = nn::rnn::DecoderStyle::Bahdanau;
   c.score = score;
   c.embed = c.encoder_hidden = c.decoder_hidden = c.attention_hidden = p.gru_hidden;
   return c;
 }
 
 struct GruRun {
-  std::unique_ptr<s2s::Seq2Seq> model;
+  std::unique_ptr<nn::rnn::Seq2Seq> model;
   History history;
 };
 
 GruRun train_gru(const Plan& p, const Task& t, const std::string& score, const std::string& label) {
   Generator gen(seed() + 5);
-  GruRun r{std::make_unique<s2s::Seq2Seq>(gru_config(p, score), t.source_vocab.size(), t.target_vocab.size(), gen), {}};
-  FitOptions fo;
-  fo.label = label;
-  fo.epochs = p.epochs;
-  fo.batch = p.batch;
-  fo.seed = seed() + 4;
-  fo.clip = 1.0;
-  r.history = s2s::train(*r.model, t.train, t.validation, p.gru_lr, fo);
+  GruRun r{std::make_unique<nn::rnn::Seq2Seq>(gru_config(p, score), t.source_vocab.size(), t.target_vocab.size(), gen), {}};
+  lessons::Recipe rc;
+  rc.label = label;
+  rc.epochs = p.epochs;
+  rc.batch = p.batch;
+  rc.seed = seed() + 4;
+  rc.lr = p.gru_lr;
+  rc.decay = Decay::constant;
+  nn::rnn::Seq2Seq& m = *r.model;
+  rc.validate = [&] { return Scores{{"loss", nn::rnn::mean_loss(m, t.validation)}}; };
+  r.history = train(m, t.train.size(), [&](const std::vector<std::size_t>& rows) {
+    return m.loss(data::make_seq2seq_batch(t.train, rows));
+  }, rc);
   return r;
 }
 

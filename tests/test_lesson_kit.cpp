@@ -474,3 +474,48 @@ TEST_CASE("figures: attention maps, head grids, curves and bars are saved and sh
   CHECK(char_labels("x\n\ty") == std::vector<std::string>{"x", "\u23ce", "\u21e5", "y"});
   CHECK(visible("<eos>") == "<eos>");
 }
+TEST_CASE("in_batches: consecutive rows, the last batch shorter") {
+  std::vector<std::vector<std::size_t>> seen;
+  in_batches(7, 3, [&](const std::vector<std::size_t>& rows) { seen.push_back(rows); });
+  CHECK(seen == std::vector<std::vector<std::size_t>>{{0, 1, 2}, {3, 4, 5}, {6}});
+  seen.clear();
+  in_batches(0, 3, [&](const std::vector<std::size_t>& rows) { seen.push_back(rows); });
+  CHECK(seen.empty());
+  CHECK_THROWS_WITH_AS(in_batches(3, 0, [](const std::vector<std::size_t>&) {}),
+                       "in_batches: the batch size must be positive, got 0", std::invalid_argument);
+}
+
+TEST_CASE("rows_in_batches: the blocks in row order, without the tape, and bad blocks named") {
+  const Tensor<float> w(Array<float>{2.0f, 3.0f}, true);
+  const Array<float> got = rows_in_batches(5, 2, [&](const std::vector<std::size_t>& rows) {
+    CHECK_FALSE(grad_enabled());
+    Array<float> x = Array<float>::from_shape({rows.size(), 2});
+    for (std::size_t i = 0; i < rows.size(); ++i) x(i, 0) = x(i, 1) = float(rows[i]);
+    const Tensor<float> y = mul(Tensor<float>(x), w);  // (B, 2): row r is (2r, 3r)
+    CHECK_FALSE(y.requires_grad());
+    return y.value();
+  });
+  REQUIRE(got.shape() == std::vector<std::size_t>{5, 2});
+  for (std::size_t r = 0; r < 5; ++r) {
+    CHECK(got(r, 0) == 2.0f * float(r));
+    CHECK(got(r, 1) == 3.0f * float(r));
+  }
+  CHECK_THROWS_WITH_AS(rows_in_batches(5, 2, [](const std::vector<std::size_t>&) { return Array<float>(xt::zeros<float>({3})); }),
+                       doctest::Contains("rows_in_batches: a block for 2 rows has shape (3)"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(rows_in_batches(5, 2, [](const std::vector<std::size_t>& rows) {
+                         return Array<float>(xt::zeros<float>({rows.size(), rows.front() == 0 ? std::size_t(2) : 3}));
+                       }),
+                       doctest::Contains("unlike the first block's rows"), std::invalid_argument);
+  CHECK_THROWS_AS(rows_in_batches(0, 2, [](const std::vector<std::size_t>&) { return Array<float>(); }),
+                  std::invalid_argument);
+}
+
+TEST_CASE("class_scores: accuracy and the mean cross-entropy of the probabilities") {
+  const Array<float> p = {{0.7f, 0.2f, 0.1f}, {0.1f, 0.1f, 0.8f}, {0.5f, 0.25f, 0.25f}};
+  const Scores s = class_scores(p, IndexArray{0, 2, 1});
+  REQUIRE(s.size() == 2);
+  CHECK(s[0].first == "accuracy");
+  CHECK(s[0].second == doctest::Approx(2.0 / 3));
+  CHECK(s[1].first == "loss");
+  CHECK(s[1].second == doctest::Approx(-(std::log(0.7) + std::log(0.8) + std::log(0.25)) / 3).epsilon(1e-6));
+}

@@ -233,3 +233,13 @@ std::vector<std::string> char_labels(const std::string& text, bool with_eos) {
 }
 
 }  // namespace attnlab::lessons
+
+namespace attnlab::lessons {
+
+std::vector<std::string> token_labels(const std::vector<Index>& ids, const nn::data::Vocab& vocab) {
+  std::vector<std::string> out;
+  for (Index id : ids) out.push_back(visible(vocab.token(id)));
+  return out;
+}
+
+}  // namespace attnlab::lessons

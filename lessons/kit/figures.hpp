@@ -16,6 +16,7 @@
 #include <xtensor/xarray.hpp>
 
 #include "lessons/kit/fit.hpp"
+#include "nn/data/vocab.hpp"
 #include "plots/plots.hpp"
 
 namespace attnlab::lessons {
@@ -128,5 +129,7 @@ std::vector<std::string> value_labels(const xt::xarray<double>& values, std::siz
 std::string visible(const std::string& token);
 // Characters as tick labels, each visible(); <eos> at the end if asked.
 std::vector<std::string> char_labels(const std::string& text, bool with_eos = false);
+// Token ids as tick labels: each token of the vocabulary, visible().
+std::vector<std::string> token_labels(const std::vector<Index>& ids, const nn::data::Vocab& vocab);
 
 }  // namespace attnlab::lessons

@@ -1,45 +1,19 @@
-#include "lessons/kit/seq2seq.hpp"
+#include "nn/rnn/seq2seq.hpp"
 
 #include <algorithm>
-#include <numeric>
-#include <set>
+#include <stdexcept>
 
 #include <xtensor/xview.hpp>
 
-#include "lessons/kit/figures.hpp"
-#include "lessons/story/lesson.hpp"
-#include "nn/data/dates.hpp"
 #include "nn/metrics.hpp"
-#include "nn/optim.hpp"
 
-namespace attnlab::lessons::s2s {
-
-// ------------------------------------------------------------------ the task
-
-DateTask make_date_task(std::size_t n, std::uint64_t seed) {
-  Generator gen(seed);
-  const std::vector<data::Pair> all = data::make_dates(n, gen);
-  DateTask t;
-  t.pairs = data::split_examples(all, {0.8, 0.1, 0.1}, seed + 1);
-  static_cast<data::EncodedSplits&>(t) = data::encode_splits(t.pairs, data::Tokenizer::chars, data::Tokenizer::chars);
-  return t;
-}
-
-std::size_t split_overlap(const data::Splits<data::Pair>& p) {
-  std::set<std::string> train, val;
-  for (const auto& e : p.train) train.insert(e.source);
-  for (const auto& e : p.validation) val.insert(e.source);
-  std::size_t n = 0;
-  for (const auto& e : p.validation) n += train.count(e.source);
-  for (const auto& e : p.test) n += train.count(e.source) + val.count(e.source);
-  return n;
-}
+namespace attnlab::nn::rnn {
 
 // ------------------------------------------------------------------ the model
 
-Encoder::Encoder(std::size_t vocab, const ModelConfig& c, Generator& gen)
+Encoder::Encoder(std::size_t vocab, const Seq2SeqConfig& c, Generator& gen)
     : embed(vocab, c.embed, gen, data::Vocab::pad),
-      gru(c.embed, c.encoder_hidden, gen, nn::GRUOptions{1, true}),
+      gru(c.embed, c.encoder_hidden, gen, GRUOptions{1, true}),
       bridge(2 * c.encoder_hidden, c.decoder_hidden, gen) {
   register_module("embed", embed);
   register_module("gru", gru);
@@ -48,13 +22,13 @@ Encoder::Encoder(std::size_t vocab, const ModelConfig& c, Generator& gen)
 
 Encoded Encoder::forward(const data::PaddedBatch& src) {
   const std::vector<std::size_t> lengths(src.lengths.begin(), src.lengths.end());
-  nn::GRUOutput<F> o = gru.forward(embed(src.ids), Tns(), lengths);
+  GRUOutput<F> o = gru.forward(embed(src.ids), Tns(), lengths);
   // state (2, B, He): [forward final, backward final]; each direction has read the whole source.
   const Tns both = concat<F>({squeeze(slice(o.state, 0, 0, 1), 0), squeeze(slice(o.state, 0, 1, 2), 0)}, -1);
   return {o.output, both, attnlab::tanh(bridge(both)), src.allowed()};
 }
 
-Decoder::Decoder(std::size_t vocab, const ModelConfig& c, Generator& gen)
+Decoder::Decoder(std::size_t vocab, const Seq2SeqConfig& c, Generator& gen)
     : embed(vocab, c.embed, gen, data::Vocab::pad) {
   register_module("embed", embed);
 }
@@ -62,14 +36,14 @@ Decoder::Decoder(std::size_t vocab, const ModelConfig& c, Generator& gen)
 namespace {
 constexpr const char* kNoAttention = "none";
 
-std::unique_ptr<nn::Score<F>> score_of(const ModelConfig& c, Generator& gen) {
-  return nn::make_score<F>(c.score, c.decoder_hidden, 2 * c.encoder_hidden, gen, c.attention_hidden);
+std::unique_ptr<Score<F>> score_of(const Seq2SeqConfig& c, Generator& gen) {
+  return make_score<F>(c.score, c.decoder_hidden, 2 * c.encoder_hidden, gen, c.attention_hidden);
 }
 }  // namespace
 
-BahdanauDecoder::BahdanauDecoder(std::size_t vocab, const ModelConfig& c, Generator& gen)
+BahdanauDecoder::BahdanauDecoder(std::size_t vocab, const Seq2SeqConfig& c, Generator& gen)
     : Decoder(vocab, c, gen),
-      attention_(c.score == kNoAttention ? nullptr : std::make_unique<nn::Attention<F>>(score_of(c, gen))),
+      attention_(c.score == kNoAttention ? nullptr : std::make_unique<Attention<F>>(score_of(c, gen))),
       cell(c.embed + 2 * c.encoder_hidden, c.decoder_hidden, gen),
       out(c.decoder_hidden + 2 * c.encoder_hidden, vocab, gen) {
   if (attention_) register_module("attention", *attention_);
@@ -77,12 +51,12 @@ BahdanauDecoder::BahdanauDecoder(std::size_t vocab, const ModelConfig& c, Genera
   register_module("out", out);
 }
 
-const nn::Attention<F>& BahdanauDecoder::attention() const {
+const Attention<F>& BahdanauDecoder::attention() const {
   if (!attention_) throw std::logic_error("Seq2Seq: this decoder has no attention (score \"none\")");
   return *attention_;
 }
 
-std::optional<nn::Memory<F>> BahdanauDecoder::memory(const Encoded& e) const {
+std::optional<Memory<F>> BahdanauDecoder::memory(const Encoded& e) const {
   if (!attention_) return std::nullopt;
   return attention_->memory(e.annotations, e.annotations, e.real);
 }
@@ -91,7 +65,7 @@ Step BahdanauDecoder::step(const Encoded& e, const IndexArray& prev, const Tns& 
   return step(e, memory(e), prev, state);
 }
 
-Step BahdanauDecoder::step(const Encoded& e, const std::optional<nn::Memory<F>>& memory,
+Step BahdanauDecoder::step(const Encoded& e, const std::optional<Memory<F>>& memory,
                            const IndexArray& prev, const Tns& state) {
   // c_t (B, 2He): read by attention, or the one summary vector for every step.
   AttentionResult<F> a;
@@ -104,7 +78,7 @@ Step BahdanauDecoder::step(const Encoded& e, const std::optional<nn::Memory<F>>&
 Tns BahdanauDecoder::teacher_forced(const Encoded& e, const IndexArray& inputs, Tns* weights) {
   std::vector<Tns> logits, ws;
   Tns state = e.init;
-  const std::optional<nn::Memory<F>> m = memory(e);  // the keys read once for all T steps
+  const std::optional<Memory<F>> m = memory(e);  // the keys read once for all T steps
   for (std::size_t t = 0; t < inputs.shape()[1]; ++t) {
     const IndexArray prev = xt::view(inputs, xt::all(), t);
     Step s = step(e, m, prev, state);
@@ -117,14 +91,14 @@ Tns BahdanauDecoder::teacher_forced(const Encoded& e, const IndexArray& inputs, 
 }
 
 namespace {
-const ModelConfig& with_attention(const ModelConfig& c) {
+const Seq2SeqConfig& with_attention(const Seq2SeqConfig& c) {
   if (c.score == kNoAttention)
     throw std::invalid_argument("LuongDecoder: score \"none\" is for the Bahdanau decoder only");
   return c;
 }
 }  // namespace
 
-LuongDecoder::LuongDecoder(std::size_t vocab, const ModelConfig& c, Generator& gen)
+LuongDecoder::LuongDecoder(std::size_t vocab, const Seq2SeqConfig& c, Generator& gen)
     : Decoder(vocab, with_attention(c), gen),
       gru(c.embed, c.decoder_hidden, gen),
       attention_(score_of(c, gen)),
@@ -143,20 +117,20 @@ Tns LuongDecoder::attend_and_predict(const Encoded& e, const Tns& states, Tns* w
 }
 
 Tns LuongDecoder::teacher_forced(const Encoded& e, const IndexArray& inputs, Tns* weights) {
-  nn::GRUOutput<F> o = gru.forward(embed(inputs), unsqueeze(e.init, 0));
+  GRUOutput<F> o = gru.forward(embed(inputs), unsqueeze(e.init, 0));
   return attend_and_predict(e, o.output, weights);
 }
 
 Step LuongDecoder::step(const Encoded& e, const IndexArray& prev, const Tns& state) {
   IndexArray ids = prev;
   ids.reshape({prev.size(), std::size_t(1)});
-  nn::GRUOutput<F> o = gru.forward(embed(ids), unsqueeze(state, 0));
+  GRUOutput<F> o = gru.forward(embed(ids), unsqueeze(state, 0));
   Tns w;
   const Tns logits = attend_and_predict(e, o.output, &w);
   return {squeeze(logits, 1), squeeze(o.state, 0), squeeze(w, 1)};
 }
 
-Seq2Seq::Seq2Seq(const ModelConfig& c, std::size_t source_vocab, std::size_t target_vocab, Generator& gen)
+Seq2Seq::Seq2Seq(const Seq2SeqConfig& c, std::size_t source_vocab, std::size_t target_vocab, Generator& gen)
     : config_(c), encoder(source_vocab, c, gen) {
   register_module("encoder", encoder);
   if (c.style == DecoderStyle::Bahdanau)
@@ -188,7 +162,7 @@ Decoded Seq2Seq::greedy(const data::PaddedBatch& src, std::size_t max_len) {
   std::vector<bool> done(B, false);
   for (std::size_t t = 0; t < max_len; ++t) {
     Step s = decoder->step(e, prev, state);
-    prev = nn::argmax_last(s.logits.value());
+    prev = argmax_last(s.logits.value());
     state = s.state;
     bool all = true;
     for (std::size_t b = 0; b < B; ++b) {
@@ -217,38 +191,27 @@ Decoded Seq2Seq::greedy(const data::PaddedBatch& src, std::size_t max_len) {
   return d;
 }
 
-// ------------------------------------------------------------------ training and evaluation
+// ------------------------------------------------------------------ evaluation
 
-void record(const Plan& p) {
-  config("examples", p.examples);
-  config("embed", p.model.embed);
-  config("encoder_hidden", p.model.encoder_hidden);
-  config("hidden", p.model.decoder_hidden);
-  config("attention_hidden", p.model.attention_hidden);
-  config("epochs", p.fit.epochs);
-  config("batch", p.fit.batch);
-  config("lr", p.lr);
-  config("clip", p.fit.clip);
+namespace {
+// body(rows) for consecutive rows 0..batch-1, batch..2 batch-1, ... of n (the last may be shorter).
+template <class Body>
+void batches_of(const char* who, std::size_t n, std::size_t batch, Body&& body) {
+  if (n == 0) throw std::invalid_argument(std::string(who) + ": the split is empty");
+  if (batch == 0) throw std::invalid_argument(std::string(who) + ": the batch size must be positive, got 0");
+  for (std::size_t lo = 0; lo < n; lo += batch) {
+    std::vector<std::size_t> rows(std::min(n, lo + batch) - lo);
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = lo + i;
+    body(rows);
+  }
 }
-
-History train(Seq2Seq& model, const data::EncodedPairs& train, const data::EncodedPairs& validation, double lr,
-              FitOptions options) {
-  nn::Adam<F> opt(model.parameters(), lr);
-  options.validate = [&] { return Scores{{"loss", mean_loss(model, validation)}}; };
-  return fit(model, opt, train.size(),
-             [&](const std::vector<std::size_t>& rows) { return model.loss(data::make_seq2seq_batch(train, rows)); },
-             options);
-}
-
-History train(Seq2Seq& model, const DateTask& task, double lr, FitOptions options) {
-  return train(model, task.train, task.validation, lr, std::move(options));
-}
+}  // namespace
 
 double mean_loss(Seq2Seq& model, const data::EncodedPairs& split, std::size_t batch) {
   NoGrad ng;
   double total = 0;
   std::size_t tokens = 0;
-  in_batches(split.size(), batch, [&](const std::vector<std::size_t>& rows) {
+  batches_of("mean_loss", split.size(), batch, [&](const std::vector<std::size_t>& rows) {
     const data::Seq2SeqBatch b = data::make_seq2seq_batch(split, rows);
     std::size_t n = 0;
     for (bool real : b.decoder_target.real) n += real;
@@ -260,11 +223,14 @@ double mean_loss(Seq2Seq& model, const data::EncodedPairs& split, std::size_t ba
 
 Evaluation evaluate(Seq2Seq& model, const data::EncodedPairs& split, const std::vector<data::Pair>& pairs,
                     const data::Vocab& target_vocab, std::size_t batch) {
+  if (pairs.size() != split.size())
+    throw std::invalid_argument("evaluate: " + std::to_string(pairs.size()) + " pairs for a split of " +
+                                std::to_string(split.size()));
   Evaluation ev;
   std::vector<std::string> refs;
   std::size_t max_target = 0;
   for (const auto& t : split.target) max_target = std::max(max_target, t.size());
-  in_batches(split.size(), batch, [&](const std::vector<std::size_t>& rows) {
+  batches_of("evaluate", split.size(), batch, [&](const std::vector<std::size_t>& rows) {
     const data::Seq2SeqBatch b = data::make_seq2seq_batch(split, rows);
     Decoded d = model.greedy(b.source, max_target + 3);
     for (std::size_t k = 0; k < rows.size(); ++k) {
@@ -274,35 +240,9 @@ Evaluation evaluate(Seq2Seq& model, const data::EncodedPairs& split, const std::
       if (!d.attention.empty()) ev.decoded.attention.push_back(std::move(d.attention[k]));
     }
   });
-  ev.exact_match = nn::exact_match(ev.predictions, refs);
-  ev.char_accuracy = nn::token_accuracy(ev.predictions, refs);
+  ev.exact_match = exact_match(ev.predictions, refs);
+  ev.char_accuracy = token_accuracy(ev.predictions, refs);
   return ev;
 }
 
-YearAttention year_attention(const Evaluation& ev, const std::vector<data::Pair>& pairs) {
-  if (ev.decoded.attention.size() != pairs.size())
-    throw std::invalid_argument("year_attention: " + std::to_string(ev.decoded.attention.size()) +
-                                " attention maps for " + std::to_string(pairs.size()) + " examples");
-  YearAttention y;
-  for (std::size_t i = 0; i < pairs.size(); ++i) {
-    const std::size_t at = pairs[i].source.rfind(pairs[i].target.substr(0, 4));
-    const xt::xarray<double>& a = ev.decoded.attention[i];
-    if (at == std::string::npos || a.shape()[0] < 4) continue;
-    double m = 0;
-    for (std::size_t r = 0; r < 4; ++r)
-      for (std::size_t j = at; j < at + 4; ++j) m += a(r, j);
-    y.mass += m / 4.0;
-    y.uniform += 4.0 / double(a.shape()[1]);
-    ++y.examples;
-  }
-  if (y.examples) y.mass /= double(y.examples), y.uniform /= double(y.examples);
-  return y;
-}
-
-std::vector<std::string> output_labels(const std::vector<Index>& ids, const data::Vocab& v) {
-  std::vector<std::string> out;
-  for (Index id : ids) out.push_back(visible(v.token(id)));
-  return out;
-}
-
-}  // namespace attnlab::lessons::s2s
+}  // namespace attnlab::nn::rnn

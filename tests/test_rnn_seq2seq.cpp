@@ -1,0 +1,130 @@
+// The recurrent encoder-decoder (nn/rnn/seq2seq): the decoder without
+// attention reads the encoder's one summary vector and nothing else.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include <xtensor/xview.hpp>
+
+#include "nn/data/date_task.hpp"
+#include "nn/rnn/seq2seq.hpp"
+#include "tests/helpers.hpp"
+
+using namespace attnlab;
+using namespace attnlab::nn;
+namespace data = attnlab::nn::data;
+
+namespace {
+
+rnn::Seq2SeqConfig tiny(const std::string& score) {
+  rnn::Seq2SeqConfig c;
+  c.score = score;
+  c.embed = 4;
+  c.encoder_hidden = 3;
+  c.decoder_hidden = 5;
+  c.attention_hidden = 6;
+  return c;
+}
+
+data::EncodedPairs pairs() {
+  data::EncodedPairs p;
+  p.source = {{4, 5, 6, 7}, {5, 4}};
+  p.target = {{6, 4, 5}, {7}};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("score \"none\": no attention parameters, the context is the encoder's summary") {
+  Generator g1(3), g2(3);
+  rnn::Seq2Seq plain(tiny("none"), 8, 9, g1), additive(tiny("additive"), 8, 9, g2);
+  CHECK_FALSE(plain.decoder->has_attention());
+  CHECK(additive.decoder->has_attention());
+  CHECK(plain.attention_parameters() == 0);
+  // additive attention: W_q (Hd -> A), W_k (2He -> A), v (A): 5*6 + 6*6 + 6 = 72, no biases.
+  CHECK(additive.attention_parameters() == 72);
+  CHECK(plain.parameter_count() + 72 == additive.parameter_count());
+  for (const auto& [name, p] : plain.named_parameters()) CHECK(name.find("attention") == std::string::npos);
+  CHECK_THROWS_AS(plain.decoder->attention(), std::logic_error);
+
+  const data::Seq2SeqBatch b = data::make_seq2seq_batch(pairs(), {0, 1});
+  NoGrad ng;
+  rnn::Encoded e = plain.encoder.forward(b.source);
+  CHECK(e.summary.shape() == Shape{2, 6});  // [fwd_last; bwd_first], 2He wide
+  const IndexArray prev = xt::view(b.decoder_input.ids, xt::all(), 0);
+  const rnn::Step before = plain.decoder->step(e, prev, e.init);
+  CHECK_FALSE(before.weights.defined());
+  // The annotations are never read: zeroing them changes nothing. The summary is: changing it does.
+  rnn::Encoded blank = e;
+  blank.annotations = Tensor<float>::zeros(e.annotations.shape());
+  CHECK(plain.decoder->step(blank, prev, e.init).logits.value() == before.logits.value());
+  rnn::Encoded other = e;
+  other.summary = Tensor<float>::zeros(e.summary.shape());
+  CHECK(plain.decoder->step(other, prev, e.init).logits.value() != before.logits.value());
+  // With attention, the annotations are what it reads.
+  rnn::Encoded ea = additive.encoder.forward(b.source), ea_blank = ea;
+  ea_blank.annotations = Tensor<float>::zeros(ea.annotations.shape());
+  CHECK(additive.decoder->step(ea_blank, prev, ea.init).logits.value() !=
+        additive.decoder->step(ea, prev, ea.init).logits.value());
+
+  // Teacher forcing and greedy decoding work without attention maps.
+  Tensor<float> w;
+  CHECK(plain.forward(b, &w).shape() == Shape{2, 4, 9});
+  CHECK_FALSE(w.defined());
+  const rnn::Decoded d = plain.greedy(b.source, 3);
+  CHECK(d.ids.size() == 2);
+  CHECK(d.attention.empty());
+  CHECK(additive.greedy(b.source, 3).attention.size() == 2);
+}
+
+TEST_CASE("score \"none\" is for the Bahdanau decoder only") {
+  Generator gen(1);
+  rnn::Seq2SeqConfig c = tiny("none");
+  c.style = rnn::DecoderStyle::Luong;
+  CHECK_THROWS_AS(rnn::Seq2Seq(c, 8, 9, gen), std::invalid_argument);
+}
+
+
+TEST_CASE("the date task: held-out splits, char vocabularies from the training split, and bad sizes named") {
+  const data::DateTask t = data::make_date_task(200, 5);
+  CHECK(t.train.size() + t.validation.size() + t.test.size() == 200);
+  CHECK(t.pairs.test.size() == t.test.size());
+  CHECK(data::split_overlap(t.pairs) == 0);
+  data::Splits<data::Pair> leaky = t.pairs;
+  leaky.test.push_back(leaky.train.front());  // a training input in the test split
+  CHECK(data::split_overlap(leaky) == 1);
+  CHECK_THROWS_WITH_AS(data::make_date_task(5, 1), doctest::Contains("5 dates cannot fill three splits"), std::invalid_argument);
+}
+
+TEST_CASE("year_attention: the year steps' weight on the year's digits, against uniform") {
+  // "3 march 1997" -> "1997-03-03": the year sits at characters 8..11 of a 12-character input.
+  const std::vector<data::Pair> pairs = {{"3 march 1997", "1997-03-03"}, {"03/03/97", "1997-03-03"}};
+  xt::xarray<double> on_year = xt::zeros<double>({10, 12});
+  for (std::size_t r = 0; r < 4; ++r) on_year(r, 8 + r) = 1.0;  // each year step on its digit
+  const xt::xarray<double> two_digit = xt::ones<double>({10, 8}) / 8.0;  // no "1997" in the input: skipped
+  const data::YearAttention y = data::year_attention({on_year, two_digit}, pairs);
+  CHECK(y.examples == 1);
+  CHECK(y.mass == doctest::Approx(1.0));
+  CHECK(y.uniform == doctest::Approx(4.0 / 12.0));
+  CHECK_THROWS_WITH_AS(data::year_attention({on_year}, pairs), doctest::Contains("1 attention maps for 2 examples"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("evaluate and mean_loss: every example decoded in order, scored; empty splits and mismatches named") {
+  Generator gen(2);
+  rnn::Seq2Seq model(tiny("additive"), 8, 9, gen);
+  const data::EncodedPairs p = pairs();
+  const data::Vocab v = data::Vocab::build({data::tokenize("abcde", data::Tokenizer::chars)});
+  const std::vector<data::Pair> strings = {{"ab", "ab"}, {"c", "c"}};
+  const rnn::Evaluation ev = rnn::evaluate(model, p, strings, v, 1);
+  CHECK(ev.predictions.size() == 2);
+  CHECK(ev.decoded.attention.size() == 2);
+  CHECK(ev.decoded.attention[0].shape()[1] == 5);  // over the first input's 4 tokens and its <eos>
+  CHECK(ev.exact_match >= 0.0);
+  CHECK(rnn::mean_loss(model, p, 1) == doctest::Approx(rnn::mean_loss(model, p, 2)));  // per token, any batching
+  CHECK_THROWS_WITH_AS(rnn::evaluate(model, p, {strings[0]}, v), doctest::Contains("1 pairs for a split of 2"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(rnn::mean_loss(model, data::EncodedPairs{}, 4), doctest::Contains("mean_loss: the split is empty"),
+                       std::invalid_argument);
+}
