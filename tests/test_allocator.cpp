@@ -7,11 +7,15 @@
 
 #include "core/runtime/allocator.hpp"
 #include "core/runtime/parallel.hpp"
+#include "tests/helpers.hpp"
 
 using namespace attnlab;
+using attnlab::testing::kAddressSanitizer;
 
-TEST_CASE("peak_bytes_of: the most held at once, not the total allocated; freed blocks leave live_bytes") {
-  if (!counting_bytes()) return;  // AddressSanitizer owns operator new: nothing is counted
+// Skipped under AddressSanitizer, which owns operator new; anywhere else the counting must be on.
+TEST_CASE("peak_bytes_of: the most held at once, not the total allocated; freed blocks leave live_bytes" *
+          doctest::skip(kAddressSanitizer)) {
+  REQUIRE(counting_bytes());
   const std::size_t before = live_bytes();
   const std::size_t one = std::size_t(1) << 20;
   const std::size_t peak = peak_bytes_of([&] {
@@ -28,8 +32,9 @@ TEST_CASE("peak_bytes_of: the most held at once, not the total allocated; freed 
   CHECK(peak_bytes_of([] {}) == 0);
 }
 
-TEST_CASE("peak_bytes_at_one_thread: one thread while the work runs, the thread count restored") {
-  if (!counting_bytes()) return;
+TEST_CASE("peak_bytes_at_one_thread: one thread while the work runs, the thread count restored" *
+          doctest::skip(kAddressSanitizer)) {
+  REQUIRE(counting_bytes());
   set_threads(2);
   int seen = 0;
   const std::size_t peak = peak_bytes_at_one_thread([&] {
