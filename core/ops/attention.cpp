@@ -8,7 +8,8 @@
 //   P'  = P * keep / (1 - p)            (dropout; P' = P without it)
 //   O   = P' V                          (Lq x dv)
 //
-// Backward. With dO = dL/dO:
+// Backward (derived step by step, and checked three ways, in lesson 06: lessons/06_attention_backward.cpp).
+// With dO = dL/dO:
 //   dV  = P'^T dO
 //   dP' = dO V^T,   dP = dP' * keep / (1 - p)
 //   the softmax Jacobian is dP_ij / dS_il = P_ij (delta_jl - P_il), hence
@@ -33,7 +34,7 @@
 
 #include "core/runtime/gemm_plan.hpp"
 #include "core/broadcast.hpp"
-#include "core/ops/attention_shapes.hpp"
+#include "core/ops/attention_common.hpp"
 #include "core/ops/broadcast_map.hpp"
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/vmath.hpp"
@@ -244,8 +245,7 @@ void attention_backward(const Problem<T>& pr, const T* Q, const T* K, const T* V
         T* row = dS.data() + i * w;
         const T* prow = P + i * pr.Lk;
         if (keep_b) apply_dropout(row, keep_b + i * pr.Lk, inv_keep, pr.Lk, row);
-        const T dot = vmath::dot(row, prow, pr.Lk);
-        for (std::size_t j = 0; j < pr.Lk; ++j) row[j] = prow[j] * (row[j] - dot) * scale_now;
+        detail::softmax_backward_row(row, prow, vmath::dot(row, prow, pr.Lk), scale_now, pr.Lk);
       }
       if (dbias) {  // dS summed wherever the bias was stretched, then scaled
         for (std::size_t i = 0; i < pr.Lq; ++i)
@@ -282,8 +282,7 @@ Mask prepare(const char* op, const std::string& shapes, const Shape& score_shape
         shapes, ")");
   pr.dropout = p;
   pr.causal = options.causal;
-  pr.scale = options.scale ? T(*options.scale)
-                           : T(1.0 / std::sqrt(double(std::max<std::size_t>(pr.d, 1))));
+  pr.scale = T(detail::attention_scale(options.scale, pr.d));
   // Dropout keeps each weight with probability 1 - p and scales the kept ones by 1 / (1 - p),
   // so that the expected output is unchanged. One draw per weight, in row-major order.
   Mask keep;
@@ -320,17 +319,13 @@ AttentionResult<T> run(const char* op, Problem<T> pr, Mask keep, const Shape& sc
     const T* V = n.input(packed ? 0 : 2).data();
     // Gradients take the layout of their inputs; a packed input's gradient is tiled by the
     // three operands' blocks, so every entry is written.
-    std::vector<Array<T>> grads(operands);
-    for (std::size_t i = 0; i < operands; ++i)
-      if (n.needs_grad(i)) grads[i] = Array<T>::from_shape(shape_of(n.input(i)));
-    auto grad_ptr = [&](std::size_t i) { return n.needs_grad(i) ? grads[i].data() : nullptr; };
+    detail::InputGradients<T> grads(n, operands);
     const bool want_bias = n.parents.size() > operands && n.needs_grad(operands);
     Array<T> dbias = want_bias ? Array<T>(xt::zeros<T>(pr.bias_shape)) : Array<T>();
-    attention_backward(pr, Q, K, V, n.grad.data(), P_node->value.data(), keep, grad_ptr(0),
-                       grad_ptr(packed ? 0 : 1), grad_ptr(packed ? 0 : 2),
+    attention_backward(pr, Q, K, V, n.grad.data(), P_node->value.data(), keep, grads.ptr(0),
+                       grads.ptr(packed ? 0 : 1), grads.ptr(packed ? 0 : 2),
                        want_bias ? dbias.data() : nullptr);
-    for (std::size_t i = 0; i < operands; ++i)
-      if (n.needs_grad(i)) n.add_grad(i, std::move(grads[i]));
+    grads.add_to(n);
     if (want_bias) n.add_grad(operands, std::move(dbias));
   };
   Tensor<T> output = record<T>(op, std::move(out), inputs, std::move(backward));

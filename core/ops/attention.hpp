@@ -1,4 +1,5 @@
-// Scaled dot-product attention, fused: one node whose backward is derived by hand.
+// Scaled dot-product attention, fused: one node whose backward is derived by hand (in
+// core/ops/attention.cpp, and step by step with checks in lesson 06, lessons/06_attention_backward.cpp).
 #pragma once
 
 #include <optional>
@@ -8,12 +9,17 @@
 
 namespace attnlab {
 
-template <class T>
-struct AttentionOptions {
+// What every exact attention op takes about its scores (this one, and tiled and local attention):
+// which keys each query may see, and the factor on Q K^T.
+struct AttentionScoreOptions {
   // Which keys each query may attend to, broadcastable to (..., Lq, Lk) (core/allowed.hpp).
   std::optional<Allowed> allowed;
   bool causal = false;          // query i may attend to keys j <= i (aligned at the start)
   std::optional<double> scale;  // the factor on Q K^T; default 1 / sqrt(d_k)
+};
+
+template <class T>
+struct AttentionOptions : AttentionScoreOptions {
   Tensor<T> bias;               // optional additive score bias, broadcastable to (..., Lq, Lk)
                                 // (relative position bias, ALiBi); receives a gradient
   double dropout = 0.0;         // dropout on the attention weights (training only)

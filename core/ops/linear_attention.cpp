@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "core/ops/attention_shapes.hpp"
+#include "core/ops/attention_common.hpp"
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/vmath.hpp"
 
@@ -172,10 +172,8 @@ Tensor<T> linear_attention(const Tensor<T>& q, const Tensor<T>& k, const Tensor<
                     den.data() + b * s.Lq);
   });
   BackwardFn<T> backward = [s, den = std::move(den)](Node<T>& n) {
-    std::vector<Array<T>> grads(3);
-    for (std::size_t i = 0; i < 3; ++i)
-      if (n.needs_grad(i)) grads[i] = Array<T>::from_shape(shape_of(n.input(i)));
-    auto at = [&](std::size_t i, std::size_t offset) { return n.needs_grad(i) ? grads[i].data() + offset : nullptr; };
+    detail::InputGradients<T> grads(n, 3);
+    auto at = [&](std::size_t i, std::size_t offset) { return grads.ptr(i) ? grads.ptr(i) + offset : nullptr; };
     const T *Q = n.input(0).data(), *K = n.input(1).data(), *V = n.input(2).data();
     parallel_for(s.B, 1, [&](std::size_t first, std::size_t last) {
       for (std::size_t b = first; b < last; ++b)
@@ -183,8 +181,7 @@ Tensor<T> linear_attention(const Tensor<T>& q, const Tensor<T>& k, const Tensor<
                        n.value.data() + b * s.Lq * s.dv, n.grad.data() + b * s.Lq * s.dv, den.data() + b * s.Lq,
                        at(0, b * s.Lq * s.d), at(1, b * s.Lk * s.d), at(2, b * s.Lk * s.dv));
     });
-    for (std::size_t i = 0; i < 3; ++i)
-      if (n.needs_grad(i)) n.add_grad(i, std::move(grads[i]));
+    grads.add_to(n);
   };
   return record<T>(op, std::move(out), {&q, &k, &v}, std::move(backward));
 }

@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "core/ops/attention_shapes.hpp"
+#include "core/ops/attention_common.hpp"
 #include "core/ops/broadcast_map.hpp"
 #include "core/runtime/gemm_plan.hpp"
 #include "core/runtime/parallel.hpp"
@@ -233,12 +233,8 @@ void tiled_backward(const Tiling<T>& t, const T* Q, const T* K, const T* V, cons
           if (dV) grad_v(t, qt, ktile)(P.data(), dOi, dV + b * n_v + j0 * t.dv);
           if (!need_dS) continue;
           grad_p(t, qt, ktile)(dOi, vt.data(), dS.data());
-          for (std::size_t r = 0; r < nq; ++r) {  // scale dS = scale P (dP - D)
-            const T Di = D[b * t.Lq + i0 + r];
-            const T* p = P.data() + r * t.bk;
-            T* ds = dS.data() + r * t.bk;
-            for (std::size_t c = 0; c < nk; ++c) ds[c] = t.scale * p[c] * (ds[c] - Di);
-          }
+          for (std::size_t r = 0; r < nq; ++r)  // dS = P (dP - D) scale
+            detail::softmax_backward_row(dS.data() + r * t.bk, P.data() + r * t.bk, D[b * t.Lq + i0 + r], t.scale, nk);
           if (dQ) grad_q(t, qt, ktile)(dS.data(), Kj, dQ_g + i0 * t.d);
           if (dK) grad_k(t, qt, ktile)(dS.data(), Qi, dK + b * n_k + j0 * t.d);
         }
@@ -282,7 +278,7 @@ Tensor<T> run(const char* op, const Tensor<T>& q, const Tensor<T>& k, const Tens
   }
   t.causal = options.causal;
   t.window = window;
-  t.scale = options.scale ? T(*options.scale) : T(1.0 / std::sqrt(double(std::max<std::size_t>(t.d, 1))));
+  t.scale = T(detail::attention_scale(options.scale, t.d));
   t.bq = options.block_q ? options.block_q : 64;
   t.bk = options.block_k ? options.block_k : default_key_rows(t.bq, std::max(t.d, t.dv));
   t.bq = std::max<std::size_t>(1, std::min(t.bq, t.Lq));
@@ -296,18 +292,13 @@ Tensor<T> run(const char* op, const Tensor<T>& q, const Tensor<T>& k, const Tens
     out.fill(T(0));  // no keys: every row empty
 
   BackwardFn<T> backward = [t, lse = std::move(lse)](Node<T>& n) {
-    std::vector<Array<T>> grads(3);
-    for (std::size_t i = 0; i < 3; ++i)
-      if (n.needs_grad(i)) grads[i] = Array<T>::from_shape(shape_of(n.input(i)));
-    auto ptr = [&](std::size_t i) { return n.needs_grad(i) ? grads[i].data() : nullptr; };
-    if (t.Lq > 0 && t.Lk > 0 && t.B > 0) {
+    detail::InputGradients<T> grads(n, 3);
+    if (t.Lq > 0 && t.Lk > 0 && t.B > 0)
       tiled_backward(t, n.input(0).data(), n.input(1).data(), n.input(2).data(), n.value.data(), n.grad.data(),
-                     lse.data(), ptr(0), ptr(1), ptr(2));
-    } else {
-      for (auto& g : grads) g.fill(T(0));
-    }
-    for (std::size_t i = 0; i < 3; ++i)
-      if (n.needs_grad(i)) n.add_grad(i, std::move(grads[i]));
+                     lse.data(), grads.ptr(0), grads.ptr(1), grads.ptr(2));
+    else
+      grads.zero();
+    grads.add_to(n);
   };
   return record<T>(op, std::move(out), {&q, &k, &v}, std::move(backward));
 }

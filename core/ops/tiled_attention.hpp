@@ -12,16 +12,14 @@
 #include <optional>
 
 #include "core/allowed.hpp"
+#include "core/ops/attention.hpp"
 #include "core/tensor.hpp"
 
 namespace attnlab {
 
+// allowed, causal and scale as for scaled_dot_product_attention (AttentionScoreOptions), and the tiles.
 template <class T>
-struct TiledAttentionOptions {
-  // Which keys each query may attend to, broadcastable to (..., Lq, Lk) (core/allowed.hpp).
-  std::optional<Allowed> allowed;
-  bool causal = false;          // query i may attend to keys j <= i (aligned at the start)
-  std::optional<double> scale;  // the factor on Q K^T; default 1 / sqrt(d)
+struct TiledAttentionOptions : AttentionScoreOptions {
   // Rows of Q and of K per tile; 0: chosen from d so that each tile product fits a generated
   // kernel (64 queries, 64 keys at d <= 32, 32 keys at d = 64).
   std::size_t block_q = 0, block_k = 0;

@@ -1,10 +1,24 @@
-// The shape checks every attention op makes on Q (..., Lq, d), K (..., Lk, d), V (..., Lk, dv),
-// once (internal to core/ops): scaled_dot_product_attention, tiled and local attention, linear
-// attention.
+// What the attention ops share, in one place (internal to core/ops): scaled_dot_product_attention
+// and the multi-head forms (attention.cpp), tiled and local attention (tiled_attention.cpp), linear
+// attention (linear_attention.cpp).
+//
+//   attention_shapes   the checks every op makes on Q (..., Lq, d), K (..., Lk, d), V (..., Lk, dv)
+//   allowed_map        where each entry of a mask sits in the scores
+//   attention_scale    the factor on Q K^T: the caller's, else 1 / sqrt(d)
+//   InputGradients     one gradient buffer per input that needs one, added to the node at the end
+//   softmax_backward_row   the softmax rule of every exact attention's backward:
+//                      dS = P * (dP - D) * scale, D = rowsum(dP * P) = dO_i . O_i
+//
+// The rule's derivation, step by step and checked three ways, is lesson 06
+// (lessons/06_attention_backward.cpp).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/allowed.hpp"
 #include "core/array.hpp"
@@ -62,6 +76,46 @@ inline BroadcastMap allowed_map(const char* op, const Allowed& allowed, const Sh
   check(broadcasts_to(allowed.shape(), scores), op, "allowed entries of shape ", shape_str(allowed.shape()),
         " do not broadcast to the scores ", shape_str(scores), " (", shapes, ")");
   return broadcast_map(allowed.shape(), scores);
+}
+
+// The factor on Q K^T: `scale` when the caller gave one, else 1 / sqrt(d) (1 for d = 0).
+inline double attention_scale(const std::optional<double>& scale, std::size_t d) {
+  return scale ? *scale : 1.0 / std::sqrt(double(std::max<std::size_t>(d, 1)));
+}
+
+// The gradients of a node's first `count` inputs, each allocated in its input's shape only when
+// that input needs one; ptr(i) is null otherwise, so a kernel skips it. add_to() hands them over.
+template <class T>
+class InputGradients {
+ public:
+  InputGradients(const Node<T>& n, std::size_t count) : grads_(count), wanted_(count, false) {
+    for (std::size_t i = 0; i < count; ++i)
+      if (n.needs_grad(i)) {
+        wanted_[i] = true;
+        grads_[i] = Array<T>::from_shape(shape_of(n.input(i)));
+      }
+  }
+  T* ptr(std::size_t i) { return wanted_[i] ? grads_[i].data() : nullptr; }
+  void zero() {
+    for (std::size_t i = 0; i < grads_.size(); ++i)
+      if (wanted_[i]) grads_[i].fill(T(0));
+  }
+  void add_to(Node<T>& n) {
+    for (std::size_t i = 0; i < grads_.size(); ++i)
+      if (wanted_[i]) n.add_grad(i, std::move(grads_[i]));
+  }
+
+ private:
+  std::vector<Array<T>> grads_;
+  std::vector<bool> wanted_;
+};
+
+// One row of the softmax backward: ds holds dP on entry and dS = p * (dP - D) * scale on exit,
+// over n keys. p is the row of weights (0 wherever a key was hidden, so dS is exactly 0 there),
+// D = rowsum(dP * p), which equals dO_i . O_i (the tiled backward's form, with no P stored).
+template <class T>
+inline void softmax_backward_row(T* ds, const T* p, T D, T scale, std::size_t n) {
+  for (std::size_t j = 0; j < n; ++j) ds[j] = p[j] * (ds[j] - D) * scale;
 }
 
 }  // namespace attnlab::detail
