@@ -1,4 +1,6 @@
 // Gradient checks of the softmax family and the losses (every option of cross_entropy).
+#include <limits>
+
 #include "gradcheck/cases.hpp"
 
 namespace attnlab::cases {
@@ -29,6 +31,16 @@ GRADCHECK_CASE("masked_softmax last axis", "(3,5), row 1 fully hidden, broadcast
   Mask hidden = Mask{{false, true, false, false, true}, {true, true, true, true, true}, {false, false, false, false, true}};
   return gradcheck([hidden](const Inputs& x) { return masked_softmax(x[0], Allowed::except(hidden)); },
                    {rnd({3, 5}, 1, -2.0, 2.0)});
+});
+// A row whose allowed scores are all -inf has nothing to attend to either: zeros and zero
+// gradient, like a fully hidden row (row 0 here), never NaN; -inf beside finite scores gets 0.
+GRADCHECK_CASE("masked_softmax -inf scores", "(3,4), row 0 all -inf where allowed, row 2 one -inf", [] {
+  const Mask hidden = Mask{{true, false, false, true}, {false, false, false, false}, {false, false, true, false}};
+  TD x = rnd({3, 4}, 4, -2.0, 2.0);
+  Array<double> v = x.value();
+  v(0, 1) = v(0, 2) = v(2, 0) = -std::numeric_limits<double>::infinity();
+  return gradcheck([hidden](const Inputs& in) { return masked_softmax(in[0], Allowed::except(hidden)); },
+                   {TD(v, true)});
 });
 GRADCHECK_CASE("masked_softmax key mask broadcast", "(2,3,4), allowed (2,1,4)", [] {
   const Allowed keys = Allowed::where(Mask{{{true, true, false, true}}, {{true, false, false, false}}});

@@ -399,6 +399,58 @@ TEST_CASE("no keys at all (Lk = 0): a zero output, zero gradient, no NaN") {
   for (double g : q.grad()) CHECK(g == 0.0);
 }
 
+TEST_CASE("a row whose every allowed score is -inf (by its bias) is a zero row with zero gradient, never NaN") {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const bool with_mask : {false, true}) {  // the padded path (no mask) and the masked path
+    CAPTURE(with_mask);
+    TD q(rand_array({3, 3}, 1), true), k(rand_array({4, 3}, 2), true), v(rand_array({4, 2}, 3), true);
+    Array<double> bias = xt::zeros<double>({3, 4});
+    for (std::size_t j = 0; j < 4; ++j) bias(1, j) = -inf;  // row 1: nothing to attend to
+    bias(2, 0) = -inf;                                     // row 2: one key out of four
+    Opts o;
+    o.bias = TD(bias, true);
+    if (with_mask) {
+      Mask m = Mask::from_shape({3, 4});
+      m.fill(true);
+      m(0, 3) = false;
+      o.allowed = Allowed::where(m);
+    }
+    auto r = scaled_dot_product_attention(q, k, v, o);
+    CHECK(all_finite(r.output.value()));
+    for (std::size_t j = 0; j < 4; ++j) CHECK(r.weights.value()(1, j) == 0.0);
+    for (std::size_t c = 0; c < 2; ++c) CHECK(r.output.value()(1, c) == 0.0);
+    CHECK(r.weights.value()(2, 0) == 0.0);
+    CHECK(xt::sum(xt::view(r.weights.value(), 2))() == doctest::Approx(1.0));
+    r.output.backward(xt::ones<double>({3, 2}));
+    CHECK(all_finite(q.grad()));
+    CHECK(all_finite(k.grad()));
+    CHECK(all_finite(o.bias.grad()));
+    for (std::size_t c = 0; c < 3; ++c) CHECK(q.grad()(1, c) == 0.0);
+    for (std::size_t j = 0; j < 4; ++j) CHECK(o.bias.grad()(1, j) == 0.0);
+  }
+}
+
+TEST_CASE("masked_softmax: a row whose allowed scores are all -inf gives zeros, never NaN") {
+  const double inf = std::numeric_limits<double>::infinity();
+  Array<double> x = {{-inf, 1.0, -inf}, {-inf, -inf, -inf}, {0.5, -inf, 2.0}};
+  const Mask allowed = {{true, false, true}, {true, true, true}, {true, true, true}};
+  TD t(x, true);
+  const TD y = masked_softmax(t, Allowed::where(allowed));
+  CHECK(all_finite(y.value()));
+  for (std::size_t j = 0; j < 3; ++j) {
+    CHECK(y.value()(0, j) == 0.0);  // its one finite score is hidden: nothing allowed is finite
+    CHECK(y.value()(1, j) == 0.0);
+  }
+  CHECK(y.value()(2, 1) == 0.0);
+  CHECK(y.value()(2, 0) + y.value()(2, 2) == doctest::Approx(1.0));
+  y.backward(xt::ones<double>({3, 3}) + xt::eye<double>(3));
+  CHECK(all_finite(t.grad()));
+  for (std::size_t j = 0; j < 3; ++j) CHECK(t.grad()(0, j) == 0.0), CHECK(t.grad()(1, j) == 0.0);
+  // Float too: the row kernel is the same, and so is the guard.
+  Tensor<float> tf(Array<float>(xt::cast<float>(x)), true);
+  CHECK(all_finite(masked_softmax(tf, Allowed::where(allowed)).value()));
+}
+
 TEST_CASE("a row the mask hides entirely stays zero even when its bias is -inf") {
   TD q(rand_array({2, 3}, 1), true), k(rand_array({4, 3}, 2), true), v(rand_array({4, 2}, 3), true);
   Array<double> bias = xt::zeros<double>({2, 4});

@@ -9,7 +9,8 @@
 // every exponent <= 0, so nothing overflows and the sum is at least exp(0) = 1. A hidden entry is
 // set to -inf before the exponential, which maps it to exactly 0; it is never filled with a large
 // negative number, which would leave it a tiny weight, or compared with -inf itself, which makes
-// exp(-inf - (-inf)) = NaN on a row where everything is hidden. Such a row is all zeros instead.
+// exp(-inf - (-inf)) = NaN on a row where everything is hidden. Such a row is all zeros instead,
+// and so is a row whose every allowed score is -inf: it too has nothing to attend to.
 #pragma once
 
 #include <algorithm>
@@ -45,6 +46,7 @@ void softmax_rows(T* block, std::size_t rows, std::size_t n, End end, AllowedFn 
     bool any = false;
     for (std::size_t j = 0; j < e; ++j)
       if (allowed(i, j) && (!any || row[j] > mx)) mx = row[j], any = true;
+    any = any && mx != hidden;  // every allowed score -inf: nothing to attend to
     for (std::size_t j = 0; j < e; ++j) row[j] = any && allowed(i, j) ? row[j] - mx : hidden;
     std::fill(row + e, row + n, hidden);
   }
@@ -101,8 +103,11 @@ void softmax_rows_padded(T* scores, std::size_t w, std::size_t rows, std::size_t
     hide_from(row, e, w);
     if (e == 0) continue;
     const T mx = vmath::max_whole_vectors(row, w);
+    if (mx == hidden) {  // every score -inf: nothing to attend to (and -inf - -inf would be NaN)
+      std::fill(row, row + w, hidden);
+      continue;
+    }
     for (std::size_t j = 0; j < w; ++j) row[j] -= mx;
-    if (mx == hidden) std::fill(row + e, row + w, hidden);  // -inf - -inf is NaN; keep them hidden
   }
   vmath::exp_nonpositive_n(scores, scores, rows * w);
   for (std::size_t i = 0; i < rows; ++i) {
