@@ -74,19 +74,15 @@ void Optimizer<T>::zero_grad() {
 }
 
 template <class T>
-std::vector<std::string> Optimizer<T>::positions() const {
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < params_.size(); ++i) out.push_back(std::to_string(i));
-  return out;
-}
-
-template <class T>
 void Optimizer<T>::check_names(const std::vector<std::string>& names) const {
   check(names.size() == params_.size(), name_, "needs one name per parameter: ", params_.size(),
         " parameters, ", names.size(), " names");
   std::set<std::string> seen;
   for (std::size_t i = 0; i < names.size(); ++i) {
     check(!names[i].empty(), name_, "parameter ", i, " has an empty name");
+    check(names[i].find_first_not_of("0123456789") != std::string::npos, name_, "parameter ", i, " is named '", names[i],
+          "', which reads as a position: name the parameters as the model does (Module::named_parameters(), "
+          "as save_checkpoint does), so that the state follows each parameter");
     check(seen.insert(names[i]).second, name_, "parameter name '", names[i], "' given twice");
   }
 }

@@ -42,16 +42,16 @@ class Optimizer {
   // and for each parameter that has state, "<buffer>/<name>" with the parameter's shape (e.g.
   // "exp_avg/encoder.layers.0.linear1.weight"), plus "step/<name>" (0-d <i8) for optimizers that
   // count per parameter. names[i] names parameter i (save_checkpoint takes them from the
-  // model's named_parameters(), matching tensors); without names, parameter i is named "i".
-  // Keyed by name, state follows its parameter whatever the order of the list it comes back to.
+  // model's named_parameters(), matching tensors). Keyed by name, state follows its parameter
+  // whatever the order of the list it comes back to. There is no form without names: a name that
+  // is only digits ("0", "3") reads as a position and is refused with a ShapeError that says to
+  // take the names from the model's named_parameters().
   Npz state(const std::vector<std::string>& names) const;
-  Npz state() const { return state(positions()); }
   // Restore state(names). Everything is validated first (keys, names, shapes, types); on any
   // problem nothing changes and ShapeError lists every problem found, naming the parameter.
   // State keyed by position ("exp_avg.3", checkpoints written before parameter names) is refused
   // with a message that says how to go on.
   void load_state(const Npz& state, const std::vector<std::string>& names);
-  void load_state(const Npz& state) { load_state(state, positions()); }
 
  protected:
   Optimizer(std::string name, std::vector<Tensor<T>> params, double lr,
@@ -64,7 +64,6 @@ class Optimizer {
   std::int64_t& param_step(std::size_t i) { return param_steps_[i]; }
 
  private:
-  std::vector<std::string> positions() const;  // "0", "1", ...
   void check_names(const std::vector<std::string>& names) const;
   std::string name_;
   std::vector<Tensor<T>> params_;

@@ -72,7 +72,7 @@ TEST_CASE("SGD nesterov and plain, by hand") {
   set_grad<double>(q, {2.0});
   plain.step();  // 3 - 0.5 * 2 = 2
   CHECK(q.value()(0) == 2.0);
-  CHECK(plain.state().size() == 2);  // lr and step only: no momentum buffer
+  CHECK(plain.state({"q"}).size() == 2);  // lr and step only: no momentum buffer
 }
 
 TEST_CASE_TEMPLATE("Adam: constant gradient moves exactly lr per step (bias correction)", T, float, double) {
@@ -139,10 +139,10 @@ TEST_CASE("step skips parameters without a gradient; zero_grad drops gradients")
   set_grad<double>(p, {1.0});
   opt.step();
   CHECK(q.value()(0) == 5.0);
-  const Npz s = opt.state();
-  CHECK(s.contains("exp_avg/0"));  // without names, parameter i is named by its position
-  CHECK(!s.contains("exp_avg/1"));
-  CHECK(s.at("step/0").get<Index>()() == 1);
+  const Npz s = opt.state({"p", "q"});
+  CHECK(s.contains("exp_avg/p"));
+  CHECK(!s.contains("exp_avg/q"));  // q never had a gradient: no state
+  CHECK(s.at("step/p").get<Index>()() == 1);
   opt.zero_grad();
   CHECK(!p.has_grad());
   opt.step();
@@ -175,7 +175,8 @@ TEST_CASE("optimizer state round trip continues identically; bad state is reject
   }
   Tensor<double> p2(p.value(), true), q2(q.value(), true);
   Adam<double> b({p2, q2}, 0.9, 0.8, 0.9, 1e-8, 0.1);  // hyperparameters come from the code
-  b.load_state(a.state());
+  const std::vector<std::string> names = {"p", "q"};
+  b.load_state(a.state(names), names);
   CHECK(b.lr() == 0.05);
   CHECK(b.steps() == 2);
   set_grad<double>(p, {{0.7, 0.1}, {-0.3, 0.2}});
@@ -185,23 +186,23 @@ TEST_CASE("optimizer state round trip continues identically; bad state is reject
   CHECK(p.value() == p2.value());  // bit-identical
 
   Npz bad;
-  const Npz good = a.state();
+  const Npz good = a.state(names);
   for (const auto& [k, v] : good.entries()) {
-    if (k == "exp_avg_sq/1") continue;  // missing
-    bad.add(k, k == "exp_avg/0" ? NpyArray(Array<double>{1.0, 2.0}) : v);  // wrong shape
+    if (k == "exp_avg_sq/q") continue;  // missing
+    bad.add(k, k == "exp_avg/p" ? NpyArray(Array<double>{1.0, 2.0}) : v);  // wrong shape
   }
-  bad.add("exp_avg/7", Array<double>{1.0});  // no parameter 7
-  const std::string msg = error_of([&] { b.load_state(bad); });
+  bad.add("exp_avg/r", Array<double>{1.0});  // no parameter r
+  const std::string msg = error_of([&] { b.load_state(bad, names); });
   INFO(msg);
   CHECK(msg.find("3 problems") != std::string::npos);
-  CHECK(msg.find("'exp_avg/0' has shape (2), parameter '0' has (2,2)") != std::string::npos);
-  CHECK(msg.find("missing 'exp_avg_sq/1'") != std::string::npos);
-  CHECK(msg.find("unexpected 'exp_avg/7': no parameter named '7'") != std::string::npos);
+  CHECK(msg.find("'exp_avg/p' has shape (2), parameter 'p' has (2,2)") != std::string::npos);
+  CHECK(msg.find("missing 'exp_avg_sq/q'") != std::string::npos);
+  CHECK(msg.find("unexpected 'exp_avg/r': no parameter named 'r'") != std::string::npos);
   CHECK(b.steps() == 3);  // unchanged
 
   SGD<double> sgd({p2, q2}, 0.1, 0.9);
-  CHECK(error_of([&] { sgd.load_state(a.state()); })
-            .find("unexpected 'exp_avg/0' (SGD keeps momentum_buffer per parameter)") != std::string::npos);
+  CHECK(error_of([&] { sgd.load_state(a.state(names), names); })
+            .find("unexpected 'exp_avg/p' (SGD keeps momentum_buffer per parameter)") != std::string::npos);
 }
 
 TEST_CASE("optimizer state keyed by parameter name follows its parameter, whatever the order") {
@@ -237,6 +238,10 @@ TEST_CASE("optimizer state keyed by parameter name follows its parameter, whatev
             .find("unexpected 'exp_avg/layer.bias': no parameter named 'layer.bias'") != std::string::npos);
   CHECK(error_of([&] { a.state({"x"}); }).find("Adam: needs one name per parameter: 2 parameters, 1 names") == 0);
   CHECK(error_of([&] { a.state({"x", "x"}); }).find("Adam: parameter name 'x' given twice") == 0);
+  // Positions are not names: state keyed by them would follow the list, not the parameter.
+  CHECK(error_of([&] { a.state({"0", "1"}); }).find("Adam: parameter 0 is named '0', which reads as a position") == 0);
+  CHECK(error_of([&] { a.load_state(st, {"layer.weight", "1"}); }).find("name the parameters as the model does") !=
+        std::string::npos);
 }
 
 TEST_CASE("position-keyed optimizer state (before names) is refused with a way forward") {
@@ -247,7 +252,7 @@ TEST_CASE("position-keyed optimizer state (before names) is refused with a way f
   old.add("step", NpyArray(IndexArray(Index(1))));
   for (const char* key : {"exp_avg.0", "exp_avg_sq.0", "step.0"})
     old.add(key, key[0] == 's' ? NpyArray(IndexArray(Index(1))) : NpyArray(Array<double>{0.5}));
-  const std::string msg = error_of([&] { opt.load_state(old); });
+  const std::string msg = error_of([&] { opt.load_state(old, {"p", "q"}); });
   INFO(msg);
   CHECK(msg.find("'exp_avg.0' and 2 more are keyed by position") != std::string::npos);
   CHECK(msg.find("load the weights alone (load_checkpoint without an optimizer)") != std::string::npos);
@@ -359,10 +364,10 @@ TEST_CASE("SGD, Adam, AdamW and clip_grad_norm match PyTorch 1.13 to 1e-12 in do
     CHECK(max_abs_diff(w.value(), ref.at(name + "/w").get<double>()) < 1e-12);
     CHECK(max_abs_diff(b.value(), ref.at(name + "/b").get<double>()) < 1e-12);
     // The moments themselves, through the checkpoint state export.
-    const Npz st = opt->state();
+    const Npz st = opt->state({"w", "b"});
     for (const char* key : {"exp_avg", "exp_avg_sq", "momentum_buffer"}) {
       if (!ref.contains(name + "/" + key)) continue;
-      CHECK(max_abs_diff(st.at(std::string(key) + "/0").get<double>(),
+      CHECK(max_abs_diff(st.at(std::string(key) + "/w").get<double>(),
                          ref.at(name + "/" + key).get<double>()) < 1e-12);
     }
     // Moved far enough that a wrong formula could not pass.
