@@ -2,6 +2,7 @@
 // (OUT/NN_name/story.json and metrics.json, OUT/gradcheck/gradcheck.json): OUT/index.html, a page
 // per lesson and the gradient checks' page. `course` runs the lessons and then does the same.
 #include <iostream>
+#include <stdexcept>
 
 #include "course/book.hpp"
 #include "io/program.hpp"
@@ -22,6 +23,9 @@ int run(const std::vector<std::string>& args) {
     else throw UsageError("unknown or incomplete argument '" + args[i] + "'");
   }
   const auto lessons = course::write_book(out);
+  if (lessons.empty())
+    throw std::runtime_error("'" + out + "' holds no lesson output (no NN_name/story.json): run the lessons first "
+                             "(scripts/main.sh, or build/bin/NN_name --out " + out + "/NN_name)");
   std::cout << "course_book: " << lessons.size() << " lessons, " << out << "/index.html\n";
   return 0;
 }

@@ -103,7 +103,7 @@ int run(const std::vector<std::string>& args) {
   }
   if (ids.empty()) throw UsageError("no lesson programs (NN_name) in " + bin);
 
-  make_dirs(out + "/logs");
+  if (const std::string why = make_dirs_or_why(out + "/logs"); !why.empty()) throw IoError("--out '" + out + "': " + why);
   const std::string mode = full ? "full runs" : "quick runs";
   std::cout << "attnlab: the course, " << ids.size() << " lessons (" << mode << ", seed " << seed << ", " << threads
             << (threads == "1" ? " thread" : " threads") << "), output in " << out << "/\n\n";

@@ -128,20 +128,32 @@ std::string read_file(const std::string& path, const char* who) {
   return out;
 }
 
-void make_dirs(const std::string& path) {
-  if (path.empty()) return;
+std::string make_dirs_or_why(const std::string& path) {
+  if (path.empty()) return "";
+  // Each prefix in turn: one that exists must be a folder; one that does not is made.
   std::string partial = path[0] == '/' ? "/" : "";
   std::stringstream parts(path);
   std::string part;
   while (std::getline(parts, part, '/')) {
     if (part.empty()) continue;
-    partial += part + "/";
+    partial += (partial.empty() || partial.back() == '/' ? "" : "/") + part;
+    struct stat st {};
+    if (::stat(partial.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) return "'" + partial + "' is not a folder";
+      continue;
+    }
+    if (errno == ENOTDIR) return "a part of '" + partial + "' is not a folder";
     if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
-      throw IoError("cannot create folder '" + partial + "': " + std::strerror(errno));
+      return "cannot create '" + partial + "': " + std::strerror(errno);
   }
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    throw IoError("cannot create folder '" + path + "': a file of that name exists");
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return "'" + path + "' is not a folder";
+  return "";
+}
+
+void make_dirs(const std::string& path) {
+  const std::string why = make_dirs_or_why(path);
+  if (!why.empty()) throw IoError("cannot create the folder '" + path + "': " + why);
 }
 
 }  // namespace attnlab

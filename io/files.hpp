@@ -57,7 +57,10 @@ void write_file_atomic(const std::string& path, std::string_view bytes,
 // read 'path': it is a directory" (or a device, a pipe, a socket: those may never end).
 std::string read_file(const std::string& path, const char* who = "read_file");
 
-// mkdir -p; IoError naming the path when a part of it cannot be made or is not a folder.
+// mkdir -p; IoError "cannot create the folder 'path': <why>" when it cannot, the why naming the
+// part at fault: "'/dev/null' is not a folder", "cannot create '/proc/x': No such file or directory".
 void make_dirs(const std::string& path);
+// The same, returning the why instead of throwing: "" when the folder exists (or was made).
+std::string make_dirs_or_why(const std::string& path);
 
 }  // namespace attnlab

@@ -39,18 +39,18 @@ void sync_folder(const std::string& folder) {
 StagedFolder::StagedFolder(std::string target, std::string marker, std::string who)
     : target_(std::move(target)), who_(std::move(who)) {
   const auto [parent, name] = parent_and_name(target_);
-  const auto fail = [&](const std::string& why) {
-    return IoError(who_ + ": cannot write the folder '" + target_ + "': " + why);
-  };
+  // "--out '/dev/null/x': '/dev/null' is not a folder": the user's path, and what is wrong with it.
+  const auto fail = [&](const std::string& why) { return IoError(who_ + " '" + target_ + "': " + why); };
   if (name.empty() || name == "." || name == "..") throw fail("it names no folder of its own");
+  const std::string why = make_dirs_or_why(parent);  // the folder it goes into, made if need be
+  if (!why.empty()) throw fail(why);
   std::error_code ec;
   if (fs::exists(target_, ec)) {
-    if (!fs::is_directory(target_, ec)) throw fail("a file of that name exists");
+    if (!fs::is_directory(target_, ec)) throw fail("it is a file, not a folder");
     if (!fs::is_empty(target_, ec) && !fs::exists(fs::path(target_) / marker, ec))
       throw fail("it holds files but no " + marker + ", so it is not an earlier output to replace; "
                  "choose another folder or empty it");
   }
-  make_dirs(parent);
 
   const std::string prefix = "." + name + ".partial-";
   for (const std::string& stale : orphans(parent, prefix)) fs::remove_all(stale, ec);

@@ -306,7 +306,7 @@ int run(const std::vector<std::string>& args) {
     }
   }
   if (out.empty()) throw UsageError("missing --out DIR");
-  make_dirs(out);
+  if (const std::string why = make_dirs_or_why(out); !why.empty()) throw IoError("--out '" + out + "': " + why);
   const std::vector<std::pair<std::string, Figure (*)(double)>> figures = {
       {"alignment", alignment}, {"heads", heads},   {"positional_encoding", positional},
       {"loss", loss},           {"variance_dk", variance}, {"bars", bars},

@@ -445,7 +445,10 @@ TEST_CASE("masked_softmax: a row whose allowed scores are all -inf gives zeros, 
   CHECK(y.value()(2, 0) + y.value()(2, 2) == doctest::Approx(1.0));
   y.backward(xt::ones<double>({3, 3}) + xt::eye<double>(3));
   CHECK(all_finite(t.grad()));
-  for (std::size_t j = 0; j < 3; ++j) CHECK(t.grad()(0, j) == 0.0), CHECK(t.grad()(1, j) == 0.0);
+  for (std::size_t j = 0; j < 3; ++j) {
+    CHECK(t.grad()(0, j) == 0.0);
+    CHECK(t.grad()(1, j) == 0.0);
+  }
   // Float too: the row kernel is the same, and so is the guard.
   Tensor<float> tf(Array<float>(xt::cast<float>(x)), true);
   CHECK(all_finite(masked_softmax(tf, Allowed::where(allowed)).value()));

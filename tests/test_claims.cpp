@@ -172,6 +172,12 @@ TEST_CASE("lesson_check fails a run whose promised claim does not hold, or whose
   story.replace(at, 13, "\"acc_h4\": 0.1");
   write_file_atomic(d / "edited/story.json", story);
   CHECK(shell(check + "'" + (d / "edited") + "'") != 0);
+  // --same-as a folder whose metrics do not parse: the error names that file, not the good run.
+  make_dirs(d / "junk");
+  write_file_atomic(d / "junk/metrics.json", "{ not json");
+  const std::string log = d / "same.log";
+  CHECK(std::system((check + "'" + (d / "quick") + "' --same-as '" + (d / "junk") + "' > '" + log + "' 2>&1").c_str()) != 0);
+  CHECK(contains(read_file(log), "'" + (d / "junk/metrics.json") + "' is not JSON"));
 }
 
 TEST_CASE("metric_spread: claims counted over seeds, a promised one that failed on a seed named, a reference written") {

@@ -37,6 +37,8 @@ TEST_CASE("files are written atomically, and a failed write leaves nothing behin
   write_file_atomic(d / "x/y/z/c.txt", "deep");
   CHECK(read_file(d / "x/y/z/c.txt") == "deep");
   CHECK_THROWS_AS(make_dirs(d / "a.txt/sub"), IoError);
+  CHECK(error_of<IoError>([&] { make_dirs(d / "a.txt/sub/deeper"); }) ==
+        "cannot create the folder '" + (d / "a.txt/sub/deeper") + "': '" + (d / "a.txt") + "' is not a folder");
   CHECK(contains(error_of<IoError>([&] { read_file(d / "missing"); }), "cannot open"));
   std::vector<std::string> names = list_dir(d.path);
   std::sort(names.begin(), names.end());

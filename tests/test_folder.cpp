@@ -86,8 +86,15 @@ TEST_CASE("publish replaces the earlier output whole") {
 TEST_CASE("a staged folder refuses targets it must not replace") {
   TempDir d;
   write_file_atomic(d / "file", "x");
-  CHECK(contains(error_of([&] { StagedFolder(d / "file", "metrics.json", "04_x"); }),
-                 "04_x: cannot write the folder '" + (d / "file") + "': a file of that name exists"));
+  CHECK(error_of([&] { StagedFolder(d / "file", "metrics.json", "--out"); }) ==
+        "--out '" + (d / "file") + "': it is a file, not a folder");
+  // The path the user gave, and the part of it at fault (issue 42's three cases).
+  CHECK(error_of([&] { StagedFolder("/dev/null/x", "metrics.json", "--out"); }) ==
+        "--out '/dev/null/x': '/dev/null' is not a folder");
+  CHECK(error_of([&] { StagedFolder(d / "file/sub", "metrics.json", "--out"); }) ==
+        "--out '" + (d / "file/sub") + "': '" + (d / "file") + "' is not a folder");
+  CHECK(contains(error_of([&] { StagedFolder("/proc/x/y", "metrics.json", "--out"); }),
+                 "--out '/proc/x/y': cannot create '/proc/x': "));
   make_dirs(d / "mine");
   write_file_atomic(d / "mine/notes.txt", "keep me");
   CHECK(contains(error_of([&] { StagedFolder(d / "mine", "metrics.json"); }), "holds files but no metrics.json"));

@@ -43,7 +43,8 @@ bool built(const std::string& program) {
 // The programs this build has: the tools always, the benchmarks and lessons when configured.
 std::vector<std::string> programs() {
   std::vector<std::string> out{"gradcheck", "plots_gallery", "lesson_check"};
-  for (const char* p : {"bench_core", "bench_race", "grade", "grade_solutions", "course", "course_book", "metric_spread"})
+  for (const char* p : {"bench_core", "bench_race", "grade", "grade_solutions", "course", "course_book", "metric_spread",
+                        "kill_save_writer"})
     if (built(p)) out.push_back(p);
   for (const std::string& file : list_dir(std::string(ATTNLAB_SOURCE_DIR) + "/lessons")) {
     const std::string name = file.substr(0, file.find('.'));
@@ -76,7 +77,7 @@ TEST_CASE("every program refuses a bad argument in one line, the usage after it,
   TempDir d;
   for (const std::string& p : programs()) {
     CAPTURE(p);
-    const Run r = run(p, p == "lesson_check" ? "some_dir --bogus" : "--bogus", d);
+    const Run r = run(p, p == "lesson_check" ? "some_dir --bogus" : p == "kill_save_writer" ? "x 1 --bogus" : "--bogus", d);
     CHECK(r.code == 2);
     CHECK(r.err.rfind(p + ": ", 0) == 0);
     CHECK(contains(r.err, "--bogus"));
@@ -90,8 +91,8 @@ TEST_CASE("a failing program says what failed in one line and exits 1") {
   attnlab::write_file_atomic(d / "a_file", "x");
   for (const std::string& p : programs()) {
     if (p == "gradcheck" || p == "bench_core" || p == "bench_race" || p == "grade" || p == "grade_solutions" ||
-        p == "metric_spread")
-      continue;  // no bad path to give
+        p == "metric_spread" || p == "kill_save_writer")
+      continue;  // no --out to give (kill_save_writer's path: below)
     CAPTURE(p);
     const std::string target = p == "lesson_check" ? d / "missing" : d / "a_file";
     const Run r = run(p, (p == "lesson_check" ? "" : "--out ") + ("'" + target + "'"), d);
@@ -110,4 +111,63 @@ TEST_CASE("a failing program says what failed in one line and exits 1") {
         CAPTURE(args);
         CHECK(run(p, args, d).code == 2);
       }
+}
+
+TEST_CASE("an --out that cannot be a folder: the path given, and the part at fault, in one line, exit 1") {
+  TempDir d;
+  attnlab::write_file_atomic(d / "afile", "x");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/dev/null/x", "'/dev/null' is not a folder"},
+      {d / "afile/sub", "'" + (d / "afile") + "' is not a folder"},
+      {"/proc/x/y", "cannot create '/proc/x'"}};
+  for (const std::string& p : programs()) {
+    if (p != "course" && p != "course_book" && p != "plots_gallery" && !std::isdigit(static_cast<unsigned char>(p[0])))
+      continue;
+    for (const auto& [path, why] : cases) {
+      CAPTURE(p);
+      CAPTURE(path);
+      const Run r = run(p, "--out '" + path + "'" + (std::isdigit(static_cast<unsigned char>(p[0])) ? " --quick" : ""), d);
+      CHECK(r.code == 1);
+      CHECK(contains(r.err, p + ": error: "));
+      CHECK(contains(r.err, path));
+      CHECK(contains(r.err, why));
+      CHECK(lines(r.err) <= 2);
+    }
+  }
+  // The test helper too: a path it cannot write ends in one line and exit 1, not an abort.
+  const Run w = run("kill_save_writer", "/dev/null/x 1", d);
+  CHECK(w.code == 1);
+  CHECK(contains(w.err, "kill_save_writer: error: "));
+  CHECK(contains(w.err, "/dev/null/x"));
+}
+
+TEST_CASE("--from: refused by a lesson that keeps no checkpoints, and a folder without ours named at once") {
+  TempDir d;
+  attnlab::make_dirs(d / "empty");
+  for (const std::string& p : programs()) {
+    if (!std::isdigit(static_cast<unsigned char>(p[0]))) continue;
+    CAPTURE(p);
+    const Run r = run(p, "--quick --out '" + (d / "o") + "' --from '" + (d / "empty") + "'", d);
+    CHECK((r.code == 1 || r.code == 2));
+    CHECK(contains(r.err, "--from"));
+    if (r.code == 2) CHECK(contains(r.err, "keeps no checkpoints"));
+    else CHECK(contains(r.err, "none of " + p + "'s checkpoints"));
+  }
+}
+
+TEST_CASE("lesson_check and course_book name the file or folder at fault") {
+  TempDir d;
+  attnlab::make_dirs(d / "junk");
+  attnlab::write_file_atomic(d / "junk/metrics.json", "{ not json");
+  attnlab::write_file_atomic(d / "junk/story.json", "{ not json");
+  attnlab::write_file_atomic(d / "junk/report.md", "x");
+  const Run same = run("lesson_check", "'" + (d / "junk") + "'", d);
+  CHECK(same.code == 1);
+  CHECK(contains(same.err, "'" + (d / "junk/metrics.json") + "' is not JSON"));
+  if (built("course_book")) {
+    attnlab::make_dirs(d / "nothing");
+    const Run r = run("course_book", "--out '" + (d / "nothing") + "'", d);
+    CHECK(r.code == 1);
+    CHECK(contains(r.err, "course_book: error: '" + (d / "nothing") + "' holds no lesson output"));
+  }
 }

@@ -139,6 +139,16 @@ void check_claims(const Json& story, const Json& m, Problem&& problem) {
               << "\n";
 }
 
+// A JSON file, or an error naming the file (not only the parser's position).
+Json parse_json(const std::string& path) {
+  const std::string text = read_file(path, "lesson_check");
+  try {
+    return Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw std::runtime_error("'" + path + "' is not JSON: " + e.what());
+  }
+}
+
 constexpr const char* kUsage =
     "usage: lesson_check DIR [--same-as DIR2] [METRIC>=VALUE | METRIC<=VALUE ...] [--help] [--version]\n";
 
@@ -180,7 +190,7 @@ int check(const std::vector<std::string>& args) {
   try {
     const std::string report = read_file(dir + "/report.md");
     if (report.size() < 200) problem("report.md is nearly empty");
-    const Json m = Json::parse(read_file(dir + "/metrics.json"));
+    const Json m = parse_json(dir + "/metrics.json");
     for (const char* key : {"lesson", "seed", "configuration", "metrics", "figures", "timings"})
       if (!m.contains(key)) problem(std::string("metrics.json lacks \"") + key + "\"");
     if (m.value("figures", Json::array()).empty()) problem("no figures listed");
@@ -200,7 +210,7 @@ int check(const std::vector<std::string>& args) {
     }
     if (m.contains("headline") && !m["metrics"].contains(m["headline"].get<std::string>()))
       problem("the headline " + m["headline"].dump() + " is not a metric");
-    const Json story = Json::parse(read_file(dir + "/story.json"));
+    const Json story = parse_json(dir + "/story.json");
     const std::vector<std::string> shape = story_shape(story);
     if (std::find_if(shape.begin(), shape.end(), [](const std::string& s) { return s.rfind("section ", 0) == 0; }) ==
         shape.end())
@@ -212,11 +222,11 @@ int check(const std::vector<std::string>& args) {
             problem("story.json shows " + f.get<std::string>() + ", which metrics.json does not list");
     check_claims(story, m, problem);
     if (!same_as.empty()) {
-      Json a = m, b = Json::parse(read_file(same_as + "/metrics.json"));
+      Json a = m, b = parse_json(same_as + "/metrics.json");
       a.erase("timings");
       b.erase("timings");
       if (a != b) problem("metrics.json differs from " + same_as + " (same seed, other numbers)");
-      if (shape != story_shape(Json::parse(read_file(same_as + "/story.json"))))
+      if (shape != story_shape(parse_json(same_as + "/story.json")))
         problem("story.json differs in shape from " + same_as + " (same seed, another story)");
     }
     for (const Bound& bound : bounds) {

@@ -57,6 +57,13 @@ Lesson::Lesson(LessonInfo info, LessonArgs args)
     : info_(std::move(info)), args_(std::move(args)), start_(std::chrono::steady_clock::now()) {
   if (g_current) throw std::logic_error("Lesson: a lesson is already running in this program");
   set_threads(args_.threads);
+  if (!args_.from.empty()) {  // fail now, not after minutes of work: --from must hold a checkpoint of ours
+    bool any = false;
+    for (const std::string& file : info_.checkpoints) any = any || std::ifstream(args_.from + "/" + file).good();
+    if (!any)
+      throw IoError("--from '" + args_.from + "': none of " + info_.id + "'s checkpoints (" + listing(info_.checkpoints) +
+                    ") is there: give the output folder of an earlier run of " + info_.id);
+  }
   out_.emplace(args_.out, "metrics.json", "--out");
   const std::string mode = args_.quick ? "quick run" : args_.long_run ? "long run" : "full run";
   report_ = "# " + info_.id + ": " + info_.title + "\n\n*" + info_.summary + "* (" + mode + ", seed " +
