@@ -13,6 +13,7 @@
 
 #include "course/html.hpp"
 #include "io/files.hpp"
+#include "lessons/story/math.hpp"
 #include "lessons/story/text.hpp"
 
 namespace attnlab::course {
@@ -116,9 +117,15 @@ std::string figure_html(const std::string& id, const Json& b) {
     else others += " · " + link(id + "/" + file, ext == "svg" ? "SVG" : ext == "pdf" ? "PDF" : ext);
   }
   if (shown.empty() && !b.at("files").empty()) shown = b.at("files").at(0).get<std::string>();
+  // The caption's formulas typeset like the prose's; the alt text has their plain form.
   const std::string caption = b.value("caption", "");
+  std::string alt = caption;
+  try {
+    alt = lessons::plain_math(caption);
+  } catch (const std::invalid_argument&) {  // an unclosed $: the caption as written
+  }
   return "<figure><a href=\"" + url(id + "/" + shown) + "\"><img src=\"" + url(id + "/" + shown) + "\" alt=\"" +
-         escape(caption) + "\"></a><figcaption>" + escape(caption) + others + "</figcaption></figure>\n";
+         escape(alt) + "\"></a><figcaption>" + prose_html(caption) + others + "</figcaption></figure>\n";
 }
 
 // "0.997 ± 0.006" from a reference's metric entry, "" when there is none.

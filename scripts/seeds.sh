@@ -72,5 +72,5 @@ for s in $seeds; do
 done
 ((${#folders[@]})) || exit 1
 spread=("$build"/bin/metric_spread)
-[ $reference = 1 ] && spread+=(--reference "lessons/reference/$name.json")
+[ $reference = 1 ] && { mkdir -p lessons/reference; spread+=(--reference "lessons/reference/$name.json"); }
 "${spread[@]}" "${folders[@]}"
