@@ -13,6 +13,7 @@
 
 #include "course/html.hpp"
 #include "io/files.hpp"
+#include "lessons/story/math.hpp"
 #include "lessons/story/text.hpp"
 
 namespace attnlab::course {
@@ -117,8 +118,9 @@ std::string figure_html(const std::string& id, const Json& b) {
   }
   if (shown.empty() && !b.at("files").empty()) shown = b.at("files").at(0).get<std::string>();
   const std::string caption = b.value("caption", "");
+  // The caption's formulas typeset like the prose's; the alt text shows them plain.
   return "<figure><a href=\"" + url(id + "/" + shown) + "\"><img src=\"" + url(id + "/" + shown) + "\" alt=\"" +
-         escape(caption) + "\"></a><figcaption>" + escape(caption) + others + "</figcaption></figure>\n";
+         escape(lessons::plain_math(caption)) + "\"></a><figcaption>" + prose_html(caption) + others + "</figcaption></figure>\n";
 }
 
 // "0.997 ± 0.006" from a reference's metric entry, "" when there is none.

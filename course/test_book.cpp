@@ -46,7 +46,7 @@ void write_lesson(const std::string& dir) {
         {{"kind", "table"}, {"header", Json::array({"a|b", "<th>"})}, {"rows", Json::array({Json::array({"1.5", "</td>"})})}},
         {{"kind", "matrix"}, {"name", "M <1>"}, {"row_labels", {"r&1"}}, {"col_labels", Json::array({"c\"1", "c2"})},
          {"values", Json::array({Json::array({"0.50", "-1.00"})})}},
-        {{"kind", "figure"}, {"stem", "fig one"}, {"caption", "A \"figure\" <here>"},
+        {{"kind", "figure"}, {"stem", "fig one"}, {"caption", "A \"figure\" <here> at $w = 1$"},
          {"files", Json::array({"fig one.png", "fig one.svg"})}},
         {{"kind", "text"}, {"text", "The weights $A = \\mathrm{softmax}(QK^\\top / \\sqrt{d_k})$ sum to one: "
                                     "$$\\sum_j A_{ij} = 1$$ and cost \\$0."}},
@@ -155,7 +155,8 @@ TEST_CASE("a lesson's page: every kind of block, all text escaped, the headline 
   CHECK(contains(page, "<td class=\"num\">1.5</td><td>&lt;/td&gt;</td>"));
   CHECK(contains(page, "<th>r&amp;1</th>"));
   CHECK(contains(page, "<th class=\"num\">c&quot;1</th>"));
-  CHECK(contains(page, "<img src=\"98_escapes/fig%20one.png\" alt=\"A &quot;figure&quot; &lt;here&gt;\">"));
+  CHECK(contains(page, "<img src=\"98_escapes/fig%20one.png\" alt=\"A &quot;figure&quot; &lt;here&gt; at w = 1\">"));
+  CHECK(contains(page, "<figcaption>A &quot;figure&quot; &lt;here&gt; at <span class=\"math\" data-tex=\"w = 1\">"));
   CHECK(contains(page, "href=\"98_escapes/fig%20one.svg\">SVG</a>"));
   CHECK(page.find("accuracy (headline)") < page.find("<td>loss</td>"));  // the headline first
   CHECK(contains(page, "<a href=\"#metrics\">Metrics</a>"));
@@ -285,7 +286,7 @@ TEST_CASE("the book in a real browser: every formula typeset by KaTeX, no TeX le
   REQUIRE(fs::exists(d / "katex/fonts/KaTeX_Main-Regular.woff2"));
   const std::string dom = browser("--dump-dom", d / "98_escapes.html", profile.path);
   CHECK(attribute(dom, "data-images") == "1/1");
-  CHECK(attribute(dom, "data-math") == "2/2");
+  CHECK(attribute(dom, "data-math") == "3/3");  // the caption's formula too
   CHECK(attribute(dom, "data-raw-tex") == "0");
   CHECK(contains(dom, "class=\"katex\""));
 
@@ -301,6 +302,6 @@ TEST_CASE("the book in a real browser: every formula typeset by KaTeX, no TeX le
   write_file_atomic(d / "98_escapes/story.json", story);
   write_book(d.path);
   const std::string broken = browser("--dump-dom", d / "98_escapes.html", profile.path);
-  CHECK(attribute(broken, "data-math") == "1/2");
+  CHECK(attribute(broken, "data-math") == "2/3");
   CHECK(attribute(broken, "data-raw-tex") == "1");
 }
