@@ -89,8 +89,7 @@ void the_data(const Data& d) {
         {row(text("the training mean, ", fixed(xt::mean(d.y_train)(), 3), ", everywhere"), fixed(mean.val, 4),
              fixed(mean.truth, 4)),
          row("the true function (this sample's noise)", fixed(truth.val, 4), "0")});
-  say("These two rows bracket every model below: a model that learned nothing of $x$ scores like the first, a perfect "
-      "one like the second.");
+  say("A model that learned nothing of $x$ scores like the first row, a perfect one like the second.");
   metric("val_mse_mean_baseline", mean.val);
   metric("val_mse_true_function", truth.val);
 }
@@ -262,6 +261,9 @@ double late_drift(const std::vector<double>& w, double w_end) {
   return std::abs(w_end - w[w.size() * 9 / 10]) / w_end;
 }
 
+// A small share as a percentage: "0.014%", or "less than 0.001%".
+std::string small_percent(double share) { return share < 1e-5 ? std::string("less than 0.001%") : percent(share, 3); }
+
 // How much a loss fell over the last tenth of the steps, as a share of where it ended.
 double late_fall(const std::vector<double>& loss) {
   return (loss[loss.size() * 9 / 10] - loss.back()) / loss.back();
@@ -340,7 +342,7 @@ void without_the_mask(const GaussianPooling& model, const Learned& r, const Data
   metric("val_mse_nearest_neighbour", nearest.val);
   claim({"masked_loss_levels_off", "loss_drop_masked < loss_drop_self_visible / 10",
          text("With the mask, the training loss levels off: over the last tenth of the steps it fell by ",
-              percent(masked_fall, 3), " ($w$ moved ", percent(masked_drift, 1), "), against ", percent(visible_fall, 1),
+              small_percent(masked_fall), " ($w$ moved ", small_percent(masked_drift), "), against ", percent(visible_fall, 1),
               " without the mask. The leave-one-out loss has a minimum at a finite width, and the gradient finds it."),
          text("With the mask, the training loss still fell by ", percent(masked_fall, 2), " over the last tenth of the "
               "steps, not much less than the ", percent(visible_fall, 2), " without it: ", r.w.size(), " steps are too "
