@@ -140,7 +140,7 @@ void compare_accuracy(const std::vector<Trained>& runs, const data::DateTask& ta
                               "test_exact_match_additive) - min(test_exact_match_dot, test_exact_match_general, "
                               "test_exact_match_concat, test_exact_match_additive) <= 0.06",
          text("With one budget the four end within ", fixed(hi - lo, 3), " of each other in exact match: the dot "
-              "score, with no parameters of its own, is as good a way to look as the three that learn theirs."),
+              "score, with no parameters of its own, keeps up with the three that learn theirs."),
          text("With one budget the four end ", fixed(hi - lo, 3), " apart in exact match (", listing(each), "): at this "
               "budget the choice of score made a difference.")});
   std::vector<Run> curves;
