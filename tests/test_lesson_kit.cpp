@@ -10,6 +10,7 @@
 
 #include "io/files.hpp"
 #include "lessons/kit/kit.hpp"
+#include "lessons/kit/seq2seq.hpp"
 #include "lessons/story/progress.hpp"
 #include "nn/layers.hpp"
 #include "nn/optim.hpp"
@@ -518,4 +519,44 @@ TEST_CASE("class_scores: accuracy and the mean cross-entropy of the probabilitie
   CHECK(s[0].second == doctest::Approx(2.0 / 3));
   CHECK(s[1].first == "loss");
   CHECK(s[1].second == doctest::Approx(-(std::log(0.7) + std::log(0.8) + std::log(0.25)) / 3).epsilon(1e-6));
+}
+
+TEST_CASE("train_seq2seq and record: the recipe trains an encoder-decoder, the validation loss after every epoch; the plan in the configuration; empty splits named") {
+  // Copy two-token sequences over tokens 4..7 (0..3 are <pad> <bos> <eos> <unk>).
+  nn::data::EncodedSplits data;
+  for (Index a = 4; a < 8; ++a)
+    for (Index b = 4; b < 8; ++b) {
+      nn::data::EncodedPairs& split = (a + b) % 5 == 0 ? data.validation : data.train;
+      split.source.push_back({a, b});
+      split.target.push_back({a, b});
+    }
+  REQUIRE(data.validation.size() > 0);
+  nn::rnn::Seq2SeqConfig c;
+  c.embed = 4, c.encoder_hidden = 4, c.decoder_hidden = 8, c.attention_hidden = 4;
+  Generator gen(1);
+  nn::rnn::Seq2Seq model(c, 8, 8, gen);
+  const double before = nn::rnn::mean_loss(model, data.validation);
+  Recipe r;
+  r.label = "copy";
+  r.epochs = 3, r.batch = 4, r.lr = 0.01, r.decay = Decay::constant;
+  const History h = train_seq2seq(model, data, r);
+  CHECK(h.steps == std::size_t(fit_steps(data.train.size(), r)));
+  REQUIRE(h.validation_of("loss").size() == 3);
+  CHECK(h.validation_of("loss").back() == doctest::Approx(nn::rnn::mean_loss(model, data.validation)));
+  CHECK(h.validation_of("loss").back() < before);
+  TempDir d;  // the plan, recorded in the run's configuration
+  {
+    Lesson L(kInfo, args_in(d));
+    record(Seq2SeqPlan{3000, c, r});
+    L.finish();
+  }
+  const Json m = Json::parse(read_file(d / "lesson" + "/metrics.json"));
+  CHECK(m["configuration"]["examples"] == 3000);
+  CHECK(m["configuration"]["hidden"] == 8);
+  CHECK(m["configuration"]["epochs"] == 3);
+  CHECK(m["configuration"]["lr"] == doctest::Approx(0.01));
+  nn::data::EncodedSplits no_validation = data;
+  no_validation.validation = {};
+  CHECK_THROWS_WITH_AS(train_seq2seq(model, no_validation, r),
+                       doctest::Contains("train_seq2seq 'copy': the validation split is empty"), std::invalid_argument);
 }

@@ -111,6 +111,32 @@ TEST_CASE("year_attention: the year steps' weight on the year's digits, against 
                        std::invalid_argument);
 }
 
+TEST_CASE("date_fields and iso_shaped: each field of a prediction scored on its own; mismatched counts named") {
+  CHECK(data::iso_shaped("1997-03-03"));
+  CHECK_FALSE(data::iso_shaped("1997-3-03"));
+  CHECK_FALSE(data::iso_shaped("1997-03-0x"));
+  CHECK_FALSE(data::iso_shaped("1997/03/03"));
+  const std::vector<data::Pair> pairs = {{"a", "1997-03-03"}, {"b", "2001-12-25"}, {"c", "1950-01-01"}, {"d", "2049-06-30"}};
+  // Right; month wrong; only the year's digits, cut short; nothing.
+  const data::DateFields f = data::date_fields({"1997-03-03", "2001-11-25", "1950", ""}, pairs);
+  CHECK(f.year == doctest::Approx(0.75));
+  CHECK(f.month == doctest::Approx(0.25));
+  CHECK(f.day == doctest::Approx(0.5));
+  CHECK(f.iso_shaped == doctest::Approx(0.5));
+  CHECK_THROWS_WITH_AS(data::date_fields({"1997-03-03"}, pairs), doctest::Contains("date_fields: 1 predictions for 4 examples"),
+                       std::invalid_argument);
+  CHECK_THROWS_AS(data::date_fields({}, {}), std::invalid_argument);
+}
+
+TEST_CASE("varied_examples: one of each written form first, then the first rows not taken") {
+  const std::vector<data::Pair> pairs = {{"19970303", ""}, {"03.03.1997", ""}, {"3rd of March 1997", ""},
+                                         {"19970304", ""}, {"03-Mar-97", ""}};
+  CHECK(data::varied_examples(pairs, 3) == std::vector<std::size_t>{2, 4, 1});
+  CHECK(data::varied_examples(pairs, 5) == std::vector<std::size_t>{2, 4, 1, 0, 3});
+  CHECK(data::varied_examples(pairs, 9).size() == 5);
+  CHECK(data::varied_examples({}, 3).empty());
+}
+
 TEST_CASE("evaluate and mean_loss: every example decoded in order, scored; empty splits and mismatches named") {
   Generator gen(2);
   rnn::Seq2Seq model(tiny("additive"), 8, 9, gen);

@@ -1,5 +1,8 @@
 #include "nn/data/date_task.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <functional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -46,6 +49,53 @@ YearAttention year_attention(const std::vector<xt::xarray<double>>& attention, c
   }
   if (y.examples) y.mass /= double(y.examples), y.uniform /= double(y.examples);
   return y;
+}
+
+bool iso_shaped(const std::string& s) {
+  if (s.size() != 10) return false;
+  for (std::size_t i = 0; i < 10; ++i)
+    if ((i == 4 || i == 7) ? s[i] != '-' : !std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  return true;
+}
+
+DateFields date_fields(const std::vector<std::string>& predictions, const std::vector<Pair>& pairs) {
+  if (predictions.size() != pairs.size() || pairs.empty())
+    throw std::invalid_argument("date_fields: " + std::to_string(predictions.size()) + " predictions for " +
+                                std::to_string(pairs.size()) + " examples");
+  const std::size_t from[3] = {0, 5, 8}, len[3] = {4, 2, 2};
+  double right[3] = {0, 0, 0}, shaped = 0;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const std::string& p = predictions[i];
+    for (int f = 0; f < 3; ++f)
+      right[f] += p.size() >= from[f] + len[f] && p.compare(from[f], len[f], pairs[i].target, from[f], len[f]) == 0;
+    shaped += iso_shaped(p);
+  }
+  const double n = double(pairs.size());
+  return {right[0] / n, right[1] / n, right[2] / n, shaped / n};
+}
+
+std::vector<std::size_t> varied_examples(const std::vector<Pair>& pairs, std::size_t want) {
+  const auto alpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
+  const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  const std::vector<std::function<bool(const std::string&)>> forms = {
+      [](const std::string& s) { return s.find(" of ") != std::string::npos; },
+      [&](const std::string& s) { return s.find('/') != std::string::npos && !s.empty() && alpha(s[0]); },
+      [](const std::string& s) { return s.find(", ") != std::string::npos && s.size() > 20; },
+      [](const std::string& s) { return s.find('-') != std::string::npos; },
+      [](const std::string& s) { return s.find('.') != std::string::npos; },
+      [&](const std::string& s) { return !s.empty() && std::all_of(s.begin(), s.end(), digit); },
+  };
+  std::vector<std::size_t> picked;
+  const auto fresh = [&](std::size_t i) { return std::find(picked.begin(), picked.end(), i) == picked.end(); };
+  for (const auto& form : forms)
+    for (std::size_t i = 0; i < pairs.size() && picked.size() < want; ++i)
+      if (form(pairs[i].source) && fresh(i)) {
+        picked.push_back(i);
+        break;
+      }
+  for (std::size_t i = 0; i < pairs.size() && picked.size() < want; ++i)
+    if (fresh(i)) picked.push_back(i);
+  return picked;
 }
 
 }  // namespace attnlab::nn::data

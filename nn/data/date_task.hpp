@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <xtensor/xarray.hpp>
@@ -35,5 +36,21 @@ struct YearAttention {
   std::size_t examples = 0;
 };
 YearAttention year_attention(const std::vector<xt::xarray<double>>& attention, const std::vector<Pair>& pairs);
+
+// Whether a string is shaped like an ISO date, YYYY-MM-DD: ten characters, digits where digits belong.
+bool iso_shaped(const std::string& s);
+
+// How much of each field the predictions get right: the shares of predictions whose year
+// (characters 0-3), month (5-6) and day (8-9) match the target's, and the share shaped like an ISO
+// date at all. std::invalid_argument when the counts differ or there are none.
+struct DateFields {
+  double year = 0, month = 0, day = 0, iso_shaped = 0;
+};
+DateFields date_fields(const std::vector<std::string>& predictions, const std::vector<Pair>& pairs);
+
+// Up to `want` rows of `pairs` that show different written forms: the first source with " of ",
+// a word then a slash, a long form with ", ", a dash, a dot, digits only, in that order, then the
+// first rows not yet taken. Examples for a figure that cover the formats rather than look-alikes.
+std::vector<std::size_t> varied_examples(const std::vector<Pair>& pairs, std::size_t want);
 
 }  // namespace attnlab::nn::data

@@ -1,0 +1,28 @@
+// Training the recurrent encoder-decoder of nn/rnn (lessons 02 and 03) through the kit's one
+// training entry point: the lesson states a Recipe, this says what a batch's loss is.
+#pragma once
+
+#include "lessons/kit/train.hpp"
+#include "nn/data/batch.hpp"
+#include "nn/rnn/seq2seq.hpp"
+
+namespace attnlab::lessons {
+
+// A run of an encoder-decoder on a generated task: how many examples to generate, the model's
+// sizes, and how to train it.
+struct Seq2SeqPlan {
+  std::size_t examples = 0;
+  nn::rnn::Seq2SeqConfig model;
+  Recipe recipe;
+};
+
+// The plan in the run's configuration (metrics.json): examples, the sizes, epochs, batch, lr, clip.
+void record(const Seq2SeqPlan& plan);
+
+// Trains `model` on data.train as the recipe says: the teacher-forced cross-entropy per target
+// token of each batch of pairs, and after every epoch the same loss on data.validation, without the
+// tape, as the held-out score "loss" (the recipe's own validate is replaced). std::invalid_argument
+// naming the recipe's label when the training or the validation split is empty.
+History train_seq2seq(nn::rnn::Seq2Seq& model, const nn::data::EncodedSplits& data, Recipe recipe);
+
+}  // namespace attnlab::lessons
