@@ -37,6 +37,14 @@ inline constexpr bool kAddressSanitizer = false;
 inline constexpr bool kAddressSanitizer = false;
 #endif
 
+// Whether this build has the course programs (metric_spread, course_book): the sanitizer build
+// (ATTNLAB_LESSONS=OFF) has not, and a test that runs them is skipped there, visibly.
+#ifdef ATTNLAB_HAVE_COURSE
+inline constexpr bool kHaveCourse = ATTNLAB_HAVE_COURSE;
+#else
+inline constexpr bool kHaveCourse = true;  // course/'s own tests
+#endif
+
 // The message of the exception E that f throws, or "(no exception)" if it throws none.
 template <class E = ShapeError, class F>
 std::string error_of(F&& f) {
