@@ -1,8 +1,7 @@
-// Exercises for lesson 15, the cost of attention and attention that scales. Grade them with
-// build/bin/grade 15.
+// Exercises for lesson 15, exact attention by tiles. Grade them with build/bin/grade 15.
 //
 // Write each function in plain xtensor (xt::zeros, loops, std::exp ...), not with the engine's
-// ops: these are the inner steps of core/ops/tiled_attention.cpp and linear_attention.cpp.
+// ops: these are the inner steps of core/ops/tiled_attention.cpp.
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -19,7 +18,8 @@ namespace {
 
 // ---- 15.1 One step of the online softmax ----------------------------------------------------
 // One query row has seen some keys: m is the largest score so far (-infinity before the first
-// tile), l = sum of e^(s_j - m) over those keys, acc (dv) = sum of e^(s_j - m) v_j. A new tile
+// tile), l = sum of e^(s_j - m) over those keys, acc (dv) = sum of e^(s_j - m) v_j (the lesson's
+// m, l and a). A new tile
 // brings scores (t) and their values (t, dv). Return the updated {m', l', acc'}: the same three
 // quantities over all the keys seen, old and new. Old terms were computed relative to m, new ones
 // must be relative to m' = max(m, largest new score): rescale l and acc by e^(m - m') (careful
@@ -40,16 +40,6 @@ OnlineState online_softmax_update(double m, double l, const Array<double>& acc, 
 // summing over a row of P at all: it equals dO_i . O_i (why? O_i = sum_j P_ij V_j).
 Array<double> scores_backward(const Array<double>& S, const Array<double>& L, const Array<double>& V,
                               const Array<double>& O, const Array<double>& dO) {
-  not_attempted();  // delete this line and write your answer
-}
-
-// ---- 15.3 Causal linear attention as an RNN -------------------------------------------------
-// phi(x) = elu(x) + 1: x + 1 for x > 0, e^x otherwise, entry by entry. Causal linear attention
-// of Q, K (n, d) and V (n, dv) is, for each i,
-//     O_i = phi(q_i)^T S_i / (phi(q_i) . z_i + 1e-6),   S_i = sum_{j <= i} phi(k_j) v_j^T,  z_i = sum_{j <= i} phi(k_j).
-// Return O (n, dv) in one pass over the rows with a running state S (d, dv) and z (d): no n x n
-// matrix, O(n d dv) work.
-Array<double> causal_linear_attention(const Array<double>& Q, const Array<double>& K, const Array<double>& V) {
   not_attempted();  // delete this line and write your answer
 }
 
@@ -135,26 +125,7 @@ void grade_scores_backward(const std::function<Array<double>(const Array<double>
   one("scores up to 50", {5, 7}, 2, 47, 50.0);
 }
 
-void grade_causal_linear_attention(
-    const std::function<Array<double>(const Array<double>&, const Array<double>&, const Array<double>&)>& answer,
-    Grader& g) {
-  auto one = [&](const std::string& what, std::size_t n, std::size_t d, std::size_t dv, std::uint64_t seed) {
-    const Array<double> Q = random_array({n, d}, seed, -2, 2), K = random_array({n, d}, seed + 1, -2, 2),
-                        V = random_array({n, dv}, seed + 2);
-    LinearAttentionOptions o;
-    o.causal = true;
-    g.close(what, answer(Q, K, V), linear_attention(Tensor<double>(Q), Tensor<double>(K), Tensor<double>(V), o).value(),
-            1e-10,
-            "add phi(k_i) v_i^T to S and phi(k_i) to z before query i reads them (key i is visible to query i), and "
-            "divide by phi(q_i) . z_i + 1e-6");
-  };
-  one("n = 6, d = 3, dv = 2", 6, 3, 2, 51);
-  one("n = 1", 1, 4, 3, 54);
-  one("n = 20, d = 5, dv = 4", 20, 5, 4, 57);
-}
-
 }  // namespace
 
 EXERCISE(online_softmax_update, "One step of the online softmax", grade_online_softmax_update);
 EXERCISE(scores_backward, "The backward from the saved log-sum-exp", grade_scores_backward);
-EXERCISE(causal_linear_attention, "Causal linear attention as an RNN", grade_causal_linear_attention);

@@ -2,6 +2,7 @@
 // the one training loop (fit) and the standard figures.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -430,6 +431,12 @@ TEST_CASE("fit: seeded batches, held-out scores per epoch, the same history twic
   CHECK_THROWS_AS(a.validation_of("accuracy"), std::out_of_range);
   CHECK(a.step_ms.size() == 16);
   CHECK(a.median_step_ms() >= 0.0);
+  const std::vector<double> cpu = a.epoch_cpu_seconds();  // the running total at the end of each epoch
+  REQUIRE(cpu.size() == 4);
+  double first_epoch = 0;
+  for (std::size_t s = 0; s < 4; ++s) first_epoch += a.step_cpu_ms[s] / 1000.0;
+  CHECK(cpu[0] == doctest::Approx(first_epoch));
+  CHECK(std::is_sorted(cpu.begin(), cpu.end()));
   Line m;
   nn::Adam<float> opt(m.parameters(), 0.1);
   CHECK_THROWS_AS(fit(m, opt, 0, [](const std::vector<std::size_t>&) { return Tensor<float>(); }, {}),
@@ -451,6 +458,15 @@ TEST_CASE("figures: attention maps, head grids, curves and bars are saved and sh
   h.epoch_loss = {2.5, 1.05};
   h.validation = {{"loss", {2.0, 1.2}}};
   save_figure(loss_curves({{"run", &h}}, {"Loss"}), "curves", "Curves");
+  h.steps_per_epoch = 4;
+  h.step_cpu_ms = std::vector<double>(8, 2.0);
+  h.validation.push_back({"accuracy", {0.5, 0.75}});
+  ScoreFigureOptions by_cost{"Accuracy"};
+  by_cost.chance = 0.25;
+  save_figure(score_against_cost({{"run", &h}, {"again", &h}}, by_cost), "by_cost", "Accuracy against steps and time");
+  CHECK_THROWS_AS(score_against_cost({}, by_cost), plots::PlotError);
+  by_cost.score = "bleu";
+  CHECK_THROWS_AS(score_against_cost({{"run", &h}}, by_cost), std::out_of_range);
   plots::Figure bars(1200, 800);
   bar_panel(bars.panel(0), {"a", "b"}, {{"first", {0.5, 0.25}}, {"second", {1.0, 0.75}}}, 2, 1.1);
   save_figure(bars, "bars", "Bars");
@@ -464,7 +480,7 @@ TEST_CASE("figures: attention maps, head grids, curves and bars are saved and sh
   CHECK_THROWS_AS(plus_marks(xt::xarray<double>{1.0}, xt::xarray<double>{1.0, 2.0}, 0.1, 0.1), plots::PlotError);
   CHECK_THROWS_AS(bar_panel(bars.panel(0), {"a", "b"}, {{"short", {0.5}}}), plots::PlotError);
   CHECK_THROWS_AS(attention_figure({}, {"none"}), plots::PlotError);
-  for (const char* stem : {"maps", "heads", "curves", "bars", "one_map"})
+  for (const char* stem : {"maps", "heads", "curves", "by_cost", "bars", "one_map"})
     for (const char* ext : {".png", ".svg"}) CHECK(read_file(lesson().path(std::string(stem) + ext)).size() > 1000);
   CHECK(number_labels(5, 2) == std::vector<std::string>{"0", "", "2", "", "4"});
   CHECK(numbered("head ", 3, 1) == std::vector<std::string>{"head 1", "head 2", "head 3"});

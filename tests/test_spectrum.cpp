@@ -1,5 +1,5 @@
 // singular_values (lessons/kit/spectrum.hpp, LAPACK through xtensor-blas) on matrices whose
-// spectrum is known, and rank_for_energy.
+// spectrum is known, rank_for_energy, and what an approximation keeps of an attention matrix.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -7,6 +7,7 @@
 #include <xtensor/xbuilder.hpp>
 
 #include "core/error.hpp"
+#include "nn/attention/structure.hpp"
 #include "lessons/kit/spectrum.hpp"
 
 using namespace attnlab;
@@ -40,4 +41,46 @@ TEST_CASE("rank_for_energy: the fewest values holding a share of sum sigma^2") {
   CHECK_THROWS_AS(rank_for_energy(s, 0.0), ShapeError);
   CHECK_THROWS_WITH_AS(singular_values(xt::xarray<double>::from_shape({2, 2, 2})),
                        doctest::Contains("singular_values: needs a non-empty 2-D matrix, got (2,2,2)"), ShapeError);
+}
+
+TEST_CASE("summarize_spectra: means over matrices of normalized singular values, rank for a share, share in a rank") {
+  const xt::xarray<double> a = {{3, 0, 0}, {0, 2, 0}, {0, 0, 1}};  // energies 9, 4, 1 of 14
+  const xt::xarray<double> b = {{2, 0, 0}, {0, 2, 0}, {0, 0, 2}};  // 4, 4, 4 of 12
+  const SpectrumSummary s = summarize_spectra({a, b}, 1, 0.6);
+  REQUIRE(s.sigma.size() == 3);
+  CHECK(s.sigma[0] == doctest::Approx(1.0));
+  CHECK(s.sigma[1] == doctest::Approx((2.0 / 3 + 1.0) / 2));
+  CHECK(s.sigma[2] == doctest::Approx((1.0 / 3 + 1.0) / 2));
+  CHECK(s.rank_for_share == doctest::Approx((1 + 2) / 2.0));  // a: 9/14 >= 0.6 at rank 1; b: 8/12 at rank 2
+  CHECK(s.share_in_rank == doctest::Approx((9.0 / 14 + 4.0 / 12) / 2));
+  CHECK_THROWS_WITH_AS(summarize_spectra({}, 1), doctest::Contains("summarize_spectra: needs matrices and a rank > 0"),
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(summarize_spectra({a, xt::xarray<double>{{1, 2}}}, 1),
+                       doctest::Contains("matrices of different shapes: (3,3) and (1,2)"), ShapeError);
+}
+
+// What an approximation keeps of an attention matrix (nn/attention/structure.hpp).
+TEST_CASE("weight_in_band, segment_mean_share and relative_error on matrices worked by hand") {
+  // Uniform attention over 4 keys: a window of 1 keeps 2 or 3 keys of each row.
+  const xt::xarray<double> uniform = xt::ones<double>({4, 4}) / 4.0;
+  CHECK(weight_in_band(uniform, 1) == doctest::Approx((2 + 3 + 3 + 2) / 16.0));
+  CHECK(weight_in_band(uniform, 3) == doctest::Approx(1.0));
+  // The identity is all in the band of width 0, and segment means of 2 keep half of its energy.
+  const xt::xarray<double> eye = xt::eye<double>(4);
+  CHECK(weight_in_band(eye, 0) == doctest::Approx(1.0));
+  CHECK(segment_mean_share(eye, 2) == doctest::Approx(0.5));
+  CHECK(segment_mean_share(eye, 4) == doctest::Approx(1.0));  // as many segments as keys: nothing lost
+  CHECK(segment_mean_share(uniform, 1) == doctest::Approx(1.0));  // constant rows are segment means already
+  // 5 keys in 2 segments: the second takes the remainder (3 keys).
+  const xt::xarray<double> row = {{1, 0, 1, 1, 0}};
+  CHECK(segment_mean_share(row, 2) == doctest::Approx((1.0 / 2 + 4.0 / 3) / 3.0));
+  CHECK(relative_error(xt::xarray<double>{3, 4}, xt::xarray<double>{0, 5}) == doctest::Approx(std::sqrt(10.0) / 5));
+  CHECK_THROWS_WITH_AS(segment_mean_share(eye, 5), doctest::Contains("segment_mean_share: needs 1 to 4 segments, got 5"),
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(weight_in_band(xt::xarray<double>::from_shape({2, 2, 2}), 1),
+                       doctest::Contains("weight_in_band: needs a non-empty 2-D matrix, got (2,2,2)"), ShapeError);
+  CHECK_THROWS_WITH_AS(relative_error(xt::xarray<double>{1, 2}, xt::xarray<double>{1, 2, 3}),
+                       doctest::Contains("relative_error: shapes differ: (2) and (3)"), ShapeError);
+  CHECK_THROWS_WITH_AS(relative_error(xt::xarray<double>{1}, xt::xarray<double>{0}),
+                       doctest::Contains("relative_error: the reference has norm 0"), ShapeError);
 }

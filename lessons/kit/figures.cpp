@@ -135,6 +135,82 @@ plots::Figure line_figure(const std::vector<plots::Series>& series, const LineFi
   return fig;
 }
 
+plots::Figure score_against_cost(const std::vector<Run>& runs, const ScoreFigureOptions& style) {
+  if (runs.empty()) plots::fail("score_against_cost", "no runs to draw");
+  std::vector<plots::Series> by_step, by_time;
+  double first = INFINITY, last = -INFINITY;
+  for (const auto& [name, h] : runs) {
+    const std::vector<double>& score = h->validation_of(style.score);
+    std::vector<double> steps;
+    for (std::size_t e = 1; e <= score.size(); ++e) steps.push_back(double(e * h->steps_per_epoch));
+    first = std::min(first, steps.front()), last = std::max(last, steps.back());
+    by_step.push_back(curve(name, steps, score));
+    by_time.push_back(curve(name, h->epoch_cpu_seconds(), score));
+  }
+  if (style.chance) by_step.push_back(reference("chance", {first, last}, {*style.chance, *style.chance}));
+  plots::Figure fig(style.width, style.height, 1, 2);
+  fig.title(style.title);
+  plots::LineOptions lo;
+  lo.markers = true;
+  lo.ymin = style.ymin, lo.ymax = style.ymax;
+  plots::line_plot(fig.panel(0).title("Against training steps").xlabel("training step").ylabel(style.ylabel), by_step, lo);
+  lo.log_x = true;
+  lo.legend = false;  // the colours of the left panel
+  plots::line_plot(fig.panel(1).title("Against training time").xlabel("CPU seconds of training (log scale)")
+                       .ylabel(style.ylabel),
+                   by_time, lo);
+  return fig;
+}
+
+// ------------------------------------------------------------------ cost against n
+
+namespace {
+
+plots::Series power_guide(const CostCurve& c, const std::vector<double>& y, double power, double through_n) {
+  const double at = through_n > 0 ? through_n : c.n.back(), y_at = c.at(y, at);
+  if (std::isnan(y_at)) plots::fail("cost_figure", "a guide through n = ", at, ", where '", c.name, "' was not measured");
+  const double scale = y_at / std::pow(at, power);
+  std::vector<double> ys;
+  for (double n : c.n) ys.push_back(scale * std::pow(n, power));
+  const std::string name = power == 2 ? "∝ n²" : power == 1 ? "∝ n" : "∝ n^" + rounded(power);
+  plots::Series s = curve(name, c.n, ys);
+  s.dashed = true;
+  const double gray = std::clamp(0.75 - 0.25 * power, 0.0, 0.7);  // n: 0.5, n²: 0.25
+  s.color = plots::Color{gray, gray, gray};
+  return s;
+}
+
+}  // namespace
+
+plots::Figure cost_figure(const std::vector<const CostCurve*>& curves, const CostFigureOptions& style) {
+  if (curves.empty()) plots::fail("cost_figure", "no cost curves to draw");
+  plots::Figure fig(style.width, style.height, 1, 2);
+  fig.title(style.title);
+  plots::LineOptions lo;
+  lo.log_x = lo.log_y = lo.markers = true;
+  std::vector<plots::Series> time, memory;
+  for (const CostCurve* c : curves) {
+    time.push_back(curve(c->name, c->n, c->cpu_ms));
+    memory.push_back(curve(c->name, c->n, c->peak_mib));
+  }
+  auto guides = [&](const std::vector<PowerGuide>& gs, bool of_time, std::vector<plots::Series>& into) {
+    for (const PowerGuide& g : gs) {
+      if (g.curve >= curves.size()) plots::fail("cost_figure", "a guide through curve ", g.curve, " of ", curves.size());
+      const CostCurve& c = *curves[g.curve];
+      into.push_back(power_guide(c, of_time ? c.cpu_ms : c.peak_mib, g.power, g.through_n));
+    }
+  };
+  guides(style.time_guides, true, time);
+  guides(style.memory_guides, false, memory);
+  plots::line_plot(fig.panel(0).title("CPU time, median of the rounds").xlabel("sequence length n (log scale)")
+                       .ylabel("CPU milliseconds (log scale)"),
+                   time, lo);
+  plots::line_plot(fig.panel(1).title("Peak memory beyond the inputs").xlabel("sequence length n (log scale)")
+                       .ylabel("MiB (log scale)"),
+                   memory, lo);
+  return fig;
+}
+
 plots::Figure loss_curves(const std::vector<Run>& runs, const CurvesFigureOptions& style) {
   if (runs.empty()) plots::fail("loss_curves", "no runs to draw");
   const int panels = int(style.steps) + int(style.epochs);

@@ -16,6 +16,7 @@
 #include <xtensor/xarray.hpp>
 
 #include "lessons/kit/fit.hpp"
+#include "lessons/kit/timing.hpp"
 #include "nn/data/vocab.hpp"
 #include "plots/plots.hpp"
 
@@ -108,6 +109,41 @@ struct CurvesFigureOptions {
 // Training curves of one or several runs. With one run the epoch panel shows its mean training
 // loss beside the held-out score, so the gap between the two is visible.
 plots::Figure loss_curves(const std::vector<Run>& runs, const CurvesFigureOptions& style);
+
+struct ScoreFigureOptions {
+  std::string title;
+  std::string score = "accuracy";            // the held-out score of the runs' histories
+  std::string ylabel = "held-out accuracy";
+  std::optional<double> chance = std::nullopt;  // a dashed line at this score, "chance" in the legend
+  std::optional<double> ymin = 0.0, ymax = 1.02;  // the y range (an accuracy's by default); nullopt: the data's
+  int width = 2400, height = 1000;
+};
+
+// A held-out score after every epoch of several runs, against the training steps (left, with the
+// legend) and against the CPU seconds spent training (right, log scale): which run learns in
+// fewer steps, and which in less time. PlotError for no runs; std::out_of_range naming the score
+// a run lacks.
+plots::Figure score_against_cost(const std::vector<Run>& runs, const ScoreFigureOptions& style);
+
+// ------------------------------------------------------------------ cost against n
+
+// A dashed line c n^p through the last point of a cost curve, beside the measured curves.
+struct PowerGuide {
+  std::size_t curve = 0;  // which of the curves it passes through
+  double power = 2;       // named "∝ n²" for 2, "∝ n" for 1, "∝ n^p" otherwise
+  double through_n = 0;   // the curve's point it passes through: 0 for its largest n
+};
+
+struct CostFigureOptions {
+  std::string title;
+  std::vector<PowerGuide> time_guides, memory_guides;
+  int width = 2400, height = 1000;
+};
+
+// Two log-log panels against n: the median CPU time of each op and its peak memory, with the
+// guides. Each guide is dashed in a gray of its own (darker for a higher power): no two legend
+// entries look alike. PlotError for no curves, or a guide naming a curve or a point that is not there.
+plots::Figure cost_figure(const std::vector<const CostCurve*>& curves, const CostFigureOptions& style);
 
 // ------------------------------------------------------------------ bars
 

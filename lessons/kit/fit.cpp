@@ -21,6 +21,16 @@ const std::vector<double>& History::validation_of(const std::string& name) const
 double History::median_step_ms() const { return median(step_ms); }
 double History::median_step_cpu_ms() const { return median(step_cpu_ms); }
 
+std::vector<double> History::epoch_cpu_seconds() const {
+  std::vector<double> out;
+  double seconds = 0;
+  for (std::size_t s = 0; s < step_cpu_ms.size(); ++s) {
+    seconds += step_cpu_ms[s] / 1000.0;
+    if (steps_per_epoch > 0 && (s + 1) % steps_per_epoch == 0) out.push_back(seconds);
+  }
+  return out;
+}
+
 namespace {
 
 void record_scores(History& h, const Scores& scores) {

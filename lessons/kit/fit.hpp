@@ -58,6 +58,9 @@ struct History {
   const std::vector<double>& validation_of(const std::string& name) const;
   double median_step_ms() const;
   double median_step_cpu_ms() const;
+  // The CPU seconds spent training up to the end of each epoch: an x axis for held-out scores
+  // against the time they cost.
+  std::vector<double> epoch_cpu_seconds() const;
 };
 
 // A later phase's training appended to an earlier one's (pretraining at two lengths, say): one

@@ -34,4 +34,24 @@ std::size_t rank_for_energy(const std::vector<double>& sigma, double share) {
   return sigma.size();
 }
 
+SpectrumSummary summarize_spectra(const std::vector<xt::xarray<double>>& matrices, std::size_t rank, double share) {
+  check(!matrices.empty() && rank > 0, "summarize_spectra", "needs matrices and a rank > 0, got ", matrices.size(),
+        " matrices and rank ", rank);
+  SpectrumSummary out;
+  const double count = double(matrices.size());
+  for (const auto& m : matrices) {
+    check(m.shape() == matrices[0].shape(), "summarize_spectra", "matrices of different shapes: ",
+          shape_str(matrices[0].shape()), " and ", shape_str(m.shape()));
+    const std::vector<double> s = singular_values(m);
+    check(s[0] > 0, "summarize_spectra", "a matrix of zeros has no spectrum to normalize");
+    if (out.sigma.empty()) out.sigma.assign(s.size(), 0.0);
+    double total = 0, top = 0;
+    for (std::size_t r = 0; r < s.size(); ++r)
+      out.sigma[r] += s[r] / s[0] / count, total += s[r] * s[r], top += r < rank ? s[r] * s[r] : 0.0;
+    out.rank_for_share += double(rank_for_energy(s, share)) / count;
+    out.share_in_rank += top / total / count;
+  }
+  return out;
+}
+
 }  // namespace attnlab::lessons

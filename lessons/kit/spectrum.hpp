@@ -1,5 +1,6 @@
-// Singular values, for the low-rank story of lesson 16 (why Linformer's projection can work):
-// LAPACK's divide-and-conquer SVD (gesdd) through xtensor-blas, the one place attnlab needs LAPACK.
+// Singular values: how close a matrix is to one of low rank (lesson 16 asks it of attention
+// matrices, the question behind Linformer). LAPACK's divide-and-conquer SVD (gesdd) through
+// xtensor-blas, the one place attnlab needs LAPACK.
 #pragma once
 
 #include <cstddef>
@@ -16,5 +17,15 @@ std::vector<double> singular_values(const xt::xarray<double>& matrix);
 // The fewest leading singular values that hold `share` of the energy sum sigma_i^2 (0 < share
 // <= 1): the rank a best approximation needs to keep that share of the Frobenius norm squared.
 std::size_t rank_for_energy(const std::vector<double>& sigma, double share);
+
+// Several matrices of one shape, their spectra summarized as means over the matrices: sigma_r /
+// sigma_1 for every r (a curve to draw), the rank that holds `share` of the energy, and the share
+// of the energy in the `rank` largest singular values (what the best rank-`rank` approximation
+// keeps). ShapeError for no matrices, matrices of different shapes, a rank of 0 or an all-zero matrix.
+struct SpectrumSummary {
+  std::vector<double> sigma;
+  double rank_for_share = 0, share_in_rank = 0;
+};
+SpectrumSummary summarize_spectra(const std::vector<xt::xarray<double>>& matrices, std::size_t rank, double share = 0.9);
 
 }  // namespace attnlab::lessons

@@ -1,7 +1,16 @@
 #include "lessons/kit/timing.hpp"
 
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+
+#include <sys/resource.h>
+
+#include "core/random.hpp"
+#include "core/runtime/allocator.hpp"
 #include "lessons/story/clock.hpp"
 #include "lessons/story/stats.hpp"
+#include "lessons/story/text.hpp"
 
 namespace attnlab::lessons {
 
@@ -16,6 +25,107 @@ std::vector<Timing> interleaved_medians(const std::vector<std::function<void()>>
   std::vector<Timing> out;
   for (std::size_t i = 0; i < work.size(); ++i) out.push_back({median(wall[i]), median(cpu[i])});
   return out;
+}
+
+double CostCurve::at(const std::vector<double>& of, double size) const {
+  for (std::size_t i = 0; i < n.size() && i < of.size(); ++i)
+    if (n[i] == size) return of[i];
+  return std::nan("");
+}
+
+bool CostCurve::ran_at(double size) const { return !std::isnan(at(n, size)); }
+
+double CostCurve::last_slope(const std::vector<double>& of, std::size_t points) const {
+  if (points < 2 || of.size() != n.size() || n.size() < points)
+    throw std::invalid_argument(text("CostCurve::last_slope: '", name, "' has ", n.size(), " sizes and ", of.size(),
+                                     " values, a slope over the last ", points, " needs at least that many of both"));
+  return log_log_slope(std::vector<double>(n.end() - long(points), n.end()),
+                       std::vector<double>(of.end() - long(points), of.end()));
+}
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// The minor page faults (pages the kernel had to map in) while `work` runs.
+double page_faults_of(const std::function<void()>& work) {
+  rusage before{}, after{};
+  getrusage(RUSAGE_SELF, &before);
+  work();
+  getrusage(RUSAGE_SELF, &after);
+  return double(after.ru_minflt - before.ru_minflt);
+}
+
+}  // namespace
+
+std::vector<CostCurve> costs_against_n(const std::vector<CostedOp>& ops, const std::vector<std::size_t>& sizes,
+                                       const CostOptions& options) {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("costs_against_n: " + what); };
+  if (ops.empty()) fail("no ops to measure");
+  if (sizes.empty()) fail("no sizes to measure at");
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i] == 0 || (i > 0 && sizes[i] <= sizes[i - 1]))
+      fail(text("sizes must be positive and increasing, got ", sizes[i], " at position ", i));
+  for (const CostedOp& op : ops)
+    if (!op.at) fail("op '" + op.name + "' has no work");
+  std::vector<CostCurve> curves;
+  for (const CostedOp& op : ops) curves.push_back({op.name, {}, {}, {}, {}, {}});
+  std::vector<bool> stopped(ops.size(), false);
+  for (std::size_t s = 0; s < sizes.size(); ++s) {
+    const std::size_t n = sizes[s];
+    const int rounds = options.rounds ? options.rounds(n) : 3;
+    if (rounds < 1) fail(text("rounds must be at least 1, got ", rounds, " at n = ", n));
+    std::vector<std::size_t> which;
+    std::vector<SizedWork> ready;
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (!stopped[i]) which.push_back(i), ready.push_back(ops[i].at(n));
+    std::vector<double> peak(which.size(), 0.0), faults(which.size(), 0.0);
+    std::vector<std::function<void()>> work;
+    for (std::size_t w = 0; w < which.size(); ++w)
+      work.push_back([&, w, first = true]() mutable {
+        if (ready[w].reset) ready[w].reset();
+        if (first) peak[w] = double(peak_bytes_at_one_thread(ready[w].run)), first = false;  // the warm-up round
+        else faults[w] = page_faults_of(ready[w].run);
+      });
+    const std::vector<Timing> t = interleaved_medians(work, rounds);
+    const double grow = s + 1 < sizes.size() ? double(sizes[s + 1]) / double(n) : 1.0;
+    for (std::size_t w = 0; w < which.size(); ++w) {
+      CostCurve& c = curves[which[w]];
+      c.n.push_back(double(n));
+      c.wall_ms.push_back(t[w].wall_ms);
+      c.cpu_ms.push_back(t[w].cpu_ms);
+      c.peak_mib.push_back(peak[w] / kMiB);
+      c.page_faults.push_back(faults[w]);
+      if (peak[w] * grow * grow > options.budget_bytes) stopped[which[w]] = true;
+    }
+  }
+  return curves;
+}
+
+CostedOp attention_cost(const std::string& name, std::function<AttentionFn(std::size_t n)> make, std::size_t d) {
+  if (!make || d == 0) throw std::invalid_argument("attention_cost: '" + name + "' needs an attention and d > 0");
+  return {name, [make, d](std::size_t n) {
+            struct Inputs {
+              Tensor<float> q, k, v;
+              Array<float> up;
+            };
+            Generator gen(1000 + n);
+            auto in = std::make_shared<Inputs>();
+            in->q = Tensor<float>(random_normal<float>({1, n, d}, gen), true);
+            in->k = Tensor<float>(random_normal<float>({1, n, d}, gen), true);
+            in->v = Tensor<float>(random_normal<float>({1, n, d}, gen), true);
+            in->up = random_normal<float>({1, n, d}, gen);
+            const AttentionFn attend = make(n);
+            return SizedWork{[in] {
+                               for (const Tensor<float>* x : {&in->q, &in->k, &in->v}) x->zero_grad();
+                             },
+                             [in, attend] { attend(in->q, in->k, in->v).backward(in->up); }};
+          }};
+}
+
+CostedOp attention_cost(const std::string& name, AttentionFn attend, std::size_t d) {
+  if (!attend) throw std::invalid_argument("attention_cost: '" + name + "' needs an attention");
+  return attention_cost(name, [attend](std::size_t) { return attend; }, d);
 }
 
 }  // namespace attnlab::lessons

@@ -1,0 +1,533 @@
+// Lesson 16: approximate attention.
+//
+// Lesson 15 computed exact attention in linear memory. The approximations here change the function
+// to change the cost, and each keeps one structure of the attention matrix and drops the rest:
+// local attention keeps a band around the diagonal, linear attention a smooth kernel phi(q).phi(k)
+// in place of e^(q.k), Linformer a projection of the keys and values along the sequence to a few
+// rows (a low-rank matrix). We measure each one's output error on three kinds of attention, look
+// at the singular values of trained attention to see when a fixed projection can work, measure
+// time and memory against n, and train each on a long-sequence lookup task to see what it costs in
+// accuracy.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <string>
+
+#include <xtensor/xview.hpp>
+
+#include "lessons/kit/kit.hpp"
+#include "nn/attention/linformer.hpp"
+#include "nn/attention/structure.hpp"
+#include "nn/data/recall.hpp"
+#include "nn/positional/sinusoidal.hpp"
+#include "nn/recall_model.hpp"
+#include "lessons/kit/spectrum.hpp"
+
+using namespace attnlab;
+using namespace attnlab::lessons;
+namespace data = attnlab::nn::data;
+using nn::AttentionKind;
+
+namespace {
+
+constexpr std::size_t kD = 64;     // the head width of every measurement and of the model
+constexpr std::size_t kBand = 64;  // local attention's window and Linformer's rank, in sections 1 and 3
+
+// The three approximations (Linformer's projections have n columns, so it is built per length n).
+AttentionFn local_at(std::size_t w) { return [w](auto& q, auto& k, auto& v) { return local_attention(q, k, v, w); }; }
+AttentionFn linear_at() { return [](auto& q, auto& k, auto& v) { return linear_attention(q, k, v); }; }
+AttentionFn linformer_at(std::size_t n, std::size_t rank) {
+  auto lin = std::make_shared<nn::Linformer<float>>(n, std::min(rank, n));  // E and F at their segment means
+  return [lin](auto& q, auto& k, auto& v) { return lin->forward(q, k, v); };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Three approximations.
+
+// Queries and keys made of position codes: q_i = k_i = a PE(i) (sinusoidal, d = 64), so q_i . k_j
+// depends on i - j alone and is largest at i = j. The sharpness a sets the width of the band the
+// attention forms around the diagonal: broad and smooth for small a, a few tokens wide for large a.
+struct Family {
+  std::string name, key;
+  double sharpness;  // 0: iid normal queries and keys
+};
+const std::vector<Family> kFamilies = {{"iid normal q, k", "random", 0.0},
+                                       {"broad band (q = k = 0.75 PE)", "broad", 0.75},
+                                       {"narrow band (q = k = 2 PE)", "narrow", 2.0}};
+
+// (q, k) of one family at length n, each (1, n, d).
+std::pair<Array<float>, Array<float>> family_qk(double sharpness, std::size_t n, Generator& gen) {
+  if (sharpness > 0) {
+    Array<float> pe = nn::sinusoidal_table<float>(n, kD) * float(sharpness);
+    pe.reshape({1, n, kD});
+    return {pe, pe};
+  }
+  return {random_normal<float>({1, n, kD}, gen), random_normal<float>({1, n, kD}, gen)};
+}
+
+// The output errors of local, linear and Linformer attention against exact attention on one family
+// at length n, then the exact attention's weight within the window and energy kept by segment means.
+std::vector<double> errors_of(double sharpness, std::size_t n, const Array<float>& v, Generator& gen) {
+  const auto [q, k] = family_qk(sharpness, n, gen);
+  const Tensor<float> Q(q), K(k), V(v);
+  const AttentionResult<float> exact = scaled_dot_product_attention(Q, K, V);
+  const auto as_double = [](const Array<float>& a) { return xt::xarray<double>(xt::cast<double>(xt::view(a, 0))); };
+  std::vector<double> e;
+  for (const AttentionFn& f : {local_at(kBand), linear_at(), linformer_at(n, kBand)})
+    e.push_back(nn::relative_error(as_double(f(Q, K, V).value()), as_double(exact.output.value())));
+  e.push_back(nn::weight_in_band(as_double(exact.weights.value()), kBand));
+  e.push_back(nn::segment_mean_share(as_double(exact.weights.value()), kBand));
+  return e;
+}
+
+void error_sweep_figure(std::size_t n, const Array<float>& v, Generator& gen) {
+  const std::vector<double> sharpness = {0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0};
+  std::vector<std::vector<double>> err(5);
+  for (double a : sharpness) {
+    const std::vector<double> e = errors_of(a, n, v, gen);
+    for (std::size_t i = 0; i < 5; ++i) err[i].push_back(e[i]);
+  }
+  plots::Figure fig(2400, 1000, 1, 2);
+  fig.title(text("A band q = k = a PE from broad to narrow, n = ", n));
+  plots::LineOptions lo;
+  lo.markers = true;
+  lo.log_y = true;
+  const std::string names[] = {text("local, window ", kBand), "linear", text("Linformer, rank ", kBand)};
+  std::vector<plots::Series> lines;
+  for (std::size_t i = 0; i < 3; ++i) lines.push_back(curve(names[i], sharpness, err[i]));
+  plots::line_plot(fig.panel(0).title("Output error against exact attention").xlabel("sharpness a (broad → narrow)")
+                       .ylabel("‖O − O_exact‖ / ‖O_exact‖ (log scale)"),
+                   lines, lo);
+  plots::LineOptions ls;
+  ls.markers = true;
+  ls.ymin = 0.0, ls.ymax = 1.3;  // room above the curves for the legend
+  plots::line_plot(fig.panel(1).title("What the exact attention looks like").xlabel("sharpness a (broad → narrow)")
+                       .ylabel("share"),
+                   {curve(text("weight within ", kBand, " positions"), sharpness, err[3]),
+                    curve(text("energy in ", kBand, " segment means"), sharpness, err[4])},
+                   ls);
+  save_figure(fig, "errors_by_sharpness",
+              "Left: output error of local, linear and Linformer attention against exact attention as the band of "
+              "attention narrows. Right: the share of the exact weights within local attention's window, and the "
+              "share of their energy the segment means (Linformer's untrained E) keep");
+}
+
+void three_approximations() {
+  say("Exact attention gives query $i$ the output $o_i = \\sum_j e^{q_i \\cdot k_j} v_j / \\sum_j e^{q_i \\cdot k_j}$ "
+      "(scores scaled by $1/\\sqrt{d}$ throughout), $n^2$ terms in all. Three ways to make fewer:");
+  say("$$\\text{local:}\\ \\ o_i = \\frac{\\sum_{|i - j| \\le w} e^{q_i \\cdot k_j} v_j}{\\sum_{|i - j| \\le w} "
+      "e^{q_i \\cdot k_j}}, \\qquad \\text{linear:}\\ \\ o_i = \\frac{\\phi(q_i)^\\top \\sum_j \\phi(k_j)\\, v_j^\\top}"
+      "{\\phi(q_i)^\\top \\sum_j \\phi(k_j)}, \\qquad "
+      "\\text{Linformer:}\\ \\ O = \\mathrm{softmax}\\big(Q (EK)^\\top\\big)\\,FV.$$");
+  say("Local attention (Longformer's sliding window) keeps the keys within $w$ positions of the query: $(2w + 1)\\,n$ "
+      "terms. Linear attention (Katharopoulos et al. 2020) replaces $e^{q \\cdot k}$ by $\\phi(q) \\cdot \\phi(k)$ with "
+      "$\\phi(x) = \\mathrm{elu}(x) + 1$; the sums over $j$ then no longer depend on $i$: one $d \\times d$ state and "
+      "one $d$-vector, computed once, $O(n d^2)$ work. Linformer (Wang et al. 2020) mixes the $n$ keys and values into "
+      "$r$ rows with $r \\times n$ matrices $E$ and $F$: weights $n \\times r$. Here $w = r = ", kBand, "$; $E$ and $F$ "
+      "start (and here stay, untrained) at segment means: row $r$ averages the $r$-th of ", kBand, " equal stretches of "
+      "positions.");
+  const std::size_t n = full_or_quick<std::size_t>(2048, 512);
+  Generator gen(seed() + 41);
+  const Array<float> v = random_normal<float>({1, n, kD}, gen);
+  const char* short_names[] = {"local", "linear", "linformer"};
+  const std::string op_names[] = {text("local, window ", kBand), "linear", text("Linformer, rank ", kBand)};
+  std::vector<std::vector<std::string>> rows;
+  for (const std::string& name : op_names) rows.push_back(row(name));
+  std::map<std::string, double> e;  // "local_broad" -> error
+  for (const Family& f : kFamilies) {
+    const std::vector<double> errors = errors_of(f.sharpness, n, v, gen);
+    for (std::size_t i = 0; i < 3; ++i) {
+      rows[i].push_back(fixed(errors[i], 3));
+      e[text(short_names[i], "_", f.key)] = errors[i];
+      metric(text("output_error_", short_names[i], "_", f.key), errors[i]);
+    }
+  }
+  say("Each against exact attention on the same inputs, $n = ", n, "$, $d = ", kD, "$, $V$ normal: the error "
+      "$\\|O - O_{\\text{exact}}\\| / \\|O_{\\text{exact}}\\|$ on three kinds of queries and keys. iid normal ones "
+      "give weights with no pattern; position codes $q_i = k_i = a\\,\\mathrm{PE}(i)$ (sinusoidal, lesson 05) make "
+      "$q_i \\cdot k_j$ depend on $i - j$ alone, a band around the diagonal, broad and smooth for a small sharpness "
+      "$a$, a few tokens wide for a large one.");
+  std::vector<std::string> header = {"approximation"};
+  for (const Family& f : kFamilies) header.push_back("error, " + f.name);
+  table(header, rows);
+  claim({"local_keeps_the_band", "output_error_local_narrow <= 0.05 and output_error_local_broad >= 1",
+         text("Local attention is exact once the band fits in its window (error ", fixed(e["local_narrow"], 3),
+              " on the narrow band) and far off while the band is broad (", fixed(e["local_broad"], 2), "): it drops "
+              "every key beyond ", kBand, " positions. An error above 1 is larger than the output itself: a broad "
+              "exact output averages many values towards 0, the local one only a few."),
+         text("Local attention's error is ", fixed(e["local_narrow"], 3), " on the narrow band and ",
+              fixed(e["local_broad"], 2), " on the broad one: not the clean split expected of a band that fits its "
+              "window against one that does not.")});
+  claim({"smooth_approximations_keep_the_broad_band",
+         "output_error_linformer_broad <= 0.25 and output_error_linear_broad <= 0.45 and "
+         "output_error_linformer_narrow >= 0.5 and output_error_linear_narrow >= 0.5",
+         text("Linformer and linear attention are the reverse: close on the broad band (", fixed(e["linformer_broad"], 3),
+              " and ", fixed(e["linear_broad"], 3), "), whose attention is low-rank and smooth in position, and far off "
+              "on the narrow one (", fixed(e["linformer_narrow"], 2), " and ", fixed(e["linear_narrow"], 2), "), which "
+              "a few pooled summaries cannot resolve and whose weights $\\phi(q) \\cdot \\phi(k)$, positive and smooth "
+              "in $q$ and $k$, cannot concentrate."),
+         text("Linformer and linear attention do not split the two bands cleanly here: errors ",
+              fixed(e["linformer_broad"], 3), " and ", fixed(e["linear_broad"], 3), " on the broad band, ",
+              fixed(e["linformer_narrow"], 2), " and ", fixed(e["linear_narrow"], 2), " on the narrow one.")});
+  claim({"iid_defeats_all",
+         "min(output_error_local_random, min(output_error_linear_random, output_error_linformer_random)) >= 0.5",
+         text("On iid queries and keys, whose weights follow no pattern, all three are far off (",
+              fixed(e["local_random"], 2), ", ", fixed(e["linear_random"], 2), ", ", fixed(e["linformer_random"], 2),
+              "): no approximation wins everywhere; each keeps one structure."),
+         text("On iid queries and keys the errors are ", fixed(e["local_random"], 2), ", ", fixed(e["linear_random"], 2),
+              " and ", fixed(e["linformer_random"], 2), ": one of them stays close even without a pattern.")});
+  say("The figure sweeps the sharpness $a$ from broad to narrow: the errors on the left, and on the right what the "
+      "exact attention looks like, the share of its weight within local attention's window and the share of its "
+      "energy $\\sum_{ij} P_{ij}^2$ that Linformer's segment means keep.");
+  error_sweep_figure(n, v, gen);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. The spectrum of attention matrices (on the recall task, which section 4 trains every attention on).
+
+struct Task {
+  data::RecallConfig config;
+  data::Recall train, held_out;
+  std::size_t band;  // window and rank: an eighth of the length
+};
+
+Task make_task() {
+  Task t;
+  // length, keys, values, pairs
+  t.config = {full_or_quick<std::size_t>(512, 128), 64, 16, full_or_quick<std::size_t>(32, 16)};
+  t.band = t.config.length / 8;
+  Generator gen(seed() + 5);
+  t.train = data::make_recall(t.config, full_or_quick<std::size_t>(1024, 512), gen);
+  t.held_out = data::make_recall(t.config, full_or_quick<std::size_t>(512, 256), gen);
+  return t;
+}
+
+struct Trained {
+  std::string name;
+  AttentionKind kind;
+  std::unique_ptr<nn::RecallModel> model;
+  History history;
+  double accuracy = 0, half = 0;  // held-out, at the end and after half the epochs
+};
+
+Recipe recall_recipe(const std::string& label) {
+  Recipe r;
+  r.label = label, r.epochs = epochs(8, 4), r.batch = 32, r.seed = seed() + 3;
+  r.lr = 3e-3, r.warmup = 0.05, r.decay = Decay::cosine, r.floor = 0.05, r.clip = 1.0;  // Adam: no weight decay
+  return r;
+}
+
+Trained train_recall(const Task& task, const std::string& name, AttentionKind kind) {
+  Generator gen(seed() + 9);  // every attention starts from the same embeddings and projections
+  Trained t{name, kind, std::make_unique<nn::RecallModel>(task.config, kind, kD, task.band, gen), {}, 0, 0};
+  const nn::RecallModel& m = *t.model;
+  Recipe r = recall_recipe(name);
+  r.validate = [&] { return Scores{{"accuracy", nn::recall_accuracy(m, task.held_out)}}; };
+  t.history = train(*t.model, task.train.size(), [&](const std::vector<std::size_t>& rows) {
+    return m.loss(task.train.rows(rows));
+  }, r);
+  const std::vector<double>& acc = t.history.validation_of("accuracy");
+  t.accuracy = acc.back(), t.half = acc[acc.size() / 2 - 1];
+  return t;
+}
+
+struct Spectrum {
+  std::string name;
+  nn::SpectrumSummary summary;  // sigma_r / sigma_1, the rank for 90 % of the energy, the share in rank `band`
+  double segment_share = 0;     // the energy kept by `band` segment means
+};
+
+Spectrum spectrum_of(const std::string& name, const std::vector<xt::xarray<double>>& matrices, std::size_t band) {
+  double kept = 0;
+  for (const auto& P : matrices) kept += nn::segment_mean_share(P, band) / double(matrices.size());
+  return {name, summarize_spectra(matrices, band), kept};
+}
+
+void spectrum_figure(const std::vector<Spectrum>& spectra, std::size_t n, std::size_t band) {
+  plots::Figure fig(2400, 1000, 1, 2);
+  fig.title(text("Singular values of attention matrices, n = ", n));
+  plots::LineOptions lo;
+  lo.log_y = true;
+  std::vector<plots::Series> sv, cum;
+  for (const Spectrum& sp : spectra) {
+    std::vector<double> idx, s, c;
+    double total = 0, run = 0;
+    const std::vector<double>& sigma = sp.summary.sigma;
+    for (double x : sigma) total += x * x;
+    for (std::size_t r = 0; r < sigma.size(); ++r) {
+      idx.push_back(double(r + 1));
+      s.push_back(sigma[r] >= 1e-4 ? sigma[r] : NAN);  // below 1e-4: rounding, not drawn
+      run += sigma[r] * sigma[r];
+      c.push_back(run / total);
+    }
+    sv.push_back(curve(sp.name, idx, s));
+    cum.push_back(curve(sp.name, idx, c));
+  }
+  plots::line_plot(fig.panel(0).title("σ_r / σ_1 (mean over matrices; below 10⁻⁴ not drawn)").xlabel("r")
+                       .ylabel("σ_r / σ_1 (log scale)"),
+                   sv, lo);
+  cum.push_back(reference(text("r = ", band), {double(band), double(band)}, {0.0, 1.0}));
+  plots::LineOptions lc;
+  lc.log_x = true;
+  lc.legend = false;  // the colours of the left panel
+  lc.ymin = 0.0, lc.ymax = 1.02;
+  plots::line_plot(fig.panel(1).title(text("Share of the energy in the r largest (dashed: r = ", band, ")"))
+                       .xlabel("r (log scale)").ylabel("share of Σ σ²"),
+                   cum, lc);
+  save_figure(fig, "singular_values",
+              "Singular values of attention matrices: trained on the recall task, the same model untrained, iid "
+              "queries and keys, a broad and a narrow band; left, each normalized by the largest; right, the "
+              "cumulative share of the energy");
+}
+
+Trained low_rank(const Task& task) {
+  const data::RecallConfig& c = task.config;
+  say("The task (nn/data/recall.hpp): multi-query associative recall. A sequence of ", c.length, " tokens; each shows "
+      "a key (", c.keys, " possible) and a value (", c.values, " possible). The first half holds ", c.pairs, " facts "
+      "\"key $k$ has value $v$\" with distinct keys at random places, fillers in between; the second half asks for each "
+      "fact once, in random order and at random places, by showing its key with no value. The model must answer each "
+      "question with the value: a lookup by content across up to the whole sequence. Chance is 1/", c.values, " = ",
+      fixed(1.0 / double(c.values), 4), ". ", task.train.size(), " training sequences, ", task.held_out.size(), " held-out "
+      "ones (every accuracy is on those). The model (nn/recall_model.hpp) is one attention layer of width ", kD,
+      ": embeddings of the key and of the value, added; $q$, $k$ and $v$ projections; attention; a linear read-out of "
+      "the value. No positions.");
+  Trained exact = train_recall(task, "exact (tiled)", AttentionKind::exact);
+  say("Exact attention (the tiled op of lesson 15) first. Training: ",
+      describe(recall_recipe("exact"), fit_steps(task.train.size(), recall_recipe("exact"))), ". Its held-out "
+      "accuracy: ", fixed(exact.accuracy, 3), ". Then its attention matrices, and the question behind Linformer: is an "
+      "attention matrix close to one of low rank?");
+  const std::size_t n = task.config.length, count = 4;
+  std::vector<std::size_t> first(count);
+  std::iota(first.begin(), first.end(), 0);
+  const data::Recall some = task.held_out.rows(first);
+  Generator init_gen(seed() + 9);
+  const nn::RecallModel untrained(task.config, AttentionKind::exact, kD, task.band, init_gen);
+  auto matrices = [&](const Array<float>& w) {  // the first `count` of a batch of weights (B, n, n)
+    std::vector<xt::xarray<double>> out;
+    for (std::size_t s = 0; s < std::min(count, w.shape()[0]); ++s) out.push_back(xt::cast<double>(xt::view(w, s)));
+    return out;
+  };
+  Generator gen(seed() + 31);
+  auto family = [&](double sharpness) {
+    std::vector<xt::xarray<double>> out;
+    for (std::size_t s = 0; s < (sharpness > 0 ? 1 : count); ++s) {  // a band is the same every time
+      const auto [q, k] = family_qk(sharpness, n, gen);
+      const Tensor<float> K(k);
+      out.push_back(matrices(scaled_dot_product_attention(Tensor<float>(q), K, K).weights.value())[0]);
+    }
+    return out;
+  };
+  std::vector<Spectrum> spectra = {
+      spectrum_of("trained on recall", matrices(exact.model->exact_weights(some)), task.band),
+      spectrum_of("same model, untrained", matrices(untrained.exact_weights(some)), task.band)};
+  for (const Family& f : kFamilies) spectra.push_back(spectrum_of(f.name, family(f.sharpness), task.band));
+  std::vector<std::vector<std::string>> rows;
+  for (const Spectrum& sp : spectra)
+    rows.push_back(row(sp.name, fixed(sp.summary.rank_for_share, 1), percent(sp.summary.share_in_rank, 1),
+                       percent(sp.segment_share, 1)));
+  say("The energy of a matrix is the sum of its squared entries, $\\|P\\|_F^2 = \\sum_r \\sigma_r^2$, so the best "
+      "rank-$r$ approximation (keep the $r$ largest singular values) keeps the share of the $r$ largest. The last "
+      "column asks a harder question: how much survives a projection fixed in advance, the same for every input, as "
+      "Linformer's $E$ is once trained (here its starting point, ", task.band, " segment means)?");
+  table({"attention matrix ($n = " + rounded(double(n)) + "$)", "rank for 90 % of the energy",
+         text("energy in the best rank ", task.band), text("energy kept by ", task.band, " segment means")},
+        rows);
+  const Spectrum &trained = spectra[0], &broad = spectra[3], &narrow = spectra[4];
+  const double r_trained = trained.summary.rank_for_share, kept = trained.summary.share_in_rank;
+  metric("rank90_share_trained_recall", r_trained / double(n));  // as a share of the full rank n
+  metric("rank90_share_broad", broad.summary.rank_for_share / double(n));
+  metric("rank90_share_narrow", narrow.summary.rank_for_share / double(n));
+  metric("best_rank_share_trained_recall", kept);
+  metric("segment_share_trained_recall", trained.segment_share);
+  metric("segment_share_broad", broad.segment_share);
+  const std::string measured = text("The trained matrices need ", fixed(r_trained, 0), " singular values for 90 % of "
+                                    "their energy (of ", n, "), and the best rank ", task.band, " keeps ",
+                                    percent(kept, 1));
+  claim({"trained_attention_low_rank", "best_rank_share_trained_recall >= 0.95 and rank90_share_trained_recall <= 0.15",
+         text(measured, ": they attend from every question to one of ", task.config.pairs, " facts, so they have few "
+              "independent columns."),
+         text(measured, ": not as close to low rank as a lookup of ", task.config.pairs, " facts would make them.")});
+  claim({"narrow_band_full_rank", "rank90_share_narrow >= 0.25",
+         text("The narrow band needs ", fixed(narrow.summary.rank_for_share, 0), " (the broad one ",
+              fixed(broad.summary.rank_for_share, 0), "): a narrow band is close to the identity, which is full rank."),
+         text("The narrow band needs only ", fixed(narrow.summary.rank_for_share, 0), " singular values for 90 % of "
+              "its energy.")});
+  claim({"fixed_projection_keeps_position_not_content",
+         "segment_share_broad >= 0.8 and segment_share_trained_recall <= 0.3",
+         text("The segment means keep ", percent(broad.segment_share, 0), " of the broad band, whose low-rank "
+              "structure is smooth in position, where a fixed projection finds it, and ",
+              percent(trained.segment_share, 0), " of the trained recall matrices: those are low-rank too, but their "
+              "important columns are the facts, and the facts move with every input. A fixed $E$ cannot follow them."),
+         text("The segment means keep ", percent(broad.segment_share, 0), " of the broad band and ",
+              percent(trained.segment_share, 0), " of the trained recall matrices: not the split between structure "
+              "in position and structure in content.")});
+  spectrum_figure(spectra, n, task.band);
+  return exact;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Time and memory against n.
+
+void cost_against_n() {
+  const std::vector<std::size_t> sizes =
+      full_or_quick(std::vector<std::size_t>{128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768},
+                    std::vector<std::size_t>{128, 256, 512, 1024, 2048, 4096});
+  CostOptions o;
+  o.budget_bytes = 512 * 1024.0 * 1024.0;  // the fused op stops at n = 4096
+  o.rounds = [](std::size_t n) { return n <= 1024 ? full_or_quick(7, 3) : n <= 4096 ? full_or_quick(3, 2) : 1; };
+  auto fused = [](auto& q, auto& k, auto& v) { return scaled_dot_product_attention(q, k, v).output; };
+  auto tiled = [](auto& q, auto& k, auto& v) { return tiled_attention(q, k, v); };
+  auto causal = [](auto& q, auto& k, auto& v) { return linear_attention(q, k, v, {true}); };
+  const std::vector<CostCurve> c = costs_against_n(
+      {attention_cost("fused (lesson 06)", fused, kD), attention_cost("tiled (lesson 15)", tiled, kD),
+       attention_cost(text("local, window ", kBand), local_at(kBand), kD), attention_cost("linear", linear_at(), kD),
+       attention_cost("linear, causal", causal, kD),
+       attention_cost(text("Linformer, rank ", kBand), [](std::size_t n) { return linformer_at(n, kBand); }, kD)},
+      sizes, o);
+  say("Forward and backward of each attention on one sequence of $n$ tokens, one head, $d = ", kD, "$, float, the "
+      "ops timed in turn (medians of interleaved rounds, CPU time), and the most bytes each holds beyond its inputs, "
+      "counted by the allocator (lessons/kit/timing.hpp). The fused op stops at this run's budget of 512 MiB.");
+  const CostCurve& fused_c = c[0];
+  const double last = sizes.back();
+  std::vector<std::vector<std::string>> rows;
+  for (const CostCurve& k : c) {
+    rows.push_back(row(k.name, fixed(k.at(k.cpu_ms, 4096), 2), fixed(k.at(k.peak_mib, 4096), 2),
+                       fixed(fused_c.at(fused_c.cpu_ms, 4096) / k.at(k.cpu_ms, 4096), 1),
+                       fixed(fused_c.at(fused_c.peak_mib, 4096) / k.at(k.peak_mib, 4096), 1)));
+    if (last > 4096) rows.back().push_back(k.ran_at(last) ? fixed(k.peak_mib.back(), 1) : "over budget");
+  }
+  std::vector<std::string> header = {"attention", "CPU ms at $n = 4096$", "peak MiB at 4096", "CPU time: fused / op",
+                                     "memory: fused / op"};
+  if (last > 4096) header.push_back(text("peak MiB at ", rounded(last)));
+  table(header, rows);
+  const char* keys[] = {"fused", "tiled", "local", "linear", "linear_causal", "linformer"};  // metric names
+  double worst_ratio = 1e300, worst_slope = 0, least_speedup = 1e300, steepest = 0;
+  for (std::size_t i = 2; i < c.size(); ++i) {  // the four approximations
+    const double memory = fused_c.at(fused_c.peak_mib, 4096) / c[i].at(c[i].peak_mib, 4096),
+                 speedup = fused_c.at(fused_c.cpu_ms, 4096) / c[i].at(c[i].cpu_ms, 4096);
+    metric(text("memory_ratio_fused_over_", keys[i], "_n4096"), memory);
+    metric(text("memory_slope_", keys[i]), c[i].last_slope(c[i].peak_mib));
+    timing(text("cpu_time_ratio_fused_over_", keys[i], "_n4096"), speedup);
+    worst_ratio = std::min(worst_ratio, memory), least_speedup = std::min(least_speedup, speedup);
+    worst_slope = std::max(worst_slope, c[i].last_slope(c[i].peak_mib));
+    steepest = std::max(steepest, c[i].last_slope(c[i].cpu_ms));
+  }
+  metric("memory_ratio_fused_over_approximations_n4096", worst_ratio);
+  metric("memory_slope_approximations", worst_slope);
+  claim({"approximations_linear_memory",
+         "memory_ratio_fused_over_approximations_n4096 >= 10 and memory_slope_approximations <= 1.2",
+         text("All four hold at least ", fixed(worst_ratio, 1), " times less memory than the fused op at $n = 4096$, and "
+              "their memory grows at most like $n^{", fixed(worst_slope, 2), "}$ over the last three sizes: local "
+              "attention computes only the tiles of the band ($2w + 1$ keys per query), linear attention keeps a $",
+              kD, " \\times ", kD, "$ state instead of the $n \\times n$ weights, Linformer's weights are $n \\times ",
+              kBand, "$."),
+         text("The approximations hold at least ", fixed(worst_ratio, 1), " times less memory than the fused op at "
+              "$n = 4096$, growing up to $n^{", fixed(worst_slope, 2), "}$: not all of them linear here.")});
+  const double local_over_tiled = c[2].at(c[2].peak_mib, 4096) / c[1].at(c[1].peak_mib, 4096),
+               causal_over_linear = c[4].at(c[4].peak_mib, 4096) / c[3].at(c[3].peak_mib, 4096);
+  metric("local_over_tiled_memory_n4096", local_over_tiled);
+  metric("causal_over_linear_memory_n4096", causal_over_linear);
+  claim({"local_is_tiled_memory",
+         "abs(local_over_tiled_memory_n4096 - 1) < 0.01 and abs(causal_over_linear_memory_n4096 - 1) < 0.01",
+         "Local attention runs on the tiled kernel and holds exactly what the tiled op holds (its memory line hides "
+         "the tiled one); causal linear attention is an RNN, its state updated token by token, and here both forms of "
+         "linear attention run that scan and hold the same memory.",
+         text("Local attention holds ", fixed(local_over_tiled, 3), " times the tiled op's memory, and causal linear "
+              "attention ", fixed(causal_over_linear, 3), " times the non-causal one's.")});
+  claim({"approximations_faster", "least_speedup >= 3 and steepest_time_slope <= 1.7",
+         text("In time too: each is at least ", fixed(least_speedup, 1), " times faster than the fused op at $n = 4096$ "
+              "(measured interleaved), and its CPU time grows at most like $n^{", fixed(steepest, 2), "}$ over "
+              "the last three sizes."),
+         text("In time the picture is mixed here: the smallest speedup over the fused op at $n = 4096$ is ",
+              fixed(least_speedup, 1), ", and the CPU time grows up to $n^{", fixed(steepest, 2), "}$."),
+         Expect::every_run, {{"least_speedup", least_speedup}, {"steepest_time_slope", steepest}}});
+  std::vector<const CostCurve*> all;
+  for (const CostCurve& k : c) all.push_back(&k);
+  save_figure(cost_figure(all, {text("Every attention: forward + backward, one head, d = ", kD, " (float)"),
+                                {{0, 2.0}}, {{0, 2.0}, {1, 1.0}}}),
+              "time_memory_all", "CPU time and peak memory of forward + backward against n for every attention of "
+              "lessons 15 and 16, log-log, with n² and n guides");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Associative recall.
+
+void recall(const Task& task, Trained exact) {
+  say("The same model, data and recipe with each approximation in turn: local (window ", task.band, "), linear "
+      "($\\mathrm{elu} + 1$, non-causal) and Linformer (rank ", task.band, ", $E$ and $F$ trained with the rest).");
+  std::vector<Trained> runs;
+  runs.push_back(std::move(exact));
+  runs.push_back(train_recall(task, text("local, window ", task.band), AttentionKind::local));
+  runs.push_back(train_recall(task, "linear", AttentionKind::linear));
+  runs.push_back(train_recall(task, text("Linformer, rank ", task.band), AttentionKind::linformer));
+  std::vector<std::vector<std::string>> rows;
+  for (const Trained& t : runs) {
+    rows.push_back(row(t.name, fixed(t.accuracy, 3), fixed(t.half, 3), fixed(t.history.median_step_cpu_ms(), 1)));
+    metric(text("recall_accuracy_", nn::kind_name(t.kind)), t.accuracy);
+    metric(text("recall_accuracy_half_", nn::kind_name(t.kind)), t.half);
+    timing(text("recall_step_cpu_ms_", nn::kind_name(t.kind)), t.history.median_step_cpu_ms());
+  }
+  table({"attention", "held-out accuracy", "after half the epochs", "CPU ms a step (median)"}, rows);
+  const double chance = 1.0 / double(task.config.values), exact_acc = runs[0].accuracy, local = runs[1].accuracy,
+               linear = runs[2].accuracy, linformer = runs[3].accuracy;
+  claim({"exact_solves_recall", "recall_accuracy_exact >= 0.85",
+         text("Exact attention answers ", percent(exact_acc, 1), " of the questions."),
+         text("Exact attention answers only ", percent(exact_acc, 1), " of the questions in this run.")});
+  claim({"local_blind", "recall_accuracy_local <= 2 * chance",
+         text("Local attention stays near chance (", fixed(local, 3), ", chance ", fixed(chance, 4), "): it is blind "
+              "beyond its window, and almost every fact lies further than ", task.band, " tokens from its question."),
+         text("Local attention reaches ", fixed(local, 3), ", above twice chance (", fixed(chance, 4), "): some facts "
+              "fall within its window of their question."),
+         Expect::every_run, {{"chance", chance}}});
+  claim({"linear_recalls", "recall_accuracy_linear >= 0.7",
+         text("Linear attention answers most questions (", fixed(linear, 3), "): its memory is one $", kD, " \\times ",
+              kD, "$ sum over all tokens, which the ", task.config.pairs, " facts and every filler share, with room for ",
+              task.config.pairs, " facts in ", kD, " dimensions."),
+         text("Linear attention stays at ", fixed(linear, 3), " in this short run; the full run trains it longer."),
+         Expect::full_run});
+  const double half_linear = runs[2].half, half_exact = runs[0].half;
+  claim({"linear_learns_later", "recall_accuracy_half_linear < recall_accuracy_half_exact - 0.1",
+         text("It learns later than exact attention (", fixed(half_linear, 3), " against ", fixed(half_exact, 3),
+              " after half the epochs): its weights $\\phi(q) \\cdot \\phi(k)$ are positive and smooth, so singling "
+              "one key out takes the projections longer."),
+         text("After half the epochs it stands at ", fixed(half_linear, 3), " against exact attention's ",
+              fixed(half_exact, 3), "."),
+         Expect::full_run});
+  claim({"linformer_blind", "recall_accuracy_linformer <= 0.25",
+         text("Linformer stays far below (", fixed(linformer, 3), "): it mixes the positions by a projection that is "
+              "the same for every input, while the facts sit at new places in every sequence (section 2). An "
+              "approximation is a different model, with its own blind spots."),
+         text("Linformer reaches ", fixed(linformer, 3), ": trained $E$ and $F$ found some of the facts.")});
+  std::vector<Run> curves;
+  for (const Trained& t : runs) curves.push_back({t.name, &t.history});
+  ScoreFigureOptions style{text("Associative recall at n = ", task.config.length, ": held-out accuracy during training")};
+  style.chance = chance;
+  save_figure(score_against_cost(curves, style), "recall_accuracy",
+              "Held-out accuracy on associative recall for exact (tiled), local, linear and Linformer attention, after "
+              "every epoch, against training steps and against the CPU seconds spent training");
+  say("Exercise (exercises/16_approximate_attention.cpp, graded by build/bin/grade 16): 16.1 causal linear "
+      "attention as an RNN.");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run_lesson({"16_approximate_attention", "Approximate attention",
+                     "Local, linear and Linformer attention: output error on three kinds of attention, the singular "
+                     "values of trained attention, time and memory against n, and accuracy on associative recall",
+                     "recall_accuracy_linear", "recall_accuracy"},
+                    argc, argv, [] {
+                      config({{"head_dim", kD}, {"window_and_rank", kBand}});
+                      section("1. Three approximations");
+                      three_approximations();
+                      section("2. The spectrum of attention matrices");
+                      const Task task = make_task();
+                      Trained exact = low_rank(task);
+                      section("3. Time and memory against n");
+                      cost_against_n();
+                      section("4. Associative recall");
+                      recall(task, std::move(exact));
+                    });
+}

@@ -1,0 +1,96 @@
+// The kit's cost harness (lessons/kit/timing.hpp): the peak memory of each op at each size counted
+// exactly, the op that would pass the budget stopped, the others run on, bad input refused.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/ops.hpp"
+#include "core/runtime/allocator.hpp"
+#include "lessons/kit/timing.hpp"
+
+using namespace attnlab;
+using namespace attnlab::lessons;
+using doctest::Contains;
+
+namespace {
+// An op that holds `bytes(n)` at its peak: one block, touched, then freed.
+CostedOp holding(const std::string& name, std::function<std::size_t(std::size_t)> bytes) {
+  return {name, [bytes](std::size_t n) {
+            return SizedWork{{}, [bytes, n] {
+                               std::vector<char> block(bytes(n), 1);
+                               volatile char c = block.back();
+                               (void)c;
+                             }};
+          }};
+}
+}  // namespace
+
+TEST_CASE("costs_against_n: peaks counted exactly; the n^2 op stops at the budget, the linear one runs on") {
+  const std::vector<CostedOp> ops = {holding("square", [](std::size_t n) { return n * n; }),
+                                     holding("line", [](std::size_t n) { return 64 * n; })};
+  CostOptions o;
+  o.budget_bytes = 300.0 * 300.0;  // square at 128 would next need 256^2 = 65536 bytes: fine; at 256, 512^2: over
+  o.rounds = [](std::size_t) { return 1; };
+  const std::vector<CostCurve> c = costs_against_n(ops, {64, 128, 256, 512}, o);
+  REQUIRE(c.size() == 2);
+  CHECK(c[0].name == "square");
+  CHECK(c[0].n == std::vector<double>{64, 128, 256});  // stopped after 256: 512^2 bytes would pass the budget
+  CHECK(c[1].n == std::vector<double>{64, 128, 256, 512});
+  CHECK(c[0].ran_at(256));
+  CHECK_FALSE(c[0].ran_at(512));
+  CHECK(std::isnan(c[0].at(c[0].cpu_ms, 512)));
+  CHECK(c[1].cpu_ms.size() == 4);
+  CHECK(c[1].wall_ms.size() == 4);
+  CHECK(c[1].page_faults.size() == 4);
+  if (counting_bytes()) {
+    CHECK(c[0].at(c[0].peak_mib, 256) * 1024 * 1024 == doctest::Approx(256.0 * 256.0));
+    CHECK(c[1].at(c[1].peak_mib, 512) * 1024 * 1024 == doctest::Approx(64.0 * 512.0));
+    CHECK(c[0].last_slope(c[0].peak_mib) == doctest::Approx(2.0).epsilon(1e-3));  // n^2 bytes
+    CHECK(c[1].last_slope(c[1].peak_mib, 4) == doctest::Approx(1.0).epsilon(1e-3));
+  }
+  CHECK_THROWS_WITH_AS(c[0].last_slope(c[0].cpu_ms, 4), Contains("'square' has 3 sizes and 3 values"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("costs_against_n: reset runs before every call, outside what is measured") {
+  int resets = 0, runs = 0;
+  const CostedOp op{"counted", [&](std::size_t) { return SizedWork{[&] { ++resets; }, [&] { ++runs; }}; }};
+  CostOptions o;
+  o.rounds = [](std::size_t n) { return n == 1 ? 2 : 3; };
+  costs_against_n({op}, {1, 2}, o);
+  CHECK(runs == (1 + 2) + (1 + 3));  // a warm-up call, then the counted rounds, at each size
+  CHECK(resets == runs);
+}
+
+TEST_CASE("costs_against_n: bad input named") {
+  const CostedOp op{"op", [](std::size_t) { return SizedWork{{}, [] {}}; }};
+  CHECK_THROWS_WITH_AS(costs_against_n({}, {1}), Contains("costs_against_n: no ops"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(costs_against_n({op}, {}), Contains("costs_against_n: no sizes"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(costs_against_n({op}, {4, 4}), Contains("sizes must be positive and increasing, got 4 at position 1"),
+                       std::invalid_argument);
+  CostOptions none;
+  none.rounds = [](std::size_t) { return 0; };
+  CHECK_THROWS_WITH_AS(costs_against_n({op}, {8}, none), Contains("rounds must be at least 1, got 0 at n = 8"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(costs_against_n({CostedOp{"empty", {}}}, {8}), Contains("op 'empty' has no work"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("attention_cost: forward and backward at each n, the fused op holding more than the tiled one") {
+  const std::vector<CostedOp> ops = {
+      attention_cost("fused", [](auto& q, auto& k, auto& v) { return scaled_dot_product_attention(q, k, v).output; }, 8),
+      attention_cost("tiled", [](auto& q, auto& k, auto& v) { return tiled_attention(q, k, v); }, 8)};
+  CostOptions o;
+  o.rounds = [](std::size_t) { return 1; };
+  const std::vector<CostCurve> c = costs_against_n(ops, {64, 256}, o);
+  REQUIRE(c.size() == 2);
+  CHECK(c[0].n == std::vector<double>{64, 256});
+  if (counting_bytes()) {
+    // At n = 256 the fused op keeps P, 256 x 256 floats (256 KiB), and makes dS beside it.
+    CHECK(c[0].at(c[0].peak_mib, 256) * 1024 > 2 * 256);
+    CHECK(c[1].at(c[1].peak_mib, 256) < c[0].at(c[0].peak_mib, 256) / 4);
+  }
+  CHECK_THROWS_WITH_AS(attention_cost("none", AttentionFn{}, 8), Contains("attention_cost: 'none' needs an attention"),
+                       std::invalid_argument);
+}

@@ -1,0 +1,112 @@
+// The recall model of lesson 16 (nn/recall_model.hpp): every attention kind gives logits of the
+// right shape, exact attention's weights are distributions, the batched no-tape scoring agrees
+// with scoring the whole set at once, a few steps of training lower the loss, bad sizes refused.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include <xtensor/xmath.hpp>
+#include <xtensor/xreducer.hpp>
+
+#include "nn/metrics.hpp"
+#include "nn/optim.hpp"
+#include "nn/recall_model.hpp"
+#include "tests/helpers.hpp"
+
+using namespace attnlab;
+using namespace attnlab::nn;
+using doctest::Contains;
+
+namespace {
+data::RecallConfig small() {
+  data::RecallConfig c;
+  c.length = 16;
+  c.keys = 8;
+  c.values = 4;
+  c.pairs = 3;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("recall model: logits (B, L, values) for every attention kind; Linformer's E and F trained only there") {
+  const data::RecallConfig c = small();
+  Generator data_gen(1);
+  const data::Recall set = data::make_recall(c, 5, data_gen);
+  std::size_t exact_params = 0;
+  for (AttentionKind kind : {AttentionKind::exact, AttentionKind::local, AttentionKind::linear, AttentionKind::linformer}) {
+    CAPTURE(kind_name(kind));
+    Generator gen(2);
+    const RecallModel m(c, kind, 8, 4, gen);
+    const Tensor<float> logits = m.forward(set);
+    CHECK(logits.shape() == Shape{5, 16, 4});
+    const double loss = m.loss(set).value()();
+    CHECK(std::isfinite(loss));
+    CHECK(loss > 0.0);
+    if (kind == AttentionKind::exact) exact_params = m.parameters().size();
+    CHECK(m.parameters().size() == exact_params + (kind == AttentionKind::linformer ? 2 : 0));
+  }
+  CHECK(std::string(kind_name(AttentionKind::linformer)) == "linformer");
+}
+
+TEST_CASE("recall model: exact weights are distributions over the keys, and match the exact model's output") {
+  const data::RecallConfig c = small();
+  Generator data_gen(3), gen(4);
+  const data::Recall set = data::make_recall(c, 3, data_gen);
+  const RecallModel m(c, AttentionKind::exact, 8, 4, gen);
+  const Array<float> w = m.exact_weights(set);
+  REQUIRE(w.shape() == Shape{3, 16, 16});
+  const Array<float> sums = xt::sum(w, {2});
+  for (float s : sums) CHECK(s == doctest::Approx(1.0).epsilon(1e-5));
+  // The tiled op of the exact model is the same function as the weights times v_proj x.
+  NoGrad ng;
+  const Tensor<float> x = add(m.key_embed(set.keys), m.value_embed(set.values));
+  const Array<float> by_weights = m.out(matmul(Tensor<float>(w), m.v_proj(x))).value();
+  const Array<float> direct = m.forward(set).value();
+  CHECK(xt::amax(xt::abs(by_weights - direct))() < 1e-5);
+}
+
+TEST_CASE("recall_accuracy: batched without the tape, the same as scoring the whole set at once") {
+  const data::RecallConfig c = small();
+  Generator data_gen(5), gen(6);
+  const data::Recall set = data::make_recall(c, 11, data_gen);
+  const RecallModel m(c, AttentionKind::linear, 8, 4, gen);
+  double whole = 0;
+  {
+    NoGrad ng;
+    whole = accuracy_from_scores(m.forward(set).value(), set.targets, data::kNotAsked);
+  }
+  CHECK(recall_accuracy(m, set, 3) == doctest::Approx(whole));
+  CHECK(recall_accuracy(m, set, 64) == doctest::Approx(whole));
+  CHECK_THROWS_WITH_AS(recall_accuracy(m, set, 0), Contains("recall_accuracy: the batch size must be positive"), ShapeError);
+}
+
+TEST_CASE("recall model: a few steps of Adam lower the loss (gradients reach every part)") {
+  const data::RecallConfig c = small();
+  Generator data_gen(7), gen(8);
+  const data::Recall set = data::make_recall(c, 32, data_gen);
+  RecallModel m(c, AttentionKind::exact, 16, 4, gen);
+  Adam<float> opt(m.parameters(), 1e-2);
+  const double before = m.loss(set).value()();
+  for (int step = 0; step < 30; ++step) {
+    opt.zero_grad();
+    m.loss(set).backward();
+    opt.step();
+  }
+  CHECK(m.loss(set).value()() < before - 0.1);
+}
+
+TEST_CASE("recall model: sizes it cannot use are refused, naming the model and the sizes") {
+  const data::RecallConfig c = small();
+  Generator gen(9);
+  CHECK_THROWS_WITH_AS(RecallModel(c, AttentionKind::local, 8, 17, gen),
+                       Contains("RecallModel: needs width > 0 and 0 < band <= length, got width 8, band 17, length 16"),
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(RecallModel(c, AttentionKind::exact, 0, 4, gen), Contains("got width 0"), ShapeError);
+  data::RecallConfig longer = c;
+  longer.length = 20;
+  Generator data_gen(10);
+  const data::Recall other = data::make_recall(longer, 2, data_gen);
+  const RecallModel m(c, AttentionKind::exact, 8, 4, gen);
+  CHECK_THROWS_WITH_AS(m.forward(other), Contains("RecallModel: sequences of length 16 expected, got keys (2,20)"),
+                       ShapeError);
+}
