@@ -235,7 +235,7 @@ Trained train_recall(const Task& task, const std::string& name, AttentionKind ki
 
 struct Spectrum {
   std::string name;
-  nn::SpectrumSummary summary;  // sigma_r / sigma_1, the rank for 90 % of the energy, the share in rank `band`
+  SpectrumSummary summary;  // sigma_r / sigma_1, the rank for 90 % of the energy, the share in rank `band`
   double segment_share = 0;     // the energy kept by `band` segment means
 };
 

@@ -12,6 +12,9 @@
 
 using namespace attnlab;
 using namespace attnlab::lessons;
+using attnlab::nn::segment_mean_share;
+using attnlab::nn::weight_in_band;
+using attnlab::nn::relative_error;
 
 TEST_CASE("singular values of known matrices, largest first") {
   // Rows permuted and signs flipped: the singular values of diag(1, 3, 2) are 3, 2, 1.
