@@ -145,13 +145,22 @@ std::string reference_source(const Json& reference) {
 
 // A claim as the reader meets it: the sentence said, marked by its outcome, and (folded) the
 // condition, the numbers it rests on and how often it held in the reference runs.
-std::string claim_html(const Json& b, const Json& reference) {
-  const bool held = b.value("held", false);
-  const std::string expect = b.value("expect", "every_run"), id = b.value("id", "");
-  const std::string kind = held ? "held" : expect == "either_way" ? "either" : "unseen";
-  const std::string verdict = held ? "✓ measured in this run"
-                              : expect == "either_way" ? "↔ went the other way in this run"
-                                                       : "✗ not seen in this run";
+// A claim's outcome as the book shows it: held; went the other way (either_way); left to the full
+// run (a full_run claim a quick run was too small to show: neutral, not a failure); or not seen.
+std::string claim_kind(const Json& b, bool quick_run) {
+  const std::string expect = b.value("expect", "every_run");
+  if (b.value("held", false)) return "held";
+  if (expect == "either_way") return "either";
+  if (expect == "full_run" && quick_run) return "fullrun";
+  return "unseen";
+}
+
+std::string claim_html(const Json& b, const Json& reference, bool quick_run) {
+  const std::string id = b.value("id", ""), kind = claim_kind(b, quick_run);
+  const std::string verdict = kind == "held"      ? "✓ measured in this run"
+                              : kind == "either"  ? "↔ went the other way in this run"
+                              : kind == "fullrun" ? "◦ shown by the full run (this quick run is too small to show it)"
+                                                  : "✗ not seen in this run";
   std::string numbers;
   const Json measured = b.value("numbers", Json::object());  // a copy: items() must not outlive it
   for (const auto& [k, v] : measured.items())
@@ -180,7 +189,7 @@ std::string story_html(const Entry& e) {
     } else if (kind == "text") {
       body += "<p>" + prose_html(b.at("text").get<std::string>()) + "</p>\n";
     } else if (kind == "claim") {
-      body += claim_html(b, e.reference);
+      body += claim_html(b, e.reference, e.story.value("quick", false));
     } else if (kind == "verbatim") {
       body += "<pre>" + escape(b.at("text").get<std::string>()) + "</pre>\n";
     } else if (kind == "table") {
@@ -237,17 +246,17 @@ std::string headline_html(const Entry& e) {
 
 // How the run's claims went, in one line above the story.
 std::string claims_summary_html(const Json& story) {
-  int held = 0, unseen = 0, other = 0;
+  int held = 0, unseen = 0, other = 0, full = 0;
   for (const Json& b : story.at("blocks")) {
     if (b.value("kind", "") != "claim") continue;
-    if (b.value("held", false)) ++held;
-    else if (b.value("expect", "") == "either_way") ++other;
-    else ++unseen;
+    const std::string kind = claim_kind(b, story.value("quick", false));
+    (kind == "held" ? held : kind == "either" ? other : kind == "fullrun" ? full : unseen) += 1;
   }
-  if (held + unseen + other == 0) return "";
-  std::string s = "<p class=\"ref\">" + std::to_string(held + unseen + other) + " claims, each tied to the numbers it "
+  if (held + unseen + other + full == 0) return "";
+  std::string s = "<p class=\"ref\">" + std::to_string(held + unseen + other + full) + " claims, each tied to the numbers it "
                   "rests on: " + std::to_string(held) + " measured in this run";
   if (other) s += ", " + std::to_string(other) + " went the other way (an outcome that varies with the seed)";
+  if (full) s += ", " + std::to_string(full) + " shown by the full run only (this quick run is too small)";
   if (unseen) s += ", <span class=\"failed\">" + std::to_string(unseen) + " not seen in this run</span>";
   return s + ".</p>\n";
 }

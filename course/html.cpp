@@ -102,11 +102,12 @@ tr.headline td { font-weight: 700; background: #eef4fc; }
 .claim { margin: .7rem 0; max-width: 48rem; border-left: 4px solid #2e7d32; padding: .1rem 0 .1rem .8rem; }
 .claim.unseen { border-left-color: #c62828; background: #fdf3f2; }
 .claim.either { border-left-color: #8a6d00; }
+.claim.fullrun { border-left-color: #9e9e9e; }
 .claim p { margin: .2rem 0; }
 .claim details { font-size: .8rem; color: var(--muted); }
 .claim summary { cursor: pointer; }
 .claim .verdict { font-weight: 600; }
-.claim.held .verdict { color: #2e7d32; } .claim.unseen .verdict { color: #c62828; } .claim.either .verdict { color: #8a6d00; }
+.claim.held .verdict { color: #2e7d32; } .claim.unseen .verdict { color: #c62828; } .claim.either .verdict { color: #8a6d00; } .claim.fullrun .verdict { color: var(--muted); }
 .ref { color: var(--muted); font-size: .85rem; }
 .run-kind { display: inline-block; font-size: .75rem; padding: 0 .45rem; border-radius: .6rem; background: #fff4d6; color: #6b4e00; }
 .run-kind.full { background: #e5f3e6; color: #1e5a22; }

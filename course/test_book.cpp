@@ -54,6 +54,8 @@ void write_lesson(const std::string& dir) {
          {"numbers", {{"accuracy", 0.875}}}, {"held", true}, {"text", "It learned the task <well>."}},
         {{"kind", "claim"}, {"id", "c_unseen"}, {"when", "accuracy >= 0.99"}, {"expect", "full_run"},
          {"numbers", {{"accuracy", 0.875}}}, {"held", false}, {"text", "Not near perfect in this quick run."}},
+        {{"kind", "claim"}, {"id", "c_broken"}, {"when", "accuracy >= 0.95"}, {"expect", "every_run"},
+         {"numbers", {{"accuracy", 0.875}}}, {"held", false}, {"text", "Below what every run should reach."}},
         {{"kind", "claim"}, {"id", "c_either"}, {"when", "heads == 1"}, {"expect", "either_way"},
          {"numbers", {{"heads", 2}}}, {"held", false}, {"text", "Two heads were needed this time."}}}},
       {"reference",
@@ -170,10 +172,14 @@ TEST_CASE("a lesson's page: every kind of block, all text escaped, the headline 
   CHECK(contains(page, "<div class=\"claim held\" data-claim=\"c_held\"><p>It learned the task &lt;well&gt;.</p>"));
   CHECK(contains(page, "✓ measured in this run"));
   CHECK(contains(page, "holds when <code>accuracy &gt;= 0.8</code>; measured accuracy = 0.875; in the reference full runs it held on 3 of 3 seeds."));
-  CHECK(contains(page, "<div class=\"claim unseen\" data-claim=\"c_unseen\">"));
+  // A full_run claim a quick run did not show is left to the full run, neutrally; an every_run
+  // claim that did not hold is marked as not seen.
+  CHECK(contains(page, "<div class=\"claim fullrun\" data-claim=\"c_unseen\">"));
+  CHECK(contains(page, "◦ shown by the full run (this quick run is too small to show it)"));
+  CHECK(contains(page, "<div class=\"claim unseen\" data-claim=\"c_broken\">"));
   CHECK(contains(page, "✗ not seen in this run"));
   CHECK(contains(page, "<div class=\"claim either\" data-claim=\"c_either\">"));
-  CHECK(contains(page, "3 claims, each tied to the numbers it rests on: 1 measured in this run, 1 went the other way"));
+  CHECK(contains(page, "4 claims, each tied to the numbers it rests on: 1 measured in this run, 1 went the other way (an outcome that varies with the seed), 1 shown by the full run only (this quick run is too small), <span class=\"failed\">1 not seen in this run</span>"));
   // This run beside the reference, the run's kind said wherever its numbers are.
   CHECK(contains(page, "quick run, seed 3"));
   CHECK(contains(page, "the full lesson reaches <strong>0.900 ± 0.010</strong> (full run, mean ± sd over seeds 1, 2, 3 (Test CPU, 2 CPUs, 2026-11-26))"));
