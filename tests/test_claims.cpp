@@ -108,10 +108,13 @@ TEST_CASE("formulas: split from the prose, and shown plain on the console") {
   CHECK(plain_math("$\\unknownmacro x$") == "unknownmacro x");
 }
 
-TEST_CASE("plus_minus: the sd to two significant digits, the mean to the same place") {
+TEST_CASE("plus_minus: the sd to two significant digits from 1 to 2.9, one from 3, the mean to the same place") {
   CHECK(plus_minus(0.90134, 0.00213) == "0.9013 ± 0.0021");
-  CHECK(plus_minus(0.39, 0.41) == "0.39 ± 0.41");
-  CHECK(plus_minus(120.123, 4.2) == "120.1 ± 4.2");
+  CHECK(plus_minus(0.90134, 0.0294) == "0.901 ± 0.029");
+  CHECK(plus_minus(0.39, 0.41) == "0.4 ± 0.4");
+  CHECK(plus_minus(0.867, 0.059) == "0.87 ± 0.06");
+  CHECK(plus_minus(120.123, 4.2) == "120 ± 4");
+  CHECK(plus_minus(120.123, 14.2) == "120 ± 14");
   CHECK(plus_minus(0.997, 0.0) == "0.997 ± 0");
 }
 

@@ -38,7 +38,13 @@ std::string rounded(double v) {
 
 std::string plus_minus(double mean, double sd) {
   if (!(sd > 0.0) || !std::isfinite(sd)) return rounded(mean) + " ± " + (std::isfinite(sd) ? "0" : rounded(sd));
-  const int decimals = std::clamp(1 - static_cast<int>(std::floor(std::log10(sd))), 0, 8);
+  // Two significant digits of the sd when its leading digit is 1 or 2 (0.021: the second digit
+  // still says much of it), one from 3 up (0.4, not 0.41: the spread of a few seeds is itself
+  // uncertain by a third or more); the mean to the same place.
+  const int exponent = static_cast<int>(std::floor(std::log10(sd)));
+  const double leading = sd / std::pow(10.0, exponent);  // in [1, 10)
+  const int digits = leading < 2.95 ? 2 : 1;
+  const int decimals = std::clamp(digits - 1 - exponent, 0, 8);
   return fixed(mean, decimals) + " ± " + fixed(sd, decimals);
 }
 
