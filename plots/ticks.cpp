@@ -68,13 +68,20 @@ std::vector<Tick> log_ticks(double lo, double hi) {
   const int k1 = int(std::ceil(std::log10(hi) - 1e-9));
   const bool dense = k1 - k0 <= 2;  // under two decades: 2 and 5 labelled too
   const bool minor = k1 - k0 <= 5;  // up to five decades: unlabelled minor ticks at 2..9
+  // A narrow axis (0.3 to 0.9, say) may hold fewer than three of 1, 2 and 5: then every
+  // m * 10^k in range is labelled, so the reader can still read a value off it.
+  auto in_range = [&](double v) { return v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9); };
+  int sparse_count = 0;
+  for (int k = k0; k <= k1; ++k)
+    for (int m : {1, 2, 5}) sparse_count += (m == 1 || dense) && in_range(m * std::pow(10.0, k));
+  const bool every = sparse_count < 3;
   std::vector<Tick> out;
   for (int k = k0; k <= k1; ++k) {
     for (int m = 1; m <= 9; ++m) {
-      const bool labelled = m == 1 || (dense && (m == 2 || m == 5));
+      const bool labelled = m == 1 || every || (dense && (m == 2 || m == 5));
       if (!labelled && !minor) continue;
       const double v = m * std::pow(10.0, k);
-      if (v < lo * (1 - 1e-9) || v > hi * (1 + 1e-9)) continue;
+      if (!in_range(v)) continue;
       std::string label;
       if (m == 1) {
         label = format_power_of_ten(k);

@@ -196,6 +196,11 @@ TEST_CASE("nice ticks are 1, 2 or 5 times a power of ten") {
   for (const Tick& k : log_ticks(0.01, 10))
     if (!k.label.empty()) labels.push_back(k.label);
   CHECK(labels == std::vector<std::string>{"0.01", "0.1", "1", "10"});
+  // Within one decade, where 1, 2 and 5 would leave one label, every digit is labelled.
+  labels.clear();
+  for (const Tick& k : log_ticks(0.3, 0.9))
+    if (!k.label.empty()) labels.push_back(k.label);
+  CHECK(labels == std::vector<std::string>{"0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9"});
   CHECK(format_power_of_ten(-5) == "10\u207b\u2075");
 }
 
