@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <iostream>
 #include <ctime>
+#include <filesystem>
 #include <map>
 #include <thread>
 
@@ -86,7 +87,7 @@ int run(const std::vector<std::string>& args) {
   std::map<std::string, std::vector<double>> values;
   std::vector<double> seconds;
   std::vector<std::string> seeds;
-  std::string lesson, headline;
+  std::string lesson, headline, title, summary;
   for (const std::string& d : dirs) {
     const std::string file = d + "/metrics.json";
     Json m;
@@ -99,6 +100,10 @@ int run(const std::vector<std::string>& args) {
     if (m.value("lesson", "") != lesson)
       throw std::runtime_error(d + " is lesson " + m.value("lesson", "?") + ", not " + lesson);
     headline = m.value("headline", headline);
+    if (title.empty() && std::filesystem::exists(d + "/story.json")) {  // what the lesson is, for docs/results.md and the README
+      const Json story = Json::parse(read_file(d + "/story.json", "metric_spread"), nullptr, false);
+      if (story.is_object()) title = story.value("title", ""), summary = story.value("summary", "");
+    }
     seeds.push_back(m["seed"].dump());
     seed_numbers.push_back(m["seed"].get<long long>());
     const Json& c = m.value("configuration", Json::object());
@@ -163,6 +168,9 @@ int run(const std::vector<std::string>& args) {
     if (!all_full) throw std::runtime_error("--reference: a reference is made of full runs; these include quick or long runs");
     Json r = Json::object();
     r["lesson"] = lesson;
+    r["title"] = title;
+    r["summary"] = summary;
+    r["headline"] = headline;
     r["mode"] = "full";
     r["seeds"] = seed_numbers;
     r["machine"] = machine();

@@ -193,6 +193,8 @@ TEST_CASE("metric_spread: claims counted over seeds, a promised one that failed 
   CHECK(shell(kBin + "/metric_spread --reference '" + ref + "' '" + (d / "s1") + "' '" + (d / "s2") + "'") == 0);
   const Json r = Json::parse(read_file(ref));
   CHECK(r["lesson"] == "99_claims");
+  CHECK(r["title"] == "Claims");  // what scripts/results.py lists the lesson as
+  CHECK(r["headline"] == "acc_h4");
   CHECK(r["seeds"] == Json{1, 2});
   CHECK(r["metrics"]["acc_h4"]["mean"] == 1.0);
   CHECK(r["metrics"]["acc_h4"]["n"] == 2);
