@@ -199,6 +199,11 @@ std::string story_html(const Entry& e) {
       body += matrix_html(b);
     } else if (kind == "figure") {
       body += figure_html(id, b);
+    } else if (kind == "page") {  // an interactive page of the lesson's (the attention explorer), embedded
+      const std::string file = id + "/" + b.at("file").get<std::string>(), caption = b.value("caption", "");
+      body += "<figure class=\"page\"><iframe src=\"" + url(file) + "\" title=\"" + escape(lessons::plain_math(caption)) +
+              "\" loading=\"lazy\"></iframe><figcaption>" + prose_html(caption) + " · " + link(file, "open full page") +
+              "</figcaption></figure>\n";
     } else {
       throw std::runtime_error("course_book: " + id + "/story.json: unknown block kind '" + kind + "'");
     }

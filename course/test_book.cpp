@@ -48,6 +48,7 @@ void write_lesson(const std::string& dir) {
          {"values", Json::array({Json::array({"0.50", "-1.00"})})}},
         {{"kind", "figure"}, {"stem", "fig one"}, {"caption", "A \"figure\" <here> of $\\sqrt{d_k}$"},
          {"files", Json::array({"fig one.png", "fig one.svg"})}},
+        {{"kind", "page"}, {"file", "explorer.html"}, {"caption", "The explorer of $A$"}},
         {{"kind", "text"}, {"text", "The weights $A = \\mathrm{softmax}(QK^\\top / \\sqrt{d_k})$ sum to one: "
                                     "$$\\sum_j A_{ij} = 1$$ and cost \\$0."}},
         {{"kind", "claim"}, {"id", "c_held"}, {"when", "accuracy >= 0.8"}, {"expect", "every_run"},
@@ -161,6 +162,9 @@ TEST_CASE("a lesson's page: every kind of block, all text escaped, the headline 
   // A caption's formula is typeset like the prose's.
   CHECK(contains(page, "<figcaption>A &quot;figure&quot; &lt;here&gt; of <span class=\"math\" data-tex=\"\\sqrt{d_k}\">√d_k</span>"));
   CHECK(contains(page, "href=\"98_escapes/fig%20one.svg\">SVG</a>"));
+  // A lesson's interactive page, embedded, its caption typeset, a link to open it whole.
+  CHECK(contains(page, "<figure class=\"page\"><iframe src=\"98_escapes/explorer.html\" title=\"The explorer of A\""));
+  CHECK(contains(page, "<a href=\"98_escapes/explorer.html\">open full page</a>"));
   CHECK(page.find("accuracy (headline)") < page.find("<td>loss</td>"));  // the headline first
   CHECK(contains(page, "<a href=\"#metrics\">Metrics</a>"));
   // Formulas handed to KaTeX with their plain form inside, prose escaped, \$ a dollar sign.
@@ -293,7 +297,7 @@ TEST_CASE("the book in a real browser: every formula typeset by KaTeX, no TeX le
   REQUIRE(fs::exists(d / "katex/fonts/KaTeX_Main-Regular.woff2"));
   const std::string dom = browser("--dump-dom", d / "98_escapes.html", profile.path);
   CHECK(attribute(dom, "data-images") == "1/1");
-  CHECK(attribute(dom, "data-math") == "3/3");  // two in the prose, one in the figure's caption
+  CHECK(attribute(dom, "data-math") == "4/4");  // two in the prose, one in the figure's caption, one in the page's
   CHECK(attribute(dom, "data-raw-tex") == "0");
   CHECK(contains(dom, "class=\"katex\""));
 
@@ -309,6 +313,6 @@ TEST_CASE("the book in a real browser: every formula typeset by KaTeX, no TeX le
   write_file_atomic(d / "98_escapes/story.json", story);
   write_book(d.path);
   const std::string broken = browser("--dump-dom", d / "98_escapes.html", profile.path);
-  CHECK(attribute(broken, "data-math") == "2/3");
+  CHECK(attribute(broken, "data-math") == "3/4");
   CHECK(attribute(broken, "data-raw-tex") == "1");
 }

@@ -11,6 +11,7 @@
 #include <xtensor/xsort.hpp>
 #include <xtensor/xview.hpp>
 
+#include "lessons/kit/explorer.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/seq2seq.hpp"
 #include "nn/data/batch.hpp"
@@ -37,6 +38,7 @@ Seq2SeqPlan choose_sizes() {
   Recipe& r = p.recipe;  // Adam at a constant rate, clipped
   r.label = "additive", r.epochs = epochs(6, 4), r.batch = 64, r.lr = 5e-3, r.decay = Decay::constant;
   r.clip = 1.0, r.seed = seed() + 11;
+  r.checkpoint = "dates.npz";  // with dates.json (write_model_card): what `inspect dates` runs
   record(p);
   return p;
 }
@@ -323,6 +325,23 @@ AttentionMap alignment(const Showcase& s, std::size_t i, const data::Vocab& v, c
           token_labels(s.decoded.decoded.ids[i], v), title};
 }
 
+// The attention explorer (lessons/kit/explorer.hpp) over test inputs of different written forms:
+// the course book embeds it, and `inspect dates "..."` writes one for the learner's own date.
+void explore(const nn::rnn::Evaluation& test, const data::DateTask& task) {
+  ExplorerPage page;
+  page.title = "Lesson 02: additive attention on held-out dates";
+  page.query_side = "output characters", page.key_side = "input characters";
+  page.note = "The trained model of this run on test dates it never saw. Each output character (right) draws lines to "
+              "the input characters (left) it reads, as dark as their weight; hover one to read its weights.";
+  for (std::size_t i : data::varied_examples(task.pairs.test, 6))
+    page.inputs.push_back({"\"" + task.pairs.test[i].source + "\" -> " + test.predictions[i],
+                           token_labels(test.decoded.ids[i], task.target_vocab), char_labels(task.pairs.test[i].source, true),
+                           {"cross-attention"}, {{test.decoded.attention[i]}}});
+  show_explorer(page, "explorer",
+                "The attention explorer: six test inputs of different written forms; hover an output character to see "
+                "which input characters it reads (`build/bin/inspect dates \"...\"` makes one for your own date)");
+}
+
 void where_it_looks(const Training& t, const nn::rnn::Evaluation& test, const data::DateTask& task) {
   const data::Vocab& v = task.target_vocab;
   std::vector<AttentionMap> maps;
@@ -347,6 +366,7 @@ void where_it_looks(const Training& t, const nn::rnn::Evaluation& test, const da
               "input characters, where attention spread evenly would put ", percent(ya.uniform), "."),
          text("The year's steps put only ", percent(ya.mass), " of their attention on the year's four digits (",
               ya.examples, " test inputs; spread evenly: ", percent(ya.uniform), ").")});
+  explore(test, task);
   style.title = "One test input, \"" + t.early.pairs[0].source + "\", early and late in training";
   style.height = 800;
   const std::size_t first = t.snapshots.front().step, last = t.snapshots.back().step;
@@ -373,7 +393,7 @@ void where_it_looks(const Training& t, const nn::rnn::Evaluation& test, const da
 int main(int argc, char** argv) {
   return run_lesson({"02_additive_attention", "Additive (Bahdanau) attention: normalizing dates",
                      "A bidirectional GRU encoder and a GRU decoder with additive attention learn to rewrite dates as ISO 8601.",
-                     "test_exact_match", "alignments"},
+                     "test_exact_match", "alignments", {"dates.npz"}},
                     argc, argv, [] {
                       const Seq2SeqPlan plan = choose_sizes();
                       section("1. The task: dates in many formats, rewritten as ISO 8601");
@@ -386,6 +406,7 @@ int main(int argc, char** argv) {
                       show_the_model(model, task, plan);
                       section("4. Training");
                       const Training training = train_and_watch(model, task, plan);
+                      write_model_card("dates", plan.model, task.source_vocab, task.target_vocab);
                       const nn::rnn::Evaluation test = nn::rnn::evaluate(model, task.test, task.pairs.test, task.target_vocab);
                       section("5. Early and late: what the decoder writes");
                       early_and_late(training);

@@ -31,10 +31,11 @@ packages=(
   dataset-fashion-mnist fortunes
   libjs-katex
 )
-# The tests alone: PyTorch (about 180 MB) for the parity checks, python3 for the scripts, and
-# Chromium (headless) to load the course book as a browser does.
+# The tests alone: PyTorch (about 180 MB) for the parity checks, python3 for the scripts,
+# Chromium (headless) to load the course book as a browser does, and ChromeDriver with Selenium to
+# click through the attention explorer (tests/browser/explorer.py).
 if ((tests)); then
-  packages+=(python3 python3-numpy python3-torch chromium)
+  packages+=(python3 python3-numpy python3-torch chromium chromium-driver python3-selenium)
 fi
 
 source scripts/apt_install.sh

@@ -165,6 +165,16 @@ TEST_CASE("lesson_check fails a run whose promised claim does not hold, or whose
   // The same numbers in a full run: near_perfect was promised there.
   claims_lesson(d / "full", false, 0.95);
   CHECK(shell(check + "'" + (d / "full") + "'") != 0);
+  // A story that embeds a page the folder does not hold.
+  claims_lesson(d / "page", true, 0.95);
+  std::string with_page = read_file(d / "page/story.json");
+  const auto blocks = with_page.find("\"blocks\": [");
+  REQUIRE(blocks != std::string::npos);
+  with_page.insert(blocks + 11, "{\"kind\": \"page\", \"file\": \"explorer.html\", \"caption\": \"x\"}, ");
+  write_file_atomic(d / "page/story.json", with_page);
+  CHECK(shell(check + "'" + (d / "page") + "'") != 0);
+  write_file_atomic(d / "page/explorer.html", "<!DOCTYPE html><title>x</title>");
+  CHECK(shell(check + "'" + (d / "page") + "'") == 0);
   // An every-run claim that fails fails even a quick run.
   claims_lesson(d / "broken", true, 0.5);
   CHECK(shell(check + "'" + (d / "broken") + "'") != 0);

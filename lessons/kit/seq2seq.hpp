@@ -2,6 +2,9 @@
 // training entry point: the lesson states a Recipe, this says what a batch's loss is.
 #pragma once
 
+#include <memory>
+#include <string>
+
 #include "lessons/kit/train.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/rnn/seq2seq.hpp"
@@ -24,5 +27,24 @@ void record(const Seq2SeqPlan& plan);
 // tape, as the held-out score "loss" (the recipe's own validate is replaced). std::invalid_argument
 // naming the recipe's label when the training or the validation split is empty.
 History train_seq2seq(nn::rnn::Seq2Seq& model, const nn::data::EncodedSplits& data, Recipe recipe);
+
+// A trained encoder-decoder as files another program can run: <stem>.npz, its weights (the
+// recipe's checkpoint), and <stem>.json, its model card: the sizes, the score, both vocabularies in
+// id order, and what the lesson and seed were. write_model_card writes the card into the output
+// folder (atomically).
+void write_model_card(const std::string& stem, const nn::rnn::Seq2SeqConfig& c, const nn::data::Vocab& source,
+                      const nn::data::Vocab& target);
+
+struct LoadedSeq2Seq {
+  std::unique_ptr<nn::rnn::Seq2Seq> model;
+  nn::data::Vocab source, target;
+  std::string lesson;  // the card's: which lesson trained it, with what seed
+  long long seed = 0;
+};
+
+// The model of folder/<stem>.json and folder/<stem>.npz, weights loaded. An IoError naming the file
+// when one is missing or unreadable, std::runtime_error naming the card when it lacks a field or
+// names an unknown score, a ShapeError listing the mismatches when the weights do not fit the card.
+LoadedSeq2Seq load_seq2seq(const std::string& folder, const std::string& stem);
 
 }  // namespace attnlab::lessons

@@ -16,6 +16,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -220,6 +221,9 @@ int check(const std::vector<std::string>& args) {
         for (const Json& f : b.at("files"))
           if (std::find(m["figures"].begin(), m["figures"].end(), f) == m["figures"].end())
             problem("story.json shows " + f.get<std::string>() + ", which metrics.json does not list");
+    for (const Json& b : story.at("blocks"))
+      if (b.at("kind") == "page" && !std::filesystem::exists(dir + "/" + b.at("file").get<std::string>()))
+        problem("story.json embeds the page " + b.at("file").get<std::string>() + ", which the folder does not hold");
     check_claims(story, m, problem);
     if (!same_as.empty()) {
       Json a = m, b = parse_json(same_as + "/metrics.json");

@@ -194,6 +194,12 @@ void Lesson::figure(const std::string& stem, const std::string& caption) {
        "  [figure] " + final_path(stem + ".png") + " (and .svg): " + plain_math(caption) + "\n\n");
 }
 
+void Lesson::page(const std::string& file, const std::string& caption) {
+  story_.push_back({{"kind", "page"}, {"file", file}, {"caption", caption}});
+  emit("[" + caption + "](" + file + ") (an interactive page: open it in a browser)\n\n",
+       "  [page] " + final_path(file) + ": " + plain_math(caption) + "\n\n");
+}
+
 void Lesson::config(const std::string& key, Json value) { config_[key] = std::move(value); }
 
 void Lesson::metric(const std::string& name, double value) { metrics_[name] = value; }

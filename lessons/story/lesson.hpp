@@ -64,6 +64,9 @@ class Lesson {
               const std::vector<std::string>& col_labels, int decimals);
   // <stem>.png and .svg (and .pdf with --pdf), saved by the caller into path(...).
   void figure(const std::string& stem, const std::string& caption);
+  // An interactive page the caller wrote into path(file) (an HTML file that needs no network, such
+  // as the attention explorer): linked from report.md, embedded by the course book.
+  void page(const std::string& file, const std::string& caption);
   // The formats every figure is saved in: png, svg, and pdf with --pdf.
   std::vector<std::string> figure_formats() const;
 

@@ -1,0 +1,48 @@
+// The attention explorer: one self-contained HTML page (its data inline, no network) in which a
+// learner looks at a trained model's attention on chosen inputs, the way BertViz's views do:
+//
+//   * head view: the queries on the right, the keys on the left, a line from each query to each
+//     key as dark as its weight; choose the layer and the head (or every head of the layer,
+//     overlaid in their own colours); hover a query to keep only its lines and read its weights;
+//   * model view: every layer by every head as a small heatmap; click one to open it in the head view.
+//
+// A lesson writes one for its test inputs (the course book embeds it), and `inspect` writes one
+// for the learner's own input.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <xtensor/xarray.hpp>
+
+namespace attnlab::lessons {
+
+// One input's attention: per layer, per head, a (queries, keys) matrix whose rows are the weights
+// each query gives the keys (each row sums to 1, or to 0 for a query that sees no key).
+struct AttentionInput {
+  std::string name;                     // "3rd of March, 1997 -> 1997-03-03": the input's entry in the page's list
+  std::vector<std::string> queries, keys;
+  std::vector<std::string> layers;      // "cross-attention", "layer 1", ...
+  std::vector<std::vector<xt::xarray<double>>> heads;  // [layer][head], each (queries, keys)
+};
+
+struct ExplorerPage {
+  std::string title;                    // the page's heading
+  std::string query_side = "queries", key_side = "keys";  // what the two columns are
+  std::string note;                     // one paragraph under the heading (plain text)
+  std::vector<AttentionInput> inputs;
+};
+
+// The page as HTML. std::invalid_argument naming "explorer" and the input, layer and head at fault
+// when a matrix's shape does not match its tokens, a layer's head count differs from its
+// name count, a weight is not finite or outside [0, 1], or there is no input at all.
+std::string explorer_html(const ExplorerPage& page);
+
+// explorer_html written to `path` atomically (a temporary name, then renamed).
+void write_explorer(const std::string& path, const ExplorerPage& page);
+
+// In a lesson: the explorer written as <stem>.html in the output folder, linked from the report
+// and embedded in the course book with its caption.
+void show_explorer(const ExplorerPage& page, const std::string& stem, const std::string& caption);
+
+}  // namespace attnlab::lessons
