@@ -44,7 +44,7 @@ bool built(const std::string& program) {
 std::vector<std::string> programs() {
   std::vector<std::string> out{"gradcheck", "plots_gallery", "lesson_check"};
   for (const char* p : {"bench_core", "bench_race", "grade", "grade_solutions", "course", "course_book", "metric_spread",
-                        "kill_save_writer"})
+                        "kill_save_writer", "inspect"})
     if (built(p)) out.push_back(p);
   for (const std::string& file : list_dir(std::string(ATTNLAB_SOURCE_DIR) + "/lessons")) {
     const std::string name = file.substr(0, file.find('.'));
@@ -95,7 +95,8 @@ TEST_CASE("a failing program says what failed in one line and exits 1") {
       continue;  // no --out to give (kill_save_writer's path: below)
     CAPTURE(p);
     const std::string target = p == "lesson_check" ? d / "missing" : d / "a_file";
-    const Run r = run(p, (p == "lesson_check" ? "" : "--out ") + ("'" + target + "'"), d);
+    const std::string before = p == "inspect" ? "dates '1 May 2001' " : "";  // inspect's model and input
+    const Run r = run(p, before + (p == "lesson_check" ? "" : "--out ") + ("'" + target + "'"), d);
     CHECK(r.code == 1);
     CHECK(contains(r.err, target));  // names the path at fault
     if (p != "lesson_check") {
@@ -121,12 +122,14 @@ TEST_CASE("an --out that cannot be a folder: the path given, and the part at fau
       {d / "afile/sub", "'" + (d / "afile") + "' is not a folder"},
       {"/proc/x/y", "cannot create '/proc/x'"}};
   for (const std::string& p : programs()) {
-    if (p != "course" && p != "course_book" && p != "plots_gallery" && !std::isdigit(static_cast<unsigned char>(p[0])))
+    if (p != "course" && p != "course_book" && p != "plots_gallery" && p != "inspect" &&
+        !std::isdigit(static_cast<unsigned char>(p[0])))
       continue;
     for (const auto& [path, why] : cases) {
       CAPTURE(p);
       CAPTURE(path);
-      const Run r = run(p, "--out '" + path + "'" + (std::isdigit(static_cast<unsigned char>(p[0])) ? " --quick" : ""), d);
+      const std::string before = p == "inspect" ? "dates '1 May 2001' " : "";
+      const Run r = run(p, before + "--out '" + path + "'" + (std::isdigit(static_cast<unsigned char>(p[0])) ? " --quick" : ""), d);
       CHECK(r.code == 1);
       CHECK(contains(r.err, p + ": error: "));
       CHECK(contains(r.err, path));
@@ -170,4 +173,21 @@ TEST_CASE("lesson_check and course_book name the file or folder at fault") {
     CHECK(r.code == 1);
     CHECK(contains(r.err, "course_book: error: '" + (d / "nothing") + "' holds no lesson output"));
   }
+}
+
+// The sanitizer build has neither the course nor the exercises; the Release build runs this.
+TEST_CASE("grade refuses to grade answers older than the exercise file, and says how to rebuild" *
+          doctest::skip(!attnlab::testing::kHaveCourse)) {  TempDir d;
+  // A copy of grade dated before any exercise file was written: every file is newer than it.
+  const std::string old_grade = d / "grade";
+  REQUIRE(std::system(("cp '" + std::string(ATTNLAB_BIN_DIR) + "/grade' '" + old_grade + "' && touch -d '2000-01-01' '" +
+                       old_grade + "'").c_str()) == 0);
+  const int status = std::system(("'" + old_grade + "' 04 > '" + (d / "out") + "' 2> '" + (d / "err") + "'").c_str());
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(contains(slurp(d / "err"), "exercises/04_scaled_dot_product.cpp was changed after this grade was built"));
+  CHECK(contains(slurp(d / "err"), "scripts/grade.sh"));
+  // The grade as built grades, and says which build it grades.
+  const Run fresh = run("grade", "04", d);
+  CHECK(fresh.code == 0);
+  CHECK(contains(fresh.out, "Grading the answers compiled into this grade, built "));
 }
