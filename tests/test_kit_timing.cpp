@@ -8,6 +8,7 @@
 #include "core/ops.hpp"
 #include "core/runtime/allocator.hpp"
 #include "lessons/kit/timing.hpp"
+#include "tests/helpers.hpp"
 
 using namespace attnlab;
 using namespace attnlab::lessons;
@@ -26,7 +27,10 @@ CostedOp holding(const std::string& name, std::function<std::size_t(std::size_t)
 }
 }  // namespace
 
-TEST_CASE("costs_against_n: peaks counted exactly; the n^2 op stops at the budget, the linear one runs on") {
+// The peaks are attnlab's byte counts (core/runtime/allocator.hpp), which AddressSanitizer's own
+// operator new leaves uncounted: there no op ever reaches the budget, and this is skipped, visibly.
+TEST_CASE("costs_against_n: peaks counted exactly; the n^2 op stops at the budget, the linear one runs on" *
+          doctest::skip(attnlab::testing::kAddressSanitizer)) {
   const std::vector<CostedOp> ops = {holding("square", [](std::size_t n) { return n * n; }),
                                      holding("line", [](std::size_t n) { return 64 * n; })};
   CostOptions o;
@@ -43,12 +47,11 @@ TEST_CASE("costs_against_n: peaks counted exactly; the n^2 op stops at the budge
   CHECK(c[1].cpu_ms.size() == 4);
   CHECK(c[1].wall_ms.size() == 4);
   CHECK(c[1].page_faults.size() == 4);
-  if (counting_bytes()) {
-    CHECK(c[0].at(c[0].peak_mib, 256) * 1024 * 1024 == doctest::Approx(256.0 * 256.0));
-    CHECK(c[1].at(c[1].peak_mib, 512) * 1024 * 1024 == doctest::Approx(64.0 * 512.0));
-    CHECK(c[0].last_slope(c[0].peak_mib) == doctest::Approx(2.0).epsilon(1e-3));  // n^2 bytes
-    CHECK(c[1].last_slope(c[1].peak_mib, 4) == doctest::Approx(1.0).epsilon(1e-3));
-  }
+  REQUIRE(counting_bytes());
+  CHECK(c[0].at(c[0].peak_mib, 256) * 1024 * 1024 == doctest::Approx(256.0 * 256.0));
+  CHECK(c[1].at(c[1].peak_mib, 512) * 1024 * 1024 == doctest::Approx(64.0 * 512.0));
+  CHECK(c[0].last_slope(c[0].peak_mib) == doctest::Approx(2.0).epsilon(1e-3));  // n^2 bytes
+  CHECK(c[1].last_slope(c[1].peak_mib, 4) == doctest::Approx(1.0).epsilon(1e-3));
   CHECK_THROWS_WITH_AS(c[0].last_slope(c[0].cpu_ms, 4), Contains("'square' has 3 sizes and 3 values"),
                        std::invalid_argument);
 }
@@ -86,11 +89,21 @@ TEST_CASE("attention_cost: forward and backward at each n, the fused op holding 
   const std::vector<CostCurve> c = costs_against_n(ops, {64, 256}, o);
   REQUIRE(c.size() == 2);
   CHECK(c[0].n == std::vector<double>{64, 256});
-  if (counting_bytes()) {
-    // At n = 256 the fused op keeps P, 256 x 256 floats (256 KiB), and makes dS beside it.
-    CHECK(c[0].at(c[0].peak_mib, 256) * 1024 > 2 * 256);
-    CHECK(c[1].at(c[1].peak_mib, 256) < c[0].at(c[0].peak_mib, 256) / 4);
-  }
+  CHECK(c[1].cpu_ms.size() == 2);
   CHECK_THROWS_WITH_AS(attention_cost("none", AttentionFn{}, 8), Contains("attention_cost: 'none' needs an attention"),
                        std::invalid_argument);
+}
+
+TEST_CASE("attention_cost: the fused op holds the n x n weights, the tiled one a fraction" *
+          doctest::skip(attnlab::testing::kAddressSanitizer)) {  // byte counts: see above
+  const std::vector<CostedOp> ops = {
+      attention_cost("fused", [](auto& q, auto& k, auto& v) { return scaled_dot_product_attention(q, k, v).output; }, 8),
+      attention_cost("tiled", [](auto& q, auto& k, auto& v) { return tiled_attention(q, k, v); }, 8)};
+  CostOptions o;
+  o.rounds = [](std::size_t) { return 1; };
+  const std::vector<CostCurve> c = costs_against_n(ops, {64, 256}, o);
+  REQUIRE(counting_bytes());
+  // At n = 256 the fused op keeps P, 256 x 256 floats (256 KiB), and makes dS beside it.
+  CHECK(c[0].at(c[0].peak_mib, 256) * 1024 > 2 * 256);
+  CHECK(c[1].at(c[1].peak_mib, 256) < c[0].at(c[0].peak_mib, 256) / 4);
 }
