@@ -135,6 +135,9 @@ GRADCHECK_CASE("sigmoid 3-d", "(2,2,3)", [] {
 GRADCHECK_CASE("relu", "(3,4)", [] {
   return gradcheck([](const Inputs& x) { return relu(x[0]); }, {rnd({3, 4}, 1)});
 });
+GRADCHECK_CASE("leaky_relu", "(3,4), slope 0.2", [] {
+  return gradcheck([](const Inputs& x) { return leaky_relu(x[0], 0.2); }, {rnd({3, 4}, 3)});
+});
 GRADCHECK_CASE("relu 3-d", "(2,3,4)", [] {
   return gradcheck([](const Inputs& x) { return relu(x[0]); }, {rnd({2, 3, 4}, 2)});
 });

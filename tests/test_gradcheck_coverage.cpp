@@ -23,7 +23,7 @@ void check_all_have_rows(const std::vector<std::string>& names) {
 
 TEST_CASE("every core op has a gradcheck row") {
   check_all_have_rows({"add", "sub", "mul", "div", "neg", "exp", "log", "sqrt", "pow", "tanh", "sigmoid",
-                       "relu", "gelu", "where", "masked_fill", "sum", "mean", "max", "var", "reshape",
+                       "relu", "leaky_relu", "gelu", "where", "masked_fill", "sum", "mean", "max", "var", "reshape",
                        "transpose", "permute", "slice", "concat", "stack", "split", "gather", "index_select",
                        "broadcast_to", "matmul", "linear", "softmax", "log_softmax", "masked_softmax", "cross_entropy", "mse",
                        "layer_norm", "dropout", "scaled_dot_product_attention", "multi_head_attention",
@@ -40,7 +40,8 @@ TEST_CASE("every nn module has a gradcheck row") {
                        "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "RelativePositionBias",
                        "RotaryEmbedding", "ALiBi", "EncoderLayer pre-norm", "EncoderLayer post-norm",
                        "DecoderLayer pre-norm", "DecoderLayer post-norm", "Encoder", "Decoder",
-                       "Transformer", "Seq2SeqTransformer", "PatchEmbedding", "ViT", "Linformer"});
+                       "Transformer", "Seq2SeqTransformer", "PatchEmbedding", "ViT", "Linformer", "GraphAttention",
+                       "MeanAggregation"});
 }
 
 TEST_CASE("the check itself catches a wrong gradient and a backward that overwrites") {

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -308,6 +310,20 @@ Tensor<T> relu(const Tensor<T>& a) {
   });
 }
 
+// y = a where a > 0, slope * a elsewhere;  da = dy where a > 0, slope * dy elsewhere (the left
+// slope at the kink, as PyTorch). A slope outside [0, 1) is refused: it would no longer be a
+// leaky ReLU (1 is the identity, a negative slope folds the left half over).
+template <class T>
+Tensor<T> leaky_relu(const Tensor<T>& a, T slope) {
+  need("leaky_relu", a);
+  if (!(slope >= T(0) && slope < T(1)))
+    throw std::invalid_argument("leaky_relu: slope " + std::to_string(double(slope)) + " is not in [0, 1)");
+  Array<T> y = map_to<T>(a.shape(), [slope](T x) { return x > T(0) ? x : slope * x; }, a.value());
+  return record<T>("leaky_relu", std::move(y), {&a}, [slope](Node<T>& n) {
+    n.add_grad(0, grad_times(n, [slope](T g, T x) { return x > T(0) ? g : slope * g; }, n.input(0)));
+  });
+}
+
 // Erf form:  y = a * Phi(a), Phi(a) = (1 + erf(a / sqrt 2)) / 2;
 //            da = dy * (Phi(a) + a * phi(a)), phi(a) = e^(-a^2/2) / sqrt(2 pi).
 // Tanh form: y = a/2 * (1 + t), t = tanh(u), u = sqrt(2/pi) (a + 0.044715 a^3);
@@ -434,6 +450,7 @@ Tensor<T> masked_fill(const Tensor<T>& a, const Mask& mask, T value) {
   template Tensor<T> tanh<T>(const Tensor<T>&);                                \
   template Tensor<T> sigmoid<T>(const Tensor<T>&);                             \
   template Tensor<T> relu<T>(const Tensor<T>&);                                \
+  template Tensor<T> leaky_relu<T>(const Tensor<T>&, T);                       \
   template Tensor<T> gelu<T>(const Tensor<T>&, GeluForm);                      \
   template Tensor<T> gelu<T>(Tensor<T>&&, GeluForm);                           \
   template Tensor<T> where<T>(const Mask&, const Tensor<T>&, const Tensor<T>&); \
