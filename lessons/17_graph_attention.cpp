@@ -13,6 +13,7 @@
 
 #include <xtensor/xview.hpp>
 
+#include "lessons/kit/explorer.hpp"
 #include "lessons/kit/kit.hpp"
 #include "nn/data/graph_task.hpp"
 #include "nn/graph/graph_attention.hpp"
@@ -311,6 +312,20 @@ void where_attention_goes(const NodeClassifier& gat, const Graphs& g) {
   const Array<float> mean_heads = xt::mean(w.value(), {0});
   std::vector<double> weight;
   for (const auto& [a, b] : x.edges) weight.push_back(0.5 * (mean_heads(a, b) + mean_heads(b, a)));
+  // The same weights in the attention explorer: every head, every node's row over its neighbours.
+  ExplorerPage page;
+  page.title = "Lesson 17: graph attention on a small graph never seen in training";
+  page.query_side = "reading node", page.key_side = "neighbour";
+  page.note = "Each node (right) reads its neighbours (left); a label is the node, its class and, for an unreliable "
+              "node, a '?'. Hover a node to read its weights; every head in the model view.";
+  std::vector<std::string> labels;
+  for (std::size_t i = 0; i < small.nodes; ++i)
+    labels.push_back(text(i, " c", x.labels(i), x.unreliable[i] ? " ?" : ""));
+  std::vector<xt::xarray<double>> heads;
+  for (std::size_t h = 0; h < w.value().shape(0); ++h) heads.push_back(xt::cast<double>(xt::view(w.value(), h)));
+  page.inputs.push_back({"24 nodes", labels, labels, {"graph attention"}, {heads}});
+  show_explorer(page, "explorer", "The attention explorer on the small graph: hover a node to see how much each neighbour "
+                                  "gets; an unreliable neighbour ('?') gets little from every reader");
   draw_graph(x, nullptr, "small_graph", "A small graph of the task: colour is the class, grey dashed nodes are unreliable");
   draw_graph(x, &weight, "attention_on_edges",
              "The same graph, each edge as thick as the attention the trained model's heads give it (both directions, "
