@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "course/html.hpp"
+#include "course/markdown.hpp"
 #include "io/files.hpp"
 #include "lessons/story/math.hpp"
 #include "lessons/story/text.hpp"
@@ -270,10 +271,13 @@ std::string status_html(const BookLesson& l) {
   return "<span class=\"" + std::string(l.ok ? "ok" : "failed") + "\">" + escape(l.status) + "</span>";
 }
 
+const std::string kSyllabus = std::string(ATTNLAB_SOURCE_DIR) + "/docs/syllabus.md";
+
 std::string nav_html(const std::vector<Entry>& all, std::size_t i) {
   std::string nav = link("index.html", "Course book");
   if (i > 0) nav += link(all[i - 1].lesson.id + ".html", "← " + all[i - 1].lesson.id);
   if (i + 1 < all.size()) nav += link(all[i + 1].lesson.id + ".html", all[i + 1].lesson.id + " →");
+  if (exists(kSyllabus)) nav += link("syllabus.html", "Syllabus");
   return nav + link("gradcheck.html", "Gradient checks");
 }
 
@@ -297,11 +301,28 @@ std::string lesson_page(const std::vector<Entry>& all, std::size_t i, const std:
   return document(p);
 }
 
+// docs/syllabus.md as a page of the book: its first "# " line the heading, the rest its body.
+std::string syllabus_page(const std::string& markdown) {
+  Page p;
+  std::string body = markdown;
+  p.heading = "Syllabus";
+  if (body.rfind("# ", 0) == 0) {
+    const auto end = body.find('\n');
+    p.heading = body.substr(2, end - 2);
+    body = end == std::string::npos ? "" : body.substr(end + 1);
+  }
+  p.title = "attnlab: " + p.heading;
+  p.nav = link("index.html", "Course book");
+  p.body = markdown_html(body);
+  return document(p);
+}
+
 std::string index_page(const std::vector<Entry>& all, bool have_gradcheck) {
   Page p;
   p.title = "attnlab: the course book";
   p.heading = "attnlab: the course book";
   p.nav = have_gradcheck ? link("gradcheck.html", "Gradient checks") : "";
+  if (exists(kSyllabus)) p.nav = link("syllabus.html", "Syllabus") + p.nav;
   std::string cards, rows;
   for (const Entry& e : all) {
     const BookLesson& l = e.lesson;
@@ -417,6 +438,7 @@ std::vector<BookLesson> write_book(const std::string& folder, const std::vector<
   const std::string gradcheck = folder + "/gradcheck/gradcheck.json";
   const bool have_gradcheck = exists(gradcheck);
   if (have_gradcheck) write_file_atomic(folder + "/gradcheck.html", gradcheck_page(read_json(gradcheck)));
+  if (exists(kSyllabus)) write_file_atomic(folder + "/syllabus.html", syllabus_page(read_file(kSyllabus)));
   write_file_atomic(folder + "/index.html", index_page(all, have_gradcheck));
 
   std::vector<BookLesson> out;

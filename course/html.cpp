@@ -104,7 +104,7 @@ tr.headline td { font-weight: 700; background: #eef4fc; }
 .claim.either { border-left-color: #8a6d00; }
 .claim.fullrun { border-left-color: #9e9e9e; }
 .claim p { margin: .2rem 0; }
-figure.page iframe { width: 100%; height: 760px; border: 1px solid #ddd; border-radius: 4px; }
+figure.page iframe { width: 100%; height: 900px; border: 1px solid #ddd; border-radius: 4px; }
 .claim details { font-size: .8rem; color: var(--muted); }
 .claim summary { cursor: pointer; }
 .claim .verdict { font-weight: 600; }

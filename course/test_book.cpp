@@ -13,6 +13,7 @@
 
 #include "course/book.hpp"
 #include "course/html.hpp"
+#include "course/markdown.hpp"
 #include "io/files.hpp"
 #include "tests/helpers.hpp"
 
@@ -315,4 +316,20 @@ TEST_CASE("the book in a real browser: every formula typeset by KaTeX, no TeX le
   const std::string broken = browser("--dump-dom", d / "98_escapes.html", profile.path);
   CHECK(attribute(broken, "data-math") == "3/4");
   CHECK(attribute(broken, "data-raw-tex") == "1");
+}
+
+TEST_CASE("markdown_html: the little Markdown of docs/, escaped, links to other documents as text") {
+  const std::string md =
+      "## Weeks\n\nA paragraph\nover two lines with `a < b`, **bold**, *it* and [a page](x.html).\n\n"
+      "- one\n  continued\n- two [the README](../README.md)\n\n1. first\n2. second\n\n"
+      "| week | lessons |\n| --- | --- |\n| 1 | 01 <script> |\n";
+  const std::string html = markdown_html(md);
+  CHECK(contains(html, "<h2>Weeks</h2>"));
+  CHECK(contains(html, "<p>A paragraph over two lines with <code>a &lt; b</code>, <strong>bold</strong>, <em>it</em> and "
+                       "<a href=\"x.html\">a page</a>.</p>"));
+  CHECK(contains(html, "<ul>\n<li>one continued</li>\n<li>two the README</li>\n</ul>"));
+  CHECK(contains(html, "<ol>\n<li>first</li>\n<li>second</li>\n</ol>"));
+  CHECK(contains(html, "<thead><tr><th>week</th><th>lessons</th></tr></thead>"));
+  CHECK(contains(html, "<td>01 &lt;script&gt;</td>"));
+  CHECK(!contains(html, "<script>"));
 }

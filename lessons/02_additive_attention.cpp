@@ -339,7 +339,7 @@ void explore(const nn::rnn::Evaluation& test, const data::DateTask& task) {
                            {"cross-attention"}, {{test.decoded.attention[i]}}});
   show_explorer(page, "explorer",
                 "The attention explorer: six test inputs of different written forms; hover an output character to see "
-                "which input characters it reads (`build/bin/inspect dates \"...\"` makes one for your own date)");
+                "which input characters it reads (build/bin/inspect makes one for a date of your own)");
 }
 
 void where_it_looks(const Training& t, const nn::rnn::Evaluation& test, const data::DateTask& task) {

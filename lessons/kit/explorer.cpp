@@ -105,8 +105,8 @@ function shownHeads() {
 // Head view: keys on the left, queries on the right, one line per (query, key) pair.
 function drawHeadView() {
   const inp = data.inputs[state.input], layer = inp.layers[state.layer];
-  const rowH = 22, top = 30, width = 420, left = 150, right = width - 150;
   const n = Math.max(inp.queries.length, inp.keys.length);
+  const rowH = Math.max(11, Math.min(22, Math.floor(520 / n))), top = 30, width = 420, left = 150, right = width - 150;
   const svg = $('head-view');
   svg.setAttribute('height', top + n * rowH + 10);
   svg.setAttribute('viewBox', '0 0 ' + width + ' ' + (top + n * rowH + 10));
@@ -121,11 +121,12 @@ function drawHeadView() {
     }));
   }
   inp.keys.forEach((k, j) => {
-    s += '<text x="' + (left - 8) + '" y="' + (top + j * rowH + 12) + '" text-anchor="end" class="key" data-key="' + j + '">' + esc(k) + '</text>';
+    s += '<text x="' + (left - 8) + '" y="' + (top + j * rowH + 12) + '" text-anchor="end" class="key" data-key="' + j +
+         '" style="font-size:' + Math.min(14, rowH - 1) + 'px">' + esc(k) + '</text>';
   });
   inp.queries.forEach((q, i) => {
     s += '<text x="' + (right + 8) + '" y="' + (top + i * rowH + 12) + '" class="query' + (state.focus === i ? ' focus' : '') +
-         '" data-query="' + i + '">' + esc(q) + '</text>';
+         '" data-query="' + i + '" style="font-size:' + Math.min(14, rowH - 1) + 'px">' + esc(q) + '</text>';
   });
   svg.innerHTML = s;
   svg.querySelectorAll('text.query').forEach((t) => {
