@@ -454,7 +454,8 @@ void cost_against_n() {
 // ---------------------------------------------------------------------------------------------
 // 4. Associative recall.
 
-void recall(const Task& task, Trained exact) {
+// Returns exact and local attention's held-out accuracy, which section 5 compares against.
+std::pair<double, double> recall(const Task& task, Trained exact) {
   say("The same model, data and recipe with each approximation in turn: local (window ", task.band, "), linear "
       "($\\mathrm{elu} + 1$, non-causal) and Linformer (rank ", task.band, ", $E$ and $F$ trained with the rest).");
   std::vector<Trained> runs;
@@ -507,8 +508,64 @@ void recall(const Task& task, Trained exact) {
   save_figure(score_against_cost(curves, style), "recall_accuracy",
               "Held-out accuracy on associative recall for exact (tiled), local, linear and Linformer attention, after "
               "every epoch, against training steps and against the CPU seconds spent training");
-  say("Exercise (exercises/16_approximate_attention.cpp, graded by build/bin/grade 16): 16.1 causal linear "
+  say("Exercise (exercises/16_approximate_attention.cpp, graded by scripts/grade.sh 16): 16.1 causal linear "
       "attention as an RNN.");
+  return {exact_acc, local};
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Sparse patterns: which tokens may see far
+
+void sparse_patterns(const Task& task, double exact_acc, double local_acc) {
+  const std::size_t L = task.config.length, w = task.band;
+  say("A sparse pattern keeps exact softmax attention but lets each query see only some keys: the window of local "
+      "attention, plus a few tokens that see and are seen by every position. BigBird fixes them (here the first ",
+      nn::kGlobalTokens, " positions); Longformer gives global attention to the tokens the task is about, such as a "
+      "question's. The Sparse Transformer adds every ", w, "-th position back and forth (a stride). The masks run "
+      "on the exact kernel here: the weights are what a block-sparse kernel would give, the cost is the dense one.");
+  std::vector<Trained> runs;
+  runs.push_back(train_recall(task, text("window + ", nn::kGlobalTokens, " fixed global tokens"), AttentionKind::fixed_global));
+  runs.push_back(train_recall(task, "window + global asking tokens", AttentionKind::asking_global));
+  runs.push_back(train_recall(task, text("window + stride ", w), AttentionKind::strided));
+  std::vector<std::vector<std::string>> rows;
+  for (const Trained& t : runs) {
+    rows.push_back(row(t.name, fixed(t.accuracy, 3)));
+    metric(text("recall_accuracy_", nn::kind_name(t.kind)), t.accuracy);
+  }
+  rows.push_back(row("(exact, section 4)", fixed(exact_acc, 3)));
+  rows.push_back(row(text("(window ", w, " alone, section 4)"), fixed(local_acc, 3)));
+  table({"pattern", "held-out accuracy"}, rows);
+  const double fixed_acc = runs[0].accuracy, asking = runs[1].accuracy, strided = runs[2].accuracy;
+  const double chance = 1.0 / double(task.config.values);
+  claim({"asking_global_recalls", "recall_accuracy_asking_global >= 0.85 and recall_accuracy_asking_global >= "
+                                  "recall_accuracy_local + 0.5",
+         text("Global attention on the asking tokens recalls like exact attention (", fixed(asking, 3), " against ",
+              fixed(exact_acc, 3), "): a question sees every fact, the rest of the sequence only its window.",
+              asking == exact_acc ? " The same number, not by chance: the questions are the only positions scored, "
+                                    "each sees every key as under exact attention, so both models compute the same loss "
+                                    "and train alike; the sparse one skips most of the other rows' work."
+                                  : ""),
+         text("Global attention on the asking tokens reaches ", fixed(asking, 3), " (exact: ", fixed(exact_acc, 3),
+              ", the window alone: ", fixed(local_acc, 3), ").")});
+  claim({"fixed_global_blind", "recall_accuracy_fixed_global <= recall_accuracy_local + 0.1",
+         text("Fixed global tokens do not help in one layer (", fixed(fixed_acc, 3), ", the window alone ",
+              fixed(local_acc, 3), "): a global token reads every fact, but what it read reaches a question only "
+              "through a second layer, and this model has one."),
+         text("Fixed global tokens lift recall to ", fixed(fixed_acc, 3), " (the window alone: ", fixed(local_acc, 3),
+              ")."),
+         Expect::every_run});
+  claim({"stride_sees_a_share", "recall_accuracy_strided <= 0.5",
+         text("The stride sees a fact only when it lies a multiple of ", w, " away from its question: ",
+              fixed(strided, 3), ", chance ", fixed(chance, 4), "."),
+         text("The stride reaches ", fixed(strided, 3), ", more than the share of facts it can see.")});
+  plots::Figure fig(1800, 900);
+  fig.title(text("Associative recall at n = ", L, " under sparse patterns (held-out accuracy)"));
+  bar_panel(fig.panel(0).xlabel("which keys a query may see").ylabel("accuracy"),
+            {"exact", text("window ", w), "+ fixed global", "+ asking global", text("+ stride ", w)},
+            {{"held-out accuracy", {exact_acc, local_acc, fixed_acc, asking, strided}}}, 2, 1.15);
+  save_figure(fig, "sparse_patterns", "Held-out recall accuracy of exact attention, the window alone, and the window "
+                                      "with fixed global tokens, with global attention on the asking tokens, and with a "
+                                      "stride");
 }
 
 }  // namespace
@@ -516,7 +573,8 @@ void recall(const Task& task, Trained exact) {
 int main(int argc, char** argv) {
   return run_lesson({"16_approximate_attention", "Approximate attention",
                      "Local, linear and Linformer attention: output error on three kinds of attention, the singular "
-                     "values of trained attention, time and memory against n, and accuracy on associative recall",
+                     "values of trained attention, time and memory against n, and accuracy on associative recall, with "
+                     "sparse patterns (global tokens, a stride) beside them",
                      "recall_accuracy_linear", "recall_accuracy"},
                     argc, argv, [] {
                       config({{"head_dim", kD}, {"window_and_rank", kBand}});
@@ -528,6 +586,8 @@ int main(int argc, char** argv) {
                       section("3. Time and memory against n");
                       cost_against_n();
                       section("4. Associative recall");
-                      recall(task, std::move(exact));
+                      const auto [exact_acc, local_acc] = recall(task, std::move(exact));
+                      section("5. Sparse patterns: which tokens may see far");
+                      sparse_patterns(task, exact_acc, local_acc);
                     });
 }

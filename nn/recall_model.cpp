@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
+#include <string>
+
+#include <xtensor/xbuilder.hpp>
 
 #include "core/error.hpp"
 
@@ -13,6 +17,9 @@ const char* kind_name(AttentionKind kind) {
     case AttentionKind::local: return "local";
     case AttentionKind::linear: return "linear";
     case AttentionKind::linformer: return "linformer";
+    case AttentionKind::fixed_global: return "fixed_global";
+    case AttentionKind::asking_global: return "asking_global";
+    case AttentionKind::strided: return "strided";
   }
   return "unknown";
 }
@@ -46,19 +53,52 @@ Tensor<float> RecallModel::embed(const data::Recall& b) const {
   return add(key_embed(b.keys), value_embed(b.values));
 }
 
-Tensor<float> RecallModel::attend(const Tensor<float>& q, const Tensor<float>& k, const Tensor<float>& v) const {
+Allowed RecallModel::pattern(const data::Recall& b) const {
+  const std::size_t n = b.size(), L = b.length();
+  Mask m = xt::zeros<bool>({n, L, L});
+  for (std::size_t s = 0; s < n; ++s) {
+    // A token asks when it shows a key and no value (nn/data/recall.hpp).
+    std::vector<bool> global(L, false);
+    for (std::size_t i = 0; i < L; ++i)
+      global[i] = kind_ == AttentionKind::fixed_global    ? i < kGlobalTokens
+                  : kind_ == AttentionKind::asking_global ? b.keys(s, i) != Index(config_.keys) &&
+                                                                b.values(s, i) == Index(config_.values)
+                                                          : false;
+    for (std::size_t i = 0; i < L; ++i)
+      for (std::size_t j = 0; j < L; ++j) {
+        const std::size_t d = i > j ? i - j : j - i;
+        m(s, i, j) = d <= band_ || global[i] || global[j] || (kind_ == AttentionKind::strided && d % band_ == 0);
+      }
+  }
+  if (kind_ != AttentionKind::fixed_global && kind_ != AttentionKind::asking_global && kind_ != AttentionKind::strided)
+    throw std::logic_error(std::string("RecallModel::pattern: ") + kind_name(kind_) + " is not a sparse pattern");
+  return Allowed::where(std::move(m));
+}
+
+Tensor<float> RecallModel::attend(const data::Recall& b, const Tensor<float>& q, const Tensor<float>& k,
+                                  const Tensor<float>& v) const {
   switch (kind_) {
     case AttentionKind::exact: return tiled_attention(q, k, v);
     case AttentionKind::local: return local_attention(q, k, v, band_);
     case AttentionKind::linear: return linear_attention(q, k, v);
     case AttentionKind::linformer: return linformer.forward(q, k, v);
+    case AttentionKind::fixed_global:
+    case AttentionKind::asking_global:
+    case AttentionKind::strided: {
+      // The exact kernel under the pattern's mask: the same weights a block-sparse kernel would
+      // give, at the dense kernel's cost (every tile is visited; a kernel that skips the empty
+      // tiles is not built here).
+      TiledAttentionOptions<float> o;
+      o.allowed = pattern(b);
+      return tiled_attention(q, k, v, o);
+    }
   }
   throw std::logic_error("RecallModel: unknown attention kind");
 }
 
 Tensor<float> RecallModel::forward(const data::Recall& b) const {
   const Tensor<float> x = embed(b);
-  return out(attend(q_proj(x), k_proj(x), v_proj(x)));
+  return out(attend(b, q_proj(x), k_proj(x), v_proj(x)));
 }
 
 Tensor<float> RecallModel::loss(const data::Recall& b) const { return cross_entropy(forward(b), b.targets); }

@@ -22,9 +22,16 @@
 
 namespace attnlab::nn {
 
-enum class AttentionKind { exact, local, linear, linformer };
+// exact, and the approximations: local (a sliding window), linear, Linformer; and three sparse
+// patterns over the exact kernel (a mask of which keys each query may see, after Longformer,
+// BigBird and the Sparse Transformer): the window plus a few fixed global tokens (the first
+// kGlobalTokens positions see and are seen by everyone), the window plus global attention on the
+// tokens that ask (Longformer's global attention on the question), and the window plus every
+// band-th position back and forth (strided).
+enum class AttentionKind { exact, local, linear, linformer, fixed_global, asking_global, strided };
+inline constexpr std::size_t kGlobalTokens = 4;
 
-// "exact", "local", "linear", "linformer": names for metrics.
+// "exact", "local", "linear", "linformer", "fixed_global", "asking_global", "strided": names for metrics.
 const char* kind_name(AttentionKind kind);
 
 class RecallModel : public Module<float> {
@@ -38,6 +45,8 @@ class RecallModel : public Module<float> {
   Tensor<float> forward(const data::Recall& batch) const;
   // Mean cross-entropy over the asked positions (the others carry data::kNotAsked).
   Tensor<float> loss(const data::Recall& batch) const;
+  // Which keys each query may see under a sparse pattern (B, L, L); std::logic_error for the other kinds.
+  Allowed pattern(const data::Recall& batch) const;
   // The weights (B, L, L) exact attention would give on these sequences, whatever the kind; no tape.
   Array<float> exact_weights(const data::Recall& batch) const;
 
@@ -50,7 +59,7 @@ class RecallModel : public Module<float> {
 
  private:
   Tensor<float> embed(const data::Recall& batch) const;
-  Tensor<float> attend(const Tensor<float>& q, const Tensor<float>& k, const Tensor<float>& v) const;
+  Tensor<float> attend(const data::Recall& b, const Tensor<float>& q, const Tensor<float>& k, const Tensor<float>& v) const;
   data::RecallConfig config_;
   AttentionKind kind_;
   std::size_t band_;

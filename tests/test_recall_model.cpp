@@ -33,7 +33,8 @@ TEST_CASE("recall model: logits (B, L, values) for every attention kind; Linform
   Generator data_gen(1);
   const data::Recall set = data::make_recall(c, 5, data_gen);
   std::size_t exact_params = 0;
-  for (AttentionKind kind : {AttentionKind::exact, AttentionKind::local, AttentionKind::linear, AttentionKind::linformer}) {
+  for (AttentionKind kind : {AttentionKind::exact, AttentionKind::local, AttentionKind::linear, AttentionKind::linformer,
+                             AttentionKind::fixed_global, AttentionKind::asking_global, AttentionKind::strided}) {
     CAPTURE(kind_name(kind));
     Generator gen(2);
     const RecallModel m(c, kind, 8, 4, gen);
@@ -109,4 +110,33 @@ TEST_CASE("recall model: sizes it cannot use are refused, naming the model and t
   const RecallModel m(c, AttentionKind::exact, 8, 4, gen);
   CHECK_THROWS_WITH_AS(m.forward(other), Contains("RecallModel: sequences of length 16 expected, got keys (2,20)"),
                        ShapeError);
+}
+
+TEST_CASE("recall model: the sparse patterns see the window, their global tokens and their stride, and nothing else") {
+  const data::RecallConfig c = small();  // length 16
+  Generator data_gen(3);
+  const data::Recall set = data::make_recall(c, 2, data_gen);
+  Generator gen(4);
+  const RecallModel fixed(c, AttentionKind::fixed_global, 8, 2, gen), asking(c, AttentionKind::asking_global, 8, 2, gen),
+      strided(c, AttentionKind::strided, 8, 4, gen);
+  const Mask f = fixed.pattern(set).mask(), a = asking.pattern(set).mask(), s = strided.pattern(set).mask();
+  REQUIRE(f.shape() == std::vector<std::size_t>{2, 16, 16});
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t i = 0; i < 16; ++i)
+      for (std::size_t j = 0; j < 16; ++j) {
+        const std::size_t d = i > j ? i - j : j - i;
+        const bool window2 = d <= 2;
+        CHECK(f(b, i, j) == (window2 || i < kGlobalTokens || j < kGlobalTokens));
+        const bool asks_i = set.keys(b, i) != Index(c.keys) && set.values(b, i) == Index(c.values),
+                   asks_j = set.keys(b, j) != Index(c.keys) && set.values(b, j) == Index(c.values);
+        CHECK(a(b, i, j) == (window2 || asks_i || asks_j));
+        CHECK(s(b, i, j) == (d <= 4 || d % 4 == 0));
+      }
+  // Every asked position is global: it sees the whole sequence.
+  for (std::size_t i = 0; i < 16; ++i)
+    if (set.targets(0, i) != data::kNotAsked)
+      for (std::size_t j = 0; j < 16; ++j) CHECK(a(0, i, j));
+  Generator gen2(5);
+  const RecallModel exact(c, AttentionKind::exact, 8, 2, gen2);
+  CHECK_THROWS_WITH_AS(exact.pattern(set), Contains("exact is not a sparse pattern"), std::logic_error);
 }
