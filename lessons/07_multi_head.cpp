@@ -41,10 +41,10 @@ void splitting_into_heads() {
   Generator gen(seed() + 1);
   nn::MultiHeadAttention<double> mha(d, h, gen);
   const Tensor<double> x = Tensor<double>::randn({B, L, d}, gen);
-  say("Multi-head attention projects the input three times, Q = x W_q, K = x W_k, V = x W_v, each (B, L, d), then reads "
-      "the last axis as h heads of d_k = d / h columns: head i uses columns i d_k .. (i+1) d_k - 1 of Q, K and V. "
-      "Each head runs scaled dot-product attention on its own slice; the h outputs are put side by side again and "
-      "mixed by W_o. Here is every tensor for a batch of B = ", B, " sequences of L = ", L, " tokens, d = ", d,
+  say("Multi-head attention projects the input three times, $Q = xW_Q$, $K = xW_K$, $V = xW_V$, each (B, L, d), then "
+      "reads the last axis as $h$ heads of $d_k = d/h$ columns: head $i$ uses columns $i d_k$ to $(i+1) d_k - 1$ of $Q$, "
+      "$K$ and $V$. Each head runs scaled dot-product attention on its own slice, $\\mathrm{softmax}(Q_i K_i^\\top / "
+      "\\sqrt{d_k})\\,V_i$; the $h$ outputs are put side by side again and mixed by $W_O$. Here is every tensor for a batch of B = ", B, " sequences of L = ", L, " tokens, d = ", d,
       ", h = ", h, ", computed step by step with the engine's ops (the module keeps W_q, W_k and W_v stacked as one "
       "(3d x d) matrix, in_proj_weight, and W_o as out_proj, PyTorch's layout and names; q_proj uses the first d rows):");
   const long Bl = long(B), Ll = long(L), hl = long(h), dkl = long(dk);
@@ -64,9 +64,12 @@ void splitting_into_heads() {
          row("weigh the values, per head", "A V_i", sh(heads)), row("merge", "heads side by side", sh(merged)),
          row("mix", "out = merged W_o", sh(out))});
   const double diff = max_abs_diff(out.value(), mha.forward(x).output.value());
-  say("The module itself does the same without the split and merge copies: its fused op reads head i of Q, K and V in "
-      "place and writes the merged output directly. Its output equals the step-by-step one to ", sci(diff), ".");
+  say("The module itself does the same without the split and merge copies: its fused op reads head $i$ of $Q$, $K$ "
+      "and $V$ in place and writes the merged output directly.");
   metric("split_merge_vs_module_max_diff", diff);
+  claim({"module_equals_steps", "split_merge_vs_module_max_diff <= 1e-12",
+         text("Its output equals the step-by-step one to ", sci(diff, 1), " (double precision)."),
+         text("Its output differs from the step-by-step one by ", sci(diff, 1), ", more than double-precision rounding.")});
   const std::string dot =
       "digraph heads { rankdir=LR; nodesep=0.2; node [shape=box, style=\"rounded,filled\", fillcolor=\"#eef3fb\", "
       "color=\"#5b7bb3\", fontname=\"DejaVu Sans\", fontsize=11]; edge [color=\"#555555\", fontname=\"DejaVu Sans\", "
@@ -182,25 +185,26 @@ struct Trained {
   std::vector<double> digits;
 };
 
+// One recipe for every head count and depth: Adam with a short warm-up and a cosine decay, clipped.
+Recipe recipe_for(const std::string& label, int epochs_quick) {
+  Recipe r;
+  r.label = label, r.epochs = epochs(16, epochs_quick), r.batch = 64, r.lr = 2e-3, r.warmup = 0.05;
+  r.decay = Decay::cosine, r.floor = 0.05, r.clip = 1.0, r.seed = seed() + 17;
+  return r;
+}
+
 Trained train(const Task& task, std::size_t heads, std::size_t layers, int epochs_quick) {
   Trained t{heads, layers, make_model(task, heads, layers), {}, 0, {}};
   nn::EncoderModel<float>& m = *t.model;
-  nn::Adam<float> opt(m.parameters(), 2e-3);
-  FitOptions fo;
-  fo.label = text(task.name, ", ", layers, " layer", layers > 1 ? "s" : "", ", ", heads, " head", heads > 1 ? "s" : "");
-  fo.epochs = epochs(16, epochs_quick);
-  fo.batch = 64;
-  fo.clip = 1.0;
-  fo.seed = seed() + 17;
-  const long total = fit_steps(task.train.size(), fo);
-  fo.lr = nn::warmup_cosine_lr(2e-3, std::max(1L, total / 20), total, 1e-4);
-  fo.validate = [&] { return Scores{{"accuracy", accuracy(m, task.validation)}}; };
+  Recipe r = recipe_for(text(task.name, ", ", layers, " layer", layers > 1 ? "s" : "", ", ", counted(heads, "head")),
+                        epochs_quick);
+  r.validate = [&] { return Scores{{"accuracy", accuracy(m, task.validation)}}; };
   CrossEntropyOptions ce;
   ce.ignore_index = kNoTag;
-  t.history = fit(m, opt, task.train.size(), [&](const std::vector<std::size_t>& rows) {
+  t.history = lessons::train(m, task.train.size(), [&](const std::vector<std::size_t>& rows) {
     const data::Tagged b = task.train.rows(rows);
     return cross_entropy(m.forward(b.inputs), b.targets, ce);
-  }, fo);
+  }, r);
   const IndexArray p = predict(m, task.test);
   t.accuracy = score_tags(p, task.test.targets, kNoTag).token;
   t.digits = digit_accuracy(p, task.test.targets, task);
@@ -240,6 +244,7 @@ std::vector<Trained> train_head_counts(const Task& task, int epochs_quick) {
   // Read the digits: a token is fetched when its digit is right at least 90 % of the time; the
   // others sit near chance, 1/6.
   std::vector<std::string> reading;
+  std::size_t fetched_by_one = 0;
   for (const Trained& r : runs) {
     std::vector<std::string> got;
     for (std::size_t k = 0; k < task.offsets.size(); ++k)
@@ -247,6 +252,7 @@ std::vector<Trained> train_head_counts(const Task& task, int epochs_quick) {
     reading.push_back(text(r.heads, r.heads > 1 ? " heads fetch " : " head fetches ", got.size(), " of the ",
                            task.offsets.size(), got.empty() ? "" : text(" (", listing(got), ")")));
     metric(text("tokens_fetched_", task.name, "_h", r.heads), double(got.size()));
+    if (r.heads == 1) fetched_by_one = got.size();
   }
   say("The digit columns say which tokens each model found: a digit right at least 90 % of the time is a token the "
       "attention fetched; one near 1/6 = 0.167 is a guess. ", listing(reading), ".");
@@ -256,6 +262,19 @@ std::vector<Trained> train_head_counts(const Task& task, int epochs_quick) {
   metric("fewest_heads_" + task.name, double(fewest));
   say(fewest ? text("The fewest heads that solve this task (held-out accuracy at least 0.99): ", fewest, ".")
              : std::string("No head count solves this task at this budget."));
+  const std::string n = task.name, tokens = counted(task.offsets.size(), "token");
+  const double one = runs[0].accuracy, many = std::max(runs[2].accuracy, runs[3].accuracy);
+  claim({"many_heads_solve_" + n, text("max(test_acc_", n, "_h4, test_acc_", n, "_h8) >= 0.95"),
+         text("With 4 or 8 heads the layer solves the ", n, " task (", fixed(many, 3), " held-out)."),
+         text("Neither 4 nor 8 heads solve the ", n, " task in this run (best ", fixed(many, 3), ")."),
+         n == "pair" ? Expect::every_run : Expect::full_run});
+  claim({"one_head_falls_short_" + n, text("test_acc_", n, "_h1 <= max(test_acc_", n, "_h4, test_acc_", n, "_h8) - 0.3"),
+         text("One head falls short (", fixed(one, 3), "): it fetched ", fetched_by_one, " of the ", tokens,
+              " the answer needs; one weighted mean of the values, $a\\,v(x_{i-o_1}) + b\\,v(x_{i-o_2})$, loses which "
+              "token was where."),
+         text("Here one head did as well as several (", fixed(one, 3), "): with unequal weights a single weighted mean can "
+              "keep two tokens apart, and on some seeds the layer finds such weights."),
+         n == "pair" ? Expect::either_way : Expect::full_run});
   return runs;
 }
 
@@ -266,13 +285,16 @@ void accuracy_figure(const std::vector<Trained>& two, const std::vector<Trained>
     categories.push_back(counted(kHeads[i], "head"));
     acc_two.push_back(two[i].accuracy), acc_three.push_back(three[i].accuracy);
   }
-  plots::Figure fig(2400, 950, 1, 3);
-  fig.title("One attention layer, d_model = 64, the same budget for every head count");
-  bar_panel(fig.panel(0).title("Held-out accuracy").ylabel("accuracy"), categories,
-            {{a.name, acc_two}, {b.name, acc_three}}, 2, 1.15);
+  plots::Figure bars(1600, 950);
+  bars.title("Held-out accuracy by head count (one layer, d_model = 64, one budget)");
+  bar_panel(bars.panel(0).ylabel("test accuracy"), categories, {{a.name, acc_two}, {b.name, acc_three}}, 2, 1.15);
+  save_figure(bars, "accuracy_by_heads", "Held-out test accuracy by head count on the two tasks, the same model and "
+                                         "budget for every head count");
   plots::LineOptions lo;
   lo.markers = true;
   lo.ymin = 0.0, lo.ymax = 1.05;
+  plots::Figure fig(2000, 1500, 2, 1);
+  fig.title("Validation accuracy after every epoch");
   for (int p = 0; p < 2; ++p) {
     std::vector<plots::Series> series;
     for (const Trained& r : p == 0 ? two : three) {
@@ -280,11 +302,11 @@ void accuracy_figure(const std::vector<Trained>& two, const std::vector<Trained>
       for (std::size_t e = 1; e <= r.history.validation_of("accuracy").size(); ++e) steps.push_back(double(e * r.history.steps_per_epoch));
       series.push_back(curve(counted(r.heads, "head"), steps, r.history.validation_of("accuracy")));
     }
-    plots::line_plot(fig.panel(p + 1).title(text("Validation accuracy, task \"", p == 0 ? a.name : b.name, "\""))
-                         .xlabel("training step").ylabel("accuracy"), series, lo);
+    plots::line_plot(fig.panel(p).title(text("Task \"", p == 0 ? a.name : b.name, "\"")).xlabel("training step")
+                         .ylabel("accuracy"), series, lo);
   }
-  save_figure(fig, "accuracy_by_heads", "Left: held-out test accuracy by head count on the two tasks. Middle and right: "
-                                        "validation accuracy after every epoch.");
+  save_figure(fig, "validation_by_heads", "Validation accuracy after every epoch for 1, 2, 4 and 8 heads, on the pair "
+                                          "task (top) and the triple task (bottom)");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -336,8 +358,8 @@ void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
   }
   const xt::xarray<double> heads = xt::view(xt::cast<double>(four.model->attention_weights()[0].value()), 0);
   const std::vector<std::string> positions = number_labels(kLength, 1);
-  save_figure(head_grid(heads, positions, positions, text("The four heads on a held-out sequence (task \"", task.name, "\")"), 4,
-                        2600, 900),
+  save_figure(head_grid(heads, positions, positions, text("The four heads on a held-out sequence (task \"", task.name, "\")"), 2,
+                        1800, 1700),
               "head_grid", "Attention weights of each head of the 4-head model: rows are queries, columns keys, one color scale");
   say("A picture of one sequence is an anecdote; the mean weight each head puts at each offset i - j over 256 held-out "
       "sequences is a measurement. For the 1-, 4- and 8-head models:");
@@ -355,6 +377,7 @@ void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
       covered += found;
     }
     coverage.push_back(text(covered, " of the ", task.offsets.size(), " offsets with ", counted(r.heads, "head")));
+    metric(text("offsets_covered_", task.name, "_h", r.heads), double(covered));
     for (std::size_t h = 0; h < r.heads; ++h) {
       const auto [offset, weight] = peak(profile, h);
       rows.push_back(row(r.heads, h + 1, offset, fixed(weight, 3)));
@@ -377,13 +400,24 @@ void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
   table({"model heads", "head", "offset it looks at most", "mean weight there"}, rows);
   std::vector<std::string> single_weights;
   for (std::size_t off : task.offsets) single_weights.push_back(text(fixed(at_offset(single, 0, off), 2), " at offset ", off));
-  say("Counting the task's offsets that some head gives more than half of its weight to: ", listing(coverage), ". "
-      "Heads specialize: each bright cell is one head fetching one token, and with more heads than tokens, several "
-      "heads share an offset. The single head spreads its weight (", listing(single_weights), ").",
-      runs[0].digits.size() > 1 && std::count_if(runs[0].digits.begin(), runs[0].digits.end(), [](double d) { return d >= 0.9; }) >= 2
-          ? " It fetched two tokens all the same (section 3): with unequal weights, a mean of two value vectors still "
-            "keeps them apart. Three did not fit."
-          : "");
+  say("Counting the task's offsets that some head gives more than half of its weight to: ", listing(coverage), ".");
+  const std::string n = task.name;
+  const std::size_t offsets_n = task.offsets.size();
+  claim({"heads_specialize", text("offsets_covered_", n, "_h4 == ", offsets_n),
+         text("In the 4-head model each of the ", offsets_n, " offsets has a head that gives it more than half of its "
+              "weight: each bright cell is one head fetching one token; with more heads than tokens (8), several heads "
+              "share an offset."),
+         text("In this run the 4-head model's heads do not each sit on one offset (", coverage[1], "): they reach the "
+              "tokens through blends of several offsets."),
+         Expect::full_run});
+  double single_max = 0;
+  for (std::size_t off : task.offsets) single_max = std::max(single_max, at_offset(single, 0, off));
+  metric(text("single_head_max_offset_weight_", n), single_max);
+  claim({"single_head_spreads", text("single_head_max_offset_weight_", n, " < 0.5"),
+         text("The single head spreads its weight over the offsets (", listing(single_weights), "): one mean cannot be at ",
+              offsets_n, " places at once."),
+         text("The single head puts most of its weight on one offset (", listing(single_weights), ") and guesses the rest."),
+         Expect::either_way});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -479,11 +513,20 @@ void what_each_head_is_worth(Trained& eight, const Task& task) {
   while (needed > 1 && one.pruned[8 - (needed - 1)] >= one.pruned[0] - 0.01) --needed;
   say("In the one-layer model ", needed, " of the 8 heads carry the task: pruned to its ", needed, " most important heads "
       "it keeps ", fixed(one.pruned[8 - needed], 3), " held-out accuracy (", fixed(one.pruned[0], 3), " with all 8); with "
-      "one more off it falls to ", fixed(one.pruned[std::min<std::size_t>(9 - needed, 7)], 3), ". Single heads can be "
-      "worth little alone and much together: where two heads fetch the same token, each covers for the other.");
+      "one more off it falls to ", fixed(one.pruned[std::min<std::size_t>(9 - needed, 7)], 3), ".");
   metric("heads_needed_one_layer", double(needed));
-  say("The two layers divide the work. For each head of the two-layer model: the offset it looks at most, and what "
-      "is left of each digit of the triple when that head alone is switched off (validation data):");
+  const double most = xt::amax(one.importance)();
+  std::size_t idle = 0;
+  for (double v : one.importance) idle += v < 0.01;
+  metric("max_single_head_importance", most);
+  metric("idle_heads_one_layer", double(idle));
+  claim({"heads_unequal", "idle_heads_one_layer >= 1 and max_single_head_importance >= 0.2",
+         text("Trained heads are unequal: ", idle, " of the 8 can be switched off alone at no cost (less than 0.01), while "
+              "the most important one alone costs ", fixed(most, 3), "."),
+         text("Every head costs something when switched off alone; the most important one costs ", fixed(most, 3), "."),
+         Expect::either_way});
+  say("For each head of the two-layer model: the offset it looks at most, and what is left of each digit of the "
+      "triple when that head alone is switched off (validation data):");
   const xt::xarray<double> profiles[2] = {offset_profile(*deep.model, task, 0), offset_profile(*deep.model, task, 1)};
   std::vector<std::vector<std::string>> layer_rows;
   std::vector<std::string> header = {"layer", "head", "offset it looks at most", "mean weight there", "accuracy lost"};
@@ -569,9 +612,14 @@ void what_it_costs(const Task& task) {
   table({"heads", "d_k", "CPU ms per step", "wall ms per step"}, rows);
   say("The parameters and the multiply-adds are the same for every h (section 1), so the differences are the cost of "
       "doing the same arithmetic in more, thinner pieces: h x B score matrices of ", kLength, " x ", kLength,
-      " instead of B, each a small matrix product of inner size d_k = 64 / h, and h softmaxes per query. Going from 1 "
-      "to 8 heads costs ", percent(t.back().cpu_ms / t.front().cpu_ms - 1.0, 0), " more CPU time per step here; the "
-      "projections and the feed-forward layer, which do not depend on h, take the rest of the step.");
+      " instead of B, each a small matrix product of inner size $d_k = 64/h$, and $h$ softmaxes per query.");
+  const double extra = t.back().cpu_ms / t.front().cpu_ms - 1.0;
+  claim({"more_heads_cost_time", "extra_cpu_share_h8 > 0",
+         text("Going from 1 to 8 heads costs ", percent(extra, 0), " more CPU time per step here; the projections and the "
+              "feed-forward layer, which do not depend on $h$, take the rest of the step."),
+         text("Here 8 heads took no more CPU time per step than 1 (", percent(extra, 0), "): the thinner pieces cost "
+              "less than the timing's noise on this machine."),
+         Expect::either_way, {{"extra_cpu_share_h8", extra}}});
   plots::Figure fig(1600, 1000);
   fig.title("Training step time by head count (d_model = 64, one layer, batch 64)");
   std::vector<std::string> names;
@@ -585,7 +633,7 @@ void what_it_costs(const Task& task) {
 int main(int argc, char** argv) {
   return run_lesson({"07_multi_head", "Multi-head attention: trained, and taken apart head by head",
                      "Why several heads beat one, what each head learns, what each is worth, and what heads cost",
-                     "test_acc_triple_h4"},
+                     "test_acc_triple_h4", "accuracy_by_heads"},
                     argc, argv, [] {
                       section("1. Splitting d_model into heads");
                       splitting_into_heads();
@@ -595,16 +643,16 @@ int main(int argc, char** argv) {
                       const Task triple = make_task("triple", "(x[i-1], x[i-3], x[i-6])", {1, 3, 6}, n_train, n_held_out, gen);
                       config({{"vocabulary", kVocab}, {"length", kLength}, {"d_model", kModel},
                               {"train_sequences", n_train}, {"held_out_sequences", n_held_out}});
-                      section("2. A task one head cannot solve: two tokens, in order");
+                      section("2. Two tokens, in order");
                       say("Each output needs two earlier tokens, and which is which matters: the pair (3, 5) is another "
                           "class than (5, 3). One head returns one weighted mean of the value vectors; a mean of two "
-                          "positions adds their values, a v(x[i-2]) + b v(x[i-5]), and with a = b the order is gone. Two "
-                          "heads can each fetch one token and hand both to the feed-forward layer side by side.");
-                      std::vector<Trained> pair_runs = train_head_counts(pair, 10);
-                      section("3. A harder mix: three tokens");
+                          "positions adds their values, $a\\,v(x_{i-2}) + b\\,v(x_{i-5})$, and with $a = b$ the order is "
+                          "gone. Two heads can each fetch one token and hand both to the feed-forward layer side by side.");
+                      std::vector<Trained> pair_runs = train_head_counts(pair, 20);
+                      section("3. Three tokens, in order");
                       say("Three tokens, each in its own place in the answer. If a head fetches one token, two heads "
                           "cannot be enough; if a head can carry two, they might be.");
-                      std::vector<Trained> triple_runs = train_head_counts(triple, 12);
+                      std::vector<Trained> triple_runs = train_head_counts(triple, 30);
                       accuracy_figure(pair_runs, triple_runs, pair, triple);
                       section("4. What each head learned");
                       what_each_head_learned(triple_runs, triple);
@@ -612,12 +660,5 @@ int main(int argc, char** argv) {
                       what_each_head_is_worth(triple_runs[3], triple);
                       section("6. What it costs");
                       what_it_costs(pair);
-                      section("7. What to take away");
-                      say("A head is one weighted mean over the keys. When an answer needs several tokens and their "
-                          "order, the heads split the work: each learns its own pattern (here, its own offset), the "
-                          "merge keeps their results apart, and the layer after reads them side by side. Splitting "
-                          "d_model into more heads costs no parameters and no multiply-adds, only more and smaller "
-                          "pieces of work. Trained heads are unequal: a few carry the task and the rest can be pruned, "
-                          "and across layers heads compose, the second reading what the first has moved.");
                     });
 }
