@@ -268,13 +268,13 @@ std::vector<Trained> train_head_counts(const Task& task, int epochs_quick) {
          text("With 4 or 8 heads the layer solves the ", n, " task (", fixed(many, 3), " held-out)."),
          text("Neither 4 nor 8 heads solve the ", n, " task in this run (best ", fixed(many, 3), ")."),
          n == "pair" ? Expect::every_run : Expect::full_run});
-  claim({"one_head_falls_short_" + n, text("test_acc_", n, "_h1 <= max(test_acc_", n, "_h4, test_acc_", n, "_h8) - 0.3"),
+  claim({"one_head_falls_short_" + n, text("test_acc_", n, "_h1 <= max(test_acc_", n, "_h4, test_acc_", n, "_h8) - 0.2"),
          text("One head falls short (", fixed(one, 3), "): it fetched ", fetched_by_one, " of the ", tokens,
               " the answer needs; one weighted mean of the values, $a\\,v(x_{i-o_1}) + b\\,v(x_{i-o_2})$, loses which "
               "token was where."),
          text("Here one head did as well as several (", fixed(one, 3), "): with unequal weights a single weighted mean can "
               "keep two tokens apart, and on some seeds the layer finds such weights."),
-         n == "pair" ? Expect::either_way : Expect::full_run});
+         n == "pair" ? Expect::either_way : Expect::every_run});
   return runs;
 }
 
