@@ -72,7 +72,7 @@ struct BertSettings {
 
 BertSettings recipe() {
   return full_or_quick(BertSettings{64, 4, 4, 256, {32, 64, 8192, 10}, {128, 32, 2048, 4}, 2e-3, 400, 10, 32, 5e-4, 100},
-                       BertSettings{32, 2, 2, 128, {32, 32, 3072, 3}, {64, 32, 1024, 1}, 3e-3, 64, 6, 32, 1e-3, 60});
+                       BertSettings{32, 2, 2, 128, {32, 32, 8192, 4}, {64, 32, 2048, 1}, 3e-3, 64, 6, 32, 1e-3, 60});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -388,26 +388,30 @@ void the_masking_rule(const Corpus& c, const BertSettings& r) {
     block += "text:   " + shown_text(c.vocab, ids) + "\ninput:  " + shown_text(c.vocab, m.input) + "\nchosen: " + marks + "\n\n";
   }
   verbatim(block + "M: replaced by [MASK], R: by a random character, K: kept; the model predicts the text's character at each.");
-  // The figure: per entry, the text row and the input row, cells colored by what the rule did.
-  const std::size_t rows = 2 * picks.size();
-  xt::xarray<double> kind = xt::zeros<double>({rows, width});
-  std::vector<std::string> cells(rows * width), labels;
-  for (std::size_t e = 0; e < picks.size(); ++e) {
-    for (std::size_t l = 0; l < width; ++l) {
-      const bool in = l < originals[e].size();
-      const double k = in ? double(int(choices[e][l])) : std::nan("");
-      kind(2 * e, l) = kind(2 * e + 1, l) = k;
-      if (!in) continue;
-      cells[2 * e * width + l] = shown(c.vocab, originals[e][l]);
-      cells[(2 * e + 1) * width + l] = shown(c.vocab, inputs[e][l]);
+  // The figure: per entry, the text row and the input row, cells colored by what the rule did; a
+  // long entry wraps after kLine positions, so the characters read at the book's width.
+  constexpr std::size_t kLine = 32;
+  const std::size_t lines = (width + kLine - 1) / kLine, rows = 2 * picks.size() * lines;
+  xt::xarray<double> kind = xt::zeros<double>({rows, kLine});
+  kind.fill(std::nan(""));
+  std::vector<std::string> cells(rows * kLine), labels;
+  for (std::size_t e = 0; e < picks.size(); ++e)
+    for (std::size_t part = 0; part < lines; ++part) {
+      const std::size_t top = 2 * (e * lines + part);
+      for (std::size_t col = 0; col < kLine; ++col) {
+        const std::size_t l = part * kLine + col;
+        if (l >= originals[e].size()) continue;
+        kind(top, col) = kind(top + 1, col) = double(int(choices[e][l]));
+        cells[top * kLine + col] = shown(c.vocab, originals[e][l]);
+        cells[(top + 1) * kLine + col] = shown(c.vocab, inputs[e][l]);
+      }
+      labels.push_back(part == 0 ? text("entry ", e + 1, ": text") : text("(", part * kLine, "...) text"));
+      labels.push_back("what BERT reads");
     }
-    labels.push_back(text("entry ", e + 1, ": text"));
-    labels.push_back("what BERT reads");
-  }
   plots::HeatmapOptions ho;
   ho.cell_text = cells;
   ho.y_labels = labels;
-  ho.x_labels = number_labels(width, 10);
+  ho.x_labels = number_labels(kLine, 4);
   // One color per choice (the values 0..3 land exactly on the table's four entries).
   ho.cmap = plots::Colormap("choices", {plots::Color{0.97, 0.97, 0.97}, plots::Color{0.99, 0.68, 0.38},
                                          plots::Color{0.90, 0.33, 0.33}, plots::Color{0.45, 0.76, 0.45}}, false);
@@ -415,14 +419,14 @@ void the_masking_rule(const Corpus& c, const BertSettings& r) {
   ho.vmax = 3;
   ho.colorbar = false;
   HeatmapFigureOptions style;
-  style.title = "The 80/10/10 rule on three held-out entries: orange [MASK], red a random character, green kept";
-  style.xlabel = "position (0 is [CLS])";
-  style.width = 3200;
-  style.height = int(260 + 2900 / width * rows);
+  style.title = "The 80/10/10 rule on three held-out entries";
+  style.xlabel = text("position in the line (", kLine, " a line; 0 of the first is [CLS])");
+  style.width = 1800;
+  style.height = int(200 + 56 * rows);
   save_figure(heatmap_figure(kind, ho, style), "masking",
               "Three validation entries as written (upper row of each pair) and as the model reads them (lower row). "
-              "Chosen targets are shaded by what happened to them: replaced by [MASK] (\u25ae), by a random character, or "
-              "kept; light cells are not targets.");
+              "Chosen targets are shaded by what happened to them: orange, replaced by [MASK] (\u25ae); red, by a random "
+              "character; green, kept; light cells are not targets.");
 
   // The shares, measured over one epoch's worth of long training windows.
   const Phase& ph = r.long_windows;
@@ -602,15 +606,27 @@ void pretraining_results(const Corpus& c, const Pretrained& p, const BertSetting
          text("accuracy, ", short_chars), text("validation loss, ", long_chars), text("accuracy, ", long_chars)},
         rows);
   const std::size_t fe = p.first_phase_epochs;
-  say("While the model trains on windows of ", short_chars, " characters it gets better at them (validation accuracy ",
-      fixed(vas[0], 3), " after the first epoch, ", fixed(vas[fe - 1], 3), " after the last), ",
-      va[fe - 1] > va[0] + 0.02 ? "and on windows of " + std::to_string(long_chars) + " too, less so"
-                                : "but not on windows of " + std::to_string(long_chars) + " (" + fixed(va[0], 3) + " then " +
-                                      fixed(va[fe - 1], 3) + ")",
-      ": distances beyond ", short_chars, " fall in relative-position buckets it has never trained, and each query "
-      "spreads its attention over four times as many keys. The long windows mend that within an epoch (",
-      fixed(va[fe], 3), ") and end at ", fixed(va.back(), 3), ". BERT's own recipe had the same shape and the same cost: "
-      "its 512-token phase existed to teach the positions beyond 128.");
+  metric("val_accuracy_short_first_epoch", vas[0]);
+  metric("val_accuracy_short_phase_end", vas[fe - 1]);
+  metric("val_accuracy_long_first_epoch", va[0]);
+  metric("val_accuracy_long_phase_end", va[fe - 1]);
+  metric("val_accuracy_long_end", va.back());
+  claim({"short_windows_learned", "val_accuracy_short_phase_end >= val_accuracy_short_first_epoch + 0.02",
+         text("While the model trains on windows of ", short_chars, " characters it gets better at them (validation "
+              "accuracy ", fixed(vas[0], 3), " after the first epoch, ", fixed(vas[fe - 1], 3), " after the last)."),
+         text("On windows of ", short_chars, " characters the validation accuracy hardly moves over the short phase (",
+              fixed(vas[0], 3), " after the first epoch, ", fixed(vas[fe - 1], 3), " after the last): most of what the "
+              "model learns here it learns in the first epoch."),
+         Expect::either_way});
+  claim({"long_windows_need_their_phase", "val_accuracy_long_phase_end < val_accuracy_short_phase_end - 0.02 and "
+                                          "val_accuracy_long_end >= val_accuracy_long_phase_end + 0.02",
+         text("On windows of ", long_chars, " it does worse (", fixed(va[fe - 1], 3), " at the end of the short phase): "
+              "distances beyond ", short_chars, " fall in relative-position buckets it has never trained, and each query "
+              "spreads its attention over more keys. The long windows mend that (", fixed(va.back(), 3), " at the end). "
+              "BERT's own recipe had the same shape: its 512-token phase existed to teach the positions beyond 128."),
+         text("On windows of ", long_chars, " it reaches ", fixed(va[fe - 1], 3), " at the end of the short phase and ",
+              fixed(va.back(), 3), " at the end: the long phase changes little in this run."),
+         Expect::either_way});
   const std::size_t n_test = p.test.count_by_choice[1] + p.test.count_by_choice[2] + p.test.count_by_choice[3];
   say("On the ", n_test, " masked characters of the test windows (", c.split.test.size(), " held-out entries):");
   auto by = [](const MlmScores& s, MaskChoice ch) { return fixed(s.accuracy_by_choice[std::size_t(ch)], 3); };
@@ -622,12 +638,25 @@ void pretraining_results(const Corpus& c, const Pretrained& p, const BertSetting
              by(p.neighbours, MaskChoice::kept)),
          row("BERT", fixed(p.test.loss, 3), fixed(p.test.loss / std::log(2.0), 3), fixed(p.test.accuracy, 3),
              by(p.test, MaskChoice::masked), by(p.test, MaskChoice::random), by(p.test, MaskChoice::kept))});
-  say("BERT restores ", percent(p.test.accuracy, 1), " of the held-out masked characters, against ",
-      percent(p.unigram.accuracy, 1), " for the unigram guess and ", percent(p.neighbours.accuracy, 1),
-      " for the neighbour counts, which see the true neighbours it may not. Where the rule left the character in "
-      "place the model reads the answer, and gets ", percent(p.test.accuracy_by_choice[3], 1),
-      " right; where it put a random character it must notice the character does not fit (",
-      percent(p.test.accuracy_by_choice[2], 1), "); under [MASK], ", percent(p.test.accuracy_by_choice[1], 1), ".");
+  metric("mlm_test_accuracy_masked_minus_unigram", p.test.accuracy_by_choice[1] - p.unigram.accuracy);
+  claim({"bert_beats_the_unigram", "mlm_test_accuracy_masked_minus_unigram >= 0.05",
+         text("Under [MASK], where it reads nothing of the character, BERT restores ", percent(p.test.accuracy_by_choice[1], 1),
+              " of the held-out characters, against ", percent(p.unigram.accuracy, 1), " for the unigram guess (always "
+              "the most frequent character): it reads the context."),
+         text("Under [MASK], BERT restores ", percent(p.test.accuracy_by_choice[1], 1), " of the held-out characters, not "
+              "clearly above the unigram guess (", percent(p.unigram.accuracy, 1), "): it has not yet learned to read "
+              "the context."),
+         Expect::every_run, {{"mlm_test_accuracy_masked_minus_unigram", p.test.accuracy_by_choice[1] - p.unigram.accuracy}}});
+  say("Over all the targets: ", percent(p.test.accuracy, 1), ". Where the rule left the character in place the model "
+      "reads the answer, and gets ", percent(p.test.accuracy_by_choice[3], 1), " right; where it put a random character "
+      "it must notice the character does not fit (", percent(p.test.accuracy_by_choice[2], 1), ").");
+  claim({"bert_against_neighbour_counts", "mlm_test_accuracy > neighbours_test_accuracy",
+         text("BERT beats the counts of the two true neighbours (", percent(p.neighbours.accuracy, 1), "), which see the "
+              "neighbours it may not."),
+         text("The counts of the two true neighbours still win (", percent(p.neighbours.accuracy, 1), "): they see the "
+              "true neighbours, which BERT may not (a neighbour may be masked too), a local count is hard to beat at "
+              "the character level, and the model has read the training text a few times (--from continues)."),
+         Expect::either_way, {{"mlm_test_accuracy", p.test.accuracy}, {"neighbours_test_accuracy", p.neighbours.accuracy}}});
   metric("mlm_test_accuracy", p.test.accuracy);
   metric("mlm_test_loss", p.test.loss);
   metric("mlm_test_accuracy_masked", p.test.accuracy_by_choice[1]);
@@ -997,13 +1026,16 @@ void fine_tuning(const Corpus& c, const BertSettings& r, nn::MaskedLM<F>* bert, 
   say("Scored once on the ", d.test.size(), " test entries: pretrained and fine-tuned ", percent(pretrained.test_accuracy, 1),
       ", the same network from scratch ", percent(scratch.test_accuracy, 1), ", the bag of characters ", percent(bag, 1),
       ". The pretrained model alone gets ", only_pretrained, " entries right, the one from scratch alone ", only_scratch,
-      ": a gap of ", fixed(100 * gap, 1), " points, ",
-      std::abs(gap) > 2 * noise
-          ? text("more than twice the ", fixed(100 * noise, 1), " points that chance alone would move it by: ",
-                 gap > 0 ? "pretraining pays." : "here the pretrained start is a worse one for this task.")
-          : text("within twice the ", fixed(100 * noise, 1), " points that chance alone would move it by: at this "
-                 "pretraining budget the labels teach the network about as much as the pretraining did, and the "
-                 "frozen probes above say the same."));
+      ": a gap of ", fixed(100 * gap, 1), " points.");
+  claim({"pretraining_pays", "finetune_gap > 2 * finetune_test_gap_noise",
+         text("The gap is more than twice the ", fixed(100 * noise, 1), " points that chance alone would move it by: "
+              "pretraining pays."),
+         text("The gap is within twice the ", fixed(100 * noise, 1), " points that chance alone would move it by (or the "
+              "pretrained start is the worse one): at this pretraining budget the labels teach the network about as much "
+              "as the pretraining did. The topics show in which words an entry uses, and a model that restores a "
+              "minority of masked characters has learned spelling more than meaning; BERT's gains came from pretraining "
+              "thousands of times longer."),
+         Expect::either_way, {{"finetune_gap", gap}, {"finetune_test_gap_noise", noise}}});
   metric("finetune_test_gap_noise", noise);
   metric("finetune_test_accuracy_pretrained", pretrained.test_accuracy);
   metric("finetune_test_accuracy_scratch", scratch.test_accuracy);
@@ -1238,26 +1270,10 @@ void attention_by_offset(const Corpus& c, nn::MaskedLM<F>& bert, const BertSetti
 }
 
 // ---------------------------------------------------------------------------------------------
-// 5. What to take away.
+// 5. The checkpoints.
 
-void takeaway(const Pretrained& p, const FineTuned& pre, const FineTuned& scratch, std::size_t per_topic) {
-  say("The cloze task turns unlabelled text into a training signal: the pretrained encoder fills in ",
-      percent(p.test.accuracy, 0), " of held-out masked characters, against ", percent(p.unigram.accuracy, 0),
-      " for the unigram guess and ", percent(p.neighbours.accuracy, 0), " for counts of the two true neighbours",
-      p.test.accuracy > p.neighbours.accuracy ? ", which it beats while seeing fewer of them."
-                                              : ", which still win at this budget: a local count is hard to beat at the "
-                                                "character level, and the model has trained on a fraction of the text a "
-                                                "few times (--from continues from where this run stopped).",
-      " Fine-tuned on ", per_topic, " labelled entries per topic it reaches ", percent(pre.test_accuracy, 0),
-      " against ", percent(scratch.test_accuracy, 0), " for the same network trained on the labels alone",
-      pre.test_accuracy - scratch.test_accuracy > 0.05
-          ? ": what it learned from unlabelled text saves labels."
-          : text(": at this budget pretraining and the labels teach about the same. The topics show in which words an "
-                 "entry uses, which ", per_topic * kTopics.size(), " labelled entries teach well enough, and a model "
-                 "that restores a minority of masked characters has learned spelling more than meaning; BERT's gains "
-                 "came from pretraining thousands of times longer."),
-      " The "
-      "checkpoints are in the output folder: bert_mlm.npz (the pretrained model and its AdamW state; --from that "
+void checkpoints() {
+  say("The checkpoints are in the output folder: bert_mlm.npz (the pretrained model and its AdamW state; --from that "
       "folder continues pretraining from it), bert_topics.npz and scratch_topics.npz (the two fine-tuned models); "
       "numpy reads them with np.load.");
 }
@@ -1288,7 +1304,7 @@ int main(int argc, char** argv) {
                       cls_attention(c, pre, r);
                       head_grid_of_one_sentence(c, *p.bert);
                       attention_by_offset(c, *p.bert, r);
-                      section("5. What to take away");
-                      takeaway(p, pre, scratch, r.finetune_per_topic);
+                      section("5. The checkpoints");
+                      checkpoints();
                     });
 }
