@@ -20,6 +20,7 @@
 #include "nn/data/batch.hpp"
 #include "nn/data/offset_tuples.hpp"
 #include "nn/transformer/encoder_model.hpp"
+#include "nn/transformer/head_gates.hpp"
 
 using namespace attnlab;
 using namespace attnlab::lessons;
@@ -392,20 +393,14 @@ void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
 // ---------------------------------------------------------------------------------------------
 // 5. What each head is worth: ablation and pruning.
 
-using Gates = std::vector<std::vector<float>>;  // per layer, per head: 1 on, 0 off
-
-IndexArray predict_with(nn::EncoderModel<float>& model, const data::Tagged& set, const Gates& gates) {
-  for (std::size_t l = 0; l < gates.size(); ++l) {
-    Array<float> g = xt::zeros<float>({gates[l].size()});
-    std::copy(gates[l].begin(), gates[l].end(), g.begin());
-    model.encoder.layer(l).self_attn.set_head_gate(Tensor<float>(g));
-  }
-  const IndexArray p = predict(model, set);
-  for (std::size_t l = 0; l < gates.size(); ++l) model.encoder.layer(l).self_attn.set_head_gate(Tensor<float>());
+// Predictions with some heads switched off (nn/transformer/head_gates).
+IndexArray predict_with(nn::EncoderModel<float>& model, const data::Tagged& set, const nn::HeadGates& gates) {
+  IndexArray p;
+  nn::with_head_gates(model.encoder, gates, [&] { p = predict(model, set); });
   return p;
 }
 
-double accuracy_with(nn::EncoderModel<float>& model, const data::Tagged& set, const Gates& gates) {
+double accuracy_with(nn::EncoderModel<float>& model, const data::Tagged& set, const nn::HeadGates& gates) {
   return score_tags(predict_with(model, set, gates), set.targets, kNoTag).token;
 }
 
@@ -414,13 +409,13 @@ double accuracy_with(nn::EncoderModel<float>& model, const data::Tagged& set, co
 struct Worth { xt::xarray<double> importance; std::vector<std::vector<double>> digits; std::vector<double> pruned; };
 
 Worth measure_worth(Trained& t, const Task& task) {
-  const Gates all_on(t.layers, std::vector<float>(t.heads, 1.0f));
+  const nn::HeadGates all_on = nn::all_heads_on(t.model->encoder);
   const double base = accuracy_with(*t.model, task.validation, all_on);
   Worth w{xt::zeros<double>({t.layers, t.heads}), {}, {}};
   std::vector<std::pair<double, std::pair<std::size_t, std::size_t>>> order;
   for (std::size_t l = 0; l < t.layers; ++l)
     for (std::size_t h = 0; h < t.heads; ++h) {
-      Gates g = all_on;
+      nn::HeadGates g = all_on;
       g[l][h] = 0.0f;
       const IndexArray p = predict_with(*t.model, task.validation, g);
       w.importance(l, h) = base - score_tags(p, task.validation.targets, kNoTag).token;
@@ -428,7 +423,7 @@ Worth measure_worth(Trained& t, const Task& task) {
       order.push_back({w.importance(l, h), {l, h}});
     }
   std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  Gates g = all_on;
+  nn::HeadGates g = all_on;
   w.pruned.push_back(accuracy_with(*t.model, task.test, g));
   for (std::size_t k = 0; k + 1 < order.size(); ++k) {
     g[order[k].second.first][order[k].second.second] = 0.0f;
