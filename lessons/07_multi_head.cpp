@@ -16,6 +16,7 @@
 #include <xtensor/xview.hpp>
 
 #include "lessons/kit/kit.hpp"
+#include "lessons/kit/offset_profile.hpp"
 #include "nn/attention/multi_head.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/data/offset_tuples.hpp"
@@ -295,36 +296,18 @@ void accuracy_figures(const std::vector<Trained>& two, const std::vector<Trained
 // ---------------------------------------------------------------------------------------------
 // 4. What each head learned.
 
-// The mean weight each head puts at every offset i - j, -(L-1) .. L-1, over the test sequences.
-xt::xarray<double> offset_profile(nn::EncoderModel<float>& model, const Task& task, std::size_t layer = 0) {
+// Where each head of one layer looks (lessons/kit/offset_profile), over 256 held-out sequences.
+OffsetProfile offset_profile_of(nn::EncoderModel<float>& model, const Task& task, std::size_t layer = 0) {
   NoGrad no_grad;
   model.eval();
   model.forward(task.test.slice(0, 256).inputs);
-  const Array<float>& w = model.attention_weights()[layer].value();
-  const std::size_t heads = w.shape()[1];
-  xt::xarray<double> profile = xt::zeros<double>({heads, 2 * kLength - 1});
-  for (long o = -long(kLength) + 1; o < long(kLength); ++o) {
-    const std::vector<double> mass = offset_mass(w, o);
-    for (std::size_t h = 0; h < heads; ++h) profile(h, std::size_t(o + long(kLength) - 1)) = mass[h];
-  }
-  return profile;
+  return offset_profile(model.attention_weights()[layer].value());
 }
 
 std::vector<std::string> offset_labels() {
   std::vector<std::string> out;
   for (long o = -long(kLength) + 1; o < long(kLength); ++o) out.push_back(o % 3 == 0 ? std::to_string(o) : "");
   return out;
-}
-
-// The offset where row h of a profile peaks, and the weight there.
-std::pair<long, double> peak(const xt::xarray<double>& profile, std::size_t h) {
-  const xt::xarray<double> r = xt::view(profile, h);
-  const std::size_t at = std::size_t(std::max_element(r.begin(), r.end()) - r.begin());
-  return {long(at) - long(kLength) + 1, r(at)};
-}
-
-double at_offset(const xt::xarray<double>& profile, std::size_t h, std::size_t offset) {
-  return profile(h, offset + kLength - 1);
 }
 
 void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
@@ -345,30 +328,30 @@ void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
       "held-out sequences is a measurement. For the 1-, 4- and 8-head models:");
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> row_labels;
-  std::vector<xt::xarray<double>> profiles;
+  std::vector<OffsetProfile> profiles;
   std::vector<std::size_t> peaked, over_half;  // per model, task offsets where some head looks most, or over half
   for (int k = 0; k < 3; ++k) {
     Trained& r = runs[k == 0 ? 0 : k + 1];
-    profiles.push_back(offset_profile(*r.model, task));
-    const xt::xarray<double>& profile = profiles.back();
+    profiles.push_back(offset_profile_of(*r.model, task));
+    const OffsetProfile& profile = profiles.back();
     std::size_t covered = 0, peaks = 0;  // task offsets some head gives over half its weight; some head peaks at
     for (std::size_t off : task.offsets) {
-      bool over_half = false, peak_here = false;
+      bool half = false, peak_here = false;
       for (std::size_t h = 0; h < r.heads; ++h)
-        over_half = over_half || at_offset(profile, h, off) > 0.5, peak_here = peak_here || peak(profile, h).first == long(off);
-      covered += over_half, peaks += peak_here;
+        half = half || profile.at(h, long(off)) > 0.5, peak_here = peak_here || profile.peak(h).first == long(off);
+      covered += half, peaks += peak_here;
     }
     peaked.push_back(peaks), over_half.push_back(covered);
     metric(text("offsets_over_half_h", r.heads), double(covered));
     metric(text("offsets_peaked_h", r.heads), double(peaks));
     for (std::size_t h = 0; h < r.heads; ++h) {
-      const auto [offset, weight] = peak(profile, h);
+      const auto [offset, weight] = profile.peak(h);
       rows.push_back(row(r.heads, h + 1, offset, fixed(weight, 3)));
       row_labels.push_back(text(counted(long(r.heads), "head"), ": head ", h + 1));
       metric(text("offset_mass_h", r.heads, "_head", h + 1), weight);
     }
   }
-  const xt::xarray<double> all = xt::concatenate(xt::xtuple(profiles[0], profiles[1], profiles[2]), 0);
+  const xt::xarray<double> all = xt::concatenate(xt::xtuple(profiles[0].weight, profiles[1].weight, profiles[2].weight), 0);
   plots::Figure fig(1800, 1300);
   fig.title("Where each head looks: mean weight by offset i − j");
   plots::HeatmapOptions o = attention_style(offset_labels(), row_labels);
@@ -380,7 +363,7 @@ void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
   table({"model heads", "head", "offset it looks at most", "mean weight there"}, rows);
   const std::size_t n = task.offsets.size();
   std::vector<std::string> single;
-  for (std::size_t off : task.offsets) single.push_back(text(fixed(at_offset(profiles[0], 0, off), 2), " at offset ", off));
+  for (std::size_t off : task.offsets) single.push_back(text(fixed(profiles[0].at(0, long(off)), 2), " at offset ", off));
   claim({"four_heads_own_offsets", text("offsets_peaked_h4 == ", n, " and offsets_over_half_h1 == 0"),
          text("Heads specialize: each of the task's ", n, " offsets is where some head of the 4-head model looks most, "
               "a head for each token, while the single head spreads its weight (", listing(single), ")."),
@@ -463,11 +446,11 @@ void what_each_head_is_worth(Trained& eight, const Task& task) {
   say("The two-layer model reaches ", fixed(deep.accuracy, 3), " held-out accuracy.");
   metric("test_acc_triple_two_layers_h4", deep.accuracy);
   const Worth one = measure_worth(eight, task), two = measure_worth(deep, task);
-  const xt::xarray<double> eight_profile = offset_profile(*eight.model, task);
+  const OffsetProfile eight_profile = offset_profile_of(*eight.model, task);
   std::vector<std::vector<std::string>> rows;
   double most = 0;  // the most any single head is worth
   for (std::size_t h = 0; h < 8; ++h) {
-    rows.push_back(row(h + 1, peak(eight_profile, h).first, fixed(one.importance(0, h), 3)));
+    rows.push_back(row(h + 1, eight_profile.peak(h).first, fixed(one.importance(0, h), 3)));
     metric(text("importance_h", h + 1), one.importance(0, h));
     most = std::max(most, one.importance(0, h));
   }
@@ -489,14 +472,14 @@ void what_each_head_is_worth(Trained& eight, const Task& task) {
               "of accuracy.")});
   say("For each head of the two-layer model: the offset it looks at most, and what is left of each digit of the "
       "triple when that head alone is switched off (validation data):");
-  const xt::xarray<double> profiles[2] = {offset_profile(*deep.model, task, 0), offset_profile(*deep.model, task, 1)};
+  const OffsetProfile profiles[2] = {offset_profile_of(*deep.model, task, 0), offset_profile_of(*deep.model, task, 1)};
   std::vector<std::vector<std::string>> layer_rows;
   std::vector<std::string> header = {"layer", "head", "offset it looks at most", "mean weight there", "accuracy lost"};
   for (std::size_t o : task.offsets) header.push_back(text("$x_{i-", o, "}$ right, head off"));
   std::vector<std::size_t> unread(task.offsets);  // task offsets that no head of either layer peaks at
   for (std::size_t l = 0; l < 2; ++l)
     for (std::size_t h = 0; h < 4; ++h) {
-      const auto [offset, weight] = peak(profiles[l], h);
+      const auto [offset, weight] = profiles[l].peak(h);
       unread.erase(std::remove(unread.begin(), unread.end(), std::size_t(std::max(offset, 0L))), unread.end());
       metric(text("importance_l", l + 1, "_h", h + 1), two.importance(l, h));
       std::vector<std::string> cells = row(l + 1, h + 1, offset, fixed(weight, 3), fixed(two.importance(l, h), 3));
@@ -510,10 +493,10 @@ void what_each_head_is_worth(Trained& eight, const Task& task) {
   for (std::size_t o : unread) {
     const std::size_t r = std::size_t(std::find(task.offsets.begin(), task.offsets.end(), o) - task.offsets.begin());
     for (std::size_t h1 = 0; h1 < 4 && hops.empty(); ++h1) {
-      const long o1 = peak(profiles[0], h1).first;
+      const long o1 = profiles[0].peak(h1).first;
       if (two.digits[h1][r] >= 0.5 || o1 <= 0 || o1 >= long(o)) continue;
       for (std::size_t h2 = 0; h2 < 4 && hops.empty(); ++h2)
-        if (peak(profiles[1], h2).first == long(o) - o1 && deep.digits[r] >= 0.9)
+        if (profiles[1].peak(h2).first == long(o) - o1 && deep.digits[r] >= 0.9)
           hops = text("No head looks mostly at offset ", o, ", yet the model reads $x_{i-", o, "}$ (", fixed(deep.digits[r], 3),
                       " right): in two hops. Layer 1 head ", h1 + 1, " looks ", o1, " places back and copies that token "
                       "into each position; layer 2 head ", h2 + 1, " looks ", long(o) - o1, " places back and finds it "
