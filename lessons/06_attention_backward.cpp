@@ -61,13 +61,10 @@ Mat softmax_rows(const Mat& s, const Mask& allowed = {}) {
   return y;
 }
 
-struct Forward {
-  Mat S, A, O;
-};
+struct Forward { Mat S, A, O; };
 Forward attention_forward(const Mat& Q, const Mat& K, const Mat& V, const Mask& allowed = {}) {
-  const double scale = 1.0 / std::sqrt(double(Q.shape(1)));
   Forward f;
-  f.S = mm(Q, tr(K)) * scale;
+  f.S = mm(Q, tr(K)) * (1.0 / std::sqrt(double(Q.shape(1))));
   f.A = softmax_rows(f.S, allowed);
   f.O = mm(f.A, V);
   return f;
@@ -76,9 +73,7 @@ Forward attention_forward(const Mat& Q, const Mat& K, const Mat& V, const Mask& 
 // The ways a hand-written backward goes wrong in section 5.
 enum class Fault { none, wrong_sign, missing_scale, overwrite };
 
-struct Grads {
-  Mat dV, dA, dS, dQ, dK;
-};
+struct Grads { Mat dV, dA, dS, dQ, dK; };
 // The backward of attention, one line per rule. fault slips one rule (section 5).
 Grads attention_backward(const Mat& Q, const Mat& K, const Mat& V, const Mat& A, const Mat& dO,
                          Fault fault = Fault::none) {
@@ -171,9 +166,7 @@ TD softmax_negated(const TD& x) {
 // 1. Reverse mode in one screen.
 
 // L = sum(softmax(x W) * y), optionally with watch nodes on x, W, z = x W and p = softmax(z).
-struct Tiny {
-  TD x, W, y, z, p, py, L;
-};
+struct Tiny { TD x, W, y, z, p, py, L; };
 Tiny tiny(const Mat& x0, const Mat& W0, const Mat& y0, std::vector<std::pair<std::string, Mat>>* log) {
   Tiny t{TD(x0, true), TD(W0, true), TD(y0), {}, {}, {}, {}};
   auto seen = [&](const TD& v, const char* label) { return log ? watch(v, label, *log) : v; };
@@ -326,13 +319,8 @@ void softmax_jacobian(Generator& gen) {
   plots::Figure fig(1800, 800, 1, 3);
   fig.title("Softmax Jacobian dy/dx of one row (n = 6), three ways");
   plots::HeatmapOptions ho;
-  ho.cmap = plots::Colormap::rdbu();
-  ho.vmin = -0.25;
-  ho.vmax = 0.25;
-  ho.annotate = true;
-  ho.colorbar = false;
-  ho.x_labels = numbered("x", n, 1);
-  ho.y_labels = numbered("y", n, 1);
+  ho.cmap = plots::Colormap::rdbu(), ho.vmin = -0.25, ho.vmax = 0.25, ho.annotate = true, ho.colorbar = false;
+  ho.x_labels = numbered("x", n, 1), ho.y_labels = numbered("y", n, 1);
   const std::vector<std::pair<std::string, Mat>> panels = {
       {"diag(y) − y yᵀ", by_formula}, {"central differences", by_differences}, {"backward of each eⱼ", by_backward}};
   for (std::size_t i = 0; i < panels.size(); ++i)
@@ -371,9 +359,7 @@ void softmax_jacobian(Generator& gen) {
 // ---------------------------------------------------------------------------------------------
 // 4. Attention backward, step by step.
 
-struct Problem {
-  Mat Q, K, V, dO;
-};
+struct Problem { Mat Q, K, V, dO; };
 
 void attention_by_hand(Generator& gen) {
   const std::size_t Lq = 4, Lk = 5, d = 4, dv = 3;
@@ -407,11 +393,7 @@ void attention_by_hand(Generator& gen) {
                  central_differences([&](const Mat& s) { return inner(mm(softmax_rows(s), p.V), p.dO); }, f.S),
                  central_differences([&](const Mat& q) { return L(q, p.K, p.V); }, p.Q),
                  central_differences([&](const Mat& k) { return L(p.Q, k, p.V); }, p.K)};
-  struct Line {
-    const char* name;
-    const Mat &hand, &engine, &fd;
-    const char* engine_from;
-  };
+  struct Line { const char* name; const Mat &hand, &engine, &fd; const char* engine_from; };
   const std::vector<Line> lines = {{"dV", hand.dV, V.grad(), fd.dV, "fused op"},
                                    {"dA", hand.dA, A.grad(), fd.dA, "op-by-op tape"},
                                    {"dS", hand.dS, S.grad(), fd.dS, "op-by-op tape"},
@@ -447,14 +429,10 @@ void attention_by_hand(Generator& gen) {
   fig.title("Gradients by hand (left), distance from differences (right)");
   for (std::size_t i = 0; i < lines.size(); ++i) {
     plots::HeatmapOptions top;
-    top.cmap = plots::Colormap::rdbu();
-    top.y_labels = ticks[i].first;
-    top.x_labels = ticks[i].second;
+    top.cmap = plots::Colormap::rdbu(), top.y_labels = ticks[i].first, top.x_labels = ticks[i].second;
     plots::heatmap(fig.panel(int(i), 0).title(lines[i].name), lines[i].hand, top);
     plots::HeatmapOptions bottom = top;
-    bottom.cmap = plots::Colormap::viridis();
-    bottom.vmin = 0.0;
-    bottom.colorbar_label = "× 1e-12";
+    bottom.cmap = plots::Colormap::viridis(), bottom.vmin = 0.0, bottom.colorbar_label = "× 1e-12";
     plots::heatmap(fig.panel(int(i), 1).title(text("|", lines[i].name, " − differences|")),
                    xt::abs(lines[i].hand - lines[i].fd) * 1e12, bottom);
   }
@@ -504,10 +482,7 @@ void attention_by_hand(Generator& gen) {
 // ---------------------------------------------------------------------------------------------
 // 5. Reading a gradient check.
 
-struct CheckRow {
-  std::string name, shapes;
-  GradcheckResult result;
-};
+struct CheckRow { std::string name, shapes; GradcheckResult result; };
 
 CheckRow check(const std::string& name, const std::string& shapes, const GradFn& f, std::vector<TD> inputs) {
   return {name, shapes, gradcheck(f, std::move(inputs))};
@@ -678,11 +653,8 @@ void backward_cost(Generator& gen) {
         V(random_normal<float>({B, n, d}, gen), true);
     const auto [f, b] = time_attention(Q, K, V, random_normal<float>({B, n, d}, gen), rounds);
     const double bytes_A = double(B * n * n * sizeof(float)), bytes_in = double(3 * B * n * d * sizeof(float));
-    ns.push_back(double(n));
-    fwd.push_back(f);
-    bwd.push_back(b);
-    saved.push_back(bytes_A / (1024.0 * 1024.0));
-    inputs.push_back(bytes_in / (1024.0 * 1024.0));
+    ns.push_back(double(n)), fwd.push_back(f), bwd.push_back(b);
+    saved.push_back(bytes_A / (1024.0 * 1024.0)), inputs.push_back(bytes_in / (1024.0 * 1024.0));
     rows.push_back(row(n, fixed(f, 3), fixed(b, 3), fixed(b / f, 2), text(fixed(saved.back(), 2), " MiB"),
                        fixed(bytes_A / bytes_in, 2)));
     timing(text("forward_ms_n", n), f);
