@@ -524,12 +524,8 @@ void what_it_costs(const Task& task) {
   for (std::size_t h : kHeads) {
     models.push_back(make_model(task, h, 1));
     opts.push_back(std::make_unique<nn::Adam<float>>(models.back()->parameters(), 1e-3));
-    nn::EncoderModel<float>& m = *models.back();
-    nn::Adam<float>& opt = *opts.back();
-    work.push_back([&] {
-      opt.zero_grad();
-      cross_entropy(m.forward(batch.inputs), batch.targets, ce).backward();
-      opt.step();
+    work.push_back([&m = *models.back(), &opt = *opts.back(), &batch, &ce] {
+      opt.zero_grad(), cross_entropy(m.forward(batch.inputs), batch.targets, ce).backward(), opt.step();
     });
   }
   const int rounds = full_or_quick(60, 10);
