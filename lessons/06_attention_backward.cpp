@@ -352,7 +352,7 @@ void softmax_jacobian(Generator& gen) {
                        rounded(fused_flops), text(fixed(jac_flops / fused_flops, 0), "x")));
   }
   table({"$n$", "Jacobian: memory", "Jacobian: FLOPs", "fused: memory ($dx$)", "fused: FLOPs", "FLOPs saved"}, rows);
-  say("Attention runs this once per query row of every head and batch: with n = 4096 keys the Jacobian of a "
+  say("Attention runs this once per query row of every head and batch: with $n = 4096$ keys the Jacobian of a "
       "single row would be 128 MiB; the fused rule needs nothing beyond the row itself.");
 }
 
@@ -538,7 +538,7 @@ void reading_a_check(Generator& gen) {
          text(int(good_failed), " of the five fail: a backward of the engine or this lesson's is wrong.")});
 
   say("Now three broken copies of hand_attention, each with one slip in section 4's lines, and a softmax whose whole "
-      "backward is negated, checked twice: through sum(.), and directly with the random upstream gradient.");
+      "backward is negated, checked twice: through $\\sum$, and directly with the random upstream gradient.");
   say("$$\\begin{aligned} &\\text{wrong sign:} & dS &= A \\odot (dA + \\mathrm{rowsum}(dA \\odot A)) \\\\ "
       "&\\text{missing } 1/\\sqrt{d}: & dQ &= dS\\, K, \\quad dK = dS^\\top Q \\\\ "
       "&\\text{overwrite:} & Q.\\mathrm{grad} &= dQ \\text{ (and } K, V\\text{) instead of } Q.\\mathrm{grad} \\mathrel{+}= dQ \\\\ "
