@@ -238,7 +238,7 @@ void pair_claims(const std::vector<Trained>& runs) {
               ? "one of the two tokens and a guess at the other." : "a guess at both tokens."),
          text("One head solves it all the same (", fixed(one, 3), "): with unequal weights $a \\ne b$, one mean "
               "$a\\,v(x_{i-2}) + b\\,v(x_{i-5})$ can still keep two tokens apart. How often one head finds such "
-              "weights depends on the seed (one seed in four of the full runs)."),
+              "weights depends on the seed (one of the three reference seeds of the full run)."),
          Expect::either_way});
 }
 
