@@ -61,13 +61,10 @@ Mat softmax_rows(const Mat& s, const Mask& allowed = {}) {
   return y;
 }
 
-struct Forward {
-  Mat S, A, O;
-};
+struct Forward { Mat S, A, O; };
 Forward attention_forward(const Mat& Q, const Mat& K, const Mat& V, const Mask& allowed = {}) {
-  const double scale = 1.0 / std::sqrt(double(Q.shape(1)));
   Forward f;
-  f.S = mm(Q, tr(K)) * scale;
+  f.S = mm(Q, tr(K)) * (1.0 / std::sqrt(double(Q.shape(1))));
   f.A = softmax_rows(f.S, allowed);
   f.O = mm(f.A, V);
   return f;
@@ -76,9 +73,7 @@ Forward attention_forward(const Mat& Q, const Mat& K, const Mat& V, const Mask& 
 // The ways a hand-written backward goes wrong in section 5.
 enum class Fault { none, wrong_sign, missing_scale, overwrite };
 
-struct Grads {
-  Mat dV, dA, dS, dQ, dK;
-};
+struct Grads { Mat dV, dA, dS, dQ, dK; };
 // The backward of attention, one line per rule. fault slips one rule (section 5).
 Grads attention_backward(const Mat& Q, const Mat& K, const Mat& V, const Mat& A, const Mat& dO,
                          Fault fault = Fault::none) {
@@ -171,9 +166,7 @@ TD softmax_negated(const TD& x) {
 // 1. Reverse mode in one screen.
 
 // L = sum(softmax(x W) * y), optionally with watch nodes on x, W, z = x W and p = softmax(z).
-struct Tiny {
-  TD x, W, y, z, p, py, L;
-};
+struct Tiny { TD x, W, y, z, p, py, L; };
 Tiny tiny(const Mat& x0, const Mat& W0, const Mat& y0, std::vector<std::pair<std::string, Mat>>* log) {
   Tiny t{TD(x0, true), TD(W0, true), TD(y0), {}, {}, {}, {}};
   auto seen = [&](const TD& v, const char* label) { return log ? watch(v, label, *log) : v; };
@@ -187,9 +180,9 @@ Tiny tiny(const Mat& x0, const Mat& W0, const Mat& y0, std::vector<std::pair<std
 void reverse_mode(Generator& gen) {
   const Mat x0 = random_normal<double>({2, 3}, gen), W0 = random_normal<double>({3, 4}, gen),
             y0 = random_uniform<double>({2, 4}, gen);
-  say("A tiny computation: x (2 x 3) and W (3 x 4) require gradients, y (2 x 4) is a constant, and "
-      "L = sum(softmax(x W) * y). Running it records one node per op on the tape. Here are the nodes in "
-      "topological order (each after its inputs), as describe_tape(L) returns them:");
+  say("A tiny computation: $x$ ($2 \\times 3$) and $W$ ($3 \\times 4$) require gradients, $y$ ($2 \\times 4$) is a "
+      "constant, and $L = \\sum \\mathrm{softmax}(xW) \\odot y$. Running it records one node per op on the tape. Here "
+      "are the nodes in topological order (each after its inputs), as describe_tape(L) returns them:");
   const Tiny t = tiny(x0, W0, y0, nullptr);
   const TapeGraph g = describe_tape(t.L, TapeNames<double>{{t.x, "x"}, {t.W, "W"}, {t.y, "y"}, {t.z, "z"},
                                                             {t.p, "p"}, {t.py, "p*y"}, {t.L, "L"}});
@@ -203,7 +196,7 @@ void reverse_mode(Generator& gen) {
   }
   table({"#", "tensor", "op", "shape", "inputs", "kind"}, rows);
   say("Backward walks the same list from the bottom up. It has to: an op's backward needs the gradient of its "
-      "output, dL/d(output), which is complete only once every consumer of that output has sent its share, and the "
+      "output, $\\partial L / \\partial\\,\\mathrm{output}$, which is complete only once every consumer of that output has sent its share, and the "
       "consumers come later in the forward order. Reversed, each node is visited after all its consumers. To watch "
       "it happen we run the computation again with `watch` nodes (an identity whose backward writes down the "
       "gradient that arrives, a custom node made with the engine's public record()), then call L.backward():");
@@ -212,15 +205,22 @@ void reverse_mode(Generator& gen) {
   w.L.backward();
   for (std::size_t i = 0; i < log.size(); ++i)
     matrix(text(i + 1, ". ", log[i].first, " arrives, shape ", shape_str(shape_of(log[i].second))), log[i].second);
-  say("dL/dp = y first (L is linear in p), then the softmax turns it into dL/dz = p * (dL/dp - rowsum(dL/dp * p)), "
-      "then the matmul sends dL/dz W^T to x and x^T dL/dz to W: the order reversed, one rule per op.");
+  say("$\\partial L / \\partial p = y$ first ($L$ is linear in $p$), then the softmax turns it into "
+      "$\\partial L / \\partial z = p \\odot (\\partial L / \\partial p - \\mathrm{rowsum}(\\partial L / \\partial p "
+      "\\odot p))$, then the matmul sends $(\\partial L / \\partial z)\\, W^\\top$ to $x$ and $x^\\top (\\partial L / "
+      "\\partial z)$ to $W$: the order reversed, one rule per op.");
+  double watched = -1;
   for (const auto& [label, grad] : log)
-    if (label == "dL/dx") metric("watched_dx_vs_engine_max_abs", max_abs_diff(grad, w.x.grad()));
+    if (label == "dL/dx") watched = max_abs_diff(grad, w.x.grad());
+  metric("watched_dx_vs_engine_max_abs", watched);
+  claim({"watch_sees_engine_gradient", "watched_dx_vs_engine_max_abs == 0",
+         "The gradient the watch node on $x$ wrote down is, bit for bit, the one the engine left in x.grad().",
+         text("The gradient the watch node on $x$ wrote down differs from x.grad() by ", sci(watched, 1), ".")});
 
-  say("A tensor used twice. L = sum(x * x) uses x as both inputs of one multiplication; the mul node's backward "
-      "sends g * (second input) to its first input and g * (first input) to its second, both x. The engine adds the "
-      "two (every contribution is `+=`), so dL/dx = 2x. A backward that assigns instead of adding keeps only the "
-      "last one, x:");
+  say("A tensor used twice. $L = \\sum x \\odot x$ uses $x$ as both inputs of one multiplication; the mul node's "
+      "backward sends $g \\odot$ (second input) to its first input and $g \\odot$ (first input) to its second, both "
+      "$x$. The engine adds the two (every contribution is `+=`), so $\\partial L / \\partial x = 2x$. A backward that "
+      "assigns instead of adding keeps only the last one, $x$:");
   const Mat v0{1.0, -2.0, 0.5};
   std::vector<std::pair<std::string, Mat>> uses;
   const TD a(v0, true), b(v0, true);
@@ -230,8 +230,14 @@ void reverse_mode(Generator& gen) {
   const std::vector<TD> shown = {TD(v0), TD(uses[0].second), TD(uses[1].second), TD(a.grad()), TD(b.grad()), TD(fd)};
   matrix("contributions and totals (columns: entries of x)", stack(shown, 0).value(),
          {"x", "use 1 sends", "use 2 sends", "engine (adds)", "overwrite", "finite differences"}, {}, 6);
-  metric("used_twice_engine_vs_fd_max_abs", max_abs_diff(a.grad(), fd));
-  metric("used_twice_overwrite_vs_fd_max_abs", max_abs_diff(b.grad(), fd));
+  const double adds = max_abs_diff(a.grad(), fd), overwrites = max_abs_diff(b.grad(), fd);
+  metric("used_twice_engine_vs_fd_max_abs", adds);
+  metric("used_twice_overwrite_vs_fd_max_abs", overwrites);
+  claim({"contributions_add", "used_twice_engine_vs_fd_max_abs <= 1e-9 and used_twice_overwrite_vs_fd_max_abs >= 0.5",
+         text("The engine's sum matches finite differences (to ", sci(adds, 1), "); the overwriting backward is off by ",
+              fixed(overwrites, 2), ", one whole contribution."),
+         text("The engine's gradient is ", sci(adds, 1), " from finite differences and the overwriting one ",
+              sci(overwrites, 1), ": not the split the argument predicts.")});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -243,10 +249,11 @@ void tape_graph(Generator& gen) {
   real(0, Lk - 1) = false;  // the last key is <pad>
   const TD Q(random_normal<double>({Lq, d}, gen), true), K(random_normal<double>({Lk, d}, gen), true),
       V(random_normal<double>({Lk, dv}, gen), true), G(random_normal<double>({Lq, dv}, gen));
-  say("One small attention call written op by op: Q (", Lq, " x ", d, "), K (", Lk, " x ", d, "), V (", Lk, " x ", dv,
-      "); S = Q K^T, scaled by 1/sqrt(", d, "); a padding mask hides the last key; A = masked_softmax; O = A V; and a "
-      "loss L = sum(O * G) with a fixed random G, so that dL/dO = G. The boxes come from tape_dot(L): op, shape, "
-      "blue for leaves that need a gradient, dashed for constants; an edge per input, numbered when order matters.");
+  say("One small attention call written op by op: $Q$ (", Lq, " x ", d, "), $K$ (", Lk, " x ", d, "), $V$ (", Lk, " x ",
+      dv, "); $S = QK^\\top$, scaled by $1/\\sqrt{", d, "}$; a padding mask hides the last key; $A$ = masked_softmax; "
+      "$O = AV$; and a loss $L = \\sum O \\odot G$ with a fixed random $G$, so that $\\partial L / \\partial O = G$. "
+      "The boxes come from tape_dot(L): op, shape, blue for leaves that need a gradient, dashed for constants; an edge "
+      "per input, numbered when order matters.");
   const TD S = matmul(Q, K, false, true);
   const TD Ss = S * (1.0 / std::sqrt(double(d)));
   const TD A = masked_softmax(Ss, Allowed::where(real));
@@ -259,7 +266,7 @@ void tape_graph(Generator& gen) {
   L.backward(/*retain_graph=*/true);
   const TapeGraph after = describe_tape(L, named);
   save_diagram(to_dot(after, "The same tape after backward: ‖dL/d(node)‖ in every box"), "tape_after",
-               "After backward, with every gradient kept (retain_tape_grads and retain_graph): the norm of dL/d(node)");
+               "After backward, with every gradient kept (retain_tape_grads and retain_graph): the norm of $\\partial L / \\partial\\,\\mathrm{node}$");
   say("Backward frees what it no longer needs: each intermediate gradient once it has been passed on, each op's "
       "saved arrays and its links to its inputs. To draw the gradients we asked for the opposite: "
       "retain_tape_grads(L) keeps every node's gradient and backward(/*retain_graph=*/true) keeps the links. "
@@ -267,7 +274,7 @@ void tape_graph(Generator& gen) {
   std::vector<std::vector<std::string>> rows;
   for (const TapeNode& n : after.nodes)
     rows.push_back(row(n.name, n.op, shape_str(n.shape), n.grad_norm ? fixed(*n.grad_norm, 4) : "none (constant)"));
-  table({"tensor", "op", "shape", "‖dL/d(tensor)‖"}, rows);
+  table({"tensor", "op", "shape", "$\\lVert \\partial L / \\partial\\,\\mathrm{tensor} \\rVert$"}, rows);
 
   const TD Qf(Q.value(), true), Kf(K.value(), true), Vf(V.value(), true);
   AttentionOptions<double> o;
@@ -278,7 +285,7 @@ void tape_graph(Generator& gen) {
                "The same loss through the fused scaled_dot_product_attention: one node whose backward is section 4");
   say("The models call the fused scaled_dot_product_attention instead: the same computation is ", fused.nodes.size(),
       " nodes (", after.nodes.size(), " op by op). Its one backward runs all the rules of section 4 at once and keeps "
-      "one saved array, the weights A.");
+      "one saved array, the weights $A$.");
   metric("tape_nodes_op_by_op", double(after.nodes.size()));
   metric("tape_nodes_fused", double(fused.nodes.size()));
 }
@@ -290,8 +297,8 @@ void softmax_jacobian(Generator& gen) {
   const std::size_t n = 6;
   const Mat x = random_normal<double>({std::size_t(1), n}, gen, 0.0, 1.5);
   const Mat y = softmax_rows(x);
-  say("One row x of length ", n, " and its softmax y. The derivative dy_j/dx_l = y_j (delta_jl - y_l), so the "
-      "Jacobian is J = diag(y) - y y^T. Three ways to get it:");
+  say("One row $x$ of length ", n, " and its softmax $y$. The derivative is $\\partial y_j / \\partial x_l = y_j "
+      "(\\delta_{jl} - y_l)$, so the Jacobian is $J = \\mathrm{diag}(y) - yy^\\top$. Three ways to get it:");
   const Mat yc = xt::view(y, 0);
   const Mat by_formula = xt::diag(yc) - mm(tr(y), y);
   Mat by_differences = xt::zeros<double>({n, n}), by_backward = xt::zeros<double>({n, n});
@@ -305,19 +312,15 @@ void softmax_jacobian(Generator& gen) {
     softmax(xt_, -1).backward(e);  // x.grad = e_j^T J, row j
     xt::view(by_backward, j) = xt::view(xt_.grad(), 0);
   }
-  table({"way", "max |J - formula|"}, {row("1. diag(y) - y yᵀ", "0 (the reference)"),
-                                       row("2. central differences, h = 1e-5", sci(max_abs_diff(by_differences, by_formula), 2)),
-                                       row("3. backward of e_j, j = 1..n", sci(max_abs_diff(by_backward, by_formula), 2))});
-  plots::Figure fig(2700, 1000, 1, 3);
+  const double by_fd = max_abs_diff(by_differences, by_formula), by_bw = max_abs_diff(by_backward, by_formula);
+  table({"way", "$\\max \\lvert J - \\mathrm{formula} \\rvert$"},
+        {row("1. $\\mathrm{diag}(y) - yy^\\top$", "0 (the reference)"), row("2. central differences, $h = 10^{-5}$", sci(by_fd, 2)),
+         row("3. backward of $e_j$, $j = 1..n$", sci(by_bw, 2))});
+  plots::Figure fig(1800, 800, 1, 3);
   fig.title("Softmax Jacobian dy/dx of one row (n = 6), three ways");
   plots::HeatmapOptions ho;
-  ho.cmap = plots::Colormap::rdbu();
-  ho.vmin = -0.25;
-  ho.vmax = 0.25;
-  ho.annotate = true;
-  ho.colorbar = false;
-  ho.x_labels = numbered("x", n, 1);
-  ho.y_labels = numbered("y", n, 1);
+  ho.cmap = plots::Colormap::rdbu(), ho.vmin = -0.25, ho.vmax = 0.25, ho.annotate = true, ho.colorbar = false;
+  ho.x_labels = numbered("x", n, 1), ho.y_labels = numbered("y", n, 1);
   const std::vector<std::pair<std::string, Mat>> panels = {
       {"diag(y) − y yᵀ", by_formula}, {"central differences", by_differences}, {"backward of each eⱼ", by_backward}};
   for (std::size_t i = 0; i < panels.size(); ++i)
@@ -325,14 +328,22 @@ void softmax_jacobian(Generator& gen) {
                    panels[i].second, ho);
   fig.shared_colorbar({ho.cmap, *ho.vmin, *ho.vmax, "dy_j / dx_l"});
   save_figure(fig, "softmax_jacobian", "The softmax Jacobian of one row by the formula, by central differences and by backward");
-  say("Each row of J sums to 0 (adding a constant to every x_l leaves y alone), the diagonal y_j (1 - y_j) is "
-      "positive, everything else -y_j y_l is negative.");
-  metric("jacobian_fd_vs_formula_max_abs", max_abs_diff(by_differences, by_formula));
-  metric("jacobian_backward_vs_formula_max_abs", max_abs_diff(by_backward, by_formula));
+  metric("jacobian_fd_vs_formula_max_abs", by_fd);
+  metric("jacobian_backward_vs_formula_max_abs", by_bw);
+  claim({"jacobian_three_ways", "jacobian_fd_vs_formula_max_abs <= 1e-9 and jacobian_backward_vs_formula_max_abs <= 1e-12",
+         text("The three agree: central differences to ", sci(by_fd, 1), " (their own accuracy), backward to ", sci(by_bw, 1),
+              " (rounding)."),
+         text("The three disagree: central differences by ", sci(by_fd, 1), ", backward by ", sci(by_bw, 1), ".")});
+  const double row_sums = xt::amax(xt::abs(xt::sum(by_formula, {1})))();
+  metric("jacobian_row_sum_max_abs", row_sums);
+  claim({"jacobian_rows_sum_to_zero", "jacobian_row_sum_max_abs <= 1e-14",
+         text("Each row of $J$ sums to 0 (largest row sum ", sci(row_sums, 1), "): adding a constant to every $x_l$ leaves "
+              "$y$ alone. The diagonal $y_j(1 - y_j)$ is positive, everything else, $-y_j y_l$, negative."),
+         text("A row of $J$ sums to ", sci(row_sums, 1), ", more than rounding.")});
 
-  say("Backward never builds J. It needs dL/dx = J^T dy, and with J = diag(y) - y y^T that is "
-      "y * dy - y (y . dy) = y * (dy - sum(dy * y)): one dot product and two passes over the row. For a row of "
-      "length n (in double):");
+  say("Backward never builds $J$. It needs $\\partial L / \\partial x = J^\\top dy$, and with $J = \\mathrm{diag}(y) - "
+      "yy^\\top$ that is $y \\odot dy - y\\,(y \\cdot dy) = y \\odot (dy - y \\cdot dy)$: one dot product and two "
+      "passes over the row. For a row of length $n$ (in double):");
   std::vector<std::vector<std::string>> rows;
   for (double m : {6.0, 64.0, 512.0, 4096.0, 32768.0}) {
     const double jac_bytes = m * m * 8, jac_flops = m * m /* build */ + 2 * m * m /* J^T dy */;
@@ -340,29 +351,28 @@ void softmax_jacobian(Generator& gen) {
     rows.push_back(row(m, text(rounded(jac_bytes / 1024), " KiB"), rounded(jac_flops), text(rounded(m * 8 / 1024), " KiB"),
                        rounded(fused_flops), text(fixed(jac_flops / fused_flops, 0), "x")));
   }
-  table({"n", "Jacobian: memory", "Jacobian: FLOPs", "fused: memory (dx)", "fused: FLOPs", "FLOPs saved"}, rows);
-  say("Attention runs this once per query row of every head and batch: with n = 4096 keys the Jacobian of a "
+  table({"$n$", "Jacobian: memory", "Jacobian: FLOPs", "fused: memory ($dx$)", "fused: FLOPs", "FLOPs saved"}, rows);
+  say("Attention runs this once per query row of every head and batch: with $n = 4096$ keys the Jacobian of a "
       "single row would be 128 MiB; the fused rule needs nothing beyond the row itself.");
 }
 
 // ---------------------------------------------------------------------------------------------
 // 4. Attention backward, step by step.
 
-struct Problem {
-  Mat Q, K, V, dO;
-};
+struct Problem { Mat Q, K, V, dO; };
 
 void attention_by_hand(Generator& gen) {
   const std::size_t Lq = 4, Lk = 5, d = 4, dv = 3;
   const Problem p{random_normal<double>({Lq, d}, gen), random_normal<double>({Lk, d}, gen),
                   random_normal<double>({Lk, dv}, gen), random_normal<double>({Lq, dv}, gen)};
-  say("Q (", Lq, " x ", d, "), K (", Lk, " x ", d, "), V (", Lk, " x ", dv, ") and an upstream gradient dO (", Lq, " x ", dv,
-      "), all random, in double. The loss is L = sum(O * dO), so dL/dO = dO. The derivation, one step at a time "
-      "(each line is one plain xtensor expression in attention_backward() in this file):");
-  verbatim("O = A V is linear in each factor:        dV = A^T dO,   dA = dO V^T\n"
-           "A = softmax(S), row by row (section 3):  dS_i = J_i^T dA_i = A_i * (dA_i - A_i . dA_i)\n"
-           "                                         dS = A * (dA - rowsum(dA * A))\n"
-           "S = Q K^T / sqrt(d):                     dQ = dS K / sqrt(d),   dK = dS^T Q / sqrt(d)");
+  say("$Q$ (", Lq, " x ", d, "), $K$ (", Lk, " x ", d, "), $V$ (", Lk, " x ", dv, ") and an upstream gradient $dO$ (", Lq,
+      " x ", dv, "), all random, in double. The loss is $L = \\sum O \\odot dO$, so $\\partial L / \\partial O = dO$ "
+      "(below, $dX$ means $\\partial L / \\partial X$). The derivation, one step at a time (each line is one plain "
+      "xtensor expression in attention_backward() in this file):");
+  say("$$\\begin{aligned} O &= AV \\text{ is linear in each factor:} & dV &= A^\\top dO, \\quad dA = dO\\, V^\\top \\\\ "
+      "A &= \\mathrm{softmax}(S) \\text{ row by row (section 3):} & dS_i &= J_i^\\top dA_i = A_i \\odot (dA_i - A_i "
+      "\\cdot dA_i) \\\\ & & dS &= A \\odot (dA - \\mathrm{rowsum}(dA \\odot A)) \\\\ S &= QK^\\top / \\sqrt{d}: & "
+      "dQ &= dS\\, K / \\sqrt{d}, \\quad dK = dS^\\top Q / \\sqrt{d} \\end{aligned}$$");
   const Forward f = attention_forward(p.Q, p.K, p.V);
   const Grads hand = attention_backward(p.Q, p.K, p.V, f.A, p.dO);
 
@@ -383,11 +393,7 @@ void attention_by_hand(Generator& gen) {
                  central_differences([&](const Mat& s) { return inner(mm(softmax_rows(s), p.V), p.dO); }, f.S),
                  central_differences([&](const Mat& q) { return L(q, p.K, p.V); }, p.Q),
                  central_differences([&](const Mat& k) { return L(p.Q, k, p.V); }, p.K)};
-  struct Line {
-    const char* name;
-    const Mat &hand, &engine, &fd;
-    const char* engine_from;
-  };
+  struct Line { const char* name; const Mat &hand, &engine, &fd; const char* engine_from; };
   const std::vector<Line> lines = {{"dV", hand.dV, V.grad(), fd.dV, "fused op"},
                                    {"dA", hand.dA, A.grad(), fd.dA, "op-by-op tape"},
                                    {"dS", hand.dS, S.grad(), fd.dS, "op-by-op tape"},
@@ -404,34 +410,35 @@ void attention_by_hand(Generator& gen) {
     metric(text("max_rel_error_", l.name, "_vs_fd"), fe);
   }
   table({"gradient", "shape", "engine's from", "rel. error vs engine", "rel. error vs central differences"}, rows);
-  say("Relative error here is max |hand - other| / max |other|. Against the engine the hand-written lines agree to "
-      "rounding (", sci(worst_engine, 1), "); against central differences (h = 1e-5) to ", sci(worst_fd, 1),
-      ", the accuracy of the differences themselves. Every gradient is below the 1e-9 target.");
+  say("Relative error here is $\\max \\lvert \\mathrm{hand} - \\mathrm{other} \\rvert / \\max \\lvert \\mathrm{other} "
+      "\\rvert$.");
   metric("max_rel_error_vs_engine", worst_engine);
   metric("max_rel_error_vs_fd", worst_fd);
+  claim({"hand_matches_engine_and_fd", "max_rel_error_vs_engine <= 1e-12 and max_rel_error_vs_fd <= 1e-9",
+         text("Against the engine the hand-written lines agree to rounding (", sci(worst_engine, 1), "); against central "
+              "differences ($h = 10^{-5}$) to ", sci(worst_fd, 1), ", the accuracy of the differences themselves: every "
+              "gradient is below the $10^{-9}$ target."),
+         text("The hand-written gradients are ", sci(worst_engine, 1), " from the engine's and ", sci(worst_fd, 1),
+              " from central differences: not all below the targets ($10^{-12}$ and $10^{-9}$).")});
 
   // Rows and columns of each gradient: queries q, keys k, feature dimensions c.
   const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> ticks = {
       {numbered("k", Lk, 1), numbered("c", dv, 1)}, {numbered("q", Lq, 1), numbered("k", Lk, 1)}, {numbered("q", Lq, 1), numbered("k", Lk, 1)},
       {numbered("q", Lq, 1), numbered("c", d, 1)}, {numbered("k", Lk, 1), numbered("c", d, 1)}};
-  plots::Figure fig(3000, 1300, 2, 5);
-  fig.title("The five gradients of one attention call (top) and their distance from central differences (bottom)");
+  plots::Figure fig(1500, 2600, 5, 2);
+  fig.title("Gradients by hand (left), distance from differences (right)");
   for (std::size_t i = 0; i < lines.size(); ++i) {
     plots::HeatmapOptions top;
-    top.cmap = plots::Colormap::rdbu();
-    top.y_labels = ticks[i].first;
-    top.x_labels = ticks[i].second;
-    plots::heatmap(fig.panel(0, int(i)).title(lines[i].name), lines[i].hand, top);
+    top.cmap = plots::Colormap::rdbu(), top.y_labels = ticks[i].first, top.x_labels = ticks[i].second;
+    plots::heatmap(fig.panel(int(i), 0).title(lines[i].name), lines[i].hand, top);
     plots::HeatmapOptions bottom = top;
-    bottom.cmap = plots::Colormap::viridis();
-    bottom.vmin = 0.0;
-    bottom.colorbar_label = "× 1e-12";
-    plots::heatmap(fig.panel(1, int(i)).title(text("|", lines[i].name, " − differences|")),
+    bottom.cmap = plots::Colormap::viridis(), bottom.vmin = 0.0, bottom.colorbar_label = "× 1e-12";
+    plots::heatmap(fig.panel(int(i), 1).title(text("|", lines[i].name, " − differences|")),
                    xt::abs(lines[i].hand - lines[i].fd) * 1e12, bottom);
   }
   save_figure(fig, "attention_gradients",
-              "dV, dA, dS, dQ, dK computed by hand (top, blue negative, red positive) and their absolute difference "
-              "from central differences (bottom, each on its own scale)");
+              "$dV$, $dA$, $dS$, $dQ$, $dK$ computed by hand (left, blue negative, red positive) and their absolute "
+              "difference from central differences (right, each on its own scale)");
 
   // Masks: a hidden key has A = 0, so dS = A * (...) = 0 there exactly.
   Mask allowed = xt::ones<bool>({Lq, Lk});
@@ -455,24 +462,27 @@ void attention_by_hand(Generator& gen) {
                                      double(xt::amax(xt::abs(xt::view(Qm.grad(), 0)))()),
                                      double(xt::amax(xt::abs(xt::view(gm.dQ, 0)))())});
   const double masked_engine = std::max({rel_error(gm.dQ, Qm.grad()), rel_error(gm.dK, Km.grad()), rel_error(gm.dV, Vm.grad())});
-  say("Where a key is hidden, A = 0, and dS = A * (dA - rowsum(dA * A)) is 0 there exactly, whatever dA is: no "
-      "gradient leaks to a <pad> key (largest |dS| on a hidden entry: ", sci(hidden_max), "). Query 1 sees no key: "
-      "its row of A is all zeros, so its output row, its dS row and its dQ row are zeros too, by the formula and in "
-      "the engine (largest: ", sci(empty_row), "), never NaN (NaNs anywhere: ", int(nans), "). The masked gradients "
-      "by hand and from the engine agree to ", sci(masked_engine, 1), ".");
+  say("Where a key is hidden, $A = 0$, so $dS = A \\odot (dA - \\mathrm{rowsum}(dA \\odot A))$ is 0 there, whatever "
+      "$dA$ is. Query 1 sees no key: its row of $A$ is all zeros, so by the formula its output row, its $dS$ row and "
+      "its $dQ$ row are zeros too.");
   metric("masked_dS_max_abs", hidden_max);
   metric("fully_masked_row_max_abs", empty_row);
   metric("masked_nan_count", nans);
   metric("masked_max_rel_error_vs_engine", masked_engine);
+  claim({"masked_gradients_exact", "masked_dS_max_abs == 0 and fully_masked_row_max_abs == 0 and masked_nan_count == 0 "
+                                   "and masked_max_rel_error_vs_engine <= 1e-12",
+         text("Measured: no gradient leaks to a <pad> key (largest $\\lvert dS \\rvert$ on a hidden entry: ",
+              sci(hidden_max), "); query 1's output and $dQ$ rows are exactly zero, by hand and in the engine, never NaN; "
+              "the masked gradients by hand and from the engine agree to ", sci(masked_engine, 1), "."),
+         text("Measured: largest $\\lvert dS \\rvert$ on a hidden entry ", sci(hidden_max), ", largest entry of the "
+              "fully masked rows ", sci(empty_row), ", ", int(nans), " NaNs, hand against engine ", sci(masked_engine, 1),
+              ": not the exact zeros the formula promises.")});
 }
 
 // ---------------------------------------------------------------------------------------------
 // 5. Reading a gradient check.
 
-struct CheckRow {
-  std::string name, shapes;
-  GradcheckResult result;
-};
+struct CheckRow { std::string name, shapes; GradcheckResult result; };
 
 CheckRow check(const std::string& name, const std::string& shapes, const GradFn& f, std::vector<TD> inputs) {
   return {name, shapes, gradcheck(f, std::move(inputs))};
@@ -512,9 +522,10 @@ std::vector<CheckRow> correct_checks(Generator& gen) {
 
 void reading_a_check(Generator& gen) {
   say("gradcheck(f, inputs) (core/gradcheck.hpp, the library behind build/bin/gradcheck) draws a random upstream "
-      "gradient g, so that one scalar F = <f(x), g> tests the whole backward at once; compares each entry of the "
-      "analytic dF/dx with the central difference (F(x + h e_i) - F(x - h e_i)) / 2h; measures the error as "
-      "|analytic - numeric| / max(|analytic|, |numeric|, 1); and passes below 1e-6. Before backward it fills every "
+      "gradient $g$, so that one scalar $F = \\langle f(x), g \\rangle$ tests the whole backward at once; compares each "
+      "entry of the analytic $\\partial F / \\partial x$ with the central difference $(F(x + he_i) - F(x - he_i)) / 2h$; "
+      "measures the error as $\\lvert a - n \\rvert / \\max(\\lvert a \\rvert, \\lvert n \\rvert, 1)$ (analytic $a$, "
+      "numeric $n$); and passes below $10^{-6}$. Before backward it fills every "
       "input's gradient with random numbers and reads the analytic gradient as what backward added on top. Live, on "
       "a few ops of the engine and on section 4's backward wrapped as a custom node (hand_attention, built with the "
       "engine's public record()):");
@@ -522,13 +533,16 @@ void reading_a_check(Generator& gen) {
   print_checks(good);
   double good_failed = 0;
   for (const CheckRow& c : good) good_failed += c.result.ok ? 0 : 1;
+  metric("gradcheck_correct_failed", good_failed);
+  claim({"correct_backwards_pass", "gradcheck_correct_failed == 0", "All five pass.",
+         text(int(good_failed), " of the five fail: a backward of the engine or this lesson's is wrong.")});
 
   say("Now three broken copies of hand_attention, each with one slip in section 4's lines, and a softmax whose whole "
-      "backward is negated, checked twice: through sum(.), and directly with the random upstream gradient.");
-  verbatim("wrong sign:          dS = A * (dA + rowsum(dA * A))\n"
-           "missing 1/sqrt(d):   dQ = dS K,  dK = dS^T Q\n"
-           "overwrite:           Q.grad = dQ (and K, V) instead of Q.grad += dQ\n"
-           "negated softmax:     dx = -y * (dy - sum(dy * y))");
+      "backward is negated, checked twice: through $\\sum$, and directly with the random upstream gradient.");
+  say("$$\\begin{aligned} &\\text{wrong sign:} & dS &= A \\odot (dA + \\mathrm{rowsum}(dA \\odot A)) \\\\ "
+      "&\\text{missing } 1/\\sqrt{d}: & dQ &= dS\\, K, \\quad dK = dS^\\top Q \\\\ "
+      "&\\text{overwrite:} & Q.\\mathrm{grad} &= dQ \\text{ (and } K, V\\text{) instead of } Q.\\mathrm{grad} \\mathrel{+}= dQ \\\\ "
+      "&\\text{negated softmax:} & dx &= -y \\odot (dy - y \\cdot dy) \\end{aligned}$$");
   const std::vector<std::pair<std::string, Fault>> faults = {
       {"hand_attention, wrong sign in dS", Fault::wrong_sign},
       {"hand_attention, missing 1/sqrt(d)", Fault::missing_scale},
@@ -554,19 +568,33 @@ void reading_a_check(Generator& gen) {
   const TD Q(Qv, true), K(Kv, true), V(Vv, true);
   hand_attention(Q, K, V, Fault::overwrite).backward(g);
   const Mat fdQ = central_differences([&](const Mat& q) { return inner(attention_forward(q, Kv, Vv).O, g); }, Qv);
-  say("Reading the table. The wrong sign and the missing scale give errors of order 1: the analytic and the numeric "
-      "gradients simply disagree. The overwrite is subtler: computed on fresh inputs its dQ matches central "
-      "differences to ", sci(rel_error(Q.grad(), fdQ), 1), ", because an input used once starts with no gradient and "
-      "assigning equals adding. It is caught only because gradcheck pre-fills the gradients: the assignment throws "
-      "away the pre-filled values, and 'what backward added' comes out wrong. In a real model the same bug silently "
-      "drops the other contributions to a tensor used twice (a residual connection, tied weights, section 1).");
-  say("The negated softmax passes when checked through sum(.): every row of a softmax sums to 1 whatever x is, so "
-      "sum(softmax(x)) is constant, its true gradient is 0, and 0 negated is still 0 (max rel err ",
-      sci(blind.result.max_rel_error, 1), "). An all-ones upstream gradient is blind to this bug; a random g is not: "
-      "broken backwards caught, ", int(caught), " of ", broken.size(), ".");
-  metric("gradcheck_correct_failed", good_failed);
+  const double fresh = rel_error(Q.grad(), fdQ);
   metric("broken_caught", caught);
   metric("broken_total", double(broken.size()));
+  metric("wrong_sign_rel_error", broken[0].result.max_rel_error);
+  metric("missing_scale_rel_error", broken[1].result.max_rel_error);
+  metric("overwrite_fresh_vs_fd_rel_error", fresh);
+  metric("negated_softmax_through_sum_rel_error", blind.result.max_rel_error);
+  claim({"slips_of_order_one", "wrong_sign_rel_error >= 0.01 and missing_scale_rel_error >= 0.01",
+         text("The wrong sign and the missing scale give errors far above the $10^{-6}$ bar (",
+              sci(broken[0].result.max_rel_error, 1), " and ", sci(broken[1].result.max_rel_error, 1), "): the analytic "
+              "and the numeric gradients simply disagree."),
+         text("The wrong sign and the missing scale give errors of only ", sci(broken[0].result.max_rel_error, 1), " and ",
+              sci(broken[1].result.max_rel_error, 1), ".")});
+  claim({"overwrite_invisible_on_fresh_inputs", "overwrite_fresh_vs_fd_rel_error <= 1e-9",
+         text("The overwrite is subtler: computed on fresh inputs its $dQ$ matches central differences to ", sci(fresh, 1),
+              ", because an input used once starts with no gradient and assigning equals adding. It is caught only "
+              "because gradcheck pre-fills the gradients: the assignment throws away the pre-filled values, and \"what "
+              "backward added\" comes out wrong. In a real model the same bug silently drops the other contributions to "
+              "a tensor used twice (a residual connection, tied weights, section 1)."),
+         text("Computed on fresh inputs, the overwriting backward's $dQ$ is ", sci(fresh, 1), " from central differences.")});
+  claim({"sum_is_blind_to_negated_softmax", "negated_softmax_through_sum_rel_error <= 1e-6 and broken_caught == broken_total",
+         text("The negated softmax passes when checked through $\\sum$: every row of a softmax sums to 1 whatever $x$ is, "
+              "so $\\sum \\mathrm{softmax}(x)$ is constant, its true gradient is 0, and 0 negated is still 0 (max rel err ",
+              sci(blind.result.max_rel_error, 1), "). An all-ones upstream gradient is blind to this bug; a random $g$ is "
+              "not: broken backwards caught, ", int(caught), " of ", broken.size(), "."),
+         text("Through $\\sum$ the negated softmax shows a max rel err of ", sci(blind.result.max_rel_error, 1), ", and ",
+              int(caught), " of ", broken.size(), " broken backwards were caught.")});
 
   std::vector<std::string> labels;
   std::vector<double> digits;
@@ -579,8 +607,8 @@ void reading_a_check(Generator& gen) {
     labels.push_back(short_names[i]);
     digits.push_back(std::max(-std::log10(std::max(all[i].result.max_rel_error, 1e-17)), 0.0));
   }
-  plots::Figure fig(2400, 1100);
-  fig.title("Gradient check: digits of agreement, −log10(max rel err); OK needs ≥ 6");
+  plots::Figure fig(1800, 1000);
+  fig.title("Gradient check: digits of agreement; OK needs ≥ 6");
   bar_panel(fig.panel(0).ylabel("−log10(max rel err), 0 if ≥ 1"), labels, {{"digits of agreement", digits}}, 1, 12.0);
   save_figure(fig, "gradcheck_caught",
               "Digits of agreement with central differences: the engine's ops and the hand-written backward "
@@ -612,12 +640,12 @@ std::pair<double, double> time_attention(const Tensor<float>& Q, const Tensor<fl
 void backward_cost(Generator& gen) {
   const std::size_t B = 8, d = 64;
   const std::vector<std::size_t> sizes = full_or_quick(std::vector<std::size_t>{64, 128, 256, 512, 1024},
-                                                       std::vector<std::size_t>{64, 128, 256});
+                                                       std::vector<std::size_t>{32, 64, 128, 256, 512});
   const int rounds = full_or_quick(21, 7);
   config({{"cost_batch", B}, {"cost_d", d}, {"cost_rounds", rounds}});
-  say("The fused op in float, as the models run it: ", B, " sequences of n tokens, d = ", d, ", at several n. Each "
-      "round times one forward and the backward that follows it (medians of ", rounds, " rounds). Saved for "
-      "backward: the weights A, n x n per sequence (Q, K, V are read back from the inputs, not copied).");
+  say("The fused op in float, as the models run it: ", B, " sequences of $n$ tokens, $d = ", d, "$, at several $n$. "
+      "Each round times one forward and the backward that follows it (medians of ", rounds, " rounds). Saved for "
+      "backward: the weights $A$, $n \\times n$ per sequence ($Q$, $K$, $V$ are read back from the inputs, not copied).");
   std::vector<std::vector<std::string>> rows;
   std::vector<double> ns, fwd, bwd, saved, inputs;
   for (std::size_t n : sizes) {
@@ -625,45 +653,61 @@ void backward_cost(Generator& gen) {
         V(random_normal<float>({B, n, d}, gen), true);
     const auto [f, b] = time_attention(Q, K, V, random_normal<float>({B, n, d}, gen), rounds);
     const double bytes_A = double(B * n * n * sizeof(float)), bytes_in = double(3 * B * n * d * sizeof(float));
-    ns.push_back(double(n));
-    fwd.push_back(f);
-    bwd.push_back(b);
-    saved.push_back(bytes_A / (1024.0 * 1024.0));
-    inputs.push_back(bytes_in / (1024.0 * 1024.0));
+    ns.push_back(double(n)), fwd.push_back(f), bwd.push_back(b);
+    saved.push_back(bytes_A / (1024.0 * 1024.0)), inputs.push_back(bytes_in / (1024.0 * 1024.0));
     rows.push_back(row(n, fixed(f, 3), fixed(b, 3), fixed(b / f, 2), text(fixed(saved.back(), 2), " MiB"),
                        fixed(bytes_A / bytes_in, 2)));
     timing(text("forward_ms_n", n), f);
     timing(text("backward_ms_n", n), b);
   }
-  table({"n", "forward ms", "backward ms", "backward / forward", "saved A", "saved A / (Q, K, V)"}, rows);
-  say("Backward does twice the forward's matrix products (four, dV, dA, dQ, dK, against two, S and O), plus the "
-      "softmax rule, so expect it to take about twice as long; here it took ", fixed(bwd.back() / fwd.back(), 1),
-      " times the forward at n = ", sizes.back(), ". The memory is the real bill: A grows like n², the inputs like n. "
-      "At n = ", sizes.back(), " the saved weights are ", fixed(saved.back(), 1), " MiB, ",
-      fixed(saved.back() / inputs.back(), 1), " times Q, K and V together. Lesson 15 (tiled attention) does not "
-      "save A at all: it recomputes it, block by block, during backward.");
-  plots::Figure fig(2600, 1000, 1, 2);
-  fig.title(text("What backward costs: the fused attention op, B = ", B, ", d = ", d, " (float)"));
+  table({"$n$", "forward ms", "backward ms", "backward / forward", "saved $A$", "saved $A$ / ($Q$, $K$, $V$)"}, rows);
+  const double ratio = bwd.back() / fwd.back();
+  timing("backward_over_forward_largest_n", ratio);
+  claim({"backward_about_twice", "ratio >= 1 and ratio <= 4",
+         text("Backward does twice the forward's matrix products (four, $dV$, $dA$, $dQ$, $dK$, against two, $S$ and "
+              "$O$), plus the softmax rule, and it took ", fixed(ratio, 1), " times the forward at $n = ", sizes.back(), "$."),
+         text("Backward does twice the forward's matrix products, yet it took ", fixed(ratio, 1), " times the forward at "
+              "$n = ", sizes.back(), "$: on this machine other costs dominate."),
+         Expect::either_way, {{"ratio", ratio}}});
+  say("The memory is the real bill: $A$ grows like $n^2$, the inputs like $n$. At $n = ", sizes.back(), "$ the saved "
+      "weights are ", fixed(saved.back(), 1), " MiB, ", fixed(saved.back() / inputs.back(), 1), " times $Q$, $K$ and "
+      "$V$ together. Lesson 15 (tiled attention) does not save $A$ at all: it recomputes it, block by block, during "
+      "backward.");
+  // Log axes over whole decades, so that each shows several labelled ticks.
+  const auto decades = [](const std::vector<double>& a, const std::vector<double>& b) {
+    const auto [lo_a, hi_a] = std::minmax_element(a.begin(), a.end());
+    const auto [lo_b, hi_b] = std::minmax_element(b.begin(), b.end());
+    return std::pair{std::pow(10.0, std::floor(std::log10(std::min(*lo_a, *lo_b)))),
+                     std::pow(10.0, std::ceil(std::log10(std::max(*hi_a, *hi_b))))};
+  };
   plots::LineOptions lo;
   lo.log_x = lo.log_y = lo.markers = true;
-  plots::line_plot(fig.panel(0).title("Time (median)").xlabel("sequence length n").ylabel("milliseconds"),
+  std::tie(lo.ymin, lo.ymax) = decades(fwd, bwd);
+  plots::Figure time(1600, 1000);
+  time.title(text("Time of the fused attention op, B = ", B, ", d = ", d, " (float)"));
+  plots::line_plot(time.panel(0).xlabel("sequence length n (log scale)").ylabel("milliseconds, median (log scale)"),
                    {curve("forward", ns, fwd), curve("backward", ns, bwd)}, lo);
-  plots::line_plot(fig.panel(1).title("Memory").xlabel("sequence length n").ylabel("MiB"),
+  save_figure(time, "backward_cost", "Measured forward and backward time of the fused attention op against sequence "
+                                     "length, both axes logarithmic");
+  std::tie(lo.ymin, lo.ymax) = decades(saved, inputs);
+  plots::Figure memory(1600, 1000);
+  memory.title(text("Memory of the fused attention op, B = ", B, ", d = ", d, " (float)"));
+  plots::line_plot(memory.panel(0).xlabel("sequence length n (log scale)").ylabel("MiB (log scale)"),
                    {curve("A, saved for backward (n²)", ns, saved), curve("Q, K, V (n)", ns, inputs)}, lo);
-  save_figure(fig, "backward_cost",
-              "Measured forward and backward time of the fused attention op, and the bytes it saves for backward, "
-              "against sequence length");
+  save_figure(memory, "backward_memory", "The bytes the fused op saves for backward ($A$, $n^2$ per sequence) against "
+                                         "its inputs ($n$), both axes logarithmic");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return run_lesson({"06_attention_backward", "The backward pass of attention, by hand",
-                     "Reverse mode on the tape, the tape drawn as a graph, the softmax Jacobian, attention's five "
-                     "gradients by hand against the engine and finite differences, gradient checks catching broken "
-                     "backwards, and what backward costs",
-                     "max_rel_error_vs_fd"},
-                    argc, argv, [] {
+  LessonInfo info{"06_attention_backward", "The backward pass of attention, by hand",
+                  "Reverse mode on the tape, the tape drawn as a graph, the softmax Jacobian, attention's five "
+                  "gradients by hand against the engine and finite differences, gradient checks catching broken "
+                  "backwards, and what backward costs",
+                  "max_rel_error_vs_fd"};
+  info.lead_figure = "gradcheck_caught";
+  return run_lesson(info, argc, argv, [] {
                       Generator gen(seed());
                       section("1. Reverse mode in one screen");
                       reverse_mode(gen);

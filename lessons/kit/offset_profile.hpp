@@ -1,0 +1,27 @@
+// Where each head looks, by offset: over self-attention weights (B, h, L, L), the mean weight each
+// head puts at every offset i - j from -(L - 1) to L - 1 (offset_mass at each), its peak, and the
+// weight at a given offset. A head that fetches the token o places to the left peaks at o.
+#pragma once
+
+#include <utility>
+
+#include <xtensor/xarray.hpp>
+
+#include "core/array.hpp"
+
+namespace attnlab::lessons {
+
+struct OffsetProfile {
+  xt::xarray<double> weight;  // (h, 2L - 1): column o + L - 1 holds offset o
+  std::size_t length = 0;     // L
+
+  // The mean weight of `head` at `offset`; std::out_of_range naming OffsetProfile::at outside the range.
+  double at(std::size_t head, long offset) const;
+  // The offset where `head` looks most, and its weight there (the first such offset on ties).
+  std::pair<long, double> peak(std::size_t head) const;
+};
+
+// ShapeError naming offset_profile unless weights are (B, h, L, L).
+OffsetProfile offset_profile(const Array<float>& weights);
+
+}  // namespace attnlab::lessons

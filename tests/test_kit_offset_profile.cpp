@@ -1,0 +1,36 @@
+// Where each head looks, by offset (lessons/kit/offset_profile), on hand-made weights.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include <xtensor/xbuilder.hpp>
+
+#include "core/error.hpp"
+#include "lessons/kit/offset_profile.hpp"
+
+using namespace attnlab;
+using namespace attnlab::lessons;
+
+TEST_CASE("offset_profile: a head looking 2 back peaks at offset 2, one split between 0 and 1 weighs both") {
+  Array<float> w = xt::zeros<float>({2, 2, 5, 5});
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t i = 0; i < 5; ++i) {
+      w(b, 0, i, i >= 2 ? i - 2 : 0) = 1.0f;  // head 0: two back (the first two queries look at 0)
+      w(b, 1, i, i) = 0.75f;                  // head 1: itself and the previous token
+      w(b, 1, i, i == 0 ? 0 : i - 1) += 0.25f;
+    }
+  const OffsetProfile p = offset_profile(w);
+  REQUIRE(p.weight.shape()[0] == 2);
+  REQUIRE(p.weight.shape()[1] == 9);
+  CHECK(p.peak(0).first == 2);
+  CHECK(p.peak(0).second == doctest::Approx(1.0));
+  CHECK(p.at(0, 1) == doctest::Approx(1.0 / 4));  // query 1 looks at 0: offset 1, one of the 4 queries that have one
+  CHECK(p.at(1, 0) == doctest::Approx((0.75 * 4 + 1.0) / 5));
+  CHECK(p.at(1, 1) == doctest::Approx(0.25));
+  CHECK(p.at(1, -1) == doctest::Approx(0.0));
+  CHECK(p.peak(1).first == 0);
+  CHECK_THROWS_WITH_AS(p.at(0, 5), doctest::Contains("offset 5"), std::out_of_range);
+  CHECK_THROWS_WITH_AS(p.at(2, 0), doctest::Contains("head 2"), std::out_of_range);
+  CHECK_THROWS_WITH_AS(offset_profile(Array<float>(xt::zeros<float>({2, 5, 5}))), doctest::Contains("offset_profile"),
+                       ShapeError);
+}
