@@ -1,14 +1,13 @@
 // Lesson 12: BERT, a bidirectional encoder pretrained by filling in masked characters of real
-// English text, then fine-tuned to tell which file a fortune came from.
+// English text.
 //
 // A GPT predicts the next token from the ones before it. BERT (Devlin et al. 2018) reads the whole
 // text at once, both sides of every position, so it cannot be trained to predict "the next" token:
 // it would see it. Instead some of its input is hidden and it must restore it (the cloze task,
 // "masked language modelling"). Nobody labels anything: the text is its own supervision. We
 // pretrain a small BERT on the characters of the Debian fortunes corpus, score its guesses on
-// held-out text against counted baselines, fine-tune it to classify entries by topic against the
-// same model trained from scratch and a bag-of-characters classifier, and read what its heads
-// attend to. The windows, their masks and the counted baselines are nn/data/masked_windows.
+// held-out text against counted baselines and read what its heads attend to; lesson 13 fine-tunes
+// it. The windows, their masks and the counted baselines are nn/data/masked_windows.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -22,16 +21,13 @@
 #include <xtensor/xview.hpp>
 
 #include "lessons/kit/kit.hpp"
-#include "nn/checkpoint.hpp"
-#include "nn/data/batch.hpp"
-#include "nn/data/fortunes.hpp"
+#include "nn/data/cloze_corpus.hpp"
 #include "nn/data/masked_windows.hpp"
 #include "nn/transformer/masked_lm.hpp"
 
 using namespace attnlab;
 using namespace attnlab::lessons;
 namespace data = attnlab::nn::data;
-
 namespace {
 
 using F = float;
@@ -60,67 +56,27 @@ struct BertSettings {
   Phase short_windows, long_windows;
   double pretrain_lr;
   std::size_t held_out_windows;    // validation windows scored after every pretraining epoch
-  int finetune_epochs;
-  std::size_t finetune_batch;
-  double finetune_lr;
-  std::size_t finetune_per_topic;  // training entries per topic at most (0: all the split has)
-  std::size_t context() const { return long_windows.context; }  // the longest sequence: fine-tuning's too
+  std::size_t context() const { return long_windows.context; }  // the longest sequence
 };
 
 BertSettings settings() {
-  return full_or_quick(BertSettings{64, 4, 4, 256, {32, 64, 8192, 10}, {128, 32, 2048, 4}, 2e-3, 400, 10, 32, 5e-4, 100},
-                       BertSettings{48, 4, 2, 192, {32, 32, 4096, 6}, {64, 32, 1024, 1}, 4e-3, 64, 6, 32, 1e-3, 60});
+  // Lesson 13 builds the same model (the same sizes) to fine-tune this one's checkpoint.
+  return full_or_quick(BertSettings{64, 4, 4, 256, {32, 64, 8192, 10}, {128, 32, 2048, 4}, 2e-3, 400},
+                       BertSettings{48, 4, 2, 192, {32, 32, 4096, 6}, {64, 32, 1024, 1}, 4e-3, 64});
 }
+
 
 // ---------------------------------------------------------------------------------------------
-// The corpus as characters.
+// The corpus as characters (nn/data/cloze_corpus): the same split, vocabulary and streams in lessons 12 and 13.
 
-struct Corpus {
-  data::FortuneSplits split;
-  data::Vocab vocab;           // the characters of the training entries, then <mask> and <cls>
-  data::ClozeIds ids;          // [CLS], [MASK] and the characters [first, end)
-  std::vector<Index> train, validation, test;  // each entry's characters, then <eos>
-};
-
-std::vector<Index> stream_of(const data::Vocab& vocab, const std::vector<data::Fortune>& entries) {
-  std::vector<Index> s;
-  for (const auto& e : entries) {
-    const std::vector<Index> ids = data::encode_fortune(vocab, e.text);
-    s.insert(s.end(), ids.begin(), ids.end());
-    s.push_back(data::Vocab::eos);
-  }
-  return s;
-}
+using Corpus = data::ClozeCorpus;
+using data::entry_ids;
+using data::one_line_entry;
 
 Corpus load_corpus() {
-  Corpus c;
-  c.split = data::split_fortunes(data::read_fortunes(), kHeldOutShare, kHeldOutShare, kSplitSeed);
-  c.vocab = data::fortune_vocab(c.split.train);
-  c.ids.first = Index(data::Vocab::num_specials), c.ids.end = Index(c.vocab.size());
-  c.ids.mask = c.vocab.add("<mask>");
-  c.ids.cls = c.vocab.add("<cls>");
-  c.train = stream_of(c.vocab, c.split.train);
-  c.validation = stream_of(c.vocab, c.split.validation);
-  c.test = stream_of(c.vocab, c.split.test);
-  return c;
+  return data::cloze_corpus(data::split_fortunes(data::read_fortunes(), kHeldOutShare, kHeldOutShare, kSplitSeed));
 }
 
-// [CLS], an entry's characters, <eos>.
-std::vector<Index> entry_ids(const Corpus& c, const std::string& text) {
-  std::vector<Index> ids = {c.ids.cls};
-  for (Index id : data::encode_fortune(c.vocab, text)) ids.push_back(id);
-  ids.push_back(data::Vocab::eos);
-  return ids;
-}
-
-// The first held-out entry of a split on one line with a length in [lo, hi].
-const data::Fortune& one_line_entry(const std::vector<data::Fortune>& split, std::size_t lo, std::size_t hi) {
-  for (const auto& e : split)
-    if (e.text.size() >= lo && e.text.size() <= hi && e.text.find('\n') == std::string::npos) return e;
-  return split.front();
-}
-
-// A token as the figures and the report show it: a character as the kit's visible() shows it, the
 // specials as short marks.
 std::string shown(const data::Vocab& v, Index id) {
   const std::string& t = v.token(id);
@@ -342,7 +298,7 @@ void baselines_and_model(const Corpus& c, const BertSettings& r, Pretrained& p) 
          row(text(r.layers, " pre-norm encoder layers and the final norm (", r.heads, " heads, FFN ", r.d_ff, ")"),
              bert.model.encoder.parameter_count()),
          row("MLM head: dense, norm, output bias", bert.mlm.parameter_count()),
-         row("[CLS] classifier (used when fine-tuning)", bert.model.head.parameter_count()),
+         row("[CLS] classifier (used when fine-tuning, lesson 13)", bert.model.head.parameter_count()),
          row("total", bert.parameter_count())});
   config({{"d_model", r.d_model}, {"heads", r.heads}, {"layers", r.layers}, {"d_ff", r.d_ff},
           {"positions", "relative (T5 buckets)"}, {"neighbour_alpha", alpha}});
@@ -584,341 +540,7 @@ void fill_in(const Corpus& c, nn::MaskedLM<F>& bert) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 3. Fine-tuning: which file is an entry from?
-
-struct TopicSet {
-  std::vector<std::vector<Index>> entries;  // [CLS] characters <eos>, uncut
-  IndexArray labels;
-  std::vector<std::string> texts;
-  std::size_t size() const { return entries.size(); }
-};
-
-// The same number of entries of every topic (the rarest topic's count in this split), the first
-// ones in the split's (shuffled) order.
-TopicSet topic_set(const Corpus& c, const std::vector<data::Fortune>& split, std::size_t cap = 0) {
-  std::vector<std::vector<const data::Fortune*>> by(kTopics.size());
-  for (const auto& e : split)
-    for (std::size_t t = 0; t < kTopics.size(); ++t)
-      if (e.topic == kTopics[t]) by[t].push_back(&e);
-  std::size_t n = by[0].size();
-  for (const auto& b : by) n = std::min(n, b.size());
-  if (cap) n = std::min(n, cap);
-  TopicSet s;
-  std::vector<Index> labels;
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t t = 0; t < kTopics.size(); ++t) {
-      std::vector<Index> ids = {c.ids.cls};
-      for (Index id : data::encode_fortune(c.vocab, by[t][i]->text)) ids.push_back(id);
-      ids.push_back(data::Vocab::eos);
-      s.entries.push_back(std::move(ids));
-      s.texts.push_back(by[t][i]->text);
-      labels.push_back(Index(t));
-    }
-  s.labels = xt::adapt(labels, {labels.size()});
-  return s;
-}
-
-struct TopicData {
-  TopicSet train, validation, test;
-};
-
-// A batch of entries cut to the context: [CLS], then a window of the characters (a random one in
-// training when the entry is longer, its beginning otherwise), <eos> kept at the end when it fits.
-struct ClassBatch {
-  IndexArray ids;
-  Allowed real;
-  IndexArray labels;
-};
-
-ClassBatch class_batch(const TopicSet& s, const std::vector<std::size_t>& rows, std::size_t context, Generator* crop) {
-  std::size_t L = 0;
-  std::vector<std::vector<Index>> cut;
-  for (std::size_t r : rows) {
-    const std::vector<Index>& e = s.entries[r];
-    std::vector<Index> ids = e;
-    if (e.size() > context) {
-      const std::size_t body = e.size() - 1, keep = context - 1;  // characters and <eos> after [CLS]
-      const std::size_t start = crop ? 1 + crop->below(body - keep + 1) : 1;
-      ids = {e[0]};
-      ids.insert(ids.end(), e.begin() + long(start), e.begin() + long(start + keep));
-    }
-    L = std::max(L, ids.size());
-    cut.push_back(std::move(ids));
-  }
-  ClassBatch b{xt::zeros<Index>({rows.size(), L}), Allowed::where(Mask(xt::zeros<bool>({rows.size(), L}))),
-               IndexArray::from_shape({rows.size()})};
-  Mask real = xt::zeros<bool>({rows.size(), L});
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    for (std::size_t l = 0; l < cut[i].size(); ++l) b.ids(i, l) = cut[i][l], real(i, l) = true;
-    b.labels(i) = s.labels(rows[i]);
-  }
-  b.real = Allowed::where(real);
-  return b;
-}
-
-// Class probabilities (N, K) of every entry of a set, from their beginnings.
-Array<F> topic_probabilities(nn::EncoderModel<F>& model, const TopicSet& s, std::size_t context) {
-  model.eval();
-  return rows_in_batches(s.size(), 64, [&](const std::vector<std::size_t>& rows) {
-    const ClassBatch b = class_batch(s, rows, context, nullptr);
-    return softmax(model.forward(b.ids, b.real), -1).value();
-  });
-}
-
-struct FineTuned {
-  std::unique_ptr<nn::MaskedLM<F>> bert;
-  History history;
-  IndexArray test_predicted;
-  double test_accuracy = 0;
-};
-
-// The same recipe for both starts: AdamW, a 10 % warm-up then a cosine decay, the same epochs and
-// the same batches.
-Recipe finetune_recipe(const BertSettings& r) {
-  Recipe f;
-  f.epochs = r.finetune_epochs, f.batch = r.finetune_batch, f.lr = r.finetune_lr, f.weight_decay = 0.01;
-  f.warmup = 0.1, f.decay = Decay::cosine, f.floor = 0.05, f.clip = 1.0, f.seed = seed() + 31;
-  return f;
-}
-
-FineTuned fine_tune(const Corpus& c, const TopicData& d, const BertSettings& r, const std::string& label,
-                    const std::string& pretrained_weights) {
-  FineTuned f{new_bert(c, r), {}, {}, 0};
-  if (!pretrained_weights.empty()) nn::load_checkpoint(pretrained_weights, f.bert->named_parameters());
-  nn::EncoderModel<F>& model = f.bert->model;
-  Recipe recipe = finetune_recipe(r);
-  recipe.label = label;
-  recipe.validate = [&] { return class_scores(topic_probabilities(model, d.validation, r.context()), d.validation.labels); };
-  Generator crop(seed() + 32);
-  f.history = train(model, d.train.size(), [&](const std::vector<std::size_t>& rows) {
-    const ClassBatch b = class_batch(d.train, rows, r.context(), &crop);
-    return cross_entropy(model.forward(b.ids, b.real), b.labels);
-  }, recipe);
-  f.test_predicted = nn::argmax_last(topic_probabilities(model, d.test, r.context()));
-  f.test_accuracy = nn::accuracy(f.test_predicted, d.test.labels);
-  return f;
-}
-
-// A linear classifier on fixed features (N, k), standardized with the training set's means and
-// spreads, trained to convergence: full-batch AdamW, weight decay 0.05. Returns its validation
-// and test accuracy.
-struct LinearClassifier : nn::Module<F> {
-  LinearClassifier(std::size_t features, Generator& gen) : linear(features, kTopics.size(), gen) {
-    register_module("linear", linear);
-  }
-  nn::Linear<F> linear;
-};
-
-struct ProbeScores {
-  double validation = 0, test = 0;
-};
-
-constexpr int kProbeSteps = 300;
-
-ProbeScores linear_probe(Array<F> train, Array<F> validation, Array<F> test, const TopicData& d, const std::string& label) {
-  const Array<F> mu = xt::mean(train, {0});
-  const Array<F> sd = xt::sqrt(xt::mean(xt::square(train - mu), {0})) + F(1e-3);
-  for (Array<F>* a : {&train, &validation, &test}) *a = (*a - mu) / sd;
-  Generator gen(seed() + 41);
-  LinearClassifier probe(train.shape()[1], gen);
-  Recipe recipe;  // full-batch AdamW at a constant rate, to convergence
-  recipe.label = label, recipe.epochs = full_or_quick(kProbeSteps, kProbeSteps / 3), recipe.batch = 0;
-  recipe.lr = 1e-2, recipe.weight_decay = 0.05, recipe.decay = Decay::constant, recipe.clip = 0, recipe.seed = seed();
-  lessons::train(probe, d.train.size(), [&](const std::vector<std::size_t>& rows) {
-    return cross_entropy(probe.linear(Tensor<F>(data::take_rows(train, rows))), data::take_rows(d.train.labels, rows));
-  }, recipe);
-  NoGrad no_grad;
-  const auto accuracy = [&](const Array<F>& x, const IndexArray& y) {
-    return nn::accuracy(nn::argmax_last(probe.linear(Tensor<F>(x)).value()), y);
-  };
-  return {accuracy(validation, d.validation.labels), accuracy(test, d.test.labels)};
-}
-
-// The characters' frequencies in the window the models read (the first context - 2 characters).
-Array<F> character_frequencies(const Corpus& c, const TopicSet& s, std::size_t context) {
-  const std::size_t V = c.vocab.size();
-  Array<F> x = xt::zeros<F>({s.size(), V});
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const std::size_t n = std::min(s.entries[i].size(), context) - 2;
-    for (std::size_t l = 1; l <= n; ++l) x(i, std::size_t(s.entries[i][l])) += F(1) / F(n);
-  }
-  return x;
-}
-
-// A frozen encoder's output for every entry: [CLS]'s final vector, or the mean of the real tokens'.
-Array<F> encoder_features(nn::EncoderModel<F>& model, const TopicSet& s, std::size_t context, bool mean_of_tokens) {
-  model.eval();
-  const std::size_t d = model.config().layer.d_model;
-  return rows_in_batches(s.size(), 64, [&](const std::vector<std::size_t>& rows) {
-    const ClassBatch b = class_batch(s, rows, context, nullptr);
-    const Array<F> h = model.features(b.ids, b.real).value();  // (B, L, d)
-    Array<F> f = xt::zeros<F>({rows.size(), d});
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      std::size_t n = 0;
-      for (std::size_t l = 0; l < h.shape()[1]; ++l) {
-        if (mean_of_tokens ? !b.real.mask()(i, l) : l > 0) continue;
-        xt::view(f, i) += xt::view(h, i, l);
-        ++n;
-      }
-      xt::view(f, i) /= F(std::max<std::size_t>(n, 1));
-    }
-    return f;
-  });
-}
-
-double bag_of_characters(const Corpus& c, const TopicData& d, const BertSettings& r) {
-  const ProbeScores s = linear_probe(character_frequencies(c, d.train, r.context()), character_frequencies(c, d.validation, r.context()),
-                                     character_frequencies(c, d.test, r.context()), d, "bag of characters");
-  say("The baseline: a linear classifier on the ", c.vocab.size(), " character frequencies of the same window the "
-      "models read, trained to convergence (", full_or_quick(kProbeSteps, kProbeSteps / 3), " full-batch AdamW steps, "
-      "weight decay 0.05): validation ", fixed(s.validation, 3), ", test ", fixed(s.test, 3), ".");
-  metric("finetune_test_accuracy_bag_of_characters", s.test);
-  claim({"bag_beats_chance", "finetune_test_accuracy_bag_of_characters > 0.35",
-         text("Characters alone say a good deal (", fixed(s.test, 3), " against chance ", fixed(1.0 / double(kTopics.size()), 3),
-              "): definitions are full of commas and colons, songs of line breaks, Zippy of capitals and exclamation marks."),
-         text("Characters alone say little here: ", fixed(s.test, 3), " against chance ", fixed(1.0 / double(kTopics.size()), 3), ".")});
-  return s.test;
-}
-
-// What pretraining put into the features, with nothing fine-tuned: the same linear classifier on
-// the frozen encoder's outputs, pretrained against the random start.
-void frozen_probes(const Corpus& c, const TopicData& d, const BertSettings& r, nn::MaskedLM<F>& pretrained) {
-  const auto initial = new_bert(c, r);
-  std::vector<std::vector<std::string>> rows;
-  double probe_gain = 0;  // the mean-of-tokens probe, pretrained minus random
-  for (bool mean : {false, true}) {
-    std::vector<std::string> cells = {mean ? "mean of the tokens' vectors" : "[CLS]'s vector"};
-    for (nn::MaskedLM<F>* m : {initial.get(), &pretrained}) {
-      nn::EncoderModel<F>& e = m->model;
-      const ProbeScores s = linear_probe(encoder_features(e, d.train, r.context(), mean),
-                                         encoder_features(e, d.validation, r.context(), mean),
-                                         encoder_features(e, d.test, r.context(), mean), d, "probe");
-      cells.push_back(fixed(s.test, 3));
-      if (mean) probe_gain += m == &pretrained ? s.test : -s.test;
-      metric(text("probe_test_accuracy_", m == &pretrained ? "pretrained" : "random", mean ? "_mean" : "_cls"), s.test);
-    }
-    rows.push_back(cells);
-  }
-  metric("probe_gain_pretrained_over_random", probe_gain);
-  say("Before fine-tuning anything: how much of the topic can a linear classifier read off the frozen encoder's "
-      "output? Once from the random weights pretraining started from, once from the pretrained ones, with the "
-      "probe of the bag of characters:");
-  table({"frozen encoder, linear classifier on", "random weights: test accuracy", "pretrained: test accuracy"}, rows);
-  claim({"probe_reads_pretraining", "probe_gain_pretrained_over_random > 0.03",
-         text("On the mean of the tokens' vectors the probe reads ", fixed(probe_gain, 3), " more of the topic from the "
-              "pretrained encoder than from its random start: pretraining put something about the topic into the features."),
-         text("On the mean of the tokens' vectors the probe reads about as much of the topic from the pretrained encoder "
-              "as from its random start (a difference of ", fixed(probe_gain, 3), "): a random encoder's features "
-              "already mix the characters, and the pretraining added little a linear probe can use."),
-         Expect::either_way});
-}
-
-void fine_tuning(const Corpus& c, const BertSettings& r, nn::MaskedLM<F>* bert, FineTuned& pretrained, FineTuned& scratch) {
-  TopicData d{topic_set(c, c.split.train, r.finetune_per_topic), topic_set(c, c.split.validation), topic_set(c, c.split.test)};
-  say("The task: which of ", listing(kTopics), " does an entry come from? Each split keeps the same number of "
-      "entries of every topic, so chance is ", percent(1.0 / double(kTopics.size()), 0), ": ", d.train.size(),
-      " training entries (", d.train.size() / kTopics.size(), " per topic: labels are what costs, and what pretraining "
-      "is meant to save), ", d.validation.size(), " validation and ", d.test.size(), " test entries (the rarest "
-      "topic's count in those splits). The test entries were held out of pretraining too. The classifier reads the "
-      "[CLS] token's vector after the last layer; in pretraining [CLS] was never a target, so whatever it gathers "
-      "it learns now.");
-  config({{"topics", kTopics}, {"finetune_epochs", r.finetune_epochs}, {"finetune_batch", r.finetune_batch},
-          {"finetune_peak_lr", r.finetune_lr}});
-  const double bag = bag_of_characters(c, d, r);
-  frozen_probes(c, d, r, *bert);
-  const Recipe recipe = finetune_recipe(r);
-  say("Now the same network twice, with the same recipe (", describe(recipe, fit_steps(d.train.size(), recipe)),
-      ") and the same batches: once from the pretrained weights, once from the random ones pretraining started from.");
-  pretrained = fine_tune(c, d, r, "fine-tune pretrained", lesson().path("bert_mlm.npz"));
-  scratch = fine_tune(c, d, r, "fine-tune from scratch", "");
-  nn::save_checkpoint(lesson().path("bert_topics.npz"), pretrained.bert->named_parameters());
-  nn::save_checkpoint(lesson().path("scratch_topics.npz"), scratch.bert->named_parameters());
-
-  const auto& pa = pretrained.history.validation_of("accuracy");
-  const auto& sa = scratch.history.validation_of("accuracy");
-  std::vector<std::vector<std::string>> rows;
-  for (std::size_t e = 0; e < pa.size(); ++e)
-    rows.push_back(row(e + 1, fixed(pretrained.history.epoch_loss[e], 3), fixed(pa[e], 3),
-                       fixed(scratch.history.epoch_loss[e], 3), fixed(sa[e], 3)));
-  table({"epoch", "pretrained: training loss", "validation accuracy", "from scratch: training loss", "validation accuracy"}, rows);
-  table({"model", "test accuracy"},
-        {row("chance", fixed(1.0 / double(kTopics.size()), 3)), row("bag of characters, linear", fixed(bag, 3)),
-         row("BERT from scratch", fixed(scratch.test_accuracy, 3)), row("BERT pretrained, fine-tuned", fixed(pretrained.test_accuracy, 3))});
-  // Where the two disagree: entries only one of them gets right (a paired look at one test set).
-  std::size_t only_pretrained = 0, only_scratch = 0;
-  for (std::size_t i = 0; i < d.test.size(); ++i) {
-    const bool p_right = pretrained.test_predicted(i) == d.test.labels(i), s_right = scratch.test_predicted(i) == d.test.labels(i);
-    only_pretrained += p_right && !s_right;
-    only_scratch += s_right && !p_right;
-  }
-  const double gap = pretrained.test_accuracy - scratch.test_accuracy;
-  // With n entries on which the two disagree, chance alone moves the gap by about sqrt(n) entries.
-  const double noise = std::sqrt(double(only_pretrained + only_scratch)) / double(d.test.size());
-  say("Scored once on the ", d.test.size(), " test entries: pretrained and fine-tuned ", percent(pretrained.test_accuracy, 1),
-      ", the same network from scratch ", percent(scratch.test_accuracy, 1), ", the bag of characters ", percent(bag, 1),
-      ". The pretrained model alone gets ", only_pretrained, " entries right, the one from scratch alone ", only_scratch,
-      ": a gap of ", fixed(100 * gap, 1), " points. With $n$ entries on which the two disagree, chance alone moves "
-      "the gap by about $\\sqrt{n}$ entries, here ", fixed(100 * noise, 1), " points.");
-  metric("finetune_test_gap", gap);
-  metric("finetune_test_gap_noise", noise);
-  claim({"pretraining_pays", "finetune_test_gap > 2 * finetune_test_gap_noise",
-         text("The gap is more than twice that: pretraining pays, ", fixed(100 * gap, 1), " points on the test entries."),
-         text("The gap (", fixed(100 * gap, 1), " points) is not more than twice that: at this pretraining budget the "
-              "labels teach the network about as much as the pretraining did. The topics show in which words an entry "
-              "uses, which the labelled entries teach well enough, and a model that restores a minority of masked "
-              "characters has learned spelling more than meaning; BERT's gains came from pretraining thousands of "
-              "times longer."),
-         Expect::either_way});
-  metric("finetune_test_accuracy_pretrained", pretrained.test_accuracy);
-  metric("finetune_test_accuracy_scratch", scratch.test_accuracy);
-  metric("finetune_validation_accuracy_pretrained", pa.back());
-  metric("finetune_validation_accuracy_scratch", sa.back());
-  timing("finetune_seconds_pretrained", pretrained.history.seconds);
-  timing("finetune_seconds_scratch", scratch.history.seconds);
-
-  plots::Figure fig(1800, 1900, 2, 1);
-  fig.title("Fine-tuning on five topics: pretrained against from scratch");
-  const auto by_step = [](const History& h) { return windowed(h.loss, std::max<std::size_t>(1, h.steps_per_epoch / 2)); };
-  const Windowed wp = by_step(pretrained.history), ws = by_step(scratch.history);
-  plots::LineOptions training_style;
-  plots::line_plot(fig.panel(0).title("Training loss").xlabel("step").ylabel("cross-entropy"),
-                   {curve("pretrained", wp.x, wp.y), curve("from scratch", ws.x, ws.y)}, training_style);
-  plots::LineOptions lo;
-  lo.markers = true;
-  lo.ymin = 0.0;
-  lo.ymax = 1.0;
-  std::vector<double> x(pa.size());
-  std::iota(x.begin(), x.end(), 1.0);
-  plots::Series chance = curve("chance", {1.0, double(pa.size())}, {1.0 / double(kTopics.size()), 1.0 / double(kTopics.size())});
-  chance.dashed = true;
-  chance.color = plots::Color{0.6, 0.6, 0.6};
-  plots::Series bag_line = curve("bag of characters (test)", {1.0, double(pa.size())}, {bag, bag});
-  bag_line.dashed = true;
-  bag_line.color = plots::series_color(2);
-  plots::line_plot(fig.panel(1).title("Validation accuracy").xlabel("epoch").ylabel("accuracy"),
-                   {curve("pretrained", x, pa), curve("from scratch", x, sa), bag_line, chance}, lo);
-  save_figure(fig, "finetuning",
-              "Fine-tuning the pretrained BERT and the same network from its random start, same recipe and batches: "
-              "training loss by step (means of half epochs, top) and validation accuracy after each epoch, with the "
-              "bag-of-characters classifier and chance.");
-
-  // The confusion matrix of the pretrained model on the test entries.
-  const std::size_t K = kTopics.size();
-  const Array<double> confusion = nn::confusion_rates(d.test.labels, pretrained.test_predicted, K);
-  plots::Figure cf(1800, 1500);
-  cf.title("Pretrained BERT, fine-tuned: true topic (rows) against predicted (columns), test entries");
-  confusion_panel(cf.panel(0), confusion, kTopics, "share of the true topic");
-  save_figure(cf, "confusion", "Confusion matrix of the fine-tuned pretrained model on the test entries; each row sums to 1.");
-  std::size_t worst_t = 0, worst_p = 1;
-  for (std::size_t t = 0; t < K; ++t)
-    for (std::size_t q = 0; q < K; ++q)
-      if (t != q && confusion(t, q) > confusion(worst_t, worst_p)) worst_t = t, worst_p = q;
-  say("Its most frequent confusion: ", kTopics[worst_t], " taken for ", kTopics[worst_p], " (",
-      percent(confusion(worst_t, worst_p), 0), " of the ", kTopics[worst_t], " test entries).");
-}
-
-// ---------------------------------------------------------------------------------------------
-// 4. What the encoder attends to.
+// 3. What the heads attend to.
 
 // Runs one sequence through a model and returns each layer's weights (h, L, L).
 std::vector<xt::xarray<double>> attention_on(nn::EncoderModel<F>& model, const std::vector<Index>& ids) {
@@ -930,72 +552,6 @@ std::vector<xt::xarray<double>> attention_on(nn::EncoderModel<F>& model, const s
   return out;
 }
 
-// [CLS]'s attention in every layer over one held-out entry the fine-tuned model gets right.
-void cls_attention(const Corpus& c, const FineTuned& f, const BertSettings& r) {
-  const TopicSet d = topic_set(c, c.split.test);
-  std::optional<std::size_t> pick;
-  for (std::size_t i = 0; i < d.size() && !pick; ++i)
-    if (d.entries[i].size() >= 24 && d.entries[i].size() <= 40 && f.test_predicted(i) == d.labels(i)) pick = i;
-  if (!pick) pick = 0;
-  std::vector<Index> ids = d.entries[*pick];
-  if (ids.size() > r.context()) ids.resize(r.context());
-  const auto layers = attention_on(f.bert->model, ids);
-  const std::size_t L = layers.size(), H = layers[0].shape()[0];
-  xt::xarray<double> rows = xt::zeros<double>({L + H, ids.size()});
-  std::vector<std::string> labels, cells;
-  for (std::size_t l = 0; l < L; ++l) {
-    xt::view(rows, l) = xt::mean(xt::view(layers[l], xt::all(), 0, xt::all()), {0});
-    labels.push_back(text("layer ", l + 1, " (mean of heads)"));
-  }
-  for (std::size_t h = 0; h < H; ++h) {
-    xt::view(rows, L + h) = xt::view(layers[L - 1], h, 0, xt::all());
-    labels.push_back(text("layer ", L, ", head ", h + 1));
-  }
-  for (std::size_t k = 0; k < L + H; ++k)
-    for (Index id : ids) cells.push_back(shown(c.vocab, id));
-  plots::HeatmapOptions ho;
-  ho.cell_text = cells;
-  ho.y_labels = labels;
-  ho.x_labels = number_labels(ids.size(), 10);
-  ho.colorbar_label = "attention weight of [CLS]";
-  ho.cmap = plots::Colormap::reds();
-  HeatmapFigureOptions hs;
-  hs.title = text("Where [CLS] looks in a held-out ", kTopics[std::size_t(d.labels(*pick))], " entry (fine-tuned model)");
-  hs.xlabel = "position";
-  hs.width = 2000;
-  hs.height = int(400 + 1800 / ids.size() * (L + H));
-  save_figure(heatmap_figure(rows, ho, hs), "cls_attention",
-              "The fine-tuned pretrained model's [CLS] query over a test entry it classifies correctly: each layer's "
-              "weights (mean of the heads), then each head of the last layer, over the characters.");
-
-  // Over every test entry: how much of [CLS]'s attention lands on the specials, on spaces and
-  // punctuation, and on letters and digits, per layer, against those tokens' share of the text.
-  std::vector<std::array<double, 3>> mass(L, std::array<double, 3>{});
-  std::array<double, 3> share{};
-  const auto kind = [&](Index id) {
-    if (id < c.ids.first || id >= c.ids.end) return 0;
-    const std::string& t = c.vocab.token(id);
-    return (t.size() == 1 && std::isalnum(static_cast<unsigned char>(t[0]))) ? 2 : 1;
-  };
-  for (std::size_t i = 0; i < d.size(); ++i) {
-    std::vector<Index> e = d.entries[i];
-    if (e.size() > r.context()) e.resize(r.context());
-    const auto a = attention_on(f.bert->model, e);
-    for (std::size_t l = 0; l < L; ++l)
-      for (std::size_t j = 0; j < e.size(); ++j)
-        mass[l][std::size_t(kind(e[j]))] += xt::mean(xt::view(a[l], xt::all(), 0, j))() / double(d.size());
-    for (Index id : e) share[std::size_t(kind(id))] += 1.0 / double(e.size()) / double(d.size());
-  }
-  std::vector<std::vector<std::string>> table_rows = {
-      row("share of the tokens", percent(share[0], 1), percent(share[1], 1), percent(share[2], 1))};
-  for (std::size_t l = 0; l < L; ++l)
-    table_rows.push_back(row(text("layer ", l + 1, ": [CLS]'s attention"), percent(mass[l][0], 1), percent(mass[l][1], 1),
-                             percent(mass[l][2], 1)));
-  table({"over the " + std::to_string(d.size()) + " test entries", "[CLS] and <eos>", "spaces and punctuation", "letters and digits"},
-        table_rows);
-  metric("cls_attention_on_specials_last_layer", mass[L - 1][0]);
-  metric("cls_attention_on_letters_last_layer", mass[L - 1][2]);
-}
 
 // Every head of every layer of the pretrained model on one held-out sentence.
 void head_grid_of_one_sentence(const Corpus& c, nn::MaskedLM<F>& bert) {
@@ -1109,25 +665,25 @@ void attention_by_offset(const Corpus& c, nn::MaskedLM<F>& bert, const BertSetti
          Expect::either_way});
 }
 
+
 // ---------------------------------------------------------------------------------------------
-// 5. What to take away.
+// 4. What to take away.
 
 void takeaway() {
   say("The cloze task turns unlabelled text into a training signal: hide some characters, ask for them back, and "
       "score the answer with $-\\log p(x_i \\mid \\tilde x)$. Reading both sides makes the encoder a reader, not a "
-      "writer; the 80/10/10 rule keeps it honest about the characters it can see. What this run's model reached, "
-      "against the counted baselines, and what its pretraining was worth to the topic classifier, is measured in "
-      "sections 2 and 3 above. The checkpoints are in the output folder: bert_mlm.npz (the pretrained model and its "
-      "AdamW state; --from that folder continues pretraining from it), bert_topics.npz and scratch_topics.npz (the "
-      "two fine-tuned models); numpy reads them with np.load.");
+      "writer; the 80/10/10 rule keeps it honest about the characters it can see. What this run's model reached "
+      "against the counted baselines is measured in section 2. The output folder keeps bert_mlm.npz, the pretrained "
+      "model and its AdamW state: --from that folder continues pretraining from it here, and lesson 13 fine-tunes it "
+      "(numpy reads it with np.load).");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  LessonInfo info{"12_bert", "BERT: masked language modelling on fortunes, then fine-tuning",
-                  "The 80/10/10 masking rule, a small BERT pretrained on characters of the fortunes corpus, fine-tuned "
-                  "to tell topics apart against the same model from scratch, and what its heads attend to",
+  LessonInfo info{"12_bert", "BERT: masked language modelling on fortunes",
+                  "The 80/10/10 masking rule, a small BERT pretrained on characters of the fortunes corpus against "
+                  "counted baselines, and what its heads attend to",
                   "mlm_test_accuracy_masked", "", {"bert_mlm.npz"}};
   info.lead_figure = "mlm_training";
   return run_lesson(info, argc, argv, [] {
@@ -1142,14 +698,10 @@ int main(int argc, char** argv) {
     Pretrained p = pretrain(c, r);
     pretraining_results(c, p, r);
     fill_in(c, *p.bert);
-    section("3. Fine-tuning: which file is an entry from?");
-    FineTuned pre, scratch;
-    fine_tuning(c, r, p.bert.get(), pre, scratch);
-    section("4. What the encoder attends to");
-    cls_attention(c, pre, r);
+    section("3. What the heads attend to");
     head_grid_of_one_sentence(c, *p.bert);
     attention_by_offset(c, *p.bert, r);
-    section("5. What to take away");
+    section("4. What to take away");
     takeaway();
   });
 }

@@ -135,3 +135,66 @@ TEST_CASE("ClozeTally: means by choice, zeros when empty") {
   CHECK(s.accuracy_on(MaskChoice::kept) == doctest::Approx(1.0));
   CHECK(s.count_by_choice[std::size_t(MaskChoice::random)] == 0);
 }
+
+// ----------------------------------------------------------------------------- the cloze corpus
+
+#include "nn/data/cloze_corpus.hpp"
+
+namespace {
+FortuneSplits tiny_splits() {
+  FortuneSplits s;
+  s.train = {{"ab", "x"}, {"ba ab", "y"}, {"abba", "x"}, {"b", "y"}, {"aaa", "x"}};
+  s.validation = {{"ab c", "x"}, {"b", "y"}};
+  s.test = {{"a\nb", "y"}};
+  return s;
+}
+}  // namespace
+
+TEST_CASE("cloze_corpus: streams end entries with <eos>; [MASK] and [CLS] after the characters") {
+  const ClozeCorpus c = cloze_corpus(tiny_splits());
+  CHECK(c.ids.first == Index(Vocab::num_specials));
+  CHECK(c.ids.end == c.ids.first + 3);  // 'a', 'b', ' '
+  CHECK(c.ids.mask == c.ids.end);
+  CHECK(c.ids.cls == c.ids.end + 1);
+  CHECK(c.train.size() == 2 + 5 + 4 + 1 + 3 + 5);  // characters and one <eos> each
+  CHECK(c.train[2] == Vocab::eos);
+  CHECK(c.validation[3] == Vocab::unk);  // 'c' is not a training character
+  const std::vector<Index> e = entry_ids(c, "ab");
+  REQUIRE(e.size() == 4);
+  CHECK(e.front() == c.ids.cls);
+  CHECK(e.back() == Vocab::eos);
+  CHECK(&one_line_entry(c.split.test, 1, 10) == &c.split.test.front());  // none on one line: the first
+  CHECK(one_line_entry(c.split.train, 4, 4).text == "abba");
+  CHECK_THROWS_WITH_AS(cloze_corpus({}), doctest::Contains("cloze_corpus"), std::invalid_argument);
+}
+
+TEST_CASE("topic_set and topic_batch: balanced, interleaved, cut to the context, padded") {
+  const ClozeCorpus c = cloze_corpus(tiny_splits());
+  const TopicSet s = topic_set(c, c.split.train, {"x", "y"});
+  REQUIRE(s.size() == 4);  // two of each: y has two entries
+  CHECK(s.labels == IndexArray{0, 1, 0, 1});
+  CHECK(s.entries[1] == entry_ids(c, "ba ab"));
+  CHECK(topic_set(c, c.split.train, {"x", "y"}, 1).size() == 2);
+  CHECK_THROWS_WITH_AS(topic_set(c, c.split.train, {"x", "z"}), doctest::Contains("'z'"), std::invalid_argument);
+  const TopicBatch b = topic_batch(s, {1, 0}, 4, nullptr);  // "ba ab" cut to [CLS] b a ' '
+  REQUIRE(b.ids.shape() == std::vector<std::size_t>{2, 4});
+  CHECK(b.ids(0, 1) == s.entries[1][1]);
+  CHECK(b.ids(0, 3) == s.entries[1][3]);
+  CHECK(b.ids(1, 3) == Vocab::eos);  // "ab": [CLS] a b <eos>, whole
+  CHECK(b.labels == IndexArray{1, 0});
+  const TopicBatch short_rows = topic_batch(s, {3}, 10, nullptr);  // "b": [CLS] b <eos>
+  CHECK(short_rows.ids.shape()[1] == 3);
+  Generator gen(1);
+  for (int k = 0; k < 20; ++k) {  // a random window keeps [CLS] and 3 consecutive tokens
+    const TopicBatch r = topic_batch(s, {1}, 4, &gen);
+    CHECK(r.ids(0, 0) == c.ids.cls);
+    bool found = false;
+    for (std::size_t st = 1; st + 3 <= s.entries[1].size(); ++st)
+      found = found || (r.ids(0, 1) == s.entries[1][st] && r.ids(0, 2) == s.entries[1][st + 1] && r.ids(0, 3) == s.entries[1][st + 2]);
+    CHECK(found);
+  }
+  CHECK_THROWS_WITH_AS(topic_batch(s, {4}, 4, nullptr), doctest::Contains("row 4"), std::invalid_argument);
+  const Array<float> f = character_frequencies(s, c.vocab.size(), 100);
+  CHECK(f(0, std::size_t(c.ids.first)) == doctest::Approx(0.5));  // "ab": a and b
+  CHECK(xt::sum(xt::view(f, 1))() == doctest::Approx(1.0));
+}
