@@ -19,8 +19,7 @@
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/seq2seq.hpp"
 #include "nn/alignment.hpp"
-#include "nn/data/split.hpp"
-#include "nn/data/translation.hpp"
+#include "nn/data/translation_task.hpp"
 #include "nn/parameter_blocks.hpp"
 #include "nn/transformer/seq2seq.hpp"
 #include "nn/translate.hpp"
@@ -71,39 +70,13 @@ Plan make_plan() {
 // ---------------------------------------------------------------------------------------------
 // 1. The task.
 
-struct Task : data::EncodedSplits {           // vocabularies; train, validation, test as ids
-  data::Splits<data::TranslationPair> pairs;  // at most kMaxTrainWords words, split by distinct source
-  std::vector<data::TranslationPair> longer;  // longer than every training sentence
-  data::EncodedPairs longer_ids;
-};
-
-std::size_t words(const data::TranslationPair& p) { return p.alignment.size(); }  // one target word per source word
+using Task = data::TranslationTask;
 
 Task make_task(const Plan& plan) {
-  const data::ToyTranslation language;  // one language (lexicon seed) for every run
-  Generator gen(seed() + 1);
-  data::GrammarConfig grammar;
-  grammar.words_per_class = plan.words_per_class;
-  std::vector<data::TranslationPair> in_range;
-  std::map<std::size_t, std::size_t> kept;
-  Task t;
-  for (const auto& p : data::make_translation(language, plan.sentences, gen, grammar)) {
-    if (words(p) <= kMaxTrainWords) in_range.push_back(p);
-    else if (kept[words(p)]++ < plan.per_long_length) t.longer.push_back(p);
-  }
-  t.pairs = data::split_examples(in_range, {0.9, 0.05, 0.05}, seed() + 2);
-  static_cast<data::EncodedSplits&>(t) = data::encode_splits(t.pairs, data::Tokenizer::words, data::Tokenizer::words);
-  t.longer_ids = data::encode_pairs(t.longer, t.source_vocab, data::Tokenizer::words, t.target_vocab,
-                                    data::Tokenizer::words);
-  return t;
-}
-
-// "suszo=lake gati=every ...": each target word with the source word it translates.
-std::string gloss(const data::TranslationPair& p) {
-  const std::vector<std::string> s = data::word_tokens(p.source), t = data::word_tokens(p.target);
-  std::string out;
-  for (std::size_t j = 0; j < t.size(); ++j) out += (j ? " " : "") + t[j] + "=" + s[std::size_t(p.alignment[j])];
-  return out;
+  data::TranslationTaskOptions o;
+  o.sentences = plan.sentences, o.max_train_words = kMaxTrainWords, o.per_long_length = plan.per_long_length;
+  o.words_per_class = plan.words_per_class, o.sample_seed = seed() + 1, o.split_seed = seed() + 2;
+  return data::make_translation_task(o);
 }
 
 void the_task(const Task& t) {
@@ -115,11 +88,11 @@ void the_task(const Task& t) {
       "source word it translates:");
   std::string shown;
   for (std::size_t i = 0; i < 4; ++i)
-    shown += t.pairs.train[i].source + "\n  -> " + t.pairs.train[i].target + "\n     " + gloss(t.pairs.train[i]) + "\n";
+    shown += t.pairs.train[i].source + "\n  -> " + t.pairs.train[i].target + "\n     " + data::gloss(t.pairs.train[i]) + "\n";
   verbatim(shown);
   auto range = [](const std::vector<data::TranslationPair>& ps) {
     std::size_t lo = 1000, hi = 0;
-    for (const auto& p : ps) lo = std::min(lo, words(p)), hi = std::max(hi, words(p));
+    for (const auto& p : ps) lo = std::min(lo, data::word_count(p)), hi = std::max(hi, data::word_count(p));
     return text(lo, " to ", hi);
   };
   std::map<std::string, int> seen;
@@ -291,7 +264,7 @@ Compared train_gru(const Plan& p, const Task& t, const std::string& score, const
 void the_bottleneck(const Plan& p, const Task& t, const std::vector<Compared>& models) {
   std::vector<std::size_t> groups;  // the source length of every test and longer sentence
   for (const auto* split : {&t.pairs.test, &t.longer})
-    for (const auto& pair : *split) groups.push_back(std::min(words(pair), kLongestBucket));
+    for (const auto& pair : *split) groups.push_back(std::min(data::word_count(pair), kLongestBucket));
   const Sequences refs = joined(t.test.target, t.longer_ids.target);
   std::vector<plots::Series> series;
   std::vector<std::vector<std::string>> rows;
@@ -480,51 +453,6 @@ void decoding(const Plan& p, const Task& t, Transformer& m) {
 // ---------------------------------------------------------------------------------------------
 // 5. Cross-attention against the truth.
 
-// Per layer, the cross-attention weights (B, h, T, S) of a teacher-forced batch.
-std::vector<Array<float>> cross_attention(Transformer& m, const data::Seq2SeqBatch& b) {
-  NoGrad no_grad;
-  m.eval();
-  m.forward(b.source.ids, b.decoder_input.ids, b.source.allowed(), b.decoder_input.allowed());
-  std::vector<Array<float>> out;
-  for (std::size_t l = 0; l < m.decoder.size(); ++l) out.push_back(m.decoder.layer(l).cross_attention().value());
-  return out;
-}
-
-// The (target words, source words) weights of sentence i, head h. shift = 0: the rows that
-// predict each target word; shift = 1: the rows that have just read it as their input.
-xt::xarray<double> head_map(const Array<float>& w, std::size_t i, std::size_t h, std::size_t n, std::size_t shift) {
-  return xt::view(xt::cast<double>(w), i, h, xt::range(shift, shift + n), xt::range(0, n));
-}
-
-struct HeadScores {
-  std::vector<std::vector<nn::AlignmentCounts>> at_output, at_input;  // [layer][head]
-  nn::AlignmentCounts diagonal;  // target word j linked to source word j: no reordering at all
-};
-
-HeadScores score_heads(Transformer& m, const data::EncodedPairs& split, const std::vector<data::TranslationPair>& pairs) {
-  const std::size_t L = m.decoder.size(), H = m.config().layer.heads;
-  const auto grid = std::vector<std::vector<nn::AlignmentCounts>>(L, std::vector<nn::AlignmentCounts>(H));
-  HeadScores s{grid, grid, {}};
-  in_batches(split.size(), 256, [&](const std::vector<std::size_t>& rows) {
-    const std::vector<Array<float>> layers = cross_attention(m, data::make_seq2seq_batch(split, rows, false));
-    for (std::size_t k = 0; k < rows.size(); ++k) {
-      const data::TranslationPair& p = pairs[rows[k]];
-      const Mask truth = data::alignment_matrix(p);
-      const std::size_t n = words(p);
-      Mask diagonal = Mask::from_shape({n, n});
-      for (std::size_t j = 0; j < n; ++j)
-        for (std::size_t i = 0; i < n; ++i) diagonal(j, i) = i == j;
-      s.diagonal += nn::count_links(diagonal, truth, truth);
-      for (std::size_t l = 0; l < L; ++l)
-        for (std::size_t h = 0; h < H; ++h) {
-          s.at_output[l][h] += nn::count_links(nn::peak_links(head_map(layers[l], k, h, n, 0), n), truth, truth);
-          s.at_input[l][h] += nn::count_links(nn::peak_links(head_map(layers[l], k, h, n, 1), n), truth, truth);
-        }
-    }
-  });
-  return s;
-}
-
 void cross_attention_vs_truth(Transformer& m, const Task& t) {
   const std::size_t L = m.decoder.size(), H = m.config().layer.heads;
   say("Every decoder layer has ", H, " cross-attention heads; row $t$ of a head's map is where the decoder looks in the "
@@ -532,7 +460,14 @@ void cross_attention_vs_truth(Transformer& m, const Task& t) {
       "source word its head attends to most, the links $A$, and compare them with the true links $S$ over all ",
       t.test.size(), " test sentences, teacher-forced on their references, by the alignment error rate (Och & Ney "
       "2003) $$\\mathrm{AER} = 1 - \\frac{2\\,|A \\cap S|}{|A| + |S|},$$ 0 for the true alignment, 1 for not one right link.");
-  const HeadScores s = score_heads(m, t.test, t.pairs.test);
+  std::vector<Mask> truths;
+  nn::AlignmentCounts same_order;  // target word j linked to source word j: no reordering at all
+  for (const data::TranslationPair& p : t.pairs.test) {
+    truths.push_back(data::alignment_matrix(p));
+    const std::size_t n = data::word_count(p);
+    same_order += nn::count_links(Mask(xt::eye<bool>(n)), truths.back(), truths.back());
+  }
+  const nn::HeadAlignment s = nn::score_heads_as_aligners(m, t.test, truths);
   xt::xarray<double> aer = xt::zeros<double>({L, H}), aer_in = xt::zeros<double>({L, H});
   std::size_t best_l = 0, best_h = 0;
   std::vector<std::vector<std::string>> rows;
@@ -545,7 +480,7 @@ void cross_attention_vs_truth(Transformer& m, const Task& t) {
       metric(text("aer_layer", l + 1, "_head", h + 1), aer(l, h));
     }
   table({"layer", "head", "AER, row predicting the word", "AER, row that has just read it"}, rows);
-  const double diagonal = s.diagonal.error_rate(), shifted = xt::amin(aer_in)();
+  const double diagonal = same_order.error_rate(), shifted = xt::amin(aer_in)();
   metric("aer_best_head", aer(best_l, best_h));
   metric("aer_best_head_layer", double(best_l + 1));
   metric("aer_best_head_shifted", shifted);
@@ -576,15 +511,15 @@ void cross_attention_vs_truth(Transformer& m, const Task& t) {
               "AER of each decoder cross-attention head against the true alignment, all test sentences.");
 
   std::size_t pick = 0;  // a held-out sentence of 8 or 9 words
-  while (pick + 1 < t.pairs.test.size() && (words(t.pairs.test[pick]) < 8 || words(t.pairs.test[pick]) > 9)) ++pick;
+  while (pick + 1 < t.pairs.test.size() && (data::word_count(t.pairs.test[pick]) < 8 || data::word_count(t.pairs.test[pick]) > 9)) ++pick;
   const data::TranslationPair& p = t.pairs.test[pick];
-  const std::size_t n = words(p);
-  const std::vector<Array<float>> layers = cross_attention(m, data::make_seq2seq_batch(t.test, {pick}, false));
+  const std::size_t n = data::word_count(p);
+  const std::vector<Array<float>> layers = nn::cross_attention_weights(m, data::make_seq2seq_batch(t.test, {pick}, false));
   xt::xarray<double> maps = xt::zeros<double>({L * H, n, n});
   std::vector<std::string> titles;
   for (std::size_t l = 0; l < L; ++l)
     for (std::size_t h = 0; h < H; ++h) {
-      xt::view(maps, l * H + h) = head_map(layers[l], 0, h, n, 0);
+      xt::view(maps, l * H + h) = xt::view(xt::cast<double>(layers[l]), 0, h, xt::range(0, n), xt::range(0, n));
       titles.push_back(text("layer ", l + 1, ", head ", h + 1, " (AER ", fixed(aer(l, h), 2), ")"));
     }
   plots::HeatmapGridOptions g;

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <xtensor/xview.hpp>
+
 #include "core/tensor.hpp"
 #include "nn/decode.hpp"
 
@@ -134,6 +136,47 @@ TokenScores teacher_forced_scores(Seq2SeqTransformer<float>& model, const data::
       }
   });
   for (double* v : {&s.loss, &s.nll, &s.accuracy, &s.confidence}) *v /= double(s.tokens);
+  return s;
+}
+
+std::vector<Array<float>> cross_attention_weights(Seq2SeqTransformer<float>& model, const data::Seq2SeqBatch& b) {
+  NoGrad no_grad;
+  model.eval();
+  model.forward(b.source.ids, b.decoder_input.ids, b.source.allowed(), b.decoder_input.allowed());
+  std::vector<Array<float>> out;
+  for (std::size_t l = 0; l < model.decoder.size(); ++l) out.push_back(model.decoder.layer(l).cross_attention().value());
+  return out;
+}
+
+HeadAlignment score_heads_as_aligners(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split,
+                                      const std::vector<Mask>& truths, std::size_t batch) {
+  check_split("score_heads_as_aligners", split, batch);
+  if (truths.size() != split.size())
+    throw std::invalid_argument("score_heads_as_aligners: " + std::to_string(truths.size()) + " truths for " +
+                                std::to_string(split.size()) + " pairs");
+  for (std::size_t i = 0; i < split.size(); ++i)
+    if (truths[i].dimension() != 2 || truths[i].shape()[0] != split.target[i].size() ||
+        truths[i].shape()[1] != split.source[i].size())
+      throw std::invalid_argument("score_heads_as_aligners: truth " + std::to_string(i) + " is not (" +
+                                  std::to_string(split.target[i].size()) + " target words, " +
+                                  std::to_string(split.source[i].size()) + " source words)");
+  const std::size_t L = model.decoder.size(), H = model.config().layer.heads;
+  const auto grid = std::vector<std::vector<AlignmentCounts>>(L, std::vector<AlignmentCounts>(H));
+  HeadAlignment s{grid, grid};
+  batches(split.size(), batch, [&](const std::vector<std::size_t>& rows) {
+    const std::vector<Array<float>> layers =
+        cross_attention_weights(model, data::make_seq2seq_batch(split, rows, /*source_eos=*/false));
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const Mask& truth = truths[rows[k]];
+      const std::size_t n_tgt = truth.shape()[0], n_src = truth.shape()[1];
+      for (std::size_t l = 0; l < L; ++l)
+        for (std::size_t h = 0; h < H; ++h)
+          for (std::size_t shift : {0, 1}) {
+            const Array<float> map = xt::view(layers[l], k, h, xt::range(shift, shift + n_tgt), xt::range(0, n_src));
+            (shift ? s.at_input : s.at_output)[l][h] += count_links(peak_links(map, n_src), truth, truth);
+          }
+    }
+  });
   return s;
 }
 

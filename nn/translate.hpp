@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "nn/alignment.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/rnn/seq2seq.hpp"
 #include "nn/transformer/seq2seq.hpp"
@@ -59,5 +60,21 @@ struct TokenScores {
 // std::invalid_argument naming the function for an empty split or a batch of 0.
 TokenScores teacher_forced_scores(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split,
                                   double smoothing = 0.0, std::size_t batch = 256);
+
+// Per decoder layer, the cross-attention weights (B, heads, T, S) of a teacher-forced batch (the
+// Transformer's batch: sources without <eos>), without the tape. The model is put in eval mode.
+std::vector<Array<float>> cross_attention_weights(Seq2SeqTransformer<float>& model, const data::Seq2SeqBatch& batch);
+
+// Every cross-attention head of every decoder layer scored as a word aligner over a split,
+// teacher-forced on its references: each target word is linked to the source word its head
+// attends to most (peak_links), against truths[i], (target words, source words) of pair i, as both
+// the sure and the possible links. at_output reads the row that predicts target word j, at_input
+// the row one step later, which has just read it. std::invalid_argument naming the function when
+// truths and split differ in size or a truth's shape is not (target words, source words) of its pair.
+struct HeadAlignment {
+  std::vector<std::vector<AlignmentCounts>> at_output, at_input;  // [layer][head]
+};
+HeadAlignment score_heads_as_aligners(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split,
+                                      const std::vector<Mask>& truths, std::size_t batch = 256);
 
 }  // namespace attnlab::nn

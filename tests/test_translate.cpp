@@ -3,10 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
 #include "nn/decode.hpp"
+#include "nn/data/translation_task.hpp"
 #include "nn/translate.hpp"
 #include "tests/helpers.hpp"
 
@@ -122,4 +125,82 @@ TEST_CASE("teacher_forced_scores: the nll is the mean cross-entropy per real tok
                             .item();
   CHECK(a.nll == doctest::Approx(direct).epsilon(1e-5));
   CHECK(contains(error_of<std::invalid_argument>([&] { teacher_forced_scores(model, data::EncodedPairs{}); }), "teacher_forced_scores"));
+}
+
+TEST_CASE("make_translation_task: splits by distinct source, the length cut, the longer split capped per length") {
+  data::TranslationTaskOptions o;
+  o.sentences = 600, o.max_train_words = 8, o.per_long_length = 5, o.words_per_class = 10;
+  const data::TranslationTask t = data::make_translation_task(o);
+  const std::size_t kept = t.pairs.train.size() + t.pairs.validation.size() + t.pairs.test.size();
+  CHECK(kept + t.longer.size() <= 600);
+  CHECK(t.train.size() == t.pairs.train.size());
+  CHECK(t.test.size() == t.pairs.test.size());
+  CHECK(t.longer_ids.size() == t.longer.size());
+  std::set<std::string> train_sources;
+  for (const auto& p : t.pairs.train) {
+    train_sources.insert(p.source);
+    CHECK(data::word_count(p) <= 8);
+  }
+  for (const auto* split : {&t.pairs.validation, &t.pairs.test})
+    for (const auto& p : *split) CHECK(train_sources.count(p.source) == 0);
+  std::map<std::size_t, std::size_t> per_length;
+  for (const auto& p : t.longer) {
+    CHECK(data::word_count(p) > 8);
+    ++per_length[data::word_count(p)];
+  }
+  for (const auto& [len, n] : per_length) CHECK(n <= 5);
+  CHECK(!t.longer.empty());
+  // The same options make the same task.
+  CHECK(data::make_translation_task(o).pairs.test.front().source == t.pairs.test.front().source);
+  o.max_train_words = 0;
+  CHECK(contains(error_of<std::invalid_argument>([&] { data::make_translation_task(o); }), "max_train_words"));
+  o.max_train_words = 1;
+  CHECK(contains(error_of<std::invalid_argument>([&] { data::make_translation_task(o); }), "at most max_train_words = 1"));
+}
+
+TEST_CASE("gloss writes each target word with the source word it translates") {
+  data::TranslationPair p;
+  p.source = "the dog sleeps";
+  p.target = "ka vo ru";
+  p.alignment = {1, 0, 2};
+  CHECK(data::gloss(p) == "ka=dog vo=the ru=sleeps");
+  p.alignment = {1, 0, 3};
+  CHECK(contains(error_of<std::invalid_argument>([&] { data::gloss(p); }), "aligns to source word 3 of 3"));
+}
+
+TEST_CASE("score_heads_as_aligners: each head links every target word at most once; counts follow the weights") {
+  Generator gen(8);
+  Seq2SeqTransformer<float> model(tiny(), gen);
+  const data::EncodedPairs split = pairs();
+  std::vector<Mask> truths;
+  std::size_t words = 0;
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    const std::size_t n = split.source[i].size();
+    Mask m = Mask::from_shape({split.target[i].size(), n});
+    m.fill(false);
+    for (std::size_t j = 0; j < split.target[i].size(); ++j) m(j, (j + 1) % n) = true;
+    truths.push_back(m);
+    words += split.target[i].size();
+  }
+  const HeadAlignment a = score_heads_as_aligners(model, split, truths, 2);
+  REQUIRE(a.at_output.size() == 1);
+  REQUIRE(a.at_output[0].size() == 2);
+  // By hand for head 0, sentence by sentence, from the weights themselves.
+  AlignmentCounts by_hand;
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    const auto w = cross_attention_weights(model, data::make_seq2seq_batch(split, {i}, false));
+    const std::size_t T = split.target[i].size(), S = split.source[i].size();
+    Array<float> map = Array<float>::from_shape({T, S});
+    for (std::size_t j = 0; j < T; ++j)
+      for (std::size_t k = 0; k < S; ++k) map(j, k) = w[0](0, 0, j, k);
+    by_hand += count_links(peak_links(map, S), truths[i], truths[i]);
+  }
+  CHECK(a.at_output[0][0].sure == words);
+  CHECK(a.at_output[0][0].hypothesis == words);  // every row peaks on a real source word
+  CHECK(a.at_output[0][0].hit_sure == by_hand.hit_sure);
+  CHECK(a.at_output[0][0].error_rate() == doctest::Approx(by_hand.error_rate()));
+  truths.pop_back();
+  CHECK(contains(error_of<std::invalid_argument>([&] { score_heads_as_aligners(model, split, truths); }), "2 truths for 3"));
+  truths.push_back(Mask::from_shape({2, 2}));
+  CHECK(contains(error_of<std::invalid_argument>([&] { score_heads_as_aligners(model, split, truths); }), "truth 2"));
 }
