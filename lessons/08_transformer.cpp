@@ -403,10 +403,9 @@ void decoding(const Plan& p, const Task& t, Transformer& m) {
   claim({"beam_helps", "beam_gain_over_greedy > 0.005",
          text("On the test sentences the best beam is width ", best_w, " with $\\alpha = ", int(best_a), "$: BLEU ",
               fixed(best, 4), " against ", fixed(greedy, 4), " for greedy decoding."),
-         text("No beam beats greedy decoding by more than 0.005 BLEU on the test sentences: the best, width ", best_w,
-              " with $\\alpha = ", int(best_a), "$, scores ", fixed(best, 4), " against ", fixed(greedy, 4),
-              ". Beam search only finds translations the model scores higher than the greedy one, and a model this "
-              "sure of its words rarely has one."),
+         text("No beam beats greedy decoding by more than 0.005 BLEU on the test sentences: the best of the sweep "
+              "scores ", fixed(best, 4), " against greedy's ", fixed(greedy, 4), ". Beam search can only change a "
+              "translation where the model gives another one a higher probability than the greedy one."),
          Expect::either_way});
 
   std::vector<double> widths;
