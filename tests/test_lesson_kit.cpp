@@ -338,6 +338,13 @@ TEST_CASE("train: the recipe's schedule, its description, a checkpoint written a
   r.decay = Decay::inverse_sqrt;
   CHECK(schedule_of(r, 16)(4) == doctest::Approx(0.1));
   CHECK(schedule_of(r, 16)(16) == doctest::Approx(0.05));
+  r.decay = Decay::inverse_sqrt_no_warmup;  // the same schedule without its warm-up: the peak from step 1
+  CHECK(schedule_of(r, 16)(1) == doctest::Approx(0.1));
+  CHECK(schedule_of(r, 16)(4) == doctest::Approx(0.1));
+  CHECK(schedule_of(r, 16)(16) == doctest::Approx(0.05));
+  CHECK(describe(r, 16) == "Adam (peak learning rate 0.1), the peak from the first step and from step 4 a decay as "
+                           "1/√step (the Noam schedule without its warm-up), gradients clipped at norm 1, batches of 6, "
+                           "16 steps");
   r.decay = Decay::constant;
   CHECK(schedule_of(r, 16)(1) == doctest::Approx(0.025));
   CHECK(schedule_of(r, 16)(100) == doctest::Approx(0.1));

@@ -30,7 +30,8 @@ void check(const Recipe& r) {
   if (!(r.lr > 0.0)) bad("the learning rate must be positive, got " + rounded(r.lr));
   if (r.weight_decay < 0.0 || r.warmup < 0.0 || r.floor < 0.0 || r.clip < 0.0)
     bad("weight decay, warm-up, floor and clip cannot be negative");
-  if (r.decay == Decay::inverse_sqrt && r.warmup <= 0.0) bad("the inverse square root schedule needs a warm-up");
+  if ((r.decay == Decay::inverse_sqrt || r.decay == Decay::inverse_sqrt_no_warmup) && r.warmup <= 0.0)
+    bad("the inverse square root schedule needs a warm-up");
 }
 
 // "1/20" for 0.05, "0.3" for 0.3: a floor as the prose says it.
@@ -59,6 +60,13 @@ nn::Schedule schedule_of(const Recipe& r, long total) {
     }
     case Decay::cosine:
       return nn::warmup_cosine_lr(r.lr, warmup, total, r.floor * r.lr);
+    case Decay::inverse_sqrt_no_warmup: {
+      const double peak = r.lr, w = double(warmup);
+      return [peak, w](long step) {
+        if (step < 1) throw std::invalid_argument("schedule: step " + std::to_string(step) + " is below 1");
+        return peak * std::min(1.0, std::sqrt(w / double(step)));
+      };
+    }
     case Decay::inverse_sqrt: {
       const double peak = r.lr, w = double(warmup);
       return [peak, w](long step) {
@@ -77,7 +85,10 @@ std::string describe(const Recipe& r, long total) {
   if (r.beta1 != 0.9 || r.beta2 != 0.999) s += ", betas " + rounded(r.beta1) + " and " + rounded(r.beta2);
   s += ")";
   const long warmup = warmup_steps(r, total);
-  if (warmup > 0) s += ", a linear warm-up over " + counted(warmup, "step") + " then";
+  if (r.decay == Decay::inverse_sqrt_no_warmup)
+    s += ", the peak from the first step and from step " + std::to_string(warmup) +
+         " a decay as 1/√step (the Noam schedule without its warm-up)";
+  else if (warmup > 0) s += ", a linear warm-up over " + counted(warmup, "step") + " then";
   switch (r.decay) {
     case Decay::constant: s += warmup > 0 ? " a constant rate" : ", a constant rate"; break;
     case Decay::cosine:
@@ -85,6 +96,7 @@ std::string describe(const Recipe& r, long total) {
            (r.floor > 0.0 ? share(r.floor) + " of the peak" : std::string("zero"));
       break;
     case Decay::inverse_sqrt: s += " a decay as 1/√step (the Noam schedule)"; break;
+    case Decay::inverse_sqrt_no_warmup: break;
   }
   if (r.clip > 0.0) s += ", gradients clipped at norm " + rounded(r.clip);
   s += r.batch == 0 ? ", the whole training set in every step" : ", batches of " + std::to_string(r.batch);

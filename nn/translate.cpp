@@ -1,0 +1,183 @@
+#include "nn/translate.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include <xtensor/xview.hpp>
+
+#include "core/tensor.hpp"
+#include "nn/decode.hpp"
+
+namespace attnlab::nn {
+
+namespace {
+
+constexpr Index kPad = data::Vocab::pad, kBos = data::Vocab::bos, kEos = data::Vocab::eos;
+
+void check_split(const char* fn, const data::EncodedPairs& split, std::size_t batch) {
+  if (split.size() == 0) throw std::invalid_argument(std::string(fn) + ": the split has no sentences");
+  if (batch == 0) throw std::invalid_argument(std::string(fn) + ": the batch size must be positive, got 0");
+  if (split.target.size() != split.source.size())
+    throw std::invalid_argument(std::string(fn) + ": the split has " + std::to_string(split.source.size()) +
+                                " sources but " + std::to_string(split.target.size()) + " targets");
+}
+
+std::size_t longest_source(const data::EncodedPairs& split) {
+  std::size_t n = 0;
+  for (const auto& s : split.source) n = std::max(n, s.size());
+  return n;
+}
+
+template <class Body>
+void batches(std::size_t n, std::size_t batch, Body&& body) {
+  for (std::size_t start = 0; start < n; start += batch) {
+    std::vector<std::size_t> rows;
+    for (std::size_t i = start; i < std::min(n, start + batch); ++i) rows.push_back(i);
+    body(rows);
+  }
+}
+
+}  // namespace
+
+std::vector<Index> before_end(const std::vector<Index>& ids, Index end) {
+  return {ids.begin(), std::find(ids.begin(), ids.end(), end)};
+}
+
+std::vector<data::Sequence> translate(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split,
+                                      std::size_t extra, std::size_t batch) {
+  check_split("translate", split, batch);
+  model.eval();
+  const std::size_t max_len = longest_source(split) + extra;
+  std::vector<data::Sequence> out;
+  batches(split.size(), batch, [&](const std::vector<std::size_t>& rows) {
+    const data::Seq2SeqBatch b = data::make_seq2seq_batch(split, rows, /*source_eos=*/false);
+    for (const auto& ids : greedy_decode_batch(model, b.source.ids, b.source.allowed(), kBos, kEos, max_len))
+      out.push_back(before_end(ids, kEos));
+  });
+  return out;
+}
+
+std::vector<data::Sequence> translate(rnn::Seq2Seq& model, const data::EncodedPairs& split, std::size_t extra,
+                                      std::size_t batch) {
+  check_split("translate", split, batch);
+  model.eval();
+  const std::size_t max_len = longest_source(split) + extra;
+  std::vector<data::Sequence> out;
+  batches(split.size(), batch, [&](const std::vector<std::size_t>& rows) {
+    NoGrad no_grad;
+    for (const auto& ids : model.greedy(data::make_seq2seq_batch(split, rows).source, max_len).ids)
+      out.push_back(before_end(ids, kEos));
+  });
+  return out;
+}
+
+const std::vector<data::Sequence>& BeamSweep::at(std::size_t width, double alpha) const {
+  const auto it = beam.find({width, alpha});
+  if (it == beam.end())
+    throw std::out_of_range("BeamSweep::at: width " + std::to_string(width) + " with alpha " + std::to_string(alpha) +
+                            " was not swept");
+  return it->second;
+}
+
+BeamSweep beam_sweep(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split, std::size_t widest,
+                     const std::vector<double>& alphas, std::size_t extra) {
+  check_split("beam_sweep", split, 1);
+  if (widest == 0) throw std::invalid_argument("beam_sweep: the widest beam must be at least 1, got 0");
+  if (alphas.empty()) throw std::invalid_argument("beam_sweep: no length penalty (alpha) given");
+  model.eval();
+  BeamSweep d;
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    IndexArray src = IndexArray::from_shape({split.source[i].size()});
+    std::copy(split.source[i].begin(), split.source[i].end(), src.begin());
+    const StepFn step = seq2seq_step(model, src);
+    const std::size_t max_len = split.source[i].size() + extra;
+    d.greedy.push_back(before_end(greedy_decode(step, kBos, kEos, max_len), kEos));
+    for (std::size_t w = 1; w <= widest; ++w)
+      for (double a : alphas) {
+        BeamOptions o;
+        o.width = w;
+        o.length_penalty = a;
+        o.max_len = max_len;
+        d.beam[{w, a}].push_back(before_end(beam_search(step, kBos, kEos, o).front().tokens, kEos));
+      }
+  }
+  return d;
+}
+
+TokenScores teacher_forced_scores(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split,
+                                  double smoothing, std::size_t batch) {
+  check_split("teacher_forced_scores", split, batch);
+  NoGrad no_grad;
+  model.eval();
+  TokenScores s;
+  batches(split.size(), batch, [&](const std::vector<std::size_t>& rows) {
+    const data::Seq2SeqBatch b = data::make_seq2seq_batch(split, rows, /*source_eos=*/false);
+    const Tensor<float> logits =
+        model.forward(b.source.ids, b.decoder_input.ids, b.source.allowed(), b.decoder_input.allowed());
+    CrossEntropyOptions ce;
+    ce.ignore_index = kPad;
+    ce.reduction = Reduction::Sum;
+    ce.label_smoothing = smoothing;
+    s.loss += cross_entropy(logits, b.decoder_target.ids, ce).item();
+    ce.label_smoothing = 0.0;
+    s.nll += cross_entropy(logits, b.decoder_target.ids, ce).item();
+    const Array<float> p = softmax(logits, -1).value();
+    const std::size_t T = p.shape()[1], V = p.shape()[2];
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      for (std::size_t t = 0; t < T; ++t) {
+        const Index want = b.decoder_target.ids(i, t);
+        if (want == kPad) continue;
+        const float* row = &p(i, t, 0);
+        const std::size_t best = std::size_t(std::max_element(row, row + V) - row);
+        s.confidence += row[best];
+        s.accuracy += Index(best) == want;
+        ++s.tokens;
+      }
+  });
+  for (double* v : {&s.loss, &s.nll, &s.accuracy, &s.confidence}) *v /= double(s.tokens);
+  return s;
+}
+
+std::vector<Array<float>> cross_attention_weights(Seq2SeqTransformer<float>& model, const data::Seq2SeqBatch& b) {
+  NoGrad no_grad;
+  model.eval();
+  model.forward(b.source.ids, b.decoder_input.ids, b.source.allowed(), b.decoder_input.allowed());
+  std::vector<Array<float>> out;
+  for (std::size_t l = 0; l < model.decoder.size(); ++l) out.push_back(model.decoder.layer(l).cross_attention().value());
+  return out;
+}
+
+HeadAlignment score_heads_as_aligners(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split,
+                                      const std::vector<Mask>& truths, std::size_t batch) {
+  check_split("score_heads_as_aligners", split, batch);
+  if (truths.size() != split.size())
+    throw std::invalid_argument("score_heads_as_aligners: " + std::to_string(truths.size()) + " truths for " +
+                                std::to_string(split.size()) + " pairs");
+  for (std::size_t i = 0; i < split.size(); ++i)
+    if (truths[i].dimension() != 2 || truths[i].shape()[0] != split.target[i].size() ||
+        truths[i].shape()[1] != split.source[i].size())
+      throw std::invalid_argument("score_heads_as_aligners: truth " + std::to_string(i) + " is not (" +
+                                  std::to_string(split.target[i].size()) + " target words, " +
+                                  std::to_string(split.source[i].size()) + " source words)");
+  const std::size_t L = model.decoder.size(), H = model.config().layer.heads;
+  const auto grid = std::vector<std::vector<AlignmentCounts>>(L, std::vector<AlignmentCounts>(H));
+  HeadAlignment s{grid, grid};
+  batches(split.size(), batch, [&](const std::vector<std::size_t>& rows) {
+    const std::vector<Array<float>> layers =
+        cross_attention_weights(model, data::make_seq2seq_batch(split, rows, /*source_eos=*/false));
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const Mask& truth = truths[rows[k]];
+      const std::size_t n_tgt = truth.shape()[0], n_src = truth.shape()[1];
+      for (std::size_t l = 0; l < L; ++l)
+        for (std::size_t h = 0; h < H; ++h)
+          for (std::size_t shift : {0, 1}) {
+            const Array<float> map = xt::view(layers[l], k, h, xt::range(shift, shift + n_tgt), xt::range(0, n_src));
+            (shift ? s.at_input : s.at_output)[l][h] += count_links(peak_links(map, n_src), truth, truth);
+          }
+    }
+  });
+  return s;
+}
+
+}  // namespace attnlab::nn

@@ -1,0 +1,206 @@
+// nn/translate: whole-split translation (batched greedy, the beam sweep) and teacher-forced scoring.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+#include "nn/decode.hpp"
+#include "nn/data/translation_task.hpp"
+#include "nn/translate.hpp"
+#include "tests/helpers.hpp"
+
+using namespace attnlab;
+using namespace attnlab::nn;
+using attnlab::testing::contains;
+using attnlab::testing::error_of;
+
+namespace {
+
+constexpr Index kEos = data::Vocab::eos, kBos = data::Vocab::bos, kPad = data::Vocab::pad;
+
+Seq2SeqConfig tiny() {
+  Seq2SeqConfig c;
+  c.src_vocab = 9;
+  c.tgt_vocab = 8;
+  c.encoder_layers = c.decoder_layers = 1;
+  c.layer.d_model = 8;
+  c.layer.heads = 2;
+  c.layer.d_ff = 16;
+  c.pad_id = kPad;
+  return c;
+}
+
+// Three pairs of different lengths, ids past the specials (0..3).
+data::EncodedPairs pairs() {
+  data::EncodedPairs p;
+  p.source = {{4, 5, 6, 7, 8}, {5, 6}, {8, 7, 4}};
+  p.target = {{4, 5, 6, 7, 4}, {6, 7}, {7, 7, 5}};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("before_end keeps the ids before the first end id, all of them without one") {
+  CHECK(before_end({4, 5, 2, 6, 2}, 2) == std::vector<Index>{4, 5});
+  CHECK(before_end({4, 5}, 2) == std::vector<Index>{4, 5});
+  CHECK(before_end({2}, 2).empty());
+}
+
+TEST_CASE("translate: batched greedy translations equal greedy_decode one sentence at a time, cut before <eos>") {
+  Generator gen(3);
+  Seq2SeqTransformer<float> model(tiny(), gen);
+  const data::EncodedPairs split = pairs();
+  for (std::size_t batch : {1, 2, 256}) {
+    const auto out = translate(model, split, 5, batch);
+    REQUIRE(out.size() == split.size());
+    for (std::size_t i = 0; i < split.size(); ++i) {
+      IndexArray src = IndexArray::from_shape({split.source[i].size()});
+      std::copy(split.source[i].begin(), split.source[i].end(), src.begin());
+      // max_len is the longest source (5) + 5 for every sentence of the split
+      const auto one = before_end(greedy_decode(seq2seq_step(model, src), kBos, kEos, 10), kEos);
+      CHECK(out[i] == one);
+      CHECK(out[i].size() <= 10);
+      CHECK(std::find(out[i].begin(), out[i].end(), kEos) == out[i].end());
+    }
+  }
+  const std::string empty = error_of<std::invalid_argument>([&] { translate(model, data::EncodedPairs{}); });
+  CHECK(contains(empty, "translate"));
+  CHECK(contains(empty, "no sentences"));
+  CHECK(contains(error_of<std::invalid_argument>([&] { translate(model, split, 5, 0); }), "got 0"));
+}
+
+TEST_CASE("translate: the recurrent model's translations have no <eos> and follow its greedy decoding") {
+  Generator gen(4);
+  rnn::Seq2SeqConfig c;
+  c.embed = c.encoder_hidden = c.decoder_hidden = c.attention_hidden = 8;
+  rnn::Seq2Seq model(c, 9, 8, gen);
+  const data::EncodedPairs split = pairs();
+  const auto out = translate(model, split, 2, 2);
+  REQUIRE(out.size() == 3);
+  NoGrad no_grad;
+  const auto direct = model.greedy(data::make_seq2seq_batch(split, {0, 1, 2}).source, 7).ids;
+  for (std::size_t i = 0; i < 3; ++i) CHECK(out[i] == before_end(direct[i], kEos));
+}
+
+TEST_CASE("beam_sweep: width 1 with alpha 0 is greedy; every (width, alpha) has one translation per sentence") {
+  Generator gen(5);
+  Seq2SeqTransformer<float> model(tiny(), gen);
+  const data::EncodedPairs split = pairs();
+  const BeamSweep d = beam_sweep(model, split, 3, {0.0, 1.0});
+  REQUIRE(d.greedy.size() == 3);
+  CHECK(d.beam.size() == 6);
+  CHECK(d.at(1, 0.0) == d.greedy);
+  for (const auto& [key, seqs] : d.beam) CHECK(seqs.size() == 3);
+  const std::string missing = error_of<std::out_of_range>([&] { d.at(4, 0.0); });
+  CHECK(contains(missing, "width 4"));
+  CHECK(contains(error_of<std::invalid_argument>([&] { beam_sweep(model, split, 0, {0.0}); }), "beam_sweep"));
+  CHECK(contains(error_of<std::invalid_argument>([&] { beam_sweep(model, split, 2, {}); }), "alpha"));
+}
+
+TEST_CASE("teacher_forced_scores: the nll is the mean cross-entropy per real token, batch size does not matter") {
+  Generator gen(6);
+  Seq2SeqTransformer<float> model(tiny(), gen);
+  const data::EncodedPairs split = pairs();
+  const TokenScores a = teacher_forced_scores(model, split, 0.0, 256), b = teacher_forced_scores(model, split, 0.1, 1);
+  CHECK(a.tokens == 5 + 1 + 2 + 1 + 3 + 1);  // every target and its <eos>
+  CHECK(b.tokens == a.tokens);
+  CHECK(a.loss == doctest::Approx(a.nll));
+  CHECK(b.nll == doctest::Approx(a.nll).epsilon(1e-5));
+  CHECK(b.loss != doctest::Approx(b.nll));
+  CHECK(a.accuracy >= 0.0);
+  CHECK(a.accuracy <= 1.0);
+  CHECK(a.confidence > 1.0 / 8 - 1e-6);  // the argmax's probability is at least uniform's
+  // The same number computed directly over the whole split.
+  NoGrad no_grad;
+  const data::Seq2SeqBatch all = data::make_seq2seq_batch(split, {0, 1, 2}, false);
+  CrossEntropyOptions ce;
+  ce.ignore_index = kPad;
+  const double direct = cross_entropy(model.forward(all.source.ids, all.decoder_input.ids, all.source.allowed(),
+                                                    all.decoder_input.allowed()),
+                                      all.decoder_target.ids, ce)
+                            .item();
+  CHECK(a.nll == doctest::Approx(direct).epsilon(1e-5));
+  CHECK(contains(error_of<std::invalid_argument>([&] { teacher_forced_scores(model, data::EncodedPairs{}); }), "teacher_forced_scores"));
+}
+
+TEST_CASE("make_translation_task: splits by distinct source, the length cut, the longer split capped per length") {
+  data::TranslationTaskOptions o;
+  o.sentences = 600, o.max_train_words = 8, o.per_long_length = 5, o.words_per_class = 10;
+  const data::TranslationTask t = data::make_translation_task(o);
+  const std::size_t kept = t.pairs.train.size() + t.pairs.validation.size() + t.pairs.test.size();
+  CHECK(kept + t.longer.size() <= 600);
+  CHECK(t.train.size() == t.pairs.train.size());
+  CHECK(t.test.size() == t.pairs.test.size());
+  CHECK(t.longer_ids.size() == t.longer.size());
+  std::set<std::string> train_sources;
+  for (const auto& p : t.pairs.train) {
+    train_sources.insert(p.source);
+    CHECK(data::word_count(p) <= 8);
+  }
+  for (const auto* split : {&t.pairs.validation, &t.pairs.test})
+    for (const auto& p : *split) CHECK(train_sources.count(p.source) == 0);
+  std::map<std::size_t, std::size_t> per_length;
+  for (const auto& p : t.longer) {
+    CHECK(data::word_count(p) > 8);
+    ++per_length[data::word_count(p)];
+  }
+  for (const auto& [len, n] : per_length) CHECK(n <= 5);
+  CHECK(!t.longer.empty());
+  // The same options make the same task.
+  CHECK(data::make_translation_task(o).pairs.test.front().source == t.pairs.test.front().source);
+  o.max_train_words = 0;
+  CHECK(contains(error_of<std::invalid_argument>([&] { data::make_translation_task(o); }), "max_train_words"));
+  o.max_train_words = 1;
+  CHECK(contains(error_of<std::invalid_argument>([&] { data::make_translation_task(o); }), "at most max_train_words = 1"));
+}
+
+TEST_CASE("gloss writes each target word with the source word it translates") {
+  data::TranslationPair p;
+  p.source = "the dog sleeps";
+  p.target = "ka vo ru";
+  p.alignment = {1, 0, 2};
+  CHECK(data::gloss(p) == "ka=dog vo=the ru=sleeps");
+  p.alignment = {1, 0, 3};
+  CHECK(contains(error_of<std::invalid_argument>([&] { data::gloss(p); }), "aligns to source word 3 of 3"));
+}
+
+TEST_CASE("score_heads_as_aligners: each head links every target word at most once; counts follow the weights") {
+  Generator gen(8);
+  Seq2SeqTransformer<float> model(tiny(), gen);
+  const data::EncodedPairs split = pairs();
+  std::vector<Mask> truths;
+  std::size_t words = 0;
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    const std::size_t n = split.source[i].size();
+    Mask m = Mask::from_shape({split.target[i].size(), n});
+    m.fill(false);
+    for (std::size_t j = 0; j < split.target[i].size(); ++j) m(j, (j + 1) % n) = true;
+    truths.push_back(m);
+    words += split.target[i].size();
+  }
+  const HeadAlignment a = score_heads_as_aligners(model, split, truths, 2);
+  REQUIRE(a.at_output.size() == 1);
+  REQUIRE(a.at_output[0].size() == 2);
+  // By hand for head 0, sentence by sentence, from the weights themselves.
+  AlignmentCounts by_hand;
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    const auto w = cross_attention_weights(model, data::make_seq2seq_batch(split, {i}, false));
+    const std::size_t T = split.target[i].size(), S = split.source[i].size();
+    Array<float> map = Array<float>::from_shape({T, S});
+    for (std::size_t j = 0; j < T; ++j)
+      for (std::size_t k = 0; k < S; ++k) map(j, k) = w[0](0, 0, j, k);
+    by_hand += count_links(peak_links(map, S), truths[i], truths[i]);
+  }
+  CHECK(a.at_output[0][0].sure == words);
+  CHECK(a.at_output[0][0].hypothesis == words);  // every row peaks on a real source word
+  CHECK(a.at_output[0][0].hit_sure == by_hand.hit_sure);
+  CHECK(a.at_output[0][0].error_rate() == doctest::Approx(by_hand.error_rate()));
+  truths.pop_back();
+  CHECK(contains(error_of<std::invalid_argument>([&] { score_heads_as_aligners(model, split, truths); }), "2 truths for 3"));
+  truths.push_back(Mask::from_shape({2, 2}));
+  CHECK(contains(error_of<std::invalid_argument>([&] { score_heads_as_aligners(model, split, truths); }), "truth 2"));
+}
