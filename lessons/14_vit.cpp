@@ -10,7 +10,6 @@
 // once, and then look at where the class token looks and what the learned positions hold.
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <optional>
 
 #include <xtensor/xmanipulation.hpp>
@@ -19,9 +18,11 @@
 #include "core/runtime/parallel.hpp"
 #include "lessons/kit/kit.hpp"
 #include "nn/attention/rollout.hpp"
+#include "nn/confusions.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/data/fashion_mnist.hpp"
 #include "nn/data/images.hpp"
+#include "nn/positional/grid_similarity.hpp"
 #include "nn/vit.hpp"
 
 using namespace attnlab;
@@ -43,24 +44,14 @@ std::vector<std::string> class_names() {
   return names;
 }
 
-struct Images {
-  Array<F> images;    // (N, 28, 28) in [0, 1]
-  IndexArray labels;  // (N)
-  std::size_t size() const { return labels.size(); }
-  Images rows(const std::vector<std::size_t>& r) const { return {data::take_rows(images, r), data::take_rows(labels, r)}; }
-};
-struct Data { Images train, validation, test; };
+using Images = data::FashionMnist<F>;  // images (N, 28, 28) in [0, 1], labels (N)
+using Data = data::FashionMnistSplits<F>;
 
 // The training file split in two by a fixed shuffle: validation picks the settings and shows the
 // progress; the test file is read here and scored once, in section 4.
 Data load_data() {
-  const auto all = data::load_fashion_mnist<F>(data::FashionSplit::train, full_or_quick<std::size_t>(0, 9000));
-  const auto test = data::load_fashion_mnist<F>(data::FashionSplit::test, full_or_quick<std::size_t>(0, 2000));
-  const std::size_t n_validation = full_or_quick<std::size_t>(5000, 2000);
-  const std::vector<std::size_t> order = data::epoch_order(all.size(), kSplitSeed, 0);
-  const Images everything{all.images, all.labels};
-  Data d{everything.rows({order.begin() + long(n_validation), order.end()}),
-         everything.rows({order.begin(), order.begin() + long(n_validation)}), {test.images, test.labels}};
+  const Data d = data::fashion_mnist_splits<F>(full_or_quick<std::size_t>(5000, 2000), kSplitSeed,
+                                               full_or_quick<std::size_t>(0, 9000), full_or_quick<std::size_t>(0, 2000));
   config({{"train_images", d.train.size()}, {"validation_images", d.validation.size()}, {"test_images", d.test.size()}});
   return d;
 }
@@ -475,18 +466,14 @@ void where_it_looks(nn::ViT<F>& vit, const Data& d, const TestResult& r) {
 // The most frequent confusions: a wrong image beside a right one of its true class and one of the
 // class it was taken for, each with its rollout.
 void right_and_wrong(nn::ViT<F>& vit, const Data& d, const TestResult& r) {
-  std::vector<std::vector<std::size_t>> wrong(kClasses * kClasses);
-  for (std::size_t i = 0; i < d.test.size(); ++i)
-    if (r.vit_predicted(i) != d.test.labels(i))
-      wrong[std::size_t(d.test.labels(i)) * kClasses + std::size_t(r.vit_predicted(i))].push_back(i);
-  std::vector<std::size_t> pairs(wrong.size()), shown;
-  std::iota(pairs.begin(), pairs.end(), 0);
-  std::stable_sort(pairs.begin(), pairs.end(), [&](std::size_t a, std::size_t b) { return wrong[a].size() > wrong[b].size(); });
+  std::vector<std::size_t> shown;
   std::vector<std::string> captions;
   std::vector<std::vector<std::string>> rows;
-  for (std::size_t k = 0; k < 3 && !wrong[pairs[k]].empty(); ++k) {
-    const std::size_t truth = pairs[k] / kClasses, said = pairs[k] % kClasses, i = wrong[pairs[k]].front();
-    rows.push_back(row(class_name(truth), class_name(said), wrong[pairs[k]].size()));
+  const std::vector<nn::Confusion> top = nn::most_confused(d.test.labels, r.vit_predicted, kClasses, 3);
+  if (top.empty()) return say("The ViT made no mistake on these test images: nothing to compare.");
+  for (std::size_t k = 0; k < top.size(); ++k) {
+    const std::size_t truth = top[k].truth, said = top[k].predicted, i = top[k].examples.front();
+    rows.push_back(row(class_name(truth), class_name(said), top[k].examples.size()));
     // A different right answer in each row (the k-th of its class); the wrong image itself when the class has none.
     const auto right_of = [&](std::size_t c) { return right_answer(d, r.vit_predicted, c, k).value_or(i); };
     shown.insert(shown.end(), {i, right_of(truth), right_of(said)});
@@ -494,13 +481,12 @@ void right_and_wrong(nn::ViT<F>& vit, const Data& d, const TestResult& r) {
     captions.push_back(text("a ", class_name(truth), " (", fixed(r.vit(shown[shown.size() - 2], truth), 2), ")"));
     captions.push_back(text("a ", class_name(said), " (", fixed(r.vit(shown.back(), said), 2), ")"));
   }
-  if (shown.empty()) return say("The ViT made no mistake on these test images: nothing to compare.");
   table({"true class", "taken for", "test images"}, rows);
   const Array<F> images = data::take_rows(d.test.images, shown);
   std::vector<xt::xarray<double>> pictures;
   for (std::size_t b = 0; b < shown.size(); ++b) pictures.push_back(image_of(images, b));
   save_figure(image_grid(pictures, captions, class_token_looks(vit, images).rollout, 3,
-                         "The most frequent mistakes, beside right answers", int(620 * (shown.size() / 3) + 120)),
+                         "The most frequent mistakes, beside right answers", int(620 * top.size() + 120)),
               "right_and_wrong",
               "Each row one of the most frequent confusions: a misclassified test image (the probability it gave the "
               "wrong class), a correctly classified image of its true class and one of the class it was taken for "
@@ -512,20 +498,11 @@ void right_and_wrong(nn::ViT<F>& vit, const Data& d, const TestResult& r) {
 
 void learned_positions(nn::ViT<F>& vit) {
   const std::size_t side = kSide / vit.config().patch, n = side * side;
-  const Array<F>& table = vit.pos_embed.weight().value();  // (N + 1, d); row 0 is the class token's
-  xt::xarray<double> sims = xt::zeros<double>({n, side, side});
-  double near = 0, far = 0;
-  std::size_t n_near = 0, n_far = 0;
-  for (std::size_t a = 0; a < n; ++a)
-    for (std::size_t b = 0; b < n; ++b) {
-      const auto u = xt::cast<double>(xt::view(table, a + 1)), v = xt::cast<double>(xt::view(table, b + 1));
-      const double cos = xt::sum(u * v)() / std::sqrt(xt::sum(u * u)() * xt::sum(v * v)());
-      sims(a, b / side, b % side) = cos;
-      const long dist = std::abs(long(a / side) - long(b / side)) + std::abs(long(a % side) - long(b % side));
-      if (dist == 1) near += cos, ++n_near;
-      if (dist >= 3) far += cos, ++n_far;
-    }
-  near /= double(n_near), far /= double(n_far);
+  const Array<F> table = xt::view(vit.pos_embed.weight().value(), xt::range(1, n + 1));  // row 0 is the class token's
+  const nn::GridSimilarity g = nn::grid_similarity(table, side, side);
+  const double near = g.neighbours, far = g.far;
+  xt::xarray<double> sims = g.cosine;
+  sims.reshape({n, side, side});
   plots::HeatmapGridOptions o;
   o.heatmap.cmap = plots::Colormap::rdbu(), o.heatmap.vmin = -1.0, o.heatmap.vmax = 1.0;
   o.heatmap.colorbar_label = "cosine similarity";
