@@ -245,7 +245,7 @@ void patch_sizes(const Data& full) {
          Expect::every_run, {{"step_cost_ratio", cost}}});
   claim({"patch7_ahead_after_same_steps", "val_acc_short_p7 >= val_acc_short_p4",
          text("After the same steps patch 7 scores ", fixed(accuracy[0], 4), " and patch 4 ", fixed(accuracy[1], 4),
-              ": the cheaper steps are not worse ones here, so the main model uses patch 7."),
+              ", at a third of the CPU time a step: the main model uses patch 7."),
          text("After the same steps patch 4 scores ", fixed(accuracy[1], 4), " against ", fixed(accuracy[0], 4),
               " for patch 7; in the same CPU time patch 7 takes ", fixed(cost, 1), " times as many steps, which the "
               "main model (patch 7) spends."),
@@ -271,8 +271,8 @@ Baseline mlp_baseline(const Data& d, const nn::ViT<F>& vit, const History& vit_h
   const History& h = b.history;
   const double ratio = double(vit.parameter_count()) / double(mlp.parameter_count());
   table({"model", "parameters", "seconds", "validation accuracy"},
-        {row("ViT, patch 7", vit.parameter_count(), fixed(vit_history.seconds, 0), fixed(last_accuracy(vit_history), 4)),
-         row("MLP on pixels", mlp.parameter_count(), fixed(h.seconds, 0), fixed(last_accuracy(h), 4))});
+        {row("ViT, patch 7", vit.parameter_count(), fixed(vit_history.seconds, 1), fixed(last_accuracy(vit_history), 4)),
+         row("MLP on pixels", mlp.parameter_count(), fixed(h.seconds, 1), fixed(last_accuracy(h), 4))});
   claim({"same_parameter_budget", "parameter_ratio >= 0.8 and parameter_ratio <= 1.25",
          text("The two models are of a size: the ViT has ", fixed(ratio, 2), " times the MLP's parameters."),
          text("The ViT has ", fixed(ratio, 2), " times the MLP's parameters: not a comparison at one size."),
@@ -308,19 +308,19 @@ TestResult the_test_set(const Data& d, nn::ViT<F>& vit, const History& vit_histo
   say("Until now the test images have not been used. Scored once, on ", d.test.size(), " of them:");
   claim({"vit_learns_far_past_chance", "test_acc_vit >= 0.5",
          text("The ViT classifies ", percent(vit_acc, 2), " of the test images correctly, ", fixed(vit_acc / 0.1, 1),
-              " times chance (10 %, one class in ten)."),
-         text("The ViT classifies only ", percent(vit_acc, 2), " of the test images correctly (chance: 10 %): it has "
+              " times chance (10%, one class in ten)."),
+         text("The ViT classifies only ", percent(vit_acc, 2), " of the test images correctly (chance: 10%): it has "
               "not learnt the task.")});
-  claim({"vit_reaches_088", "test_acc_vit >= 0.88",
-         text("That is at least 88 %, what this recipe reaches in a full run."),
-         text("A full run reaches 88 % or more; this run, ", percent(vit_acc, 2), ", trained too little to."),
+  claim({"vit_reaches_089", "test_acc_vit >= 0.89",
+         text("That is at least 89%, what this recipe reaches in a full run."),
+         text("A full run reaches 89% or more; this run, ", percent(vit_acc, 2), ", trained too little to."),
          Expect::full_run});
   const double train_loss = vit_history.epoch_loss.back(), val_loss = vit_history.validation_of("loss").back();
   claim({"vit_fits_training_better", "vit_final_train_loss < vit_final_val_loss - 0.05",
          text("In the last epoch its training loss, ", fixed(train_loss, 3), ", was below the validation loss, ",
               fixed(val_loss, 3), ", by more than 0.05: it fits its (changed) training images better than new ones."),
-         text("In the last epoch its training loss, ", fixed(train_loss, 3), ", was within 0.05 of the validation "
-              "loss, ", fixed(val_loss, 3), " (or above it): it fits new images about as well as its changed training images."),
+         text("In the last epoch its training loss, ", fixed(train_loss, 3), ", was not below the validation loss, ",
+              fixed(val_loss, 3), ", by more than 0.05: it fits new images about as well as its changed training images."),
          Expect::either_way});
   const Array<double> confusion = nn::confusion_rates(d.test.labels, r.vit_predicted, kClasses);
   const Array<double> mlp_confusion = nn::confusion_rates(d.test.labels, mlp_predicted, kClasses);
@@ -475,7 +475,7 @@ void learned_positions(nn::ViT<F>& vit) {
   metric("position_cosine_neighbours", near), metric("position_cosine_far", far);
   claim({"positions_learn_the_grid", "position_cosine_neighbours >= position_cosine_far + 0.05",
          text("Neighbouring positions have a mean cosine of ", fixed(near, 3), ", distant ones ", fixed(far, 3),
-              ": the positions have learnt which patches are neighbours, from the images alone."),
+              ": neighbours are more alike than distant patches, a trace of the grid learnt from the images alone."),
          text("Neighbouring positions have a mean cosine of ", fixed(near, 3), ", distant ones ", fixed(far, 3),
               ": at this budget the positions hold little of the grid.")});
 }
@@ -485,11 +485,11 @@ void learned_positions(nn::ViT<F>& vit) {
 
 void measured(const TestResult& r) {
   say("Neither model is given the image's two dimensions: the MLP reads 784 numbers in a fixed order, the ViT 16 "
-      "patches whose places it learns. Trained alike, with about as many parameters:");
+      "patches whose places it learns. Both trained with one recipe and about as many parameters.");
   claim({"vit_against_mlp", "test_acc_vit > test_acc_mlp",
-         text("the ViT scores ", percent(r.vit_accuracy, 2), " on the test images, ", fixed(100 * (r.vit_accuracy - r.mlp_accuracy), 2),
+         text("On the test images the ViT scores ", percent(r.vit_accuracy, 2), ", ", fixed(100 * (r.vit_accuracy - r.mlp_accuracy), 2),
               " points above the MLP (", percent(r.mlp_accuracy, 2), ")."),
-         text("the MLP scores ", percent(r.mlp_accuracy, 2), " on the test images, ", fixed(100 * (r.mlp_accuracy - r.vit_accuracy), 2),
+         text("On the test images the MLP scores ", percent(r.mlp_accuracy, 2), ", ", fixed(100 * (r.mlp_accuracy - r.vit_accuracy), 2),
               " points above the ViT (", percent(r.vit_accuracy, 2), "): at this budget attention over patches does "
               "not beat a plain network on the pixels."),
          Expect::either_way});
