@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "core/error.hpp"
+#include "nn/data/batch.hpp"
 #include "nn/data/data_error.hpp"
 #include "nn/data/fashion_mnist.hpp"
 #include "nn/data/idx.hpp"
@@ -341,4 +342,24 @@ TEST_CASE("read_idx_gz refuses a folder or a device by name, and decodes from me
   CHECK(f.data == labels(3));
   CHECK_THROWS_WITH_AS(decode_idx_gz("", "memory", 2049),
                        "read_idx_gz: memory: file is truncated: the magic number needs 4 bytes, found 0", DataError);
+}
+
+TEST_CASE("fashion_mnist_splits: validation and training partition the training file by the seed's shuffle") {
+  TempDir dir;
+  write_good(dir.path, 10);
+  write_gz(fashion_mnist_path(dir.path, FashionSplit::test, true), idx_bytes(2051, {10, 28, 28}, pixels(10)));
+  write_gz(fashion_mnist_path(dir.path, FashionSplit::test, false), idx_bytes(2049, {10}, labels(10)));
+  const auto s = fashion_mnist_splits<float>(4, 2017, 0, 0, dir.path);
+  REQUIRE(s.validation.size() == 4);
+  REQUIRE(s.train.size() == 6);
+  CHECK(s.test.size() == 10);
+  const std::vector<std::size_t> order = epoch_order(10, 2017, 0);
+  for (std::size_t i = 0; i < 4; ++i) CHECK(s.validation.labels(i) == Index(order[i]));  // example i has label i
+  for (std::size_t i = 0; i < 6; ++i) CHECK(s.train.labels(i) == Index(order[4 + i]));
+  CHECK(s.train.images(0, 0, 0) == load_fashion_mnist<float>(FashionSplit::train, 0, dir.path).images(order[4], 0, 0));
+  const auto limited = fashion_mnist_splits<float>(2, 2017, 5, 3, dir.path);
+  CHECK(limited.train.size() == 3);
+  CHECK(limited.test.size() == 3);
+  CHECK_THROWS_WITH_AS(fashion_mnist_splits<float>(10, 1, 0, 0, dir.path),
+                       doctest::Contains("fashion_mnist_splits: 10 validation images leave none of the 10 for training"), ShapeError);
 }

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include "core/error.hpp"
+#include "nn/data/batch.hpp"
 #include "nn/data/data_error.hpp"
 #include "nn/data/idx.hpp"
 
@@ -66,6 +68,29 @@ FashionMnist<T> load_fashion_mnist(FashionSplit split, std::size_t limit, const 
   return out;
 }
 
+template <class T>
+FashionMnist<T> FashionMnist<T>::rows(const std::vector<std::size_t>& r) const {
+  return {take_rows(images, r), take_rows(labels, r)};
+}
+
+template <class T>
+FashionMnistSplits<T> fashion_mnist_splits(std::size_t n_validation, std::uint64_t split_seed, std::size_t train_limit,
+                                           std::size_t test_limit, const std::string& dir) {
+  const FashionMnist<T> all = load_fashion_mnist<T>(FashionSplit::train, train_limit, dir);
+  check(n_validation < all.size(), "fashion_mnist_splits", n_validation, " validation images leave none of the ",
+        all.size(), " for training");
+  const std::vector<std::size_t> order = epoch_order(all.size(), split_seed, 0);
+  const auto cut = order.begin() + long(n_validation);
+  return {all.rows({cut, order.end()}), all.rows({order.begin(), cut}),
+          load_fashion_mnist<T>(FashionSplit::test, test_limit, dir)};
+}
+
+template struct FashionMnist<float>;
+template struct FashionMnist<double>;
+template FashionMnistSplits<float> fashion_mnist_splits<float>(std::size_t, std::uint64_t, std::size_t, std::size_t,
+                                                               const std::string&);
+template FashionMnistSplits<double> fashion_mnist_splits<double>(std::size_t, std::uint64_t, std::size_t, std::size_t,
+                                                                 const std::string&);
 template FashionMnist<float> load_fashion_mnist<float>(FashionSplit, std::size_t, const std::string&);
 template FashionMnist<double> load_fashion_mnist<double>(FashionSplit, std::size_t, const std::string&);
 

@@ -4,7 +4,9 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/array.hpp"
 
@@ -20,6 +22,8 @@ struct FashionMnist {
   Array<T> images;    // (N, 28, 28), grey level / 255 in [0, 1]
   IndexArray labels;  // (N,), class ids 0..9
   std::size_t size() const { return labels.size(); }
+  // These examples, in this order. ShapeError (from take_rows) for a row past the end.
+  FashionMnist rows(const std::vector<std::size_t>& r) const;
 };
 
 // "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"
@@ -33,5 +37,19 @@ std::string fashion_mnist_path(const std::string& dir, FashionSplit split, bool 
 // with the format: magic 2051 / 2049, 28x28 images, as many labels as images, labels in 0..9.
 template <class T>
 FashionMnist<T> load_fashion_mnist(FashionSplit split, std::size_t limit = 0, const std::string& dir = kFashionMnistDir);
+
+// The training file split in two by a fixed shuffle (epoch_order(n, split_seed, 0)): the first
+// n_validation of the shuffled rows are the validation set, the rest the training set, in that
+// order; and the test file. train_limit and test_limit read only the first examples of each file
+// (0 = all). ShapeError naming the function when n_validation leaves no training example; the
+// loader's DataError for missing or bad files.
+template <class T>
+struct FashionMnistSplits {
+  FashionMnist<T> train, validation, test;
+};
+
+template <class T>
+FashionMnistSplits<T> fashion_mnist_splits(std::size_t n_validation, std::uint64_t split_seed, std::size_t train_limit = 0,
+                                           std::size_t test_limit = 0, const std::string& dir = kFashionMnistDir);
 
 }  // namespace attnlab::nn::data
