@@ -7,8 +7,8 @@
 // fortunes corpus (some 15,000 quotations, jokes and verses) and hold it to the baseline that held
 // language modelling for decades: n-gram counts with interpolated Kneser-Ney smoothing, scored on
 // exactly the same held-out characters. Then we look inside: the mask and a trained head, the loss
-// at each position, samples at several temperatures, the KV cache that makes generation cheap, and
-// the induction heads with which a two-layer model copies from its context.
+// at each position, samples at several temperatures, and the KV cache that makes generation cheap.
+// Lesson 11 takes the same model apart on a copying task: induction heads.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -21,7 +21,7 @@
 #include "core/runtime/profile.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/story/clock.hpp"
-#include "nn/data/fortunes.hpp"
+#include "nn/data/char_corpus.hpp"
 #include "nn/lm/kneser_ney.hpp"
 #include "nn/lm/sample.hpp"
 #include "nn/lm/score.hpp"
@@ -36,13 +36,12 @@ namespace {
 
 using F = float;
 using Vocab = data::Vocab;
-using Sequences = std::vector<std::vector<Index>>;
+using Sequences = data::Sequences;
 
 constexpr std::uint64_t kSplitSeed = 1729;   // the held-out entries are the same in every run
 constexpr double kHeldOutShare = 0.05;       // of the entries, for validation and again for test
 constexpr double kDiscount = 0.75;           // Kneser-Ney's one discount
 const double kLn2 = std::log(2.0);
-constexpr double kCopyLr = 3e-3;             // the induction model's peak learning rate
 
 // What a run trains: full (the 10-minute run), --quick (seconds) and --long.
 struct GptSettings {
@@ -53,9 +52,6 @@ struct GptSettings {
   int evaluations = 8;               // validation points during training
   std::size_t monitor_entries = 300; // validation entries scored at each point
   double lr = 3e-3;
-  // Induction heads: segments of random tokens, repeated.
-  std::size_t copy_vocab = 64, copy_half = 16, copy_batch = 32;
-  long copy_steps = 1200;
 };
 
 GptSettings settings_of_run() {
@@ -76,7 +72,6 @@ GptSettings settings_of_run() {
     r.steps = 600;
     r.evaluations = 3;
     r.monitor_entries = 60;
-    r.copy_steps = 500;
   }
   // --epochs N: N validation points, each after the same number of steps as by default.
   const long per_point = r.steps / r.evaluations;
@@ -88,43 +83,10 @@ GptSettings settings_of_run() {
 // ---------------------------------------------------------------------------------------------
 // The corpus as characters.
 
-struct Corpus {
-  data::FortuneSplits split;
-  Vocab vocab;                               // the training entries' characters, after the specials
-  Sequences train, validation, test;         // each entry's character ids
-  std::vector<Index> stream;                 // the training entries as <bos> text <eos>, end to end
-  std::size_t characters(const Sequences& s) const {
-    std::size_t n = 0;
-    for (const auto& e : s) n += e.size() + 1;  // every character and the <eos>: what is predicted
-    return n;
-  }
-};
-
-Sequences encoded(const Vocab& vocab, const std::vector<data::Fortune>& entries) {
-  Sequences out;
-  for (const auto& e : entries) out.push_back(data::encode_fortune(vocab, e.text));
-  return out;
-}
+using Corpus = data::CharCorpus;
 
 Corpus load_corpus(const GptSettings& r) {
-  Corpus c;
-  c.split = data::split_fortunes(data::read_fortunes(), kHeldOutShare, kHeldOutShare, kSplitSeed);
-  auto cut = [](std::vector<data::Fortune>& v, std::size_t n) {
-    if (n > 0 && v.size() > n) v.resize(n);
-  };
-  cut(c.split.train, r.train_entries);
-  cut(c.split.validation, r.held_out_entries);
-  cut(c.split.test, r.held_out_entries);
-  c.vocab = data::fortune_vocab(c.split.train);
-  c.train = encoded(c.vocab, c.split.train);
-  c.validation = encoded(c.vocab, c.split.validation);
-  c.test = encoded(c.vocab, c.split.test);
-  for (const auto& e : c.train) {
-    c.stream.push_back(Vocab::bos);
-    c.stream.insert(c.stream.end(), e.begin(), e.end());
-    c.stream.push_back(Vocab::eos);
-  }
-  return c;
+  return data::load_char_corpus({kHeldOutShare, kSplitSeed, r.train_entries, r.held_out_entries});
 }
 
 // A character as the report shows it (the kit's visible(): a newline as a return arrow, a space
@@ -154,15 +116,15 @@ void the_corpus(const Corpus& c) {
       "(letters, digits, punctuation, newline) after the four special tokens. Both kinds of model read every entry as "
       "<bos> text <eos> and predict everything after <bos>: each character and the end of the entry.");
   table({"split", "entries", "characters predicted"},
-        {row("train", c.split.train.size(), c.characters(c.train)),
-         row("validation", c.split.validation.size(), c.characters(c.validation)),
-         row("test", c.split.test.size(), c.characters(c.test))});
+        {row("train", c.split.train.size(), data::predicted_characters(c.train)),
+         row("validation", c.split.validation.size(), data::predicted_characters(c.validation)),
+         row("test", c.split.test.size(), data::predicted_characters(c.test))});
   verbatim(c.split.validation.front().text);
   say("That is the first validation entry, from the file '", c.split.validation.front().topic, "'.");
   config({{"split_seed", kSplitSeed}, {"train_entries", c.split.train.size()},
           {"validation_entries", c.split.validation.size()}, {"test_entries", c.split.test.size()},
           {"vocabulary", c.vocab.size()}});
-  metric("train_characters", double(c.characters(c.train)));
+  metric("train_characters", double(data::predicted_characters(c.train)));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -179,7 +141,7 @@ nn::CausalLMConfig gpt_config(const GptSettings& r, const Vocab& v) {
   // Rotary positions: each head's queries and keys are rotated by their position, so a score sees
   // only how far apart two characters are, from the first step. (Learned absolute positions start
   // far smaller than the token embeddings here and the model takes hundreds of steps to find the
-  // previous character; an induction head did not form at all in this lesson's budget.)
+  // previous character; an induction head did not form at all in lesson 11's budget.)
   c.positional = nn::Positional::Rotary;
   c.tie_output = true;
   return c;
@@ -317,22 +279,6 @@ Baselines ngram_baselines(const Corpus& c, const GptSettings& r) {
 // ---------------------------------------------------------------------------------------------
 // 4. Training the GPT.
 
-// Random windows of the training stream: inputs stream[s .. s + L), targets stream[s + 1 .. s + L].
-struct Windows {
-  const std::vector<Index>& stream;
-  std::size_t length;
-  Generator gen;
-  std::pair<IndexArray, IndexArray> draw(std::size_t batch) {
-    IndexArray ids = IndexArray::from_shape({batch, length}), targets = IndexArray::from_shape({batch, length});
-    for (std::size_t b = 0; b < batch; ++b) {
-      const std::size_t s = gen.below(stream.size() - length - 1);
-      for (std::size_t t = 0; t < length; ++t) ids(b, t) = stream[s + t], targets(b, t) = stream[s + t + 1];
-    }
-    return {ids, targets};
-  }
-};
-
-
 // The drop in the monitored validation bits from the second-to-last evaluation to the last.
 double gpt_monitor_bpc_drop(const std::vector<double>& bpc) {
   return bpc.size() > 1 ? bpc[bpc.size() - 2] - bpc.back() : 0.0;
@@ -349,10 +295,10 @@ void profile_step(const Corpus& c, const GptSettings& r) {
   // Forward and backward of a throwaway model of the same shapes, under the op profiler.
   Generator gen(seed() + 90);
   nn::CausalLM<F> model(gpt_config(r, c.vocab), gen);
-  Windows windows{c.stream, r.context, Generator(seed() + 91)};
+  Generator windows(seed() + 91);
   OpProfiler prof;
   for (int i = 0; i < 3; ++i) {
-    auto [ids, targets] = windows.draw(r.batch);
+    auto [ids, targets] = data::random_windows(c.stream, r.batch, r.context, windows);
     prof.mark("making the batch");
     model.zero_grad();
     Tensor<F> loss = cross_entropy(model.forward(ids), targets);
@@ -399,7 +345,7 @@ Trained train_gpt(const Corpus& c, const Baselines& kn, const GptSettings& r) {
           {"gpt_batch", r.batch}, {"gpt_steps", total}, {"gpt_peak_lr", r.lr},
           {"gpt_parameters", model.parameter_count()}});
   profile_step(c, r);
-  Windows windows{c.stream, r.context, Generator(seed() + 1)};
+  Generator windows(seed() + 1);
   // train()'s "examples" are windows: steps / evaluations batches of them between validation points.
   const std::size_t per_point = std::size_t(total / r.evaluations) * r.batch;
   say("Training: ", describe(recipe, fit_steps(per_point, recipe)), ". Each step reads ", r.batch, " windows of ",
@@ -414,7 +360,7 @@ Trained train_gpt(const Corpus& c, const Baselines& kn, const GptSettings& r) {
     return Scores{{"loss", nats}, {"bpc", nats / kLn2}};
   };
   t.history = train(model, per_point, [&](const std::vector<std::size_t>& rows) {
-    auto [ids, targets] = windows.draw(rows.size());
+    auto [ids, targets] = data::random_windows(c.stream, rows.size(), r.context, windows);
     return cross_entropy(model.forward(ids), targets);
   }, recipe);
 
@@ -474,9 +420,10 @@ Trained train_gpt(const Corpus& c, const Baselines& kn, const GptSettings& r) {
     s.color = plots::Color::hex(color);
     series.push_back(s);
   };
-  const char* colors[] = {"#9467bd", "#8c564b", "#e377c2"};
-  for (std::size_t k : {std::size_t(3), std::size_t(4), std::size_t(5)})
-    if (k <= kn.validation_nats.size() && k != kn.best_order) level(text("Kneser-Ney ", k, "-gram"), k, colors[k - 3]);
+  const char* colors[] = {"#17becf", "#9467bd", "#8c564b", "#e377c2"};
+  for (std::size_t k : {std::size_t(2), std::size_t(3), std::size_t(4), std::size_t(5)})
+    if (k <= kn.validation_nats.size() && k != kn.best_order)
+      level(text("Kneser-Ney ", k, "-gram", k == 2 ? " (bigram)" : ""), k, colors[k - 2]);
   level(text("Kneser-Ney, best (", kn.best_order, "-gram)"), kn.best_order, "#d62728");
   LineFigureOptions style;
   style.title = "A character-level GPT against counted n-grams (held-out bits per character)";
@@ -486,10 +433,10 @@ Trained train_gpt(const Corpus& c, const Baselines& kn, const GptSettings& r) {
   // From below the best of all to above the first validation point (the first training steps,
   // near log2 of the vocabulary, run off the top).
   style.ymin = std::max(0.0, std::min(kn.best() / kLn2, *std::min_element(bpc.begin(), bpc.end())) - 0.3);
-  style.ymax = std::max(kn.nats(3) / kLn2, bpc.front()) + 0.3;
+  style.ymax = std::max(kn.nats(2) / kLn2, bpc.front()) + 0.3;
   save_figure(line_figure(series, style), "gpt_vs_ngrams",
               "The GPT's validation bits per character at each evaluation and its training loss (mean over windows "
-              "of steps), against interpolated Kneser-Ney models of orders 3 to 5 and the best order (dashed).");
+              "of steps), against interpolated Kneser-Ney models of orders 2 (the bigram) to 5 and the best order (dashed).");
   return t;
 }
 
@@ -706,164 +653,7 @@ void generation(nn::CausalLM<F>& gpt, const Corpus& c, const GptSettings& r) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 7. Induction heads.
-
-// Sequences <bos> x_1 .. x_2N that repeat a segment of `period` tokens drawn uniformly from
-// `copy_vocab` symbols (ids 1 .. copy_vocab; 0 is <bos>): x_i = segment[(i - 1) mod period]. The
-// first period tokens cannot be predicted (log copy_vocab nats); every later one is a copy. With
-// period 0 each sequence draws its own period from N/2 .. N, so no fixed look-back distance works:
-// the model has to find the previous occurrence by content.
-IndexArray repeated_tokens(std::size_t batch, const GptSettings& r, Generator& gen, std::size_t period = 0) {
-  const std::size_t N = r.copy_half;
-  IndexArray ids = IndexArray::from_shape({batch, 2 * N + 1});
-  for (std::size_t b = 0; b < batch; ++b) {
-    const std::size_t m = period ? period : N / 2 + gen.below(N / 2 + 1);
-    std::vector<Index> segment(m);
-    for (Index& v : segment) v = Index(1 + gen.below(r.copy_vocab));
-    ids(b, 0) = 0;
-    for (std::size_t i = 1; i <= 2 * N; ++i) ids(b, i) = segment[(i - 1) % m];
-  }
-  return ids;
-}
-
-void induction_heads(const GptSettings& r) {
-  const std::size_t N = r.copy_half, L = 2 * N + 1;
-  say("A trained language model also copies: having seen \"Mr. Dursley\" once, it predicts \"ursley\" the next time it "
-      "sees \"Mr. D\". Olsson et al. (2022) traced this to a pair of heads in two layers: a previous-token head writes "
-      "into each position which token came before it, and an induction head in the next layer searches for earlier "
-      "positions whose previous token is the current one, i.e. the token right after the last occurrence of the "
-      "current token, and copies what it finds. To see it alone we train a two-layer GPT on sequences of random tokens "
-      "(", r.copy_vocab, " symbols) that repeat: a segment of ", N / 2, " to ", N, " tokens, then the same again, ",
-      2 * N, " tokens in all. The first pass is noise that no model can predict (", fixed(std::log(double(r.copy_vocab)), 2),
-      " nats a token), the rest is a copy. The segment's length varies from sequence to sequence, so looking back a "
-      "fixed distance does not work (with one fixed length, rotary positions let a single head learn exactly that "
-      "shortcut): the model has to find where the current token occurred before.");
-  nn::CausalLMConfig cfg;
-  cfg.vocab = r.copy_vocab + 1;
-  cfg.num_layers = 2;
-  cfg.max_length = L;
-  cfg.layer = nn::LayerConfig{64, 4, 256, 0.0, true, nn::Activation::GELU, 1e-5};
-  cfg.positional = nn::Positional::Rotary;
-  Generator gen(seed() + 7);
-  nn::CausalLM<F> model(cfg, gen);
-  Generator draws(seed() + 8);
-  Recipe recipe;
-  recipe.label = "induction", recipe.batch = r.copy_batch, recipe.seed = seed();
-  recipe.lr = kCopyLr, recipe.weight_decay = 0.01, recipe.beta2 = 0.99, recipe.clip = 1.0;
-  recipe.warmup = 50, recipe.floor = 0.1, recipe.checkpoint = "induction.npz";
-  const std::size_t sequences = std::size_t(r.copy_steps) * r.copy_batch;
-  say("Training: ", describe(recipe, fit_steps(sequences, recipe)), ", every batch freshly drawn.");
-  const History h = train(model, sequences, [&](const std::vector<std::size_t>& rows) {
-    const IndexArray ids = repeated_tokens(rows.size(), r, draws);
-    const IndexArray in = xt::view(ids, xt::all(), xt::range(0, L - 1));
-    const IndexArray out = xt::view(ids, xt::all(), xt::range(1, L));
-    return cross_entropy(model.forward(in), out);
-  }, recipe);
-
-  // Held-out sequences (fresh draws), each a segment of N tokens and its repeat: the loss at every
-  // position, and every head's scores on the repeat.
-  Generator held_out(seed() + 9);
-  const IndexArray ids = repeated_tokens(256, r, held_out, N);
-  const IndexArray in = xt::view(ids, xt::all(), xt::range(0, L - 1));
-  std::vector<double> by_pos(L - 1, 0.0);
-  {
-    NoGrad no_grad;
-    model.eval();
-    const Array<F> logp = log_softmax(model.forward(in), -1).value();
-    for (std::size_t b = 0; b < 256; ++b)
-      for (std::size_t t = 0; t + 1 < L; ++t) by_pos[t] -= double(logp(b, t, std::size_t(ids(b, t + 1)))) / 256.0;
-  }
-  // Targets 1 .. N are the first half (positions 0 .. N-1), N+1 .. 2N the second.
-  const double first = mean_over(by_pos, 0, N);
-  const double second = mean_over(by_pos, N);
-  const std::vector<Tensor<F>> weights = model.attention_weights();
-  const HeadPick previous = head_for_offset(weights, 1);
-  const HeadPick induction = head_for_induction(weights, in, 0, N + 1);
-  std::vector<std::vector<std::string>> rows;
-  for (std::size_t l = 0; l < weights.size(); ++l) {
-    const std::vector<double> p = offset_mass(weights[l].value(), 1), q = induction_mass(weights[l].value(), in, N + 1);
-    for (std::size_t hd = 0; hd < p.size(); ++hd)
-      rows.push_back(row(l + 1, hd + 1, fixed(p[hd], 3), fixed(q[hd], 3)));
-  }
-  say("After ", h.steps, " steps (", fixed(h.seconds, 0), " s), on 256 fresh sequences of ", N, " tokens and their "
-      "repeat, the loss is ", fixed(first, 3), " nats a token on the first half (log ", r.copy_vocab, " = ",
-      fixed(std::log(double(r.copy_vocab)), 3), ": nothing to learn there; a little more, since in training the "
-      "repeat often came sooner) and ", fixed(second, 3), " on the second. Each head's weight on the previous position "
-      "(the previous-token score) and, over the second half, on the token after the previous occurrence of the "
-      "current one (the induction score), averaged over the held-out sequences:");
-  table({"layer", "head", "previous-token score", "induction score"}, rows);
-  say("The previous-token head is layer ", previous.layer + 1, ", head ", previous.head + 1, " (", percent(previous.mass, 0),
-      " of its weight one step back); the induction head is layer ", induction.layer + 1, ", head ", induction.head + 1,
-      " (", percent(induction.mass, 0), " on the token after the previous occurrence).");
-  metric("induction_loss_first_half", first);
-  metric("induction_loss_second_half", second);
-  metric("previous_token_score", previous.mass);
-  metric("induction_score", induction.mass);
-  metric("induction_head_layer", double(induction.layer + 1));
-  metric("previous_token_head_layer", double(previous.layer + 1));
-  claim({"first_half_at_chance", "induction_loss_first_half >= log_vocab - 0.1",
-         text("On the first half the model does no better than chance (", fixed(first, 3), " nats against $\\log ",
-              r.copy_vocab, " = ", fixed(std::log(double(r.copy_vocab)), 3), "$): the mask keeps it from reading the "
-              "tokens it predicts."),
-         text("The first half scores ", fixed(first, 3), " nats, below chance ($\\log ", r.copy_vocab, " = ",
-              fixed(std::log(double(r.copy_vocab)), 3), "$): something lets the model see what it predicts."),
-         Expect::every_run, {{"log_vocab", std::log(double(r.copy_vocab))}}});
-  claim({"repeat_is_copied", "induction_loss_second_half <= 0.5 * induction_loss_first_half",
-         text("On the repeat the loss falls to ", fixed(second, 3), " nats, ", percent(second / first, 0),
-              " of the first half's: the model copies from its context."),
-         text("On the repeat the loss is ", fixed(second, 3), " nats, ", percent(second / first, 0),
-              " of the first half's: little copying.")});
-  claim({"repeat_near_zero", "induction_loss_second_half < 0.3",
-         text("That is near zero: ", fixed(second, 3), " nats, a geometric-mean probability of ",
-              fixed(std::exp(-second), 2), " on the right token."),
-         text("That is not yet near zero (", fixed(second, 3), " nats, a geometric-mean probability of ",
-              fixed(std::exp(-second), 2), " on the right token): the quick run trains ", h.steps,
-              " steps; the full run's repeat falls to about 0.1 nats."),
-         Expect::full_run});
-  claim({"induction_after_previous", "induction_head_layer > previous_token_head_layer",
-         "The induction head sits in the layer after the previous-token head, as the mechanism needs: it can only "
-         "search by 'which token came before' once a head below has written that into every position.",
-         "Here the two are not in the order the mechanism suggests (both best heads in the same layer, or the "
-         "induction head below): the scores above show how the work is spread.",
-         Expect::either_way});
-  timing("induction_train_seconds", h.seconds);
-
-  std::vector<std::string> labels{"<bos>"};
-  for (std::size_t t = 1; t + 1 < L; ++t) labels.push_back(std::to_string(in(0, t)));
-  std::vector<std::string> sparse = labels;
-  for (std::size_t t = 0; t < sparse.size(); ++t)
-    if (t % 4 != 0) sparse[t] = "";
-  AttentionFigureOptions af;
-  af.title = "Two heads that copy together (one held-out sequence, tokens repeated after position " + std::to_string(N) + ")";
-  af.cols = 2;
-  af.width = 2600;
-  af.height = 1400;
-  save_figure(attention_figure({{previous.weights, sparse, sparse,
-                                 text("Previous-token head (layer ", previous.layer + 1, ", head ", previous.head + 1, ")")},
-                                {induction.weights, sparse, sparse,
-                                 text("Induction head (layer ", induction.layer + 1, ", head ", induction.head + 1, ")")}},
-                               af),
-              "induction_heads",
-              "Left: a head that looks one token back. Right: in the second half, a head that looks at the position "
-              "after the previous occurrence of the current token (the stripe N - 1 below the diagonal).");
-  std::vector<double> pos(L - 1);
-  for (std::size_t t = 0; t + 1 < L; ++t) pos[t] = double(t + 1);
-  LineFigureOptions style;
-  style.title = "In-context loss: random tokens, then the same tokens again";
-  style.xlabel = "position of the predicted token";
-  style.ylabel = "held-out loss (nats)";
-  save_figure(line_figure({curve("two-layer GPT", pos, by_pos),
-                           reference(text("log ", r.copy_vocab, " (a uniform guess)"), {1.0, double(L - 1)},
-                                     {std::log(double(r.copy_vocab)), std::log(double(r.copy_vocab))})},
-                          style),
-              "induction_loss",
-              text("The loss at each position on fresh sequences: ", fixed(first, 2), " nats a token on average over "
-                   "the first half (chance: ", fixed(std::log(double(r.copy_vocab)), 2), "), ", fixed(second, 2),
-                   " over the repeat."));
-}
-
-// ---------------------------------------------------------------------------------------------
-// 8. The test split, once.
+// 7. The test split, once.
 
 void the_test(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const GptSettings& r) {
   const double gpt_nats = lm::mean_of(lm::causal_lm_token_nats(gpt, c.test, Vocab::bos, Vocab::eos, r.context));
@@ -874,7 +664,7 @@ void the_test(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const 
       rows.push_back(row(text("Kneser-Ney ", k, "-gram", k == kn.best_order ? " (best on validation)" : ""),
                          fixed(kn_nats[k - 1], 4), fixed(kn_nats[k - 1] / kLn2, 4)));
   rows.push_back(row("GPT", fixed(gpt_nats, 4), fixed(gpt_nats / kLn2, 4)));
-  say("The ", c.split.test.size(), " test entries (", c.characters(c.test), " characters), untouched until now, scored "
+  say("The ", c.split.test.size(), " test entries (", data::predicted_characters(c.test), " characters), untouched until now, scored "
       "once by every model, the n-gram order chosen on validation:");
   table({"model", "test nats / char", "test bits / char"}, rows);
   for (std::size_t k = 1; k <= kn_nats.size(); ++k) metric(text("kn_test_bpc_order", k), kn_nats[k - 1] / kLn2);
@@ -898,37 +688,34 @@ void the_test(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return run_lesson({"10_gpt", "A character-level GPT on real English text",
-                     "the causal mask, a GPT trained on the fortunes corpus against Kneser-Ney n-grams, sampling, the "
-                     "KV cache, induction heads",
-                     "gpt_test_bpc", "", {"gpt.npz", "induction.npz"}},
-                    argc, argv, [] {
-                      const GptSettings r = settings_of_run();
-                      section("1. The corpus: fortune cookies, character by character");
-                      const Corpus corpus = load_corpus(r);
-                      the_corpus(corpus);
+  LessonInfo info{"10_gpt", "A character-level GPT on real English text",
+                  "the causal mask, a GPT trained on the fortunes corpus against Kneser-Ney n-grams, sampling, the KV "
+                  "cache",
+                  "gpt_test_bpc", "gpt_vs_ngrams", {"gpt.npz"}};
+  return run_lesson(info, argc, argv, [] {
+    const GptSettings r = settings_of_run();
+    section("1. The corpus: fortune cookies, character by character");
+    const Corpus corpus = load_corpus(r);
+    the_corpus(corpus);
 
-                      section("2. Looking only left: the causal mask");
-                      Generator gen(seed());
-                      nn::CausalLM<F> untrained(gpt_config(r, corpus.vocab), gen);
-                      looking_left(untrained, corpus);
+    section("2. Looking only left: the causal mask");
+    Generator gen(seed());
+    nn::CausalLM<F> untrained(gpt_config(r, corpus.vocab), gen);
+    looking_left(untrained, corpus);
 
-                      section("3. Counted baselines: Kneser-Ney n-grams");
-                      const Baselines kn = ngram_baselines(corpus, r);
+    section("3. Counted baselines: Kneser-Ney n-grams");
+    const Baselines kn = ngram_baselines(corpus, r);
 
-                      section("4. Training the GPT");
-                      Trained gpt = train_gpt(corpus, kn, r);
+    section("4. Training the GPT");
+    Trained gpt = train_gpt(corpus, kn, r);
 
-                      section("5. Inside the trained GPT: every position at once, and its heads");
-                      inside(*gpt.gpt, corpus, kn, r);
+    section("5. Inside the trained GPT: every position at once, and its heads");
+    inside(*gpt.gpt, corpus, kn, r);
 
-                      section("6. Generation, and the KV cache");
-                      generation(*gpt.gpt, corpus, r);
+    section("6. Generation, and the KV cache");
+    generation(*gpt.gpt, corpus, r);
 
-                      section("7. Induction heads: copying from the context");
-                      induction_heads(r);
-
-                      section("8. The test split, once");
-                      the_test(*gpt.gpt, corpus, kn, r);
-                    });
+    section("7. The test split, once");
+    the_test(*gpt.gpt, corpus, kn, r);
+  });
 }
