@@ -1,5 +1,5 @@
-// Reading heads by their attention patterns (lessons/kit/heads): the induction score on a
-// hand-made pattern, and the head it picks among several.
+// Reading heads by their attention patterns (lessons/kit/heads): the offset score on a hand-made
+// pattern, and the head it picks among several.
 #include <doctest/doctest.h>
 
 #include <xtensor/xview.hpp>
@@ -10,40 +10,22 @@
 using namespace attnlab;
 using namespace attnlab::lessons;
 
-TEST_CASE("induction_mass: weight on the token after the previous occurrence") {
-  // ids  A B C A B   (positions 0..4). Position 3 (A) last saw A at 0: its induction target is 1.
-  // Position 4 (B) last saw B at 1: target 2. Positions 1 and 2 have no earlier occurrence.
-  const IndexArray ids = {{5, 6, 7, 5, 6}};
+TEST_CASE("head_for_offset: the head with the most weight one position back") {
   Array<float> w = xt::zeros<float>({1, 3, 5, 5});
   for (std::size_t t = 0; t < 5; ++t) {
     w(0, 0, t, t) = 1.0f;                     // head 0: itself
     w(0, 1, t, t == 0 ? 0 : t - 1) = 1.0f;    // head 1: the previous token
   }
-  w(0, 2, 3, 1) = 1.0f;  // head 2: induction at position 3
-  w(0, 2, 4, 2) = 0.5f;  //         and half of it at position 4
-  w(0, 2, 4, 4) = 0.5f;
-  const std::vector<double> m = induction_mass(w, ids);
+  w(0, 2, 3, 1) = 1.0f;
+  const std::vector<double> m = offset_mass(w, 1);
   REQUIRE(m.size() == 3);
   CHECK(m[0] == doctest::Approx(0.0));
-  CHECK(m[1] == doctest::Approx(0.0));
-  CHECK(m[2] == doctest::Approx((1.0 + 0.5) / 2));
-  CHECK(induction_mass(w, ids, 4)[2] == doctest::Approx(0.5));  // position 4 alone
-  // A repeated token right away (A A): the target is the query itself.
-  const IndexArray twice = {{5, 5}};
-  Array<float> self = xt::zeros<float>({1, 1, 2, 2});
-  self(0, 0, 0, 0) = self(0, 0, 1, 1) = 1.0f;
-  CHECK(induction_mass(self, twice)[0] == doctest::Approx(1.0));
-  // No repeats: nothing to score.
-  CHECK(induction_mass(xt::zeros<float>({1, 2, 3, 3}), IndexArray{{1, 2, 3}})[1] == 0.0);
-  CHECK_THROWS_AS(induction_mass(w, IndexArray{{5, 6, 7}}), ShapeError);
-
+  CHECK(m[1] == doctest::Approx(1.0));
   const std::vector<Tensor<float>> layers{Tensor<float>(Array<float>(xt::view(w, xt::all(), xt::range(0, 2)))),
                                           Tensor<float>(w)};
-  const HeadPick pick = head_for_induction(layers, ids);
-  CHECK(pick.layer == 1);
-  CHECK(pick.head == 2);
-  CHECK(pick.weights(3, 1) == doctest::Approx(1.0));
   const HeadPick previous = head_for_offset(layers, 1);
   CHECK(previous.layer == 0);
   CHECK(previous.head == 1);
+  CHECK(previous.weights(2, 1) == doctest::Approx(1.0));
+  CHECK_THROWS_AS(offset_mass(xt::zeros<float>({3, 3}), 1), ShapeError);
 }

@@ -1,5 +1,6 @@
 // Reading attention head by head: how much weight each head puts at a given offset from the
-// query, and which head of which layer does a job.
+// query, and which head of which layer does a job. (The induction score of lesson 11 is
+// nn::induction_mass, nn/attention/induction.hpp.)
 #pragma once
 
 #include <cstddef>
@@ -16,12 +17,6 @@ namespace attnlab::lessons {
 // and every example.
 std::vector<double> offset_mass(const Array<float>& weights, long offset);
 
-// weights (B, h, L, L) of causal self-attention over ids (B, L): for each head, the mean weight a
-// query puts on the position right after the most recent earlier occurrence of its own token
-// ("... A B ... A" -> B: what an induction head fetches, to predict B again), over every query
-// from position first_query on whose token occurred before. Zeros when no token repeats.
-std::vector<double> induction_mass(const Array<float>& weights, const IndexArray& ids, std::size_t first_query = 1);
-
 struct HeadPick {
   std::size_t layer = 0, head = 0;
   double mass = -1.0;          // its offset_mass
@@ -31,8 +26,5 @@ struct HeadPick {
 // Over the layers of a model (one (B, h, L, L) tensor each): the head with the largest
 // offset_mass, and its weights on one example.
 HeadPick head_for_offset(const std::vector<Tensor<float>>& layers, long offset, std::size_t example = 0);
-// The same for the largest induction_mass.
-HeadPick head_for_induction(const std::vector<Tensor<float>>& layers, const IndexArray& ids, std::size_t example = 0,
-                            std::size_t first_query = 1);
 
 }  // namespace attnlab::lessons
