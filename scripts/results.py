@@ -36,6 +36,8 @@ def plus_minus(mean, sd):
     exponent = math.floor(math.log10(sd))
     leading = sd / 10 ** exponent
     digits = 2 if leading < 2.95 else 1
+    if exponent < -4:  # fixed notation would be all zeros
+        return f"{mean:.1e} ± {sd:.{digits - 1}e}"
     decimals = min(max(digits - 1 - exponent, 0), 8)
     return f"{fixed(mean, decimals)} ± {fixed(sd, decimals)}"
 

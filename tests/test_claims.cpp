@@ -115,6 +115,9 @@ TEST_CASE("plus_minus: the sd to two significant digits from 1 to 2.9, one from 
   CHECK(plus_minus(0.867, 0.059) == "0.87 ± 0.06");
   CHECK(plus_minus(120.123, 4.2) == "120 ± 4");
   CHECK(plus_minus(120.123, 14.2) == "120 ± 14");
+  CHECK(plus_minus(8.8e-11, 6.7e-11) == "8.8e-11 ± 7e-11");  // below 1e-4: scientific, not 0.00000000
+  CHECK(plus_minus(3.04e-16, 0.81e-16) == "3.0e-16 ± 8e-17");
+  CHECK(plus_minus(3.04e-16, 2.1e-17) == "3.0e-16 ± 2.1e-17");
   CHECK(plus_minus(0.997, 0.0) == "0.997 ± 0");
 }
 

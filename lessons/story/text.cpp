@@ -44,6 +44,9 @@ std::string plus_minus(double mean, double sd) {
   const int exponent = static_cast<int>(std::floor(std::log10(sd)));
   const double leading = sd / std::pow(10.0, exponent);  // in [1, 10)
   const int digits = leading < 2.95 ? 2 : 1;
+  // Below 1e-4 fixed notation would be all zeros: both in scientific notation, the mean to one
+  // digit more than the sd (8.8e-11 ± 6.7e-11, 3.0e-16 ± 0.8e-16 reads as 3.0e-16 ± 8e-17).
+  if (exponent < -4) return sci(mean, 1) + " ± " + sci(sd, digits - 1);
   const int decimals = std::clamp(digits - 1 - exponent, 0, 8);
   return fixed(mean, decimals) + " ± " + fixed(sd, decimals);
 }
