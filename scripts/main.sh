@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up, build, and run the whole course: every lesson in --quick mode, one after another, then
-# the gradient checks (157 s for the twelve lessons and gradcheck, measured on an idle 2-core AMD
-# EPYC machine: one lesson at a time, on one thread); then write the course book, out/index.html with a page per lesson, and
+# the gradient checks (112 s for the seventeen lessons and gradcheck on 2026-11-27, a 2-core AMD
+# EPYC machine shared with other work: one lesson at a time, on one thread); then write the course
+# book, out/index.html with a page per lesson, and
 # print a summary (each lesson, its status, its headline metric, its time). A lesson that fails
 # does not stop the others. Extra arguments go to build/bin/course:
 #
