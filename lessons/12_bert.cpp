@@ -20,6 +20,7 @@
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xview.hpp>
 
+#include "lessons/kit/bert.hpp"
 #include "lessons/kit/kit.hpp"
 #include "nn/data/cloze_corpus.hpp"
 #include "nn/data/masked_windows.hpp"
@@ -35,99 +36,19 @@ using data::ClozeScores;
 using data::MaskChoice;
 using data::MaskedWindows;
 
-constexpr std::uint64_t kSplitSeed = 2018;      // the held-out entries: the same in every run
-constexpr std::uint64_t kHeldOutMaskSeed = 99;  // the masks of the held-out windows: the same in every run
-constexpr double kHeldOutShare = 0.1;           // of the entries, for validation and again for test
-// Five topic files whose entries differ in what they talk about and how: hacker lore, mock
-// dictionary entries, politics, verse and Zippy the Pinhead's non sequiturs.
-const std::vector<std::string> kTopics = {"computers", "definitions", "politics", "songs-poems", "zippy"};
-
-// Pretraining runs in two phases, as BERT's did (90 % of its steps on 128 tokens, then 512): short
-// windows first, long ones after. Section 2 says why.
-struct Phase {
-  std::size_t context;   // tokens per window, [CLS] included
-  std::size_t batch;     // windows per step
-  std::size_t windows;   // windows per epoch, drawn at random places
-  int epochs;
-};
-
-struct BertSettings {
-  std::size_t d_model, heads, layers, d_ff;
-  Phase short_windows, long_windows;
-  double pretrain_lr;
-  std::size_t held_out_windows;    // validation windows scored after every pretraining epoch
-  std::size_t context() const { return long_windows.context; }  // the longest sequence
-};
-
-BertSettings settings() {
-  // Lesson 13 builds the same model (the same sizes) to fine-tune this one's checkpoint.
-  return full_or_quick(BertSettings{64, 4, 4, 256, {32, 64, 8192, 10}, {128, 32, 2048, 4}, 2e-3, 400},
-                       BertSettings{48, 4, 2, 192, {32, 32, 4096, 6}, {64, 32, 1024, 1}, 4e-3, 64});
-}
-
-
-// ---------------------------------------------------------------------------------------------
-// The corpus as characters (nn/data/cloze_corpus): the same split, vocabulary and streams in lessons 12 and 13.
-
+// The split, the held-out masks, the topics, the model's sizes and phases, and how a token is shown
+// are lessons/kit/bert's: lesson 13 fine-tunes this lesson's checkpoint and builds the same model.
+using bert::kHeldOutMaskSeed;
+using bert::kHeldOutShare;
+using bert::kSplitSeed;
+using bert::kTopics;
+using bert::Phase;
+using bert::shown;
+using bert::shown_text;
+using BertSettings = bert::ModelSettings;
 using Corpus = data::ClozeCorpus;
 using data::entry_ids;
 using data::one_line_entry;
-
-Corpus load_corpus() {
-  return data::cloze_corpus(data::split_fortunes(data::read_fortunes(), kHeldOutShare, kHeldOutShare, kSplitSeed));
-}
-
-// specials as short marks.
-std::string shown(const data::Vocab& v, Index id) {
-  const std::string& t = v.token(id);
-  if (t == "<mask>") return "\u25ae";
-  if (t == "<cls>") return "CLS";
-  if (t == "<eos>") return "EOS";
-  return visible(t);
-}
-
-std::string shown_text(const data::Vocab& v, const std::vector<Index>& ids) {
-  std::string s;
-  for (Index id : ids) s += shown(v, id);
-  return s;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The model.
-
-nn::EncoderModelConfig bert_config(const Corpus& c, const BertSettings& r) {
-  nn::EncoderModelConfig cfg;
-  cfg.vocab = c.vocab.size(), cfg.num_classes = kTopics.size(), cfg.num_layers = r.layers;
-  cfg.max_length = r.context();
-  // Pre-norm with a final norm (BERT itself is post-norm; pre-norm trains without a long warm-up).
-  // No dropout: at this size it costs as much as the rest of the step and the few epochs do not overfit.
-  cfg.layer = nn::LayerConfig{r.d_model, r.heads, r.d_ff, 0.0, /*norm_first=*/true, nn::Activation::GELU, 1e-5};
-  cfg.positional = nn::Positional::RelativeBias;
-  cfg.pooling = nn::Pooling::First;  // the classifier reads [CLS]
-  cfg.pad_id = data::Vocab::pad;
-  return cfg;
-}
-
-// Every model of the lesson starts from this draw: the pretrained one, and the one fine-tuned from
-// scratch, whose classifier therefore starts where the pretrained model's does (pretraining never
-// touches the classifier).
-std::unique_ptr<nn::MaskedLM<F>> new_bert(const Corpus& c, const BertSettings& r) {
-  Generator gen(seed());
-  return std::make_unique<nn::MaskedLM<F>>(bert_config(c, r), gen);
-}
-
-ClozeScores score_model(nn::MaskedLM<F>& bert, const std::vector<MaskedWindows>& set) {
-  NoGrad no_grad;
-  bert.eval();
-  data::ClozeTally tally;
-  for (const MaskedWindows& b : set) {
-    const Array<F> logp = log_softmax(bert.forward(b.ids, b.real, b.positions), -1).value();
-    const IndexArray guess = nn::argmax_last(logp);
-    for (std::size_t k = 0; k < b.size(); ++k)
-      tally.add(double(logp(k, std::size_t(b.targets(k)))), guess(k) == b.targets(k), b.choices[k]);
-  }
-  return tally.scores();
-}
 
 // ---------------------------------------------------------------------------------------------
 // 1. Text, characters and the masking rule.
@@ -305,7 +226,7 @@ void baselines_and_model(const Corpus& c, const BertSettings& r, Pretrained& p) 
 }
 
 Pretrained pretrain(const Corpus& c, const BertSettings& r) {
-  Pretrained p{new_bert(c, r), {}, 0, 0, {}, {}, {}};
+  Pretrained p{bert::new_model(c, r), {}, 0, 0, {}, {}, {}};
   nn::MaskedLM<F>& bert = *p.bert;
   baselines_and_model(c, r, p);
   const Phase &first = r.short_windows, &second = r.long_windows;
@@ -317,7 +238,7 @@ Pretrained pretrain(const Corpus& c, const BertSettings& r) {
   recipe.lr = r.pretrain_lr, recipe.weight_decay = 0.01, recipe.beta2 = 0.98, recipe.warmup = 0.05;
   recipe.decay = Decay::cosine, recipe.floor = 0.05, recipe.clip = 1.0, recipe.seed = seed();
   recipe.validate = [&] {
-    const ClozeScores s = score_model(bert, validation), t = score_model(bert, validation_short);
+    const ClozeScores s = bert::score(bert, validation), t = bert::score(bert, validation_short);
     return Scores{{"loss", s.loss}, {"accuracy", s.accuracy}, {"loss_short", t.loss}, {"accuracy_short", t.accuracy}};
   };
   Generator windows(seed() + 21), masks(seed() + 22);
@@ -358,7 +279,7 @@ Pretrained pretrain(const Corpus& c, const BertSettings& r) {
   const History h2 = phase(second, "bert_mlm.npz");  // --from starts here; the model and AdamW's state are saved after it
   p.history = resumed ? h2 : joined(h1, h2);
   p.first_phase_epochs = h1.epoch_loss.size(), p.first_phase_steps = h1.steps;
-  p.test = score_model(bert, data::held_out_windows(c.ids, c.test, r.context(), full_or_quick<std::size_t>(100000, 600), 64,
+  p.test = bert::score(bert, data::held_out_windows(c.ids, c.test, r.context(), full_or_quick<std::size_t>(100000, 600), 64,
                                                     kHeldOutMaskSeed));
   timing("pretrain_seconds", p.history.seconds);
   if (!resumed) timing("pretrain_short_step_ms", h1.median_step_ms());
@@ -687,9 +608,9 @@ int main(int argc, char** argv) {
                   "mlm_test_accuracy_masked", "", {"bert_mlm.npz"}};
   info.lead_figure = "mlm_training";
   return run_lesson(info, argc, argv, [] {
-    const BertSettings r = settings();
+    const BertSettings r = bert::model_settings();
     checkpoint_from("bert_mlm.npz");  // a bad --from fails here, before any work
-    const Corpus c = load_corpus();
+    const Corpus c = bert::load_corpus();
     section("1. Text, characters and the masking rule");
     the_corpus(c);
     the_masking_rule(c, r);

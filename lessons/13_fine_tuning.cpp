@@ -18,6 +18,7 @@
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xview.hpp>
 
+#include "lessons/kit/bert.hpp"
 #include "lessons/kit/kit.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/data/batch.hpp"
@@ -36,102 +37,27 @@ using data::ClozeScores;
 using data::MaskChoice;
 using data::MaskedWindows;
 
-constexpr std::uint64_t kSplitSeed = 2018;      // the held-out entries: the same in every run
-constexpr std::uint64_t kHeldOutMaskSeed = 99;  // the masks of the held-out windows: the same in every run
-constexpr double kHeldOutShare = 0.1;           // of the entries, for validation and again for test
-// Five topic files whose entries differ in what they talk about and how: hacker lore, mock
-// dictionary entries, politics, verse and Zippy the Pinhead's non sequiturs.
-const std::vector<std::string> kTopics = {"computers", "definitions", "politics", "songs-poems", "zippy"};
-
-// The model and its pretraining as lesson 12 has them (the same sizes, so that its checkpoint loads
-// here); this lesson runs the first phase only when it is not given one.
-struct Phase {
-  std::size_t context;   // tokens per window, [CLS] included
-  std::size_t batch;     // windows per step
-  std::size_t windows;   // windows per epoch, drawn at random places
-  int epochs;
-};
-
-struct BertSettings {
-  std::size_t d_model, heads, layers, d_ff;
-  Phase short_windows, long_windows;
-  double pretrain_lr;
-  std::size_t held_out_windows;    // validation windows scored after every pretraining epoch
-  int finetune_epochs;
-  std::size_t finetune_batch;
-  double finetune_lr;
-  std::size_t finetune_per_topic;  // training entries per topic at most (0: all the split has)
-  std::size_t context() const { return long_windows.context; }  // the longest sequence: fine-tuning's too
-};
-
-BertSettings settings() {
-  // The model's sizes and phases as in lesson 12.
-  return full_or_quick(BertSettings{64, 4, 4, 256, {32, 64, 8192, 10}, {128, 32, 2048, 4}, 2e-3, 400, 10, 32, 5e-4, 100},
-                       BertSettings{48, 4, 2, 192, {32, 32, 4096, 6}, {64, 32, 1024, 1}, 4e-3, 64, 6, 32, 1e-3, 60});
-}
-
-
-// ---------------------------------------------------------------------------------------------
-// The corpus as characters (nn/data/cloze_corpus): the same split, vocabulary and streams in lessons 12 and 13.
-
+// The split, the held-out masks, the topics, the model's sizes and phases, and how a token is shown
+// are lessons/kit/bert's, as in lesson 12 (the same sizes, so that its checkpoint loads here); this
+// lesson runs the first phase only when it is not given one. Fine-tuning's own settings beside them.
+using bert::kHeldOutMaskSeed;
+using bert::kTopics;
+using bert::Phase;
+using bert::shown;
+using bert::shown_text;
 using Corpus = data::ClozeCorpus;
 using data::entry_ids;
 using data::one_line_entry;
 
-Corpus load_corpus() {
-  return data::cloze_corpus(data::split_fortunes(data::read_fortunes(), kHeldOutShare, kHeldOutShare, kSplitSeed));
-}
+struct BertSettings : bert::ModelSettings {
+  int finetune_epochs;
+  std::size_t finetune_batch;
+  double finetune_lr;
+  std::size_t finetune_per_topic;  // training entries per topic at most (0: all the split has)
+};
 
-// specials as short marks.
-std::string shown(const data::Vocab& v, Index id) {
-  const std::string& t = v.token(id);
-  if (t == "<mask>") return "\u25ae";
-  if (t == "<cls>") return "CLS";
-  if (t == "<eos>") return "EOS";
-  return visible(t);
-}
-
-std::string shown_text(const data::Vocab& v, const std::vector<Index>& ids) {
-  std::string s;
-  for (Index id : ids) s += shown(v, id);
-  return s;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The model.
-
-nn::EncoderModelConfig bert_config(const Corpus& c, const BertSettings& r) {
-  nn::EncoderModelConfig cfg;
-  cfg.vocab = c.vocab.size(), cfg.num_classes = kTopics.size(), cfg.num_layers = r.layers;
-  cfg.max_length = r.context();
-  // Pre-norm with a final norm (BERT itself is post-norm; pre-norm trains without a long warm-up).
-  // No dropout: at this size it costs as much as the rest of the step and the few epochs do not overfit.
-  cfg.layer = nn::LayerConfig{r.d_model, r.heads, r.d_ff, 0.0, /*norm_first=*/true, nn::Activation::GELU, 1e-5};
-  cfg.positional = nn::Positional::RelativeBias;
-  cfg.pooling = nn::Pooling::First;  // the classifier reads [CLS]
-  cfg.pad_id = data::Vocab::pad;
-  return cfg;
-}
-
-// Every model of the lesson starts from this draw: the pretrained one, and the one fine-tuned from
-// scratch, whose classifier therefore starts where the pretrained model's does (pretraining never
-// touches the classifier).
-std::unique_ptr<nn::MaskedLM<F>> new_bert(const Corpus& c, const BertSettings& r) {
-  Generator gen(seed());
-  return std::make_unique<nn::MaskedLM<F>>(bert_config(c, r), gen);
-}
-
-ClozeScores score_model(nn::MaskedLM<F>& bert, const std::vector<MaskedWindows>& set) {
-  NoGrad no_grad;
-  bert.eval();
-  data::ClozeTally tally;
-  for (const MaskedWindows& b : set) {
-    const Array<F> logp = log_softmax(bert.forward(b.ids, b.real, b.positions), -1).value();
-    const IndexArray guess = nn::argmax_last(logp);
-    for (std::size_t k = 0; k < b.size(); ++k)
-      tally.add(double(logp(k, std::size_t(b.targets(k)))), guess(k) == b.targets(k), b.choices[k]);
-  }
-  return tally.scores();
+BertSettings settings() {
+  return {bert::model_settings(), full_or_quick(10, 6), 32, full_or_quick(5e-4, 1e-3), full_or_quick<std::size_t>(100, 60)};
 }
 
 using data::TopicSet;
@@ -142,7 +68,7 @@ using data::TopicSet;
 // Lesson 12's pretrained model when --from names its output folder; otherwise the same model
 // pretrained here with lesson 12's first phase (windows of 31 characters). Saved as bert_mlm.npz.
 std::unique_ptr<nn::MaskedLM<F>> pretrained_encoder(const Corpus& c, const BertSettings& r) {
-  auto bert = new_bert(c, r);
+  auto bert = bert::new_model(c, r);
   const std::string from = checkpoint_from("bert_mlm.npz");
   if (!from.empty()) {
     nn::load_checkpoint(from, bert->named_parameters());
@@ -165,7 +91,7 @@ std::unique_ptr<nn::MaskedLM<F>> pretrained_encoder(const Corpus& c, const BertS
     timing("pretrain_seconds", h.seconds);
     const auto test = data::held_out_windows(c.ids, c.test, ph.context, full_or_quick<std::size_t>(2000, 600), 64, kHeldOutMaskSeed);
     const data::CountedCloze counted(c.train, c.ids.first, c.ids.end);
-    const ClozeScores s = score_model(b, test), uni = counted.score_unigram(test);
+    const ClozeScores s = bert::score(b, test), uni = counted.score_unigram(test);
     metric("mlm_test_accuracy_masked", s.accuracy_on(MaskChoice::masked));
     metric("unigram_test_accuracy_masked", uni.accuracy_on(MaskChoice::masked));
     say("Without --from (lesson 12's output folder) this lesson pretrains the encoder itself, as lesson 12's first "
@@ -217,7 +143,7 @@ Recipe finetune_recipe(const BertSettings& r) {
 
 FineTuned fine_tune(const Corpus& c, const TopicData& d, const BertSettings& r, const std::string& label,
                     const std::string& pretrained_weights) {
-  FineTuned f{new_bert(c, r), {}, {}, 0};
+  FineTuned f{bert::new_model(c, r), {}, {}, 0};
   if (!pretrained_weights.empty()) nn::load_checkpoint(pretrained_weights, f.bert->named_parameters());
   nn::EncoderModel<F>& model = f.bert->model;
   Recipe recipe = finetune_recipe(r);
@@ -306,7 +232,7 @@ double bag_of_characters(const Corpus& c, const TopicData& d, const BertSettings
 // What pretraining put into the features, with nothing fine-tuned: the same linear classifier on
 // the frozen encoder's outputs, pretrained against the random start.
 void frozen_probes(const Corpus& c, const TopicData& d, const BertSettings& r, nn::MaskedLM<F>& pretrained) {
-  const auto initial = new_bert(c, r);
+  const auto initial = bert::new_model(c, r);
   std::vector<std::vector<std::string>> rows;
   double probe_gain = 0;  // the mean-of-tokens probe, pretrained minus random
   for (bool mean : {false, true}) {
@@ -547,7 +473,7 @@ int main(int argc, char** argv) {
   return run_lesson(info, argc, argv, [] {
     const BertSettings r = settings();
     checkpoint_from("bert_mlm.npz");  // a bad --from fails here, before any work
-    const Corpus c = load_corpus();
+    const Corpus c = bert::load_corpus();
     section("1. The pretrained encoder");
     const auto bert = pretrained_encoder(c, r);
     section("2. Fine-tuning: which file is an entry from?");
