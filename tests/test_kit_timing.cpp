@@ -80,13 +80,20 @@ TEST_CASE("costs_against_n: bad input named") {
                        std::invalid_argument);
 }
 
-TEST_CASE("attention_cost: forward and backward at each n, the fused op holding more than the tiled one") {
+namespace {
+// The fused and the tiled op, forward and backward, at n = 64 and 256, one counted round each.
+std::vector<CostCurve> fused_and_tiled_costs() {
   const std::vector<CostedOp> ops = {
       attention_cost("fused", [](auto& q, auto& k, auto& v) { return scaled_dot_product_attention(q, k, v).output; }, 8),
       attention_cost("tiled", [](auto& q, auto& k, auto& v) { return tiled_attention(q, k, v); }, 8)};
   CostOptions o;
   o.rounds = [](std::size_t) { return 1; };
-  const std::vector<CostCurve> c = costs_against_n(ops, {64, 256}, o);
+  return costs_against_n(ops, {64, 256}, o);
+}
+}  // namespace
+
+TEST_CASE("attention_cost: forward and backward at each n, the fused op holding more than the tiled one") {
+  const std::vector<CostCurve> c = fused_and_tiled_costs();
   REQUIRE(c.size() == 2);
   CHECK(c[0].n == std::vector<double>{64, 256});
   CHECK(c[1].cpu_ms.size() == 2);
@@ -96,12 +103,7 @@ TEST_CASE("attention_cost: forward and backward at each n, the fused op holding 
 
 TEST_CASE("attention_cost: the fused op holds the n x n weights, the tiled one a fraction" *
           doctest::skip(attnlab::testing::kAddressSanitizer)) {  // byte counts: see above
-  const std::vector<CostedOp> ops = {
-      attention_cost("fused", [](auto& q, auto& k, auto& v) { return scaled_dot_product_attention(q, k, v).output; }, 8),
-      attention_cost("tiled", [](auto& q, auto& k, auto& v) { return tiled_attention(q, k, v); }, 8)};
-  CostOptions o;
-  o.rounds = [](std::size_t) { return 1; };
-  const std::vector<CostCurve> c = costs_against_n(ops, {64, 256}, o);
+  const std::vector<CostCurve> c = fused_and_tiled_costs();
   REQUIRE(counting_bytes());
   // At n = 256 the fused op keeps P, 256 x 256 floats (256 KiB), and makes dS beside it.
   CHECK(c[0].at(c[0].peak_mib, 256) * 1024 > 2 * 256);
