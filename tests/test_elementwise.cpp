@@ -306,3 +306,14 @@ TEST_CASE("large same-shape elementwise ops run in chunks: the same bits at 1 an
   const Array<double> want = xt::maximum(a * b + a, 0.0);
   CHECK(one[0] == want);
 }
+
+TEST_CASE("leaky_relu: x above 0, slope * x below, the gradient alike; a slope outside [0, 1) refused") {
+  Tensor<double> x(Array<double>{-2.0, -0.5, 0.0, 1.5}, true);
+  const Tensor<double> y = leaky_relu(x, 0.2);
+  CHECK(y.value() == Array<double>{-0.4, -0.1, 0.0, 1.5});
+  sum(y).backward();
+  CHECK(x.grad() == Array<double>{0.2, 0.2, 0.2, 1.0});  // the left slope at the kink, as PyTorch
+  CHECK_THROWS_WITH_AS(leaky_relu(x, 1.0), doctest::Contains("leaky_relu: slope 1.000000 is not in [0, 1)"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(leaky_relu(x, -0.1), doctest::Contains("leaky_relu: slope"), std::invalid_argument);
+}
