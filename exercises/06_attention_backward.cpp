@@ -19,8 +19,8 @@ namespace {
 
 // ---- 06.1 The softmax backward --------------------------------------------------------------
 // y = softmax(x) along each row of x (n, m). Given y (not x: the forward's output is all you
-// need) and dy = dL/dy, return dx = dL/dx. The Jacobian of one row is diag(y) - y y^T; you need
-// not build it: dx = y * (dy - <dy, y>), with <dy, y> one number per row.
+// need) and dy = dL/dy, return dx = dL/dx. Derive it on paper first: the Jacobian of one row,
+// dy_j/dx_i, and then dx_i = sum_j dy_j dy_j/dx_i. The result needs no (m, m) matrix.
 Array<double> softmax_backward(const Array<double>& y, const Array<double>& dy) {
   not_attempted();  // delete this line and write your answer
 }
@@ -49,7 +49,7 @@ void grade_softmax_backward(const std::function<Array<double>(const Array<double
     const Array<double> y = softmax(Tensor<double>(x[0]), -1).value();
     return std::vector<Array<double>>{answer(y, dy)};
   };
-  const std::string hint = "dx = y * (dy - s), where s is one number per row: the sum over the row of dy * y";
+  const std::string hint = "write dy_j/dx_i for i = j and for i != j, then sum dy_j times it over j";
   g.backward("rows of 5", forward, yours, {random_array({3, 5}, 11, -2, 2)}, {"x"}, hint);
   g.backward("one row of 1", forward, yours, {random_array({1, 1}, 12)}, {"x"},
              "a softmax over one entry is the constant 1: its gradient is 0");
@@ -79,4 +79,6 @@ void grade_attention_backward(const std::function<AttentionGrads(const Array<dou
 }  // namespace
 
 EXERCISE(softmax_backward, "The softmax backward", grade_softmax_backward);
+HINT(softmax_backward,
+     "dy_j/dx_i = y_j (delta_ij - y_i), so dx = y * (dy - s) with s = sum over the row of dy * y, one number per row");
 EXERCISE(attention_backward, "Attention's gradients dQ, dK, dV", grade_attention_backward);

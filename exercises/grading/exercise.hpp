@@ -112,8 +112,17 @@ struct Answer {
   std::any fn;  // std::function<Signature>
 };
 
+// A worked hint (the formula, the derivation's key step), kept apart from the stub so the stub does
+// not give the answer away: `grade NN --hint` shows it for an exercise whose attempt failed.
+struct Hint {
+  std::string lesson, exercise, text;
+};
+
 std::vector<Exercise>& exercise_registry();
 std::vector<Answer>& answer_registry();
+std::vector<Hint>& hint_registry();
+// The hint of an exercise, or "" when it has none.
+std::string hint_of(const Exercise& exercise);
 
 // "exercises/04_scaled_dot_product.cpp" -> "04_scaled_dot_product"
 std::string lesson_of(const char* file);
@@ -136,6 +145,12 @@ struct RegisterAnswer {
   }
 };
 
+struct RegisterHint {
+  RegisterHint(const char* file, const char* exercise, const char* text) {
+    hint_registry().push_back({lesson_of(file), exercise, text});
+  }
+};
+
 #define ATTNLAB_EX_CAT2(a, b) a##b
 #define ATTNLAB_EX_CAT(a, b) ATTNLAB_EX_CAT2(a, b)
 // EXERCISE(causal_mask, "A causal mask", grade_causal_mask): the student's function, its title and
@@ -143,6 +158,11 @@ struct RegisterAnswer {
 #define EXERCISE(function, title, grader)                                                          \
   static ::attnlab::exercises::RegisterExercise ATTNLAB_EX_CAT(attnlab_exercise_, __COUNTER__)( \
       __FILE__, #function, title, &function, &grader)
+// HINT(causal_mask, "allowed(i, j) = j <= i"): what `grade NN --hint` reveals after a failed
+// attempt, in the lesson's exercise file below its EXERCISE line. The stub's comment states the
+// task; the formula that answers it goes here.
+#define HINT(exercise, text)                                                                     \
+  static ::attnlab::exercises::RegisterHint ATTNLAB_EX_CAT(attnlab_hint_, __COUNTER__)(__FILE__, #exercise, text)
 // SOLUTION(causal_mask): the reference answer, in exercises/solutions/NN_name.cpp.
 #define SOLUTION(function)                                                                       \
   static ::attnlab::exercises::RegisterAnswer ATTNLAB_EX_CAT(attnlab_answer_, __COUNTER__)(      \

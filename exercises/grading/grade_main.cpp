@@ -20,8 +20,9 @@ using namespace attnlab::exercises;
 namespace {
 
 constexpr const char* kUsage =
-    "usage: grade [LESSON ...] [--help] [--version]\n"
+    "usage: grade [LESSON ...] [--hint] [--help] [--version]\n"
     "  LESSON   04 or 04_scaled_dot_product (default: every lesson with exercises)\n"
+    "  --hint   show the worked hint (the formula) of each exercise whose attempt failed\n"
     "  Grades your answers in exercises/NN_name.cpp. Exit 0 unless an attempted exercise fails.\n";
 
 // When a file was last changed, in seconds since the epoch; 0 when it cannot be read.
@@ -54,10 +55,29 @@ int refuse_stale(const std::vector<Numbered>& chosen) {
   return 2;
 }
 
+// After a failed attempt, the exercise's worked hint, or how to ask for it; a stub's hint stays shut.
+void print_hint(std::ostream& os, const Numbered& n, Verdict verdict, bool show) {
+  const std::string hint = hint_of(*n.exercise);
+  if (hint.empty() || verdict == Verdict::passed) return;
+  const std::string lesson = n.exercise->lesson.substr(0, 2);
+  if (verdict == Verdict::not_attempted) {
+    if (show) os << "    (its hint opens after a failed attempt: write your answer first)\n";
+  } else if (show) {
+    os << "    worked hint: " << hint << "\n";
+  } else {
+    os << "    stuck? scripts/grade.sh " << lesson << " --hint shows the worked hint\n";
+  }
+}
+
 int run(const std::vector<std::string>& args) {
-  for (const std::string& a : args)
-    if (a.rfind("-", 0) == 0) throw attnlab::UsageError("unknown argument '" + a + "'");
-  const std::vector<Numbered> chosen = select_exercises(args);
+  std::vector<std::string> lessons;
+  bool show_hints = false;
+  for (const std::string& a : args) {
+    if (a == "--hint") show_hints = true;
+    else if (a.rfind("-", 0) == 0) throw attnlab::UsageError("unknown argument '" + a + "'");
+    else lessons.push_back(a);
+  }
+  const std::vector<Numbered> chosen = select_exercises(lessons);
   if (const int code = refuse_stale(chosen)) return code;
   std::cout << "Grading the answers compiled into this grade, built " << local_time(modified("/proc/self/exe")) << ".\n";
   const bool color = isatty(STDOUT_FILENO);
@@ -70,6 +90,7 @@ int run(const std::vector<std::string>& args) {
     }
     const Outcome o = run_exercise(*n.exercise, n.exercise->stub);
     print_outcome(std::cout, n, o, color, true);
+    print_hint(std::cout, n, o.verdict, show_hints);
     (o.verdict == Verdict::passed ? passed : o.verdict == Verdict::failed ? failed : open)++;
   }
   std::cout << "\n" << passed << " passed, " << failed << " failed, " << open << " not attempted\n";

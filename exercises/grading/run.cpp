@@ -17,6 +17,17 @@ std::vector<Answer>& answer_registry() {
   return all;
 }
 
+std::vector<Hint>& hint_registry() {
+  static std::vector<Hint> all;
+  return all;
+}
+
+std::string hint_of(const Exercise& exercise) {
+  for (const Hint& h : hint_registry())
+    if (h.lesson == exercise.lesson && h.exercise == exercise.name) return h.text;
+  return "";
+}
+
 std::string lesson_of(const char* file) {
   std::string name(file);
   const auto slash = name.find_last_of('/');

@@ -82,6 +82,11 @@ int run(const std::vector<std::string>& args) {
     for (const Exercise& e : exercise_registry()) known = known || (e.lesson == a.lesson && e.name == a.exercise);
     if (!known) problem("exercises/solutions/" + a.lesson + ".cpp answers '" + a.exercise + "', which is no exercise");
   }
+  for (const Hint& h : hint_registry()) {
+    bool known = false;
+    for (const Exercise& e : exercise_registry()) known = known || (e.lesson == h.lesson && e.name == h.exercise);
+    if (!known) problem("exercises/" + h.lesson + ".cpp has a HINT for '" + h.exercise + "', which is no exercise");
+  }
   std::cout << "\n" << exercises << " exercises: " << wrong_caught << " wrong answers caught, " << problems
             << " problems\n";
   return problems ? 1 : 0;
