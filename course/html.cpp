@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "io/files.hpp"
+#include "lessons/story/book_layout.hpp"
 #include "lessons/story/math.hpp"
 
 namespace attnlab::course {
@@ -69,8 +70,8 @@ namespace {
 constexpr const char* kStyle = R"(
 :root { --ink: #1d1d1f; --muted: #5a5f66; --rule: #d9d9de; --accent: #1a56b0; --soft: #f3f4f6; }
 * { box-sizing: border-box; }
-html { font-size: clamp(16px, 0.85rem + 0.45vw, 24px); -webkit-text-size-adjust: 100%; }
-body { margin: 0 auto; max-width: 66rem; padding: 1rem 1.25rem 4rem; color: var(--ink); background: #fff;
+html { -webkit-text-size-adjust: 100%; }
+body { margin: 0 auto; color: var(--ink); background: #fff;
        font-family: system-ui, -apple-system, "Segoe UI", "DejaVu Sans", Roboto, sans-serif; line-height: 1.55; }
 nav { display: flex; flex-wrap: wrap; gap: .4rem 1.2rem; font-size: .9rem; margin-bottom: .6rem; }
 a { color: var(--accent); }
@@ -81,7 +82,7 @@ p { margin: .7rem 0; max-width: 48rem; }
 .badge { display: inline-block; font-size: .8rem; padding: .05rem .55rem; border-radius: .7rem; background: var(--soft); }
 .toc ul { list-style: none; padding-left: 0; columns: 2 20rem; margin: .3rem 0; }
 figure { margin: 1.6rem 0; }
-figure img { display: block; max-width: 100%; max-height: 85vh; width: auto; height: auto; margin: 0 auto;
+figure img { display: block; margin: 0 auto;
              border: 1px solid var(--rule); background: #fff; }
 figcaption { color: var(--muted); font-size: .9rem; margin-top: .4rem; }
 pre { background: var(--soft); padding: .8rem 1rem; overflow-x: auto; font-size: .8rem; line-height: 1.4; }
@@ -133,6 +134,7 @@ window.addEventListener("load", function () {
   for (var i = 0; i < images.length; i++) {
     if (images[i].complete && images[i].naturalWidth > 0) loaded++;
     else missing.push(images[i].getAttribute("src"));
+    images[i].setAttribute("data-shown-width", images[i].width);  // what lessons/story/book_layout.hpp predicts
   }
   document.body.setAttribute("data-images", loaded + "/" + images.length);
   if (missing.length) {
@@ -182,7 +184,7 @@ std::string document(const Page& page) {
                                      : std::string();
   return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" +
-         escape(page.title) + "</title>\n<style>" + kStyle + "</style>\n<script>" + kImageCheck + "</script>\n" + math +
+         escape(page.title) + "</title>\n<style>" + attnlab::lessons::book::root_css() + kStyle + "</style>\n<script>" + kImageCheck + "</script>\n" + math +
          "</head>\n<body>\n<nav>" + page.nav + "</nav>\n<h1>" + prose_html(page.heading) + "</h1>\n" + page.body +
          "</body>\n</html>\n";
 }

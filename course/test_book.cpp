@@ -15,6 +15,7 @@
 #include "course/html.hpp"
 #include "course/markdown.hpp"
 #include "io/files.hpp"
+#include "lessons/story/book_layout.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;
@@ -23,6 +24,7 @@ using attnlab::testing::contains;
 using attnlab::testing::TempDir;
 using Json = nlohmann::ordered_json;
 namespace fs = std::filesystem;
+namespace book = attnlab::lessons::book;
 
 namespace {
 
@@ -267,6 +269,27 @@ TEST_CASE("the book in a real browser: every figure loads, the headings are ther
   const std::string page = out + "/06_attention_backward.html";
   CHECK(page_problems(browser("--dump-dom", page, profile.path), figures, headings) == "");
   CHECK(page_problems(browser("--dump-dom", out + "/index.html", profile.path), 2, {"The lessons", "This run"}) == "");
+
+  // The layout model lesson_check reads figures with (lessons/story/book_layout.hpp) is the one
+  // Chromium lays them out by: each figure's width in a window as wide as the check's.
+  const std::string laid_out =
+      browser("--window-size=" + std::to_string(int(book::kCheckWindowW)) + ",800 --dump-dom", page, profile.path);
+  std::size_t measured = 0;
+  for (const Json& b : story["blocks"]) {
+    if (b["kind"] != "figure" || !b.contains("png")) continue;
+    const std::string src = "06_attention_backward/" + b["files"][0].get<std::string>();
+    const std::size_t at = laid_out.find("src=\"" + src + "\"");
+    REQUIRE_MESSAGE(at != std::string::npos, src);
+    const std::size_t tag_end = laid_out.find('>', at), attr = laid_out.find("data-shown-width=\"", at);
+    INFO("figure " << src);
+    REQUIRE((attr != std::string::npos && attr < tag_end));
+    const double shown = std::stod(laid_out.substr(attr + 18));
+    const int natural = b["png"]["width_px"].get<int>();
+    INFO(src << ": natural " << natural << " px, shown " << shown << " px, model " << natural * book::shown_scale(natural));
+    CHECK(std::abs(shown - natural * book::shown_scale(natural)) <= 3);  // the image's 1 px border each side
+    ++measured;
+  }
+  CHECK(measured >= 3);
 
   make_dirs(artifacts);
   browser("--window-size=1280,2000 --screenshot='" + artifacts + "/index.png'", out + "/index.html", profile.path);

@@ -1,8 +1,14 @@
 #include "plots/canvas.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnlab::plots {
+
+void TextLog::record(double size) {
+  smallest = drawn == 0 ? size : std::min(smallest, size);
+  ++drawn;
+}
 
 void Canvas::font(double size, bool bold) {
   cairo_select_font_face(cr_, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
@@ -34,6 +40,11 @@ void Canvas::text(const std::string& s, double x, double y, HAlign h, VAlign v, 
     case VAlign::middle: dy = (f.ascent - f.descent) / 2; break;
     case VAlign::baseline: dy = 0; break;
     case VAlign::bottom: dy = -f.descent; break;
+  }
+  if (log_ && !s.empty()) {
+    cairo_matrix_t m;
+    cairo_get_font_matrix(cr_, &m);  // the size set by font(): a scale, unrotated (rotation is the context's)
+    log_->record(std::hypot(m.xx, m.yx));
   }
   cairo_save(cr_);
   cairo_translate(cr_, x, y);

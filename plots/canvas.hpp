@@ -31,12 +31,21 @@ inline constexpr double legend = 10.5;
 inline constexpr double annotation = 10;
 }  // namespace font_size
 
+// What a drawing's text measured: the smallest font size drawn, in logical pixels, and how many
+// strings were drawn. How a figure reads on a page follows from it and the size it is shown at.
+struct TextLog {
+  double smallest = 0;  // 0 until a string is drawn
+  int drawn = 0;
+  void record(double size);
+};
+
 enum class HAlign { left, center, right };
 enum class VAlign { top, middle, baseline, bottom };
 
 class Canvas {
  public:
-  explicit Canvas(cairo_t* cr) : cr_(cr) {}
+  // With a log, every string drawn records its font size there.
+  explicit Canvas(cairo_t* cr, TextLog* log = nullptr) : cr_(cr), log_(log) {}
   cairo_t* cr() const { return cr_; }
 
   void font(double size, bool bold = false);
@@ -55,6 +64,7 @@ class Canvas {
 
  private:
   cairo_t* cr_;
+  TextLog* log_;
 };
 
 }  // namespace attnlab::plots

@@ -162,8 +162,8 @@ Figure::Layout Figure::layout(Canvas& c) const {
   return out;
 }
 
-void Figure::render(cairo_t* cr) const {
-  Canvas c(cr);
+void Figure::render(cairo_t* cr, TextLog* log) const {
+  Canvas c(cr, log);
   c.fill_rect({0, 0, width(), height()}, ink::white);
   const Layout lay = layout(c);
   if (!title_.empty()) {
@@ -187,6 +187,17 @@ void Figure::render(cairo_t* cr) const {
       c.text(p.ylabel(), d.x - m.left - kLabelGap, d.cy(), HAlign::center, VAlign::bottom, 90);
   }
   if (colorbar_) draw_colorbar(c, lay.colorbar, *colorbar_);
+}
+
+TextLog Figure::text_log() const {
+  // A recording surface: nothing is rasterized, the drawing calls are only kept (and discarded).
+  cairo_surface_t* s = cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, nullptr);
+  cairo_t* cr = cairo_create(s);
+  TextLog log;
+  render(cr, &log);
+  cairo_destroy(cr);
+  cairo_surface_destroy(s);
+  return log;
 }
 
 Rect Figure::plot_rect(int row, int col) const {

@@ -95,8 +95,12 @@ class Figure {
   // find a heatmap cell in the decoded image.
   Rect plot_rect(int row, int col) const;
 
-  // Draws the whole figure in logical units onto cr.
-  void render(cairo_t* cr) const;
+  // Draws the whole figure in logical units onto cr (and records its text in log, when given).
+  void render(cairo_t* cr, TextLog* log = nullptr) const;
+
+  // The figure's text as drawn (its smallest font, in logical pixels: a PNG pixel is 1 / scale of
+  // one): how small its labels will read where the figure is shown smaller than its PNG.
+  TextLog text_log() const;
 
  private:
   struct Layout {

@@ -12,6 +12,7 @@
 #include "io/files.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/seq2seq.hpp"
+#include "lessons/story/book_layout.hpp"
 #include "lessons/story/progress.hpp"
 #include "nn/layers.hpp"
 #include "nn/optim.hpp"
@@ -19,6 +20,7 @@
 
 using namespace attnlab;
 using namespace attnlab::lessons;
+namespace book = attnlab::lessons::book;
 using attnlab::testing::contains;
 using attnlab::testing::starts_with;
 using attnlab::testing::TempDir;
@@ -244,6 +246,38 @@ TEST_CASE("--pdf: every figure also as a PDF page of the figure's size, listed a
   CHECK(std::system(check.c_str()) == 0);
   write_file_atomic(args.out + "/bars.pdf", pdf.substr(0, pdf.size() / 2));  // cut short: no trailer
   CHECK(std::system(check.c_str()) != 0);
+}
+
+TEST_CASE("a figure's smallest text is read at the book's width: lesson_check fails a figure a student cannot read") {
+  // Ticks of 10.5 logical pixels at scale 2 are 21 PNG pixels high. A 1600-pixel PNG is shown at
+  // 1230 of a 1280-pixel window's pixels: 16 px text. A 5000-pixel one (five panels in a row) is
+  // shrunk to a quarter: 5 px.
+  auto run = [](const std::string& out, int width_px) {
+    LessonArgs args;
+    args.quick = true;
+    args.out = out;
+    Lesson L(kInfo, args);
+    section("1. A figure");
+    say("One figure of panels in a row; lesson_check reads a report of some length, so this paragraph goes on a "
+        "little longer than a test's paragraph would, to be a report worth the name.");
+    plots::Figure fig(width_px, 1000, 1, width_px / 1000);
+    for (int p = 0; p < width_px / 1000; ++p) bar_panel(fig.panel(p), {"a", "b"}, {{"first", {0.5, 0.25}}});
+    save_figure(fig, "bars", "Bars");
+    L.finish();
+  };
+  TempDir d;
+  const std::string readable = d / "readable", tiny = d / "tiny";
+  run(readable, 2000);
+  run(tiny, 5000);
+  const Json block = Json::parse(read_file(tiny + "/story.json"))["blocks"][2];
+  CHECK(block["png"]["width_px"] == 5000);
+  CHECK(block["png"]["smallest_text_px"].get<double>() <= 21.0);
+  CHECK(book::shown_scale(1600) == doctest::Approx(book::column_px(1280) / 1600));
+  CHECK(book::shown_scale(600) == 1.0);  // never shown larger than its pixels
+  const std::string check = std::string(ATTNLAB_BIN_DIR) + "/lesson_check '";
+  CHECK(std::system((check + readable + "' > /dev/null 2>&1").c_str()) == 0);
+  CHECK(std::system((check + tiny + "' > '" + (d / "log") + "' 2>&1").c_str()) != 0);
+  CHECK(contains(read_file(d / "log"), "figure bars: its smallest text reads at"));
 }
 
 TEST_CASE("run_lesson: an error in the story is one line and exit status 1") {

@@ -232,6 +232,27 @@ TEST_CASE("a heatmap PNG has the figure's size and the hottest cell the colormap
   }
 }
 
+TEST_CASE("a figure's text log: the smallest font drawn, ticks by default, shrunk cell numbers when they are smaller") {
+  Mat m = xt::zeros<double>({3, 3});
+  HeatmapOptions o;
+  o.annotate = false;
+  Figure plain(1200, 800, 1, 1, 2.0);
+  heatmap(plain.panel(0, 0).xlabel("Keys"), m, o);
+  const TextLog ticks = plain.text_log();
+  CHECK(ticks.drawn > 3);
+  CHECK(ticks.smallest == doctest::Approx(font_size::tick));
+  // 20 columns of numbers in a panel about 500 pixels wide: the numbers shrink to fit their cells.
+  Mat wide = xt::zeros<double>({2, 20}) + 0.123;
+  o.annotate = true;
+  o.decimals = 3;
+  Figure crowded(1200, 800, 1, 1, 2.0);
+  heatmap(crowded.panel(0, 0), wide, o);
+  const TextLog cells = crowded.text_log();
+  CHECK(cells.drawn > ticks.drawn);
+  CHECK(cells.smallest < font_size::annotation);
+  CHECK(cells.smallest >= 6);  // below 6 px the numbers are left out
+}
+
 TEST_CASE("a diverging heatmap puts zero at the middle color and NaN in grey") {
   TempDir dir;
   const Mat m = {{-2.0, 0.0}, {1.0, std::nan("")}};

@@ -14,7 +14,8 @@ namespace attnlab::lessons {
 void save_figure(const plots::Figure& fig, const std::string& stem, const std::string& caption) {
   Lesson& L = lesson();
   for (const std::string& format : L.figure_formats()) fig.save(L.path(stem + "." + format));
-  L.figure(stem, caption);
+  const plots::TextLog text = fig.text_log();
+  L.figure(stem, caption, {fig.width_px(), fig.height_px(), text.smallest * fig.scale()});
 }
 
 void save_diagram(const std::string& dot, const std::string& stem, const std::string& caption) {

@@ -29,10 +29,12 @@
 
 #include "io/files.hpp"
 #include "io/program.hpp"
+#include "lessons/story/book_layout.hpp"
 #include "lessons/story/condition.hpp"
 
 using namespace attnlab;
 using Json = nlohmann::ordered_json;
+namespace book = attnlab::lessons::book;
 
 namespace {
 
@@ -80,6 +82,21 @@ std::string pdf_problem(const std::string& bytes) {
   if (std::sscanf(bytes.c_str() + box + 11, "%lf %lf %lf %lf", &x0, &y0, &x1, &y1) != 4 || x1 <= x0 || y1 <= y0)
     return "bad page size";
   return "";
+}
+
+// A figure's smallest text as the book shows it (lessons/story/book_layout.hpp), or "" when it reads.
+std::string readability_problem(const Json& png) {
+  const int w = png.at("width_px").get<int>(), h = png.at("height_px").get<int>();
+  const double smallest = png.at("smallest_text_px").get<double>();
+  if (smallest <= 0) return "";
+  const double shown = smallest * book::shown_scale(w);
+  if (shown >= book::kSmallestReadablePx) return "";
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "its smallest text reads at %.1f px in the book (a %d x %d PNG, text %.1f px in it, shown at %.2f of "
+                "its size in a window %g px wide), below %g px: make the figure narrower or its text larger",
+                shown, w, h, smallest, book::shown_scale(w), book::kCheckWindowW, book::kSmallestReadablePx);
+  return buf;
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -221,6 +238,11 @@ int check(const std::vector<std::string>& args) {
         for (const Json& f : b.at("files"))
           if (std::find(m["figures"].begin(), m["figures"].end(), f) == m["figures"].end())
             problem("story.json shows " + f.get<std::string>() + ", which metrics.json does not list");
+    for (const Json& b : story.at("blocks"))
+      if (b.at("kind") == "figure" && b.contains("png")) {
+        const std::string why = readability_problem(b.at("png"));
+        if (!why.empty()) problem("figure " + b.at("stem").get<std::string>() + ": " + why);
+      }
     for (const Json& b : story.at("blocks"))
       if (b.at("kind") == "page" && !std::filesystem::exists(dir + "/" + b.at("file").get<std::string>()))
         problem("story.json embeds the page " + b.at("file").get<std::string>() + ", which the folder does not hold");

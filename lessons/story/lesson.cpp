@@ -183,13 +183,16 @@ std::vector<std::string> Lesson::figure_formats() const {
   return {"png", "svg"};
 }
 
-void Lesson::figure(const std::string& stem, const std::string& caption) {
+void Lesson::figure(const std::string& stem, const std::string& caption, const FigurePng& png) {
   Json files = Json::array();
   for (const std::string& format : figure_formats()) {
     figures_.push_back(stem + "." + format);
     files.push_back(stem + "." + format);
   }
-  story_.push_back({{"kind", "figure"}, {"stem", stem}, {"caption", caption}, {"files", files}});
+  Json block = {{"kind", "figure"}, {"stem", stem}, {"caption", caption}, {"files", files}};
+  if (png.width_px > 0)
+    block["png"] = {{"width_px", png.width_px}, {"height_px", png.height_px}, {"smallest_text_px", png.smallest_text_px}};
+  story_.push_back(block);
   emit("![" + caption + "](" + stem + ".png)\n\n*Figure: " + caption + "* ([SVG](" + stem + ".svg))\n\n",
        "  [figure] " + final_path(stem + ".png") + " (and .svg): " + plain_math(caption) + "\n\n");
 }

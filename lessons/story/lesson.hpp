@@ -42,6 +42,13 @@ namespace attnlab::lessons {
 
 using Json = nlohmann::ordered_json;  // keys stay in the order they were set: the files diff cleanly
 
+// A figure's PNG as the book will show it: its size and its smallest text, in the PNG's pixels
+// (what lesson_check reads at the book's width, lessons/story/book_layout.hpp). Zero: not known.
+struct FigurePng {
+  int width_px = 0, height_px = 0;
+  double smallest_text_px = 0;
+};
+
 class Lesson {
  public:
   Lesson(LessonInfo info, LessonArgs args);  // the current lesson until it is destroyed
@@ -63,7 +70,7 @@ class Lesson {
   void matrix(const std::string& name, const xt::xarray<double>& m, const std::vector<std::string>& row_labels,
               const std::vector<std::string>& col_labels, int decimals);
   // <stem>.png and .svg (and .pdf with --pdf), saved by the caller into path(...).
-  void figure(const std::string& stem, const std::string& caption);
+  void figure(const std::string& stem, const std::string& caption, const FigurePng& png = {});
   // An interactive page the caller wrote into path(file) (an HTML file that needs no network, such
   // as the attention explorer): linked from report.md, embedded by the course book.
   void page(const std::string& file, const std::string& caption);
