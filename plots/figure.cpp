@@ -1,6 +1,7 @@
 #include "plots/figure.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "plots/colorbar.hpp"
 #include "plots/error.hpp"
@@ -20,6 +21,19 @@ Panel& Panel::title(std::string t) {
   title_ = std::move(t);
   return *this;
 }
+namespace {
+std::string marked_if_log(const std::string& label, bool log) {
+  if (!log) return label;
+  std::string lower = label;
+  for (char& ch : lower) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower.find("log") != std::string::npos) return label;
+  return label.empty() ? "log scale" : label + " (log scale)";
+}
+}  // namespace
+
+std::string Panel::shown_xlabel() const { return marked_if_log(xlabel_, plot_ && plot_->log_scale(false)); }
+std::string Panel::shown_ylabel() const { return marked_if_log(ylabel_, plot_ && plot_->log_scale(true)); }
+
 Panel& Panel::xlabel(std::string t) {
   xlabel_ = std::move(t);
   return *this;
@@ -94,8 +108,8 @@ Figure::Layout Figure::layout(Canvas& c) const {
       deco[i].top = c.line_height() + kPanelTitleGap;
     }
     c.font(font_size::axis_label);
-    if (!p.xlabel().empty()) deco[i].bottom = c.line_height() + kLabelGap;
-    if (!p.ylabel().empty()) deco[i].left = c.line_height() + kLabelGap;
+    if (!p.shown_xlabel().empty()) deco[i].bottom = c.line_height() + kLabelGap;
+    if (!p.shown_ylabel().empty()) deco[i].left = c.line_height() + kLabelGap;
   }
 
   Layout out;
@@ -182,9 +196,10 @@ void Figure::render(cairo_t* cr, TextLog* log) const {
       c.text(p.title(), d.cx(), d.y - m.top - kPanelTitleGap, HAlign::center, VAlign::bottom);
     }
     c.font(font_size::axis_label);
-    if (!p.xlabel().empty()) c.text(p.xlabel(), d.cx(), d.bottom() + m.bottom + kLabelGap, HAlign::center, VAlign::top);
-    if (!p.ylabel().empty())
-      c.text(p.ylabel(), d.x - m.left - kLabelGap, d.cy(), HAlign::center, VAlign::bottom, 90);
+    if (const std::string x = p.shown_xlabel(); !x.empty())
+      c.text(x, d.cx(), d.bottom() + m.bottom + kLabelGap, HAlign::center, VAlign::top);
+    if (const std::string y = p.shown_ylabel(); !y.empty())
+      c.text(y, d.x - m.left - kLabelGap, d.cy(), HAlign::center, VAlign::bottom, 90);
   }
   if (colorbar_) draw_colorbar(c, lay.colorbar, *colorbar_);
 }

@@ -41,6 +41,11 @@ class Plot {
   // The data rectangle used inside `area` (heatmaps and images keep square cells).
   virtual Rect fit(const Rect& area) const { return area; }
   virtual void draw(Canvas& c, const Rect& area, const TickLabelsShown& shown) const = 0;
+  // Whether the x (or y) axis is logarithmic: its label then says so (Panel::shown_xlabel).
+  virtual bool log_scale(bool y_axis) const {
+    (void)y_axis;
+    return false;
+  }
 };
 
 class Panel {
@@ -54,6 +59,10 @@ class Panel {
   const std::string& title() const { return title_; }
   const std::string& xlabel() const { return xlabel_; }
   const std::string& ylabel() const { return ylabel_; }
+  // The labels as drawn: a logarithmic axis whose label does not say "log" gets " (log scale)"
+  // (or "log scale" when unlabelled), so no reader takes equal steps for equal differences.
+  std::string shown_xlabel() const;
+  std::string shown_ylabel() const;
   const TickLabelsShown& shown() const { return shown_; }
   const Plot* plot() const { return plot_.get(); }
 

@@ -1,7 +1,10 @@
 #include "plots/legend.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+
+#include "plots/error.hpp"
 
 namespace attnlab::plots {
 
@@ -30,8 +33,22 @@ LegendPlacement place_legend(Canvas& c, const Rect& d, const std::vector<LegendE
   return {true, {d.right() + kLegendOutsideGap, d.y, bw, bh}};
 }
 
+namespace {
+bool drawn_alike(const LegendEntry& a, const LegendEntry& b) {
+  const auto rgb = [](const Color& c) { return std::array<long, 4>{std::lround(c.r * 255), std::lround(c.g * 255),
+                                                                   std::lround(c.b * 255), std::lround(c.a * 255)}; };
+  return rgb(a.color) == rgb(b.color) && a.line == b.line && (!a.line || (a.marker == b.marker && a.dashed == b.dashed));
+}
+}  // namespace
+
 void draw_legend(Canvas& c, const Rect& box, const std::vector<LegendEntry>& entries) {
   if (entries.empty()) return;
+  // A legend whose entries look the same names nothing: the reader cannot tell which is which.
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    for (std::size_t j = i + 1; j < entries.size(); ++j)
+      if (drawn_alike(entries[i], entries[j]))
+        fail("legend", "entries \"", entries[i].name, "\" and \"", entries[j].name,
+             "\" are drawn alike (one color, one line style): give one another color, a dash or markers");
   c.font(font_size::legend);
   const double h = c.line_height();
   c.fill_rect(box, Color{1, 1, 1, 0.9});

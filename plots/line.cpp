@@ -33,6 +33,8 @@ class LinePlot : public Plot {
     return m;
   }
 
+  bool log_scale(bool y_axis) const override { return y_axis ? o_.log_y : o_.log_x; }
+
   void draw(Canvas& c, const Rect& d, const TickLabelsShown& shown) const override {
     XYAxes ax = axes_;
     ax.place(d);

@@ -253,6 +253,19 @@ TEST_CASE("a figure's text log: the smallest font drawn, ticks by default, shrun
   CHECK(cells.smallest >= 6);  // below 6 px the numbers are left out
 }
 
+TEST_CASE("a log axis says so in its label, once") {
+  LineOptions lo;
+  lo.log_y = true;
+  Figure fig(800, 500, 1, 3, 1.0);
+  line_plot(fig.panel(0, 0).xlabel("n").ylabel("milliseconds"), {Series("t", Mat{1.0, 10.0})}, lo);
+  line_plot(fig.panel(0, 1).xlabel("n").ylabel("loss (log)"), {Series("t", Mat{1.0, 10.0})}, lo);
+  line_plot(fig.panel(0, 2), {Series("t", Mat{1.0, 10.0})}, lo);
+  CHECK(fig.panel(0, 0).shown_ylabel() == "milliseconds (log scale)");
+  CHECK(fig.panel(0, 0).shown_xlabel() == "n");  // a linear axis is left as it is
+  CHECK(fig.panel(0, 1).shown_ylabel() == "loss (log)");
+  CHECK(fig.panel(0, 2).shown_ylabel() == "log scale");
+}
+
 TEST_CASE("a diverging heatmap puts zero at the middle color and NaN in grey") {
   TempDir dir;
   const Mat m = {{-2.0, 0.0}, {1.0, std::nan("")}};
@@ -482,6 +495,20 @@ TEST_CASE("bad input throws PlotError naming the function and the values") {
   CHECK(contains(error_of([&] { line_plot(p, {Series("neg", Mat{-1.0, 0.0})}, lo); }), "log y"));
   CHECK(contains(error_of([&] { line_plot(p, {Series("s", Mat{1.0, 2.0}, Mat{1.0, 2.0, 3.0})}); }), "(2)"));
   CHECK(contains(error_of([&] { line_plot(p, {}); }), "no series"));
+  {  // Eleven curves on the ten colors of tab10: the eleventh looks like the first, and saving says so.
+    TempDir dir;
+    Figure many(800, 500, 1, 1, 1.0);
+    std::vector<Series> curves;
+    for (int k = 0; k < 11; ++k) curves.emplace_back("curve " + std::to_string(k), Mat{double(k), double(k + 1)});
+    line_plot(many.panel(0, 0), curves);
+    e = error_of([&] { many.save(dir / "many.png"); });
+    CHECK(contains(e, "legend"));
+    CHECK(contains(e, "\"curve 0\" and \"curve 10\" are drawn alike"));
+    curves.back().dashed = true;  // told apart by its dash
+    Figure told(800, 500, 1, 1, 1.0);
+    line_plot(told.panel(0, 0), curves);
+    CHECK_NOTHROW(told.save(dir / "told.png"));
+  }
   BarOptions bo;
   bo.categories = {"a"};
   bo.series = {"x", "y"};
