@@ -54,4 +54,15 @@ Array<double> others_only_backward(const Array<double>& z, const IndexArray& tar
 WRONG_ANSWER(smoothed_cross_entropy_backward, others_only_backward,
              "spreads eps over the V - 1 wrong words only (1 - eps on the right one)");
 
+// A classifier that fits its data ends where the smoothed loss is lowest, at p = q.
+double smoothed_confidence(double eps, std::size_t classes) { return 1.0 - eps + eps / double(classes); }
+SOLUTION(smoothed_confidence);
+
+double confidence_unchanged(double, std::size_t) { return 1.0; }
+WRONG_ANSWER(smoothed_confidence, confidence_unchanged, "a model that fits its data is sure of itself, smoothing or not");
+
+double confidence_without_share(double eps, std::size_t) { return 1.0 - eps; }
+WRONG_ANSWER(smoothed_confidence, confidence_without_share,
+             "1 - eps: forgets that the right class gets its share eps / V too");
+
 }  // namespace
