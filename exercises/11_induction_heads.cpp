@@ -69,9 +69,10 @@ void grade_induction_pattern(const std::function<Mask(const std::vector<Index>&)
     periods.push_back(period);
     for (std::size_t t = 0; t < L; ++t) ids(b, t) = tokens[t];
     const Mask allowed = answer(tokens);
-    if (!g.check(allowed.shape().size() == 2 && allowed.shape()[0] == L && allowed.shape()[1] == L,
-                 "the pattern is (L, L)", text_of("L = ", L, ", yours ", shape_str(allowed.shape()))))
+    if (allowed.shape().size() != 2 || allowed.shape()[0] != L || allowed.shape()[1] != L) {
+      g.check(false, "the pattern is (L, L)", text_of("L = ", L, ", yours ", shape_str(allowed.shape())));
       return;
+    }
     for (std::size_t i = 0; i < L; ++i) {
       bool any = false;
       for (std::size_t j = 0; j < L; ++j) any = any || allowed(i, j), future += j > i && allowed(i, j);

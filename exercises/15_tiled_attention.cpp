@@ -147,9 +147,11 @@ void grade_predicted_peak_bytes(const std::function<std::tuple<double, double>(s
         {lessons::attention_cost("fused", fused, d), lessons::attention_cost("tiled", tiled, d)}, {n}, once);
     const double mib = 1024.0 * 1024.0, fused_bytes = c[0].peak_mib[0] * mib, tiled_bytes = c[1].peak_mib[0] * mib;
     const std::string at = "n = " + std::to_string(n) + ", d = " + std::to_string(d) + ": ";
-    if (!g.check(fused_bytes > 0 && tiled_bytes > 0, at + "the allocator counts bytes",
-                 "it measured 0: this build's allocator does not count (core/runtime/allocator.hpp)"))
+    if (fused_bytes <= 0 || tiled_bytes <= 0) {
+      g.check(false, at + "the allocator counts bytes",
+              "it measured 0: this build's allocator does not count (core/runtime/allocator.hpp)");
       return;
+    }
     const auto [f, t] = answer(n, d);
     for (const auto& [what, yours, measured] :
          {std::tuple{"the fused op", f, fused_bytes}, std::tuple{"the tiled op", t, tiled_bytes}})
