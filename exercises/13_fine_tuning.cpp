@@ -93,39 +93,57 @@ Array<float> mean_features(nn::EncoderModel<float>& model, const nn::data::Topic
   return f;
 }
 
-struct Measured {
-  double bag = 0, random_encoder = 0;
+// Lesson 13's entries: 100 of each topic to train the probe on, the validation entries to score it.
+struct Entries {
+  nn::data::ClozeCorpus corpus;
+  nn::data::TopicSet train, held_out;
+  lessons::bert::ModelSettings settings{48, 4, 2, 192, {32, 32, 4096, 6}, {64, 32, 1024, 1}, 4e-3, 64};  // --quick's
 };
 
-const Measured& measured() {
-  static const Measured m = [] {
-    namespace data = nn::data;
-    const data::ClozeCorpus c = lessons::bert::load_corpus();
-    const data::TopicSet train = data::topic_set(c, c.split.train, lessons::bert::kTopics, 100);
-    const data::TopicSet held_out = data::topic_set(c, c.split.validation, lessons::bert::kTopics);
-    lessons::bert::ModelSettings r{48, 4, 2, 192, {32, 32, 4096, 6}, {64, 32, 1024, 1}, 4e-3, 64};  // --quick's
-    const std::size_t context = r.context();
-    Measured out;
-    out.bag = probe_accuracy(data::character_frequencies(train, c.vocab.size(), context), train.labels,
-                             data::character_frequencies(held_out, c.vocab.size(), context), held_out.labels);
+const Entries& entries() {
+  static const Entries e = [] {
+    Entries e{lessons::bert::load_corpus(), {}, {}};
+    e.train = nn::data::topic_set(e.corpus, e.corpus.split.train, lessons::bert::kTopics, 100);
+    e.held_out = nn::data::topic_set(e.corpus, e.corpus.split.validation, lessons::bert::kTopics);
+    return e;
+  }();
+  return e;
+}
+
+// The probe on the bag of characters.
+double bag_of_characters() {
+  static const double accuracy = [] {
+    const Entries& e = entries();
+    const std::size_t v = e.corpus.vocab.size(), context = e.settings.context();
+    return probe_accuracy(nn::data::character_frequencies(e.train, v, context), e.train.labels,
+                          nn::data::character_frequencies(e.held_out, v, context), e.held_out.labels);
+  }();
+  return accuracy;
+}
+
+// The probe on the untrained encoder's mean output vector, over two random draws.
+double random_encoder() {
+  static const double accuracy = [] {
+    const Entries& e = entries();
+    double mean = 0;
     for (std::uint64_t seed : {1, 2}) {
       Generator gen(seed);
-      nn::MaskedLM<float> bert(lessons::bert::config(c, r), gen);
-      out.random_encoder += probe_accuracy(mean_features(bert.model, train, context), train.labels,
-                                           mean_features(bert.model, held_out, context), held_out.labels) / 2;
+      nn::MaskedLM<float> bert(lessons::bert::config(e.corpus, e.settings), gen);
+      const std::size_t context = e.settings.context();
+      mean += probe_accuracy(mean_features(bert.model, e.train, context), e.train.labels,
+                             mean_features(bert.model, e.held_out, context), e.held_out.labels) / 2;
     }
-    return out;
+    return mean;
   }();
-  return m;
+  return accuracy;
 }
 
 void grade_random_encoder_probe_accuracy(const std::function<double(double)>& answer, Grader& g) {
-  const Measured& m = measured();
-  const double predicted = answer(m.bag);
-  g.check(std::abs(predicted - m.random_encoder) <= 0.08,
+  const double bag = bag_of_characters(), predicted = answer(bag), measured = random_encoder();
+  g.check(std::abs(predicted - measured) <= 0.08,
           "your prediction against the probe on the untrained encoder's mean output vector",
-          text_of("predicted ", predicted, ", measured ", m.random_encoder, " (mean of 2 draws; tolerance 0.08); the bag "
-                  "of characters ", m.bag, ", chance ", 1.0 / double(lessons::bert::kTopics.size())),
+          text_of("predicted ", predicted, ", measured ", measured, " (mean of 2 draws; tolerance 0.08); the bag "
+                  "of characters ", bag, ", chance ", 1.0 / double(lessons::bert::kTopics.size())),
           "a random encoder has learned nothing, but its input is the entry's characters: the mean of the embedded "
           "tokens is a linear function of what?");
 }
