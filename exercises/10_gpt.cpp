@@ -56,8 +56,8 @@ std::vector<Array<double>> cached_attention_step(const Array<double>& keys, cons
 // ---- 10.4 Start from the uniform guess ------------------------------------------------------
 // An experiment, graded by running it. Before its first step, a model that knows nothing should
 // give every token the same probability: a loss of log2 V bits a token over a vocabulary of V.
-// Lesson 10's GPT, freshly drawn, does not: measure it (the grader prints the figure when this
-// stub is graded with the unchanged config) and find out why. Then change ONE setting of the
+// Lesson 10's GPT, freshly drawn, does not: measure it (return the config unchanged, and the
+// grader prints what it measured) and find out why. Then change ONE setting of the
 // lesson's config so that the untrained model starts within 0.5 bits of log2 V, keeping its
 // vocabulary, layers, length, d_model, heads and d_ff as they are. The grader builds your config
 // three times (three initial draws), measures the mean loss on 8 sequences of 64 random tokens,
