@@ -1,6 +1,7 @@
 // Solutions to exercises/09_training_stability.cpp, and the mistakes the grader must catch.
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 #include "exercises/grading/exercise.hpp"
@@ -64,5 +65,16 @@ WRONG_ANSWER(smoothed_confidence, confidence_unchanged, "a model that fits its d
 double confidence_without_share(double eps, std::size_t) { return 1.0 - eps; }
 WRONG_ANSWER(smoothed_confidence, confidence_without_share,
              "1 - eps: forgets that the right class gets its share eps / V too");
+
+// A linear warm-up: Adam's first steps, each as large as the rate, no longer hit the untrained
+// post-norm stack at the peak rate.
+std::tuple<double, double> post_norm_recipe() { return {0.02, 200.0}; }
+SOLUTION(post_norm_recipe);
+
+std::tuple<double, double> no_warmup() { return {0.02, 0.0}; }
+WRONG_ANSWER(post_norm_recipe, no_warmup, "pre-norm's recipe as it is: peak 0.02, no warm-up");
+
+std::tuple<double, double> lower_rate() { return {0.001, 0.0}; }
+WRONG_ANSWER(post_norm_recipe, lower_rate, "a lower rate instead of a warm-up");
 
 }  // namespace
