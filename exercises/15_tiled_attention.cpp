@@ -80,7 +80,7 @@ void grade_online_softmax_update(
   const OnlineState first = answer(none, 0.0, xt::zeros<double>({3}), tile(s, 0), tile(v, 0));
   const double l1 = std::exp(0.3 - 0.8) + std::exp(-1.2 - 0.8) + 1.0 + std::exp(0.1 - 0.8);
   g.check(std::get<0>(first) == 0.8, "the first tile: m is its largest score",
-          "yours " + std::to_string(std::get<0>(first)) + ", expected 0.8", "m' = max(m, largest new score)");
+          "yours " + std::to_string(std::get<0>(first)) + ", expected 0.8", "m is the largest score seen so far");
   g.check(std::abs(std::get<1>(first) - l1) <= 1e-12, "the first tile: l = sum e^(s - m)",
           "yours " + std::to_string(std::get<1>(first)) + ", expected " + std::to_string(l1),
           "from m = -infinity nothing is carried over: l and acc start at 0");
