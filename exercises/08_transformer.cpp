@@ -26,20 +26,7 @@ double noam_rate(double d_model, double warmup, double step) {
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 08.2 The gradient of the label-smoothed cross-entropy ----------------------------------
-// logits z (N, V): one row of scores per target word; targets (N): the right word of each row.
-// With smoothing eps the target distribution of row i is q_i = (1 - eps) onehot(targets[i]) + eps / V
-// (eps / V on every word, the right one included), and the loss is the mean over the rows of
-//     L_i = -sum_v q_iv log softmax(z_i)_v.
-// Given dL/dL = upstream (one number), return dL/dz (N, V). Hint: for one row, the gradient of
-// -sum_v q_v log softmax(z)_v with respect to z is softmax(z) - q (q sums to 1). Do not forget
-// the mean over the rows.
-Array<double> smoothed_cross_entropy_backward(const Array<double>& logits, const IndexArray& targets, double eps,
-                                              double upstream) {
-  not_attempted();  // delete this line and write your answer
-}
-
-// ---- 08.3 Alignment error rate of an attention map ------------------------------------------
+// ---- 08.2 Alignment error rate of an attention map ------------------------------------------
 // attention (T, S + 1): row j is where the decoder looked while it wrote target word j, over the
 // S source words and, last, the source's <eos>. alignment (T): alignment[j] is the source word
 // target word j truly translates. Link every row to its largest weight (the first one on ties);
@@ -76,38 +63,6 @@ void grade_noam_rate(const std::function<double(double, double, double)>& answer
   }
 }
 
-Array<double> engine_smoothed_gradient(const Array<double>& z, const IndexArray& targets, double eps, double upstream) {
-  CrossEntropyOptions ce;
-  ce.label_smoothing = eps;
-  const Tensor<double> logits(z, true);
-  mul(cross_entropy(logits, targets, ce), upstream).backward();
-  return logits.grad();
-}
-
-void grade_smoothed_cross_entropy_backward(
-    const std::function<Array<double>(const Array<double>&, const IndexArray&, double, double)>& answer, Grader& g) {
-  const IndexArray targets = {2, 0, 4, 4};
-  for (double eps : {0.1, 0.0}) {
-    const EngineForward forward = [&, eps](const std::vector<Tensor<double>>& x) {
-      CrossEntropyOptions ce;
-      ce.label_smoothing = eps;
-      return cross_entropy(x[0], targets, ce);
-    };
-    const Backward yours = [&, eps](const std::vector<Array<double>>& x, const Array<double>& upstream) {
-      return std::vector<Array<double>>{answer(x[0], targets, eps, upstream())};
-    };
-    g.backward(text_of("4 rows of 5 words, smoothing ", eps), forward, yours, {random_array({4, 5}, 81, -3, 3)},
-               {"logits"},
-               "row i: (softmax(z_i) - q_i) / N times upstream, with q_i = (1 - eps) on the target plus eps / V on "
-               "every word");
-  }
-  // Scores in the hundreds: a softmax must subtract the row's maximum before exp.
-  const Array<double> big = random_array({4, 5}, 82, -300, 300);
-  g.close("scores in the hundreds, smoothing 0.1", answer(big, targets, 0.1, 1.0),
-          engine_smoothed_gradient(big, targets, 0.1, 1.0), 1e-10,
-          "exp(300) is finite but exp(800) is not: softmax(z) = softmax(z - max z)");
-}
-
 double engine_aer(const Array<double>& attention, const std::vector<Index>& alignment) {
   const std::size_t words = attention.shape()[1] - 1;
   Mask truth = xt::zeros<bool>({alignment.size(), words});
@@ -142,6 +97,4 @@ void grade_alignment_error_rate(const std::function<double(const Array<double>&,
 }  // namespace
 
 EXERCISE(noam_rate, "The Noam learning rate", grade_noam_rate);
-EXERCISE(smoothed_cross_entropy_backward, "The gradient of the label-smoothed cross-entropy",
-         grade_smoothed_cross_entropy_backward);
 EXERCISE(alignment_error_rate, "Alignment error rate of an attention map", grade_alignment_error_rate);

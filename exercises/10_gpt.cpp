@@ -11,6 +11,7 @@
 #include "core/ops.hpp"
 #include "exercises/grading/exercise.hpp"
 #include "nn/lm/kneser_ney.hpp"
+#include "nn/transformer/causal_lm.hpp"
 
 using namespace attnlab;
 using namespace attnlab::exercises;
@@ -19,17 +20,13 @@ namespace {
 
 // ---- 10.1 One interpolated Kneser-Ney probability ------------------------------------------
 // corpus holds sequences of token ids in [0, V); each is read as <bos> s <eos> (bos and eos are
-// ids too, bos never inside a sequence). Return the bigram model's P(next | prev) with discount D:
-//
-//   P2(w | h) = max(c(h w) - D, 0) / c(h .)  +  D T(h) / c(h .) * P1(w)     if c(h .) > 0
-//   P2(w | h) = P1(w)                                                        if h never came first
-//   P1(w)     = max(N(. w) - D, 0) / N(. .)  +  D T1 / N(. .) / (V - 1)      (w != bos)
-//
-// c(h w) counts the pairs "h then w" in the padded sequences; c(h .) = the sum over w; T(h) =
-// how many different w followed h. N(. w) = how many different tokens came right before w (the
-// continuation count: <bos> counts as one), N(. .) = the sum of N(. w) over all w, T1 = how many
-// w have N(. w) > 0. The unigram level ends in a uniform share over the V - 1 ids other than bos
-// (bos is never predicted).
+// ids too, bos never inside a sequence). Return the interpolated Kneser-Ney bigram probability
+// P(next | prev) with discount D, as lesson 10 (section 3) and Chen & Goodman (1998) define it:
+// the discount comes off every count of a pair "prev then next" in the padded sequences, and the
+// mass it frees goes to a unigram level that counts, for each token, how many DIFFERENT tokens came
+// right before it (<bos> counts as one), itself discounted and interpolated with a uniform share
+// over the V - 1 ids other than bos (bos is never predicted). A prev that never came first in a
+// pair falls back to the unigram level entirely.
 double kneser_ney_bigram(const std::vector<std::vector<Index>>& corpus, std::size_t V, Index bos, Index eos, double D,
                          Index prev, Index next) {
   not_attempted();  // delete this line and write your answer
@@ -53,6 +50,19 @@ std::vector<double> sampling_distribution(const std::vector<double>& logits, dou
 std::vector<Array<double>> cached_attention_step(const Array<double>& keys, const Array<double>& values,
                                                  const Array<double>& q, const Array<double>& k,
                                                  const Array<double>& v) {
+  not_attempted();  // delete this line and write your answer
+}
+
+// ---- 10.4 Start from the uniform guess ------------------------------------------------------
+// An experiment, graded by running it. Before its first step, a model that knows nothing should
+// give every token the same probability: a loss of log2 V bits a token over a vocabulary of V.
+// Lesson 10's GPT, freshly drawn, does not: measure it (return the config unchanged, and the
+// grader prints what it measured) and find out why. Then change ONE setting of the
+// lesson's config so that the untrained model starts within 0.5 bits of log2 V, keeping its
+// vocabulary, layers, length, d_model, heads and d_ff as they are. The grader builds your config
+// three times (three initial draws), measures the mean loss on 8 sequences of 64 random tokens,
+// and compares it with log2 V.
+nn::CausalLMConfig uniform_start(nn::CausalLMConfig lesson_config) {
   not_attempted();  // delete this line and write your answer
 }
 
@@ -169,8 +179,65 @@ void grade_cached_attention_step(
           "the first step has no cache: the position attends to itself alone, output = v");
 }
 
+// Lesson 10's GPT as gpt_config builds it: 4 pre-norm layers, d_model 128, 4 heads, GELU, rotary
+// positions, no dropout, the output tied to the embedding.
+nn::CausalLMConfig lesson_gpt_config(std::size_t vocab) {
+  nn::CausalLMConfig c;
+  c.vocab = vocab, c.num_layers = 4, c.max_length = 64;
+  c.layer = nn::LayerConfig{128, 4, 512, 0.0, true, nn::Activation::GELU, 1e-5};
+  c.positional = nn::Positional::Rotary;
+  return c;
+}
+
+// The mean cross-entropy in bits of freshly drawn models of config c on 8 sequences of 64
+// uniformly drawn tokens, over three draws of the weights.
+double measured_untrained_bits(const nn::CausalLMConfig& c) {
+  double bits = 0;
+  for (std::uint64_t seed : {1, 2, 3}) {
+    Generator gen(seed);
+    nn::CausalLM<float> model(c, gen);
+    model.eval();
+    IndexArray ids = IndexArray::from_shape({8, 65});
+    for (Index& id : ids) id = Index(gen.below(c.vocab));
+    NoGrad no_grad;
+    const IndexArray in = xt::view(ids, xt::all(), xt::range(0, 64)), out = xt::view(ids, xt::all(), xt::range(1, 65));
+    bits += double(cross_entropy(model.forward(in), out).value()()) / std::log(2.0) / 3;
+  }
+  return bits;
+}
+
+void grade_uniform_start(const std::function<nn::CausalLMConfig(nn::CausalLMConfig)>& answer, Grader& g) {
+  for (std::size_t vocab : {100, 30}) {
+    const nn::CausalLMConfig lesson = lesson_gpt_config(vocab), yours = answer(lesson);
+    const bool same = yours.vocab == lesson.vocab && yours.num_layers == lesson.num_layers &&
+                      yours.max_length == lesson.max_length && yours.layer.d_model == lesson.layer.d_model &&
+                      yours.layer.heads == lesson.layer.heads && yours.layer.d_ff == lesson.layer.d_ff;
+    const std::string v = "a vocabulary of " + std::to_string(vocab) + ": ";
+    if (!g.check(same, v + "the same model sizes", "", "keep vocab, num_layers, max_length, d_model, heads and d_ff"))
+      continue;
+    const double measured = measured_untrained_bits(yours), target = std::log2(double(vocab));
+    const double before = measured_untrained_bits(lesson);
+    g.check(std::abs(measured - target) <= 0.5, v + "the untrained model's loss against the uniform guess",
+            "measured " + std::to_string(measured) + " bits, target log2 V = " + std::to_string(target) +
+                " within 0.5 (the lesson's config: " + std::to_string(before) + " bits; mean of 3 draws)",
+            "a loss far above log2 V means the model is sure of the wrong tokens: which token gets the largest logit "
+            "at the start, and through which weights?");
+  }
+}
+
 }  // namespace
 
 EXERCISE(kneser_ney_bigram, "One interpolated Kneser-Ney probability", grade_kneser_ney_bigram);
+HINT(kneser_ney_bigram,
+     "P2(w|h) = max(c(h w) - D, 0) / c(h .) + D T(h) / c(h .) P1(w) when c(h .) > 0, else P1(w); "
+     "P1(w) = max(N(. w) - D, 0) / N(. .) + D T1 / N(. .) / (V - 1) for w != bos. c(h w): pairs in <bos> s <eos>; "
+     "c(h .) their sum over w; T(h): distinct w after h; N(. w): distinct tokens right before w; N(. .) their sum; "
+     "T1: how many w have N(. w) > 0");
 EXERCISE(sampling_distribution, "What sampling draws from: temperature and top-k", grade_sampling_distribution);
 EXERCISE(cached_attention_step, "One step of generation with a KV cache", grade_cached_attention_step);
+EXERCISE(uniform_start, "Start from the uniform guess", grade_uniform_start);
+HINT(uniform_start,
+     "with the output tied to the embedding, the logit of token v is the final state's dot product with v's own "
+     "embedding, and each position's state still holds its input token's embedding: the untrained model predicts "
+     "its input again, with a logit of about sqrt(d_model). An output layer of its own (tie_output = false), drawn "
+     "small, gives logits near 0 for every token");

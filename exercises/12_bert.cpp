@@ -13,6 +13,7 @@
 #include "exercises/grading/exercise.hpp"
 #include "lessons/kit/heads.hpp"
 #include "nn/data/masking.hpp"
+#include "nn/positional/relative.hpp"
 #include "nn/transformer/masked_lm.hpp"
 
 using namespace attnlab;
@@ -55,6 +56,20 @@ Array<double> mlm_head(const Array<double>& h, const Array<double>& W, const Arr
 // an (h, 2 reach + 1) array whose column reach + o is offset o. Negative offsets are keys to the
 // left of the query. A head that always looks at the previous token has 1 in column reach - 1.
 Array<double> attention_by_offset(const Array<double>& weights, std::size_t reach) {
+  not_attempted();  // delete this line and write your answer
+}
+
+// ---- 12.4 Look left, look right: a head's position bias -------------------------------------
+// An experiment, graded by running it. Lesson 12's BERT has no position embeddings: each head adds
+// a learned bias to its scores that depends only on the relative position j - i of key and query,
+// through T5's buckets (nn/positional/relative.hpp; you may call nn::relative_position_bucket,
+// with 32 buckets, max_distance 128, both directions). Fill the bias table (32 buckets, 2 heads) so
+// that head 0 reads the character just before each query and head 1 the one just after: each must
+// put at least 0.9 of its weight there, on average, whatever the characters, while its content
+// scores q.k / sqrt(d) still vary (the grader adds scores drawn from a normal with sd 1). The
+// grader builds nn::RelativePositionBias with your table and measures the weights with lesson 12's
+// offset_mass on sequences of 64 and of 300 characters (the longest lesson 12 reads is 128).
+Array<double> look_left_and_right_bias() {
   not_attempted();  // delete this line and write your answer
 }
 
@@ -216,8 +231,38 @@ void grade_attention_by_offset(const std::function<Array<double>(const Array<dou
   g.close("reach 0: the diagonal's mean", answer(w, 0), lesson_by_offset(w, 0), 1e-6, "one column, offset 0");
 }
 
+void grade_look_left_and_right(const std::function<Array<double>()>& answer, Grader& g) {
+  const Array<double> table = answer();
+  if (!g.check(table.shape().size() == 2 && table.shape()[0] == 32 && table.shape()[1] == 2,
+               "the table is (32 buckets, 2 heads)", "yours " + shape_str(table.shape())))
+    return;
+  Generator gen(12);
+  nn::RelativePositionBias<float> bias(2, gen, 32, 128, true);
+  {
+    NoGrad no_grad;
+    bias.weight().mutable_value() = xt::cast<float>(table);
+  }
+  for (std::size_t L : {64, 300}) {
+    NoGrad no_grad;
+    const Array<float> content = random_normal<float>({4, 2, L, L}, gen);  // 4 sequences' q.k / sqrt(d)
+    const Array<float> weights = softmax(add(Tensor<float>(content), bias.forward(L, L)), -1).value();
+    const double left = lessons::offset_mass(weights, 1)[0], right = lessons::offset_mass(weights, -1)[1];
+    const std::string at = std::to_string(L) + " characters: ";
+    g.check(left >= 0.9, at + "head 0's weight on the character before the query",
+            "measured " + std::to_string(left) + ", target at least 0.9",
+            "which bucket holds j - i = -1? And how large must a bias be to beat L keys whose scores vary by about 1?");
+    g.check(right >= 0.9, at + "head 1's weight on the character after the query",
+            "measured " + std::to_string(right) + ", target at least 0.9",
+            "which bucket holds j - i = +1? With both directions, keys after the query use the other half of the buckets");
+  }
+}
+
 }  // namespace
 
 EXERCISE(mask_for_mlm, "The 80/10/10 masking rule", grade_mask_for_mlm);
 EXERCISE(mlm_head, "BERT's prediction head, tied to the embedding", grade_mlm_head);
 EXERCISE(attention_by_offset, "Attention by relative position", grade_attention_by_offset);
+EXERCISE(look_left_and_right_bias, "Look left, look right: a head's position bias", grade_look_left_and_right);
+HINT(look_left_and_right_bias,
+     "table(relative_position_bucket(-1, 32, 128, true), 0) = table(relative_position_bucket(+1, 32, 128, true), 1) "
+     "= 12 and 0 elsewhere: e^12 against up to 300 keys of e^(about 1) leaves about 0.99 on the one key");

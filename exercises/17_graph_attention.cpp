@@ -2,6 +2,7 @@
 //
 // Write each function in plain xtensor (xt::zeros, loops, std::exp ...), not with the engine's ops.
 #include <cmath>
+#include <tuple>
 
 #include "core/ops.hpp"
 #include "exercises/grading/exercise.hpp"
@@ -29,6 +30,19 @@ Array<double> neighbourhood_mean(const Array<double>& X, const Edges& edges) {
 // slope `slope` for negative scores; 0 for every j outside the neighbourhood.
 Array<double> graph_attention_weights(const Array<double>& Z, const Array<double>& a_q, const Array<double>& a_k,
                                       const Edges& edges, double slope) {
+  not_attempted();  // delete this line and write your answer
+}
+
+// ---- 17.3 Read the richest neighbour --------------------------------------------------------
+// An experiment, graded by running it. Each node's projected features z (4 of them) hold its
+// wealth in z_0, uniform in [0, 1), and three other features at random. Choose the head's score
+// vectors a_q and a_k (4 each; the LeakyReLU slope is 0.2) so that every node puts at least 90 %
+// of its weight, on average, on the richest member of its neighbourhood (itself included). The
+// grader runs the head of 17.2 with the engine's ops on three random graphs of 40 nodes and 80
+// edges and measures that mean weight. Then ask yourself whether a_q and a_k could make each node
+// read the neighbour whose wealth is closest to its own, and why not (the lesson's section on
+// what this attention can and cannot learn).
+std::tuple<Array<double>, Array<double>> richest_neighbour_scores() {
   not_attempted();  // delete this line and write your answer
 }
 
@@ -76,7 +90,42 @@ void grade_weights(const std::function<Array<double>(const Array<double>&, const
           "subtract each row's largest score (over the neighbourhood) before exp");
 }
 
+// Three random graphs of 40 nodes and 80 edges (self-loops and repeats allowed: the neighbourhood
+// is a set), features uniform in [0, 1): the mean over the nodes of the weight on the neighbour
+// with the largest z_0.
+void grade_richest(const std::function<std::tuple<Array<double>, Array<double>>()>& answer, Grader& g) {
+  const auto [a_q, a_k] = answer();
+  if (!g.check(a_q.size() == 4 && a_k.size() == 4, "a_q and a_k have 4 entries each",
+               "sizes " + std::to_string(a_q.size()) + " and " + std::to_string(a_k.size())))
+    return;
+  double on_richest = 0;
+  for (std::uint64_t seed : {1, 2, 3}) {
+    Generator gen(seed);
+    const std::size_t n = 40;
+    Edges edges;
+    for (int e = 0; e < 80; ++e) edges.push_back({gen.below(n), gen.below(n)});
+    const Array<double> Z = random_array({n, 4}, seed + 10, 0.0, 1.0);
+    const Array<double> w = engine_weights(Z, a_q, a_k, edges, 0.2);
+    const Mask near = nn::neighbourhoods(n, edges).mask();
+    for (std::size_t i = 0; i < n; ++i) {
+      std::size_t richest = i;
+      for (std::size_t j = 0; j < n; ++j)
+        if (near(i, j) && Z(j, 0) > Z(richest, 0)) richest = j;
+      on_richest += w(i, richest) / double(3 * n);
+    }
+  }
+  g.check(on_richest >= 0.9, "the mean weight on the richest neighbour, 3 random graphs of 40 nodes",
+          "measured " + std::to_string(on_richest) + ", target at least 0.9",
+          "the score is LeakyReLU(a_q . z_i + a_k . z_j): which of the two terms can tell node i's neighbours apart? "
+          "Then: how far apart are two neighbours' wealths, and what does the softmax need to separate them?");
+}
+
 }  // namespace
 
 EXERCISE(neighbourhood_mean, "The mean over a neighbourhood", grade_mean);
 EXERCISE(graph_attention_weights, "One head of graph attention", grade_weights);
+EXERCISE(richest_neighbour_scores, "Read the richest neighbour", grade_richest);
+HINT(richest_neighbour_scores,
+     "a_q . z_i is the same for every key of row i, so the softmax ignores it: a_q = 0. a_k = (c, 0, 0, 0) ranks the "
+     "neighbours by wealth; neighbours' wealths can differ by 0.01, so c must be in the thousands for the softmax to "
+     "put nearly all the weight on the top one");

@@ -363,7 +363,8 @@ void tiled_against_n(const CostCurve& fused, const CostCurve& tiled) {
               "CPU time and peak memory of forward + backward against n: the fused op (n² memory) and the tiled op "
               "(n memory), the same outputs and gradients");
   say("Exercises (exercises/15_tiled_attention.cpp, graded by build/bin/grade 15): 15.1 one step of the online "
-      "softmax, 15.2 the backward from the saved log-sum-exp.");
+      "softmax, 15.2 the backward from the saved log-sum-exp, 15.3 an experiment: predict the peak bytes of each "
+      "op before the grader counts them.");
 }
 
 }  // namespace

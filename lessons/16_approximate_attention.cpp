@@ -508,8 +508,8 @@ std::pair<double, double> recall(const Task& task, Trained exact) {
   save_figure(score_against_cost(curves, style), "recall_accuracy",
               "Held-out accuracy on associative recall for exact (tiled), local, linear and Linformer attention, after "
               "every epoch, against training steps and against the CPU seconds spent training");
-  say("Exercise (exercises/16_approximate_attention.cpp, graded by scripts/grade.sh 16): 16.1 causal linear "
-      "attention as an RNN.");
+  say("Exercises (exercises/16_approximate_attention.cpp, graded by scripts/grade.sh 16): 16.1 causal linear "
+      "attention as an RNN; 16.2 an experiment: choose the approximation for each width of band.");
   return {exact_acc, local};
 }
 

@@ -30,50 +30,6 @@ double noam_rate_ramp_to_one(double d_model, double warmup, double step) {
 }
 WRONG_ANSWER(noam_rate, noam_rate_ramp_to_one, "a ramp step / warmup up to 1, then the decay: a jump at the peak");
 
-// The core of every variant: the gradient with target mass `on` on the right word and `off` on
-// every other word, divided by `rows`.
-Array<double> gradient(const Array<double>& z, const IndexArray& targets, double on, double off, double rows,
-                       double upstream) {
-  const std::size_t n = z.shape()[0], v = z.shape()[1];
-  Array<double> dz = xt::zeros<double>({n, v});
-  for (std::size_t i = 0; i < n; ++i) {
-    double top = z(i, 0);
-    for (std::size_t k = 1; k < v; ++k) top = std::max(top, z(i, k));
-    double sum = 0;
-    for (std::size_t k = 0; k < v; ++k) sum += std::exp(z(i, k) - top);
-    for (std::size_t k = 0; k < v; ++k) {
-      const double q = Index(k) == targets(i) ? on : off;
-      dz(i, k) = upstream * (std::exp(z(i, k) - top) / sum - q) / rows;
-    }
-  }
-  return dz;
-}
-
-Array<double> smoothed_cross_entropy_backward(const Array<double>& z, const IndexArray& targets, double eps,
-                                              double upstream) {
-  const double v = double(z.shape()[1]);
-  return gradient(z, targets, 1 - eps + eps / v, eps / v, double(z.shape()[0]), upstream);
-}
-SOLUTION(smoothed_cross_entropy_backward);
-
-Array<double> unsmoothed_backward(const Array<double>& z, const IndexArray& targets, double eps, double upstream) {
-  return gradient(z, targets, 1.0, 0.0, double(z.shape()[0]), upstream);
-}
-WRONG_ANSWER(smoothed_cross_entropy_backward, unsmoothed_backward, "ignores eps: a one-hot target");
-
-Array<double> summed_backward(const Array<double>& z, const IndexArray& targets, double eps, double upstream) {
-  const double v = double(z.shape()[1]);
-  return gradient(z, targets, 1 - eps + eps / v, eps / v, 1.0, upstream);
-}
-WRONG_ANSWER(smoothed_cross_entropy_backward, summed_backward, "the sum over the rows instead of their mean");
-
-Array<double> others_only_backward(const Array<double>& z, const IndexArray& targets, double eps, double upstream) {
-  const double v = double(z.shape()[1]);
-  return gradient(z, targets, 1 - eps, eps / (v - 1), double(z.shape()[0]), upstream);
-}
-WRONG_ANSWER(smoothed_cross_entropy_backward, others_only_backward,
-             "spreads eps over the V - 1 wrong words only (1 - eps on the right one)");
-
 // The core of the alignment variants: links by row (or by column), <eos> peaks linked or not,
 // and the rate as 1 - 2 hits / (|A| + |S|) or as 1 - recall.
 double aer(const Array<double>& attention, const std::vector<Index>& alignment, bool by_column, bool eos_links,

@@ -9,6 +9,7 @@
 #include <xtensor/xview.hpp>
 
 #include "exercises/grading/exercise.hpp"
+#include "nn/transformer/causal_lm.hpp"
 
 using namespace attnlab;
 using namespace attnlab::exercises;
@@ -172,5 +173,34 @@ std::vector<Array<double>> cached_attention_step_unscaled(const Array<double>& k
   return step(keys, values, q, k, v, true, 0.0);
 }
 WRONG_ANSWER(cached_attention_step, cached_attention_step_unscaled, "no 1 / sqrt(d) on the scores");
+
+// The tied output scores each token by its own embedding, which every position's state still
+// holds: the untrained model predicts its input again. An output layer of its own starts small.
+nn::CausalLMConfig uniform_start(nn::CausalLMConfig c) {
+  c.tie_output = false;
+  return c;
+}
+SOLUTION(uniform_start);
+
+nn::CausalLMConfig lesson_as_it_is(nn::CausalLMConfig c) { return c; }
+WRONG_ANSWER(uniform_start, lesson_as_it_is, "the lesson's config as it is");
+
+nn::CausalLMConfig learned_positions(nn::CausalLMConfig c) {
+  c.positional = nn::Positional::Learned;
+  return c;
+}
+WRONG_ANSWER(uniform_start, learned_positions, "blames the rotary positions");
+
+nn::CausalLMConfig post_norm(nn::CausalLMConfig c) {
+  c.layer.norm_first = false;
+  return c;
+}
+WRONG_ANSWER(uniform_start, post_norm, "post-norm layers instead of pre-norm");
+
+nn::CausalLMConfig narrower(nn::CausalLMConfig c) {
+  c.layer.d_model = 16;
+  return c;
+}
+WRONG_ANSWER(uniform_start, narrower, "a narrower model (d_model 16): smaller logits, but another model");
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "exercises/grading/exercise.hpp"
+#include "nn/positional/relative.hpp"
 
 using namespace attnlab;
 using namespace attnlab::exercises;
@@ -180,5 +181,29 @@ Array<double> attention_by_offset_over_all(const Array<double>& weights, std::si
 }
 WRONG_ANSWER(attention_by_offset, attention_by_offset_over_all,
              "divides by L: the queries without a key at that offset count as zeros");
+
+// A large bias on one bucket per head: the one holding j - i = -1 for head 0, +1 for head 1.
+Array<double> bias_table(long left, long right, double size) {
+  Array<double> table = xt::zeros<double>({32, 2});
+  table(nn::relative_position_bucket(left, 32, 128, true), 0) = size;
+  table(nn::relative_position_bucket(right, 32, 128, true), 1) = size;
+  return table;
+}
+
+Array<double> look_left_and_right_bias() { return bias_table(-1, 1, 12.0); }
+SOLUTION(look_left_and_right_bias);
+
+Array<double> gentle_bias() { return bias_table(-1, 1, 3.0); }
+WRONG_ANSWER(look_left_and_right_bias, gentle_bias, "the right buckets with a bias of 3: the other keys outweigh it");
+
+Array<double> swapped_sides() { return bias_table(1, -1, 12.0); }
+WRONG_ANSWER(look_left_and_right_bias, swapped_sides, "j - i = +1 for the character before: the sign of the offset");
+
+Array<double> bucket_as_offset() {
+  Array<double> table = xt::zeros<double>({32, 2});
+  table(1, 0) = table(1, 1) = 12.0;  // bucket 1 taken for offset 1, on both heads
+  return table;
+}
+WRONG_ANSWER(look_left_and_right_bias, bucket_as_offset, "bucket number taken for the offset, without the bucket function");
 
 }  // namespace

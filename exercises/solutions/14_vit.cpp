@@ -2,6 +2,7 @@
 #include <xtensor/xview.hpp>
 
 #include "exercises/grading/exercise.hpp"
+#include "nn/vit.hpp"
 
 using namespace attnlab;
 using namespace attnlab::exercises;
@@ -48,5 +49,28 @@ WRONG_ANSWER(attention_rollout, attention_rollout_no_residual, "multiplies the r
 
 Array<double> attention_rollout_reversed(const std::vector<Array<double>>& layers) { return rollout(layers, true, false); }
 WRONG_ANSWER(attention_rollout, attention_rollout_reversed, "A^_1 A^_2 ... A^_L: the product in the wrong order");
+
+// The learned positions are the only part of the model that knows where a patch sits.
+void blind_to_position(nn::ViT<float>& model) {
+  NoGrad no_grad;
+  model.pos_embed.weight().mutable_value().fill(0.0f);
+}
+SOLUTION(blind_to_position);
+
+void leave_as_drawn(nn::ViT<float>&) {}
+WRONG_ANSWER(blind_to_position, leave_as_drawn, "the model as drawn: its learned positions tell the patches apart");
+
+void zero_class_token(nn::ViT<float>& model) {
+  NoGrad no_grad;
+  model.cls_token.mutable_value().fill(0.0f);
+}
+WRONG_ANSWER(blind_to_position, zero_class_token, "clears the class token: it has a place of its own, but is not the one");
+
+void zero_patch_projection(nn::ViT<float>& model) {
+  NoGrad no_grad;
+  model.patch_embed.proj.weight.mutable_value().fill(0.0f);
+  model.pos_embed.weight().mutable_value().fill(0.0f);
+}
+WRONG_ANSWER(blind_to_position, zero_patch_projection, "clears what reads the pixels too: blind to the images");
 
 }  // namespace

@@ -94,4 +94,25 @@ Array<double> scores_backward_unnormalized(const Array<double>& S, const Array<d
 WRONG_ANSWER(scores_backward, scores_backward_unnormalized,
              "recomputes P as e^(S - max): the row's largest weight becomes 1, the rows do not sum to 1");
 
+// In floats: the output O and the gradients dQ, dK, dV are 4 n d, the backward's scratch about 2 n d
+// more; the fused op also holds the weights P it saved and, in its backward, dP: 2 n^2.
+std::tuple<double, double> peak_bytes(std::size_t n, std::size_t d, double squares, double widths) {
+  const double N = double(n), D = double(d);
+  return {4.0 * (squares * N * N + 6 * N * D), 4.0 * widths * N * D};
+}
+
+std::tuple<double, double> predicted_peak_bytes(std::size_t n, std::size_t d) { return peak_bytes(n, d, 2, 6); }
+SOLUTION(predicted_peak_bytes);
+
+std::tuple<double, double> weights_only(std::size_t n, std::size_t d) { return peak_bytes(n, d, 1, 6); }
+WRONG_ANSWER(predicted_peak_bytes, weights_only, "the fused op holds the saved weights P, and forgets dP in the backward");
+
+std::tuple<double, double> outputs_only(std::size_t n, std::size_t d) { return peak_bytes(n, d, 2, 4); }
+WRONG_ANSWER(predicted_peak_bytes, outputs_only, "the tiled op holds its output and the three gradients, and no scratch");
+
+std::tuple<double, double> tiled_like_fused(std::size_t n, std::size_t d) {
+  return {std::get<0>(peak_bytes(n, d, 2, 6)), std::get<0>(peak_bytes(n, d, 2, 6))};
+}
+WRONG_ANSWER(predicted_peak_bytes, tiled_like_fused, "the tiled op holds the same: it computes the same function");
+
 }  // namespace

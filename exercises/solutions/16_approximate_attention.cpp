@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "exercises/grading/exercise.hpp"
+#include "nn/recall_model.hpp"
 
 using namespace attnlab;
 using namespace attnlab::exercises;
@@ -54,5 +55,23 @@ Array<double> causal_linear_attention_relu(const Array<double>& Q, const Array<d
   return linear_attention_with(q, k, V, true);
 }
 WRONG_ANSWER(causal_linear_attention, causal_linear_attention_relu, "uses relu(x) + 1 instead of elu(x) + 1");
+
+// A band a few tokens wide fits local attention's window; a broad smooth one is low-rank, which
+// Linformer's segment means keep.
+nn::AttentionKind approximation_for(double sharpness) {
+  return sharpness >= 1.25 ? nn::AttentionKind::local : nn::AttentionKind::linformer;
+}
+SOLUTION(approximation_for);
+
+nn::AttentionKind always_local(double) { return nn::AttentionKind::local; }
+WRONG_ANSWER(approximation_for, always_local, "local everywhere: a broad band reaches far beyond the window");
+
+nn::AttentionKind always_linear(double) { return nn::AttentionKind::linear; }
+WRONG_ANSWER(approximation_for, always_linear, "linear everywhere: its smooth kernel cannot concentrate on a narrow band");
+
+nn::AttentionKind backwards(double sharpness) {
+  return sharpness >= 1.25 ? nn::AttentionKind::linformer : nn::AttentionKind::local;
+}
+WRONG_ANSWER(approximation_for, backwards, "local for the broad band and Linformer for the narrow one");
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Solutions to exercises/17_graph_attention.cpp, and the mistakes the grader must catch.
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "exercises/grading/exercise.hpp"
 
@@ -94,5 +95,22 @@ Array<double> weights_unshifted(const Array<double>& Z, const Array<double>& a_q
   return weights(Z, a_q, a_k, edges, slope, true, false);
 }
 WRONG_ANSWER(graph_attention_weights, weights_unshifted, "exp of the raw scores: overflows at large scores");
+
+// Only a_k tells a node's neighbours apart (a_q . z_i shifts the whole row); a large multiple of
+// the wealth makes the softmax nearly an argmax.
+std::tuple<Array<double>, Array<double>> scores(double query_wealth, double key_wealth) {
+  Array<double> a_q = xt::zeros<double>({4}), a_k = xt::zeros<double>({4});
+  a_q(0) = query_wealth, a_k(0) = key_wealth;
+  return {a_q, a_k};
+}
+
+std::tuple<Array<double>, Array<double>> richest_neighbour_scores() { return scores(0.0, 5000.0); }
+SOLUTION(richest_neighbour_scores);
+
+std::tuple<Array<double>, Array<double>> richest_by_query() { return scores(5000.0, 0.0); }
+WRONG_ANSWER(richest_neighbour_scores, richest_by_query, "the wealth on the query's side: every neighbour scores the same");
+
+std::tuple<Array<double>, Array<double>> richest_gently() { return scores(0.0, 1.0); }
+WRONG_ANSWER(richest_neighbour_scores, richest_gently, "the right direction, a unit scale: the softmax stays nearly flat");
 
 }  // namespace
