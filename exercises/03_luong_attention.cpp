@@ -19,8 +19,8 @@ using namespace attnlab::exercises;
 namespace {
 
 // ---- 03.1 The general score ---------------------------------------------------------------------
-// Q (n, dq), K (m, dk), W (dq, dk). Return the (n, m) scores s_ij = q_i^T W k_j: one matrix
-// product for every pair at once, S = Q W K^T.
+// Q (n, dq), K (m, dk), W (dq, dk). Return the (n, m) scores s_ij = q_i^T W k_j, every pair at
+// once without a loop over the pairs (product(a, b) and transposed(a) are all you need).
 Array<double> general_scores(const Array<double>& Q, const Array<double>& K, const Array<double>& W) {
   not_attempted();  // delete this line and write your answer
 }
@@ -38,8 +38,8 @@ GeneralGrads general_backward(const Array<double>& Q, const Array<double>& K, co
 // ---- 03.3 The concat score ----------------------------------------------------------------------
 // Q (n, dq), K (m, dk), W (h, dq + dk), v (h). Return the (n, m) scores
 //     s_ij = v . tanh(W [q_i; k_j])
-// where [q; k] stacks q above k (dq + dk numbers). W [q; k] = W[:, :dq] q + W[:, dq:] k, so, as
-// for the additive score, each query and each key needs projecting only once.
+// where [q; k] stacks q above k (dq + dk numbers). Do not build the n m stacked vectors: as for
+// the additive score, each query and each key can be projected once.
 Array<double> concat_scores(const Array<double>& Q, const Array<double>& K, const Array<double>& W,
                             const Array<double>& v) {
   not_attempted();  // delete this line and write your answer
@@ -75,7 +75,7 @@ void grade_general_scores(const std::function<Array<double>(const Array<double>&
   const nn::GeneralScore<double> score(5, 3, gen);  // its W k is Linear(dk -> dq): weight (dq, dk) = W
   const Array<double> W = score.w.weight.value(), Q = random_array({4, 5}, 52), K = random_array({6, 3}, 53);
   g.close("4 queries (dq 5), 6 keys (dk 3), against nn::GeneralScore", answer(Q, K, W), engine_scores(score, Q, K), 1e-10,
-          "s_ij = sum over a, c of Q(i, a) W(a, c) K(j, c): W sits between the query and the key");
+          "W sits between the query and the key: check which index of W meets the query, and which the key");
 }
 
 void grade_general_backward(const std::function<GeneralGrads(const Array<double>&, const Array<double>&,
@@ -174,9 +174,13 @@ void grade_general_from_examples(const std::function<Array<double>(const Array<d
 }  // namespace
 
 EXERCISE(general_scores, "The general score q^T W k", grade_general_scores);
+HINT(general_scores, "S = Q W K^T: s_ij = sum over a, c of Q(i, a) W(a, c) K(j, c).");
 EXERCISE(general_backward, "The general score's backward: dQ, dK, dW", grade_general_backward);
 HINT(general_backward, "dQ = dS K W^T (n, dq); dK = dS^T Q W (m, dk); dW = Q^T dS K (dq, dk).");
 EXERCISE(concat_scores, "The concat score v^T tanh(W [q; k])", grade_concat_scores);
+HINT(concat_scores,
+     "W [q; k] = W[:, :dq] q + W[:, dq:] k: project the queries by the first dq columns and the keys by the last dk, "
+     "then s_ij = v . tanh(Pq_i + Pk_j).");
 EXERCISE(general_from_examples, "Experiment: learn W from examples", grade_general_from_examples);
 HINT(general_from_examples,
      "For a match k = R q (R a rotation, R^T R = I), q^T W k = q^T W R q is |q|^2, well above what an unrelated "

@@ -18,8 +18,8 @@ namespace {
 
 // ---- 07.1 Splitting into heads --------------------------------------------------------------------
 // x (B, L, h d): each token's d_model = h d features are h heads of d, side by side (head 0 in
-// columns 0 .. d-1, head 1 in d .. 2d-1, ...). Return (B, h, L, d): out(b, j, l, c) = x(b, l, j d + c),
-// so that each head is an (L, d) matrix that attention can use on its own.
+// columns 0 .. d-1, head 1 in d .. 2d-1, ...). Return them as (B, h, L, d), so that each head is
+// an (L, d) matrix that attention can use on its own.
 Array<double> split_heads(const Array<double>& x, std::size_t heads) {
   not_attempted();  // delete this line and write your answer
 }
@@ -67,13 +67,14 @@ void grade_split_heads(const std::function<Array<double>(const Array<double>&, s
   const Array<double> x = random_array({2, 5, 12}, 71);
   for (std::size_t h : {3, 4, 1})
     g.close("(2, 5, 12) into " + std::to_string(h) + " heads", answer(x, h), engine_split(x, h), 0.0,
-            "out(b, j, l, c) = x(b, l, j d + c) with d = 12 / h: the head is the slower index of the columns");
+            "head j's (L, d) matrix is x's columns of head j, for every token: which column is its entry c?");
 }
 
 void grade_merge_heads(const std::function<Array<double>(const Array<double>&)>& answer, Grader& g) {
   const Array<double> y = random_array({2, 4, 5, 3}, 72);
   const Array<double> merged = reshape(permute(Tensor<double>(y), {0, 2, 1, 3}), {2, 5, 12}).value();
-  g.close("(2, 4, 5, 3) to (2, 5, 12)", answer(y), merged, 0.0, "the inverse of split_heads: y(b, j, l, c) goes to (b, l, j d + c)");
+  g.close("(2, 4, 5, 3) to (2, 5, 12)", answer(y), merged, 0.0,
+          "the inverse of split_heads: where does entry c of head j go in its token's row?");
   // Split, attention per head, merge: what the engine's fused multi-head op computes in place.
   const Array<double> q = random_array({2, 5, 12}, 73), k = random_array({2, 6, 12}, 74), v = random_array({2, 6, 12}, 75);
   const Array<double> heads = scaled_dot_product_attention(Tensor<double>(engine_split(q, 4)), Tensor<double>(engine_split(k, 4)),
@@ -155,8 +156,8 @@ void grade_one_head_bias(const std::function<Array<double>()>& answer, Grader& g
     return;
   bool finite = true;
   for (double b : bias) finite = finite && std::isfinite(b);
-  if (!g.check(finite, "every entry of the bias is finite", "", "a very negative number (-30) shuts an offset off; -inf "
-                                                                 "would make a row with no key left a NaN"))
+  if (!g.check(finite, "every entry of the bias is finite", "",
+               "a very negative number (-30) shuts an offset off; -inf would make a row with no key left a NaN"))
     return;
   for (std::uint64_t seed : {701, 702}) {
     const double acc = one_head_accuracy(bias, seed);
@@ -170,7 +171,10 @@ void grade_one_head_bias(const std::function<Array<double>()>& answer, Grader& g
 }  // namespace
 
 EXERCISE(split_heads, "Splitting into heads", grade_split_heads);
+HINT(split_heads,
+     "out(b, j, l, c) = x(b, l, j d + c) with d = d_model / h: the head is the slower index of the columns.");
 EXERCISE(merge_heads, "Merging heads back", grade_merge_heads);
+HINT(merge_heads, "out(b, l, j d + c) = y(b, j, l, c).");
 EXERCISE(attention_parameters, "What heads cost in parameters", grade_attention_parameters);
 HINT(attention_parameters,
      "W_q, W_k, W_v and W_o are each (d_model, d_model), with a bias of d_model each: 4 d^2 + 4 d with biases, 4 d^2 "

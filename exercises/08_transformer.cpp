@@ -24,9 +24,10 @@ using namespace attnlab::exercises;
 namespace {
 
 // ---- 08.1 The Noam learning rate ------------------------------------------------------------
-// "Attention Is All You Need", section 5.3: the learning rate of (1-based) step `step` is
-//     lr = d_model^-0.5 * min(step^-0.5, step * warmup^-1.5).
-// It rises linearly for `warmup` steps, peaks at step == warmup, and then decays as 1/sqrt(step).
+// "Attention Is All You Need", section 5.3: the learning rate of (1-based) step `step` rises in
+// proportion to the step for `warmup` steps, peaks at step == warmup at d_model^-0.5 warmup^-0.5,
+// and then decays in proportion to 1/sqrt(step), one formula without a jump. Write it as the
+// paper does, in one line (read section 5.3, or build it from the two pieces that meet at the peak).
 double noam_rate(double d_model, double warmup, double step) {
   not_attempted();  // delete this line and write your answer
 }
@@ -89,8 +90,8 @@ void grade_noam_rate(const std::function<double(double, double, double)>& answer
     Array<double> got = xt::zeros<double>({steps.size()}), want = got;
     for (std::size_t i = 0; i < steps.size(); ++i) got(i) = answer(d, warmup, steps[i]), want(i) = engine(long(steps[i]));
     g.close(text_of("d = ", d, ", warm-up ", warmup, ": steps 1, w/4, w-1, w, w+1, 3w, 100000"), got, want, 1e-12,
-            "the smaller of step^-0.5 and step warmup^-1.5, times d^-0.5: both terms equal warmup^-0.5 at "
-            "step == warmup");
+            "check the peak (step == warmup), a step in the rise and one in the decay: the two pieces must meet "
+            "at the peak");
   }
 }
 
@@ -159,8 +160,6 @@ void grade_alignment_error_rate(const std::function<double(const Array<double>&,
 
 
 // 08.4: a one-layer encoder-decoder Transformer trained to reverse strings of digits.
-nn::data::Pair reversal(const std::string& source) { return {source, std::string(source.rbegin(), source.rend())}; }
-
 std::vector<nn::data::Pair> digit_strings(std::size_t n, std::size_t min_len, std::size_t max_len, Generator& gen) {
   nn::data::SeqTaskConfig cfg{nn::data::SeqTask::reverse};
   cfg.min_len = min_len, cfg.max_len = max_len;
@@ -174,7 +173,8 @@ struct ReversalRun {
 
 ReversalRun train_reversal(const std::vector<Index>& links, std::uint64_t seed) {
   Generator gen(seed);
-  const std::vector<nn::data::Pair> train_pairs = digit_strings(3000, 4, 8, gen), test_pairs = digit_strings(200, 8, 8, gen);
+  const std::vector<nn::data::Pair> train_pairs = digit_strings(3000, 4, 8, gen);
+  const std::vector<nn::data::Pair> test_pairs = digit_strings(200, 8, 8, gen);
   const auto chars = nn::data::Tokenizer::chars;
   const nn::data::PairVocabs v = nn::data::build_vocabs(train_pairs, chars, chars);
   const nn::data::EncodedPairs train_set = nn::data::encode_pairs(train_pairs, v.source, chars, v.target, chars);
@@ -228,3 +228,5 @@ EXERCISE(predicted_links, "Experiment: predict where the decoder looks", grade_p
 HINT(predicted_links,
      "Target character j of the reversal is source character length - 1 - j: the row that writes it must fetch it "
      "there, so links[j] = length - 1 - j (not j, the same order, and not length - j, one off).");
+HINT(noam_rate,
+     "lr = d_model^-0.5 * min(step^-0.5, step * warmup^-1.5): both terms equal warmup^-0.5 at step == warmup.");

@@ -83,7 +83,8 @@ SOLUTION(general_from_examples);
 Array<double> general_from_examples_dot(const Array<double>& queries, const Array<double>&) {
   return xt::eye<double>(queries.shape()[1]);
 }
-WRONG_ANSWER(general_from_examples, general_from_examples_dot, "W = I, the dot score: compares coordinates that mean different things");
+WRONG_ANSWER(general_from_examples, general_from_examples_dot,
+             "W = I, the dot score: compares coordinates that mean different things");
 
 Array<double> general_from_examples_forward_map(const Array<double>& queries, const Array<double>& keys) {
   return product(transposed(keys), queries) / double(queries.shape()[0]);
