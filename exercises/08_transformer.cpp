@@ -61,7 +61,7 @@ double alignment_error_rate(const Array<double>& attention, const std::vector<In
 // `length` characters, return links (length): links[j] is the source position (0-based) that the
 // row writing target character j (0-based) looks at most. The grader trains the model on 3000
 // strings of 4 to 8 digits (two seeds), then scores its cross-attention as an aligner against your
-// links on 200 new strings of 8, teacher-forced, by the alignment error rate of 08.3 (lesson 08's
+// links on 200 more strings of 8, teacher-forced, by the alignment error rate of 08.3 (lesson 08's
 // scoring, nn::score_heads_as_aligners). Target: an AER of at most 0.3 on both seeds (0: every
 // row's peak where you said; 1: none).
 std::vector<Index> predicted_links(std::size_t length) {
