@@ -3,6 +3,9 @@
 // Write each function in plain xtensor (xt::zeros, loops, xt::exp ...), not with the engine's
 // ops: the point is to do by hand what scaled_dot_product_attention does for you.
 #include <cmath>
+#include <sstream>
+
+#include <xtensor/xsort.hpp>
 
 #include "core/ops.hpp"
 #include "exercises/grading/exercise.hpp"
@@ -27,6 +30,17 @@ Mask causal_mask(std::size_t n) {
 // Subtract the row's largest allowed score before exp, so that large scores do not overflow.
 Array<double> masked_attention(const Array<double>& Q, const Array<double>& K, const Array<double>& V,
                                const Mask& allowed) {
+  not_attempted();  // delete this line and write your answer
+}
+
+// ---- 04.3 Experiment: predict how peaked attention starts ------------------------------------------
+// At initialization a layer's queries and keys have independent entries of mean 0 and variance 1.
+// Predict, for width d and 8 keys, the average over queries of the largest of the 8 attention
+// weights: the scores q . k / sqrt(d) when `scaled`, q . k when not. 1/8 is attention spread evenly,
+// 1 is a hard choice of one key. Work it out, or simulate it yourself; then the grader measures it
+// with the engine's attention (1000 queries, standard normal q and k) at d = 1, 16 and 512, both
+// ways, and compares. Target: every prediction within 0.05 of the measurement.
+double predicted_top_weight(std::size_t d, bool scaled) {
   not_attempted();  // delete this line and write your answer
 }
 
@@ -79,7 +93,38 @@ void grade_masked_attention(
           "subtract each row's largest allowed score before exp (softmax is unchanged by a shift)");
 }
 
+
+// 04.3: the mean largest weight of 1000 queries over 8 keys each, standard normal entries.
+double measured_top_weight(std::size_t d, bool scaled) {
+  Generator gen(400 + d);
+  const Tensor<double> q(random_normal<double>({1000, 1, d}, gen)), k(random_normal<double>({1000, 8, d}, gen));
+  AttentionOptions<double> o;
+  if (!scaled) o.scale = 1.0;  // else the default 1/sqrt(d)
+  return xt::mean(xt::amax(scaled_dot_product_attention(q, k, k, o).weights.value(), {2}))();
+}
+
+void grade_predicted_top_weight(const std::function<double(std::size_t, bool)>& answer, Grader& g) {
+  for (const bool scaled : {true, false})
+    for (const std::size_t d : {1, 16, 512}) {
+      const double yours = answer(d, scaled), measured = measured_top_weight(d, scaled);
+      std::ostringstream detail;
+      detail.precision(3);
+      detail << "yours " << yours << ", measured " << measured << " (target: within 0.05)";
+      g.check(std::abs(yours - measured) <= 0.05,
+              "d = " + std::to_string(d) + (scaled ? ", scores divided by sqrt(d)" : ", scores not scaled"),
+              detail.str(),
+              scaled ? "what is the spread of q . k / sqrt(d), and does it depend on d?"
+                     : "how far apart are the 8 scores q . k when their standard deviation is sqrt(d)?");
+    }
+}
+
 }  // namespace
 
 EXERCISE(causal_mask, "A causal mask", grade_causal_mask);
 EXERCISE(masked_attention, "Masked scaled dot-product attention", grade_masked_attention);
+EXERCISE(predicted_top_weight, "Experiment: predict how peaked attention starts", grade_predicted_top_weight);
+HINT(predicted_top_weight,
+     "q . k is a sum of d products of variance 1: its standard deviation is sqrt(d). Scaled, the 8 scores have "
+     "variance 1 whatever d, so the largest weight hardly depends on d (simulate it: about 0.3 to 0.36). Unscaled, "
+     "the scores spread by sqrt(d): at d = 1 it is the scaled case, at d = 512 the gaps between scores are tens of "
+     "units and the softmax is one-hot (close to 1). Simulate: draw q and 8 keys, softmax, take the max, average.");

@@ -87,4 +87,36 @@ double width_gradient_no_two(const Array<double>& queries, const Array<double>& 
 }
 WRONG_ANSWER(width_gradient, width_gradient_no_two, "forgets the 2 of d(e^2)/de = 2 e");
 
+// 01.4: the training MSE of each width on a grid, each target predicted from the other points
+// (leave_out) or from all of them, its own key included; the width with the smallest.
+double width_by_training_error(const Array<double>& x, const Array<double>& y, bool leave_out) {
+  double best_h = 0.0, best = INFINITY;
+  for (double h = 0.02; h <= 3.0; h *= 1.05) {
+    Array<double> a = gaussian_weights(x, x, 1.0 / h);
+    double error = 0.0;
+    for (std::size_t r = 0; r < x.size(); ++r) {
+      double sum = 0.0, f = 0.0;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (!leave_out || i != r) sum += a(r, i), f += a(r, i) * y(i);
+      error += (f / sum - y(r)) * (f / sum - y(r));
+    }
+    if (error < best) best = error, best_h = h;
+  }
+  return best_h;
+}
+
+double choose_width(const Array<double>& x_train, const Array<double>& y_train) {
+  return width_by_training_error(x_train, y_train, true);
+}
+SOLUTION(choose_width);
+
+double choose_width_self_visible(const Array<double>& x_train, const Array<double>& y_train) {
+  return width_by_training_error(x_train, y_train, false);
+}
+WRONG_ANSWER(choose_width, choose_width_self_visible,
+             "scores each width on the training targets with their own keys visible: the narrowest width wins");
+
+double choose_width_lesson_start(const Array<double>&, const Array<double>&) { return 1.0; }
+WRONG_ANSWER(choose_width, choose_width_lesson_start, "keeps the lesson's starting width h = 1 without looking at the data");
+
 }  // namespace

@@ -77,4 +77,25 @@ AdditiveGrads additive_backward_tanh_skipped(const Array<double>& Q, const Array
 }
 WRONG_ANSWER(additive_backward, additive_backward_tanh_skipped, "passes dS v through tanh as if its derivative were 1");
 
+// 02.3: two tanh units facing each other make a bump in q - k, largest at q = k.
+using AdditiveParameters = std::tuple<Array<double>, Array<double>, Array<double>>;
+
+AdditiveParameters nearest_key_score() {
+  const double a = 2.0, b = 1.0;
+  return {Array<double>{{a, b}, {-a, b}}, Array<double>{{-a, 0.0}, {a, 0.0}}, Array<double>{1.0, 1.0}};
+}
+SOLUTION(nearest_key_score);
+
+AdditiveParameters nearest_key_score_no_shift() {
+  const double a = 2.0;
+  return {Array<double>{{a, 0.0}, {-a, 0.0}}, Array<double>{{-a, 0.0}, {a, 0.0}}, Array<double>{1.0, 1.0}};
+}
+WRONG_ANSWER(nearest_key_score, nearest_key_score_no_shift,
+             "the two units without a shift: tanh is odd, they cancel, and every score is 0");
+
+AdditiveParameters nearest_key_score_one_unit() {
+  return {Array<double>{{1.0, 0.0}}, Array<double>{{1.0, 0.0}}, Array<double>{1.0}};
+}
+WRONG_ANSWER(nearest_key_score, nearest_key_score_one_unit, "one unit tanh(q + k): it grows with the key, like a dot product");
+
 }  // namespace

@@ -2,6 +2,8 @@
 #include <cmath>
 #include <tuple>
 
+#include <xtensor/xbuilder.hpp>
+
 #include "exercises/grading/exercise.hpp"
 
 using namespace attnlab;
@@ -71,5 +73,23 @@ Array<double> concat_scores_key_first(const Array<double>& Q, const Array<double
   return concat(Q, K, W, v, false);
 }
 WRONG_ANSWER(concat_scores, concat_scores_key_first, "stacks [k; q] instead of [q; k]");
+
+// 03.4: W = mean of q k^T over the examples, an estimate of R^T for k = R q.
+Array<double> general_from_examples(const Array<double>& queries, const Array<double>& keys) {
+  return product(transposed(queries), keys) / double(queries.shape()[0]);
+}
+SOLUTION(general_from_examples);
+
+Array<double> general_from_examples_dot(const Array<double>& queries, const Array<double>&) {
+  return xt::eye<double>(queries.shape()[1]);
+}
+WRONG_ANSWER(general_from_examples, general_from_examples_dot,
+             "W = I, the dot score: compares coordinates that mean different things");
+
+Array<double> general_from_examples_forward_map(const Array<double>& queries, const Array<double>& keys) {
+  return product(transposed(keys), queries) / double(queries.shape()[0]);
+}
+WRONG_ANSWER(general_from_examples, general_from_examples_forward_map,
+             "W = mean of k q^T, the rotation R itself: it rotates the key further instead of back");
 
 }  // namespace

@@ -1,6 +1,9 @@
 // Solutions to exercises/04_scaled_dot_product.cpp, and the mistakes the grader must catch.
 #include <cmath>
 
+#include <random>
+#include <vector>
+
 #include "exercises/grading/exercise.hpp"
 
 using namespace attnlab;
@@ -79,5 +82,36 @@ Array<double> masked_attention_unshifted(const Array<double>& Q, const Array<dou
   return attention(Q, K, V, allowed, false, true, 1.0 / std::sqrt(double(Q.shape()[1])));
 }
 WRONG_ANSWER(masked_attention, masked_attention_unshifted, "exp of the raw scores: overflows on large scores");
+
+// 04.3: simulated, with a generator of our own: 1000 queries over 8 keys, standard normal entries.
+double simulated_top_weight(std::size_t d, bool scaled) {
+  std::mt19937_64 gen(4);
+  std::normal_distribution<double> normal;
+  const double c = scaled ? 1.0 / std::sqrt(double(d)) : 1.0;
+  double total = 0.0;
+  const int queries = 1000;
+  for (int r = 0; r < queries; ++r) {
+    std::vector<double> q(d), s(8);
+    for (double& x : q) x = normal(gen);
+    for (double& score : s) {
+      score = 0.0;
+      for (std::size_t i = 0; i < d; ++i) score += c * q[i] * normal(gen);
+    }
+    const double top = *std::max_element(s.begin(), s.end());
+    double z = 0.0;
+    for (double score : s) z += std::exp(score - top);
+    total += 1.0 / z;  // the largest weight: exp(0) / z
+  }
+  return total / queries;
+}
+
+double predicted_top_weight(std::size_t d, bool scaled) { return simulated_top_weight(d, scaled); }
+SOLUTION(predicted_top_weight);
+
+double predicted_top_weight_even(std::size_t, bool) { return 1.0 / 8.0; }
+WRONG_ANSWER(predicted_top_weight, predicted_top_weight_even, "expects attention to start evenly spread, 1/8, either way");
+
+double predicted_top_weight_scale_ignored(std::size_t d, bool) { return simulated_top_weight(d, true); }
+WRONG_ANSWER(predicted_top_weight, predicted_top_weight_scale_ignored, "assumes the 1/sqrt(d) changes nothing at the start");
 
 }  // namespace

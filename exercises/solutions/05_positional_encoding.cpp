@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "exercises/grading/exercise.hpp"
+#include "nn/positional/positional.hpp"
 
 using namespace attnlab;
 using namespace attnlab::exercises;
@@ -70,5 +71,17 @@ WRONG_ANSWER(rope, rope_halves, "pairs (i, i + d/2), another library's layout, n
 
 Array<double> rope_ignores_offset(const Array<double>& x, std::size_t offset) { return rotate(x, 0, true); }
 WRONG_ANSWER(rope, rope_ignores_offset, "position l instead of offset + l");
+
+// 05.4: RoPE, whose q . k sees only the offset j - i.
+nn::Positional positions_for_longer_inputs() { return nn::Positional::Rotary; }
+SOLUTION(positions_for_longer_inputs);
+
+nn::Positional positions_for_longer_inputs_sinusoidal() { return nn::Positional::Sinusoidal; }
+WRONG_ANSWER(positions_for_longer_inputs, positions_for_longer_inputs_sinusoidal,
+             "sinusoidal: positions 16..31 are vectors the model never saw in training");
+
+nn::Positional positions_for_longer_inputs_learned() { return nn::Positional::Learned; }
+WRONG_ANSWER(positions_for_longer_inputs, positions_for_longer_inputs_learned,
+             "a learned table: it has no row for position 16");
 
 }  // namespace

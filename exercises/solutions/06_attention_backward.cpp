@@ -79,4 +79,14 @@ AttentionGrads attention_backward_dV_untransposed(const Array<double>& Q, const 
 }
 WRONG_ANSWER(attention_backward, attention_backward_dV_untransposed, "dV transposed: (dv, m) instead of (m, dv)");
 
+// 06.3: about eps^(1/3) in float, where rounding (eps / h) and truncation (h^2) balance.
+double float_check_step() { return 4e-3; }
+SOLUTION(float_check_step);
+
+double float_check_step_double_default() { return 1e-6; }
+WRONG_ANSWER(float_check_step, float_check_step_double_default, "keeps a double-precision step: rounding swamps the difference");
+
+double float_check_step_large() { return 0.3; }
+WRONG_ANSWER(float_check_step, float_check_step_large, "a step so large that the secant misses the curvature");
+
 }  // namespace

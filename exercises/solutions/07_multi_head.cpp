@@ -58,4 +58,20 @@ std::size_t attention_parameters_no_output(std::size_t d_model, std::size_t head
 }
 WRONG_ANSWER(attention_parameters, attention_parameters_no_output, "forgets the output projection W_o");
 
+// 07.4: offsets 2 and 5 only, with unequal weights (0.73 and 0.27), so that the mean keeps the order.
+Array<double> bias_on(double at_two, double at_five) {
+  Array<double> b = xt::full_like(xt::zeros<double>({16}), -30.0);
+  b(2) = at_two, b(5) = at_five;
+  return b;
+}
+
+Array<double> one_head_bias() { return bias_on(2.0, 1.0); }
+SOLUTION(one_head_bias);
+
+Array<double> one_head_bias_equal() { return bias_on(1.0, 1.0); }
+WRONG_ANSWER(one_head_bias, one_head_bias_equal, "equal weight on both tokens: (3, 5) and (5, 3) give the same mean");
+
+Array<double> one_head_bias_none() { return xt::zeros<double>({16}); }
+WRONG_ANSWER(one_head_bias, one_head_bias_none, "no bias: the head must find the offsets by content alone");
+
 }  // namespace

@@ -79,4 +79,23 @@ double aer_recall_only(const Array<double>& attention, const std::vector<Index>&
 }
 WRONG_ANSWER(alignment_error_rate, aer_recall_only, "1 - |A and S| / |S|: the links made are not counted");
 
+// 08.4: target character j of a reversal is source character length - 1 - j.
+std::vector<Index> links_shifted(std::size_t length, Index shift, bool reversed) {
+  std::vector<Index> links(length);
+  for (std::size_t j = 0; j < length; ++j) {
+    const Index to = reversed ? Index(length) - 1 - Index(j) + shift : Index(j) + shift;
+    links[j] = std::clamp<Index>(to, 0, Index(length) - 1);
+  }
+  return links;
+}
+
+std::vector<Index> predicted_links(std::size_t length) { return links_shifted(length, 0, true); }
+SOLUTION(predicted_links);
+
+std::vector<Index> predicted_links_same_order(std::size_t length) { return links_shifted(length, 0, false); }
+WRONG_ANSWER(predicted_links, predicted_links_same_order, "the same order, j to j, as a copy would look");
+
+std::vector<Index> predicted_links_one_off(std::size_t length) { return links_shifted(length, 1, true); }
+WRONG_ANSWER(predicted_links, predicted_links_one_off, "reversed but one off: length - j instead of length - 1 - j");
+
 }  // namespace
