@@ -20,7 +20,8 @@ while (($#)); do
   case "$1" in
     --out) (($# > 1)) && [ -n "$2" ] || usage; out=$2; shift ;;
     --archive) archive=1 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; echo "usage: scripts/handout.sh [--out DIR] [--archive]"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+               echo "usage: scripts/handout.sh [--out DIR] [--archive]"; exit 0 ;;
     *) echo "handout: unknown argument '$1'" >&2; usage ;;
   esac
   shift
