@@ -20,13 +20,8 @@ using namespace attnlab::lessons;
 namespace data = attnlab::nn::data;
 
 int run_dates(const Request& a) {
-  LoadedSeq2Seq m;
-  try {
-    m = load_seq2seq(a.from, "dates");
-  } catch (const std::exception& e) {
-    throw std::runtime_error(std::string(e.what()) + " (a run of lesson 02 writes both: build/bin/02_additive_attention"
-                             " --out DIR, then inspect dates ... --from DIR)");
-  }
+  const LoadedSeq2Seq m =
+      load_checkpoint_of("02_additive_attention", "dates", [&] { return load_seq2seq(a.from, "dates"); });
   // Decode every input first; write only when all went through.
   data::EncodedPairs pairs;
   for (const std::string& in : a.inputs) {

@@ -20,6 +20,8 @@ namespace {
 
 const std::vector<InspectModel> kModels = {
     dates_model(),
+    gpt_model(),
+    bert_model(),
 };
 
 const InspectModel* find_model(const std::string& name) {
