@@ -15,6 +15,7 @@
 #include "inspect/inspect.hpp"
 #include "io/program.hpp"
 #include "lessons/kit/bert.hpp"
+#include "lessons/kit/figures.hpp"
 #include "lessons/kit/self_attention_input.hpp"
 #include "lessons/kit/transformer_card.hpp"
 #include "lessons/story/text.hpp"
@@ -68,8 +69,10 @@ int run_bert(const Request& a) {
       return logp(next, std::size_t(x)) > logp(next, std::size_t(y));
     });
     std::string line = text("  _ ", next + 1, " (character ", k + 1, "):");
-    for (std::size_t g = 0; g < kGuesses; ++g)
-      line += text("  '", m.vocab.token(order[g]), "' ", fixed(std::exp(double(logp(next, std::size_t(order[g])))), 3));
+    for (std::size_t g = 0; g < kGuesses; ++g) {  // each as the figures show it: a space ␣, a newline ↵, a tab ⇥
+      const double p = std::exp(double(logp(next, std::size_t(order[g]))));
+      line += text("  '", visible(m.vocab.token(order[g])), "' ", fixed(p, 3));
+    }
     lines.push_back(line);
     filled += m.vocab.token(order[0]);
     ++next;
