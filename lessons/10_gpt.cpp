@@ -20,6 +20,8 @@
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/profile.hpp"
 #include "lessons/kit/kit.hpp"
+#include "lessons/kit/self_attention_input.hpp"
+#include "lessons/kit/transformer_card.hpp"
 #include "lessons/story/clock.hpp"
 #include "nn/data/char_corpus.hpp"
 #include "nn/lm/kneser_ney.hpp"
@@ -567,6 +569,22 @@ void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const Gp
               "on the previous character: a reader of the last character, what a bigram counts."),
          text("No head specializes on the previous character: the most any head puts there is ",
               percent(best_previous, 0), " (layer ", best_layer + 1, ", head ", best_head + 1, ").")});
+  // The attention explorer (lessons/kit/explorer.hpp): every head of every layer over a whole window.
+  const std::vector<Index> window = opening(c.validation.front(), L);
+  {
+    NoGrad no_grad;
+    gpt.forward(row_of(window));
+  }
+  ExplorerPage page{"The trained GPT reading a held-out entry", "characters (queries)", "characters (keys)",
+                    text("The first ", window.size() - 1, " characters of the first validation entry after <bos>. A "
+                         "character reads only itself and those before it: choose a layer and a head (or all of a "
+                         "layer's heads, overlaid), hover a character to read its weights; the model view shows "
+                         "every head at once."),
+                    {self_attention_input("\"" + as_text(c.vocab, window) + "\"", shown_labels(c.vocab, window),
+                                          gpt.attention_weights())}};
+  show_explorer(page, "explorer",
+                "The attention explorer: every head of the trained GPT on a held-out entry; hover a character to see "
+                "what it reads (build/bin/inspect gpt makes one for a prompt of your own)");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -670,6 +688,8 @@ void the_test(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const 
   for (std::size_t k = 1; k <= kn_nats.size(); ++k) metric(text("kn_test_bpc_order", k), kn_nats[k - 1] / kLn2);
   metric("kn_best_test_bpc", kn_nats[kn.best_order - 1] / kLn2);
   metric("gpt_test_bpc", gpt_nats / kLn2);
+  // gpt.npz's model card, so that inspect (and a test) can run the model: lessons/kit/transformer_card.
+  write_gpt_card("gpt", gpt_config(r, c.vocab), c.vocab, {"gpt_test_bpc", gpt_nats / kLn2});
   metric("gpt_test_minus_kn_best_bpc", (gpt_nats - kn_nats[kn.best_order - 1]) / kLn2);
   const double uni = kn_nats[0] / kLn2, bi = kn_nats[1] / kLn2, bits = gpt_nats / kLn2;
   claim({"gpt_passes_low_order_ngrams_on_test", "gpt_test_bpc < kn_test_bpc_order2 - 0.2 and gpt_test_bpc < kn_test_bpc_order1 - 1",

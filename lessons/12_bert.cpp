@@ -22,6 +22,7 @@
 
 #include "lessons/kit/bert.hpp"
 #include "lessons/kit/kit.hpp"
+#include "lessons/kit/transformer_card.hpp"
 #include "nn/data/cloze_corpus.hpp"
 #include "nn/data/masked_windows.hpp"
 #include "nn/transformer/masked_lm.hpp"
@@ -340,6 +341,8 @@ void pretraining_results(const Corpus& c, const Pretrained& p, const BertSetting
   metric("mlm_test_accuracy", p.test.accuracy);
   metric("mlm_test_loss", p.test.loss);
   metric("mlm_test_accuracy_masked", masked);
+  // bert_mlm.npz's model card, so that inspect (and a test) can run the model: lessons/kit/transformer_card.
+  write_bert_card("bert_mlm", bert::config(c, r), c.vocab, {"mlm_test_accuracy_masked", masked});
   metric("mlm_test_accuracy_random", p.test.accuracy_on(MaskChoice::random));
   metric("mlm_test_accuracy_kept", p.test.accuracy_on(MaskChoice::kept));
   metric("unigram_test_accuracy", p.unigram.accuracy);

@@ -109,6 +109,9 @@ function drawHeadView() {
   const rowH = Math.max(11, Math.min(22, Math.floor(520 / n))), top = 30, width = 420, left = 150, right = width - 150;
   const svg = $('head-view');
   svg.setAttribute('height', top + n * rowH + 10);
+  // The readout beside it as tall as the view (scrolling when longer): hovering in and out of a query
+  // must not move the model view below, under the pointer.
+  $('readout').style.height = (top + n * rowH + 10) + 'px';
   svg.setAttribute('viewBox', '0 0 ' + width + ' ' + (top + n * rowH + 10));
   let s = '<text x="' + (left - 8) + '" y="16" text-anchor="end" class="side">' + esc(data.key_side) + '</text>' +
           '<text x="' + (right + 8) + '" y="16" class="side">' + esc(data.query_side) + '</text>';
@@ -205,7 +208,7 @@ h1 { font-size: 1.3rem; margin: 0 0 .4rem; } .note { color: #555; margin: 0 0 .8
 #head-view { width: 420px; max-width: 100%; } #head-view text { font: 14px monospace; cursor: default; }
 #head-view text.side { font: italic 13px system-ui, sans-serif; fill: #666; }
 #head-view text.query { cursor: pointer; } #head-view text.focus { font-weight: bold; fill: #b3261e; }
-#readout { min-width: 14rem; font-size: .9rem; } #readout table { border-collapse: collapse; }
+#readout { min-width: 14rem; font-size: .9rem; overflow-y: auto; } #readout table { border-collapse: collapse; }
 #readout td, #readout th { padding: 1px 8px; text-align: right; font-family: monospace; }
 .layer-row { display: flex; align-items: center; gap: 6px; margin: 4px 0; }
 .layer-name { width: 9rem; font-size: .85rem; color: #555; }

@@ -1,0 +1,79 @@
+// inspect's models: each one a lesson's trained model that reads input typed on the command line.
+// inspect_main.cpp parses the arguments common to all (the model's name, its inputs, --from, --out
+// and the options the model declares) and hands them to the model's run; a new model is one file
+// defining its InspectModel and one line in the table of inspect_main.cpp.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "lessons/kit/explorer.hpp"
+#include "nn/data/vocab.hpp"
+#include "plots/figure.hpp"
+
+namespace attnlab::inspect {
+
+// One command line, parsed: `inspect MODEL INPUT... [--from DIR] [--out DIR] [--OPTION VALUE]...`.
+struct Request {
+  std::string model, from, out;               // from and out already defaulted from the model
+  std::vector<std::string> inputs;            // never empty, none blank
+  std::map<std::string, std::string> options; // only the model's own, e.g. {"--top-k", "5"}
+};
+
+struct InspectModel {
+  std::string name;                  // "dates"
+  std::string usage;                 // its lines of the usage text (indented, ending in a newline)
+  std::string default_from;          // the reference checkpoint, relative to the source tree
+  std::vector<std::string> options;  // options it takes, each with a value ("--temperature")
+  int (*run)(const Request&);
+};
+
+// The models, one file each.
+InspectModel dates_model();  // inspect/dates.cpp: lesson 02's date normalizer
+InspectModel gpt_model();    // inspect/gpt.cpp: lesson 10's character GPT
+InspectModel bert_model();   // inspect/bert.cpp: lesson 12's character BERT
+
+// The characters a person typed: one token per UTF-8 character ("é" is one, not two bytes), so
+// that a character the model never saw is one token and is shown as itself.
+std::vector<std::string> typed_characters(const std::string& text);
+
+// The characters among `chars` that `v` does not hold, each once, in order, quoted: "'ä'".
+std::vector<std::string> unknown_characters(const std::vector<std::string>& chars, const nn::data::Vocab& v);
+
+// load(), its error (a missing or mismatched checkpoint) followed by how to make one: "(a run of
+// lesson 10 writes both: build/bin/10_gpt --out DIR, then inspect gpt ... --from DIR)".
+template <class Load>
+auto load_checkpoint_of(const std::string& lesson, const std::string& model, Load load) {
+  try {
+    return load();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string(e.what()) + " (a run of lesson " + lesson.substr(0, 2) + " writes both: build/bin/" +
+                             lesson + " --out DIR, then inspect " + model + " ... --from DIR)");
+  }
+}
+
+// For a model that cannot read a character it never saw (the GPT, the BERT): UsageError naming
+// each such character of `chars` and the lesson whose vocabulary it is missing from.
+void refuse_unknown(const std::vector<std::string>& chars, const nn::data::Vocab& v, const std::string& lesson);
+
+// A model's own option as a number in [lo, hi], `fallback` when not given: UsageError naming the
+// flag and the text otherwise ("--temperature needs a number from 0.01 to 100, got 'hot'").
+double real_option(const Request& r, const std::string& flag, double fallback, double lo, double hi);
+long long integer_option(const Request& r, const std::string& flag, long long fallback, long long lo, long long hi);
+
+// heads_layer_N.png for every layer of a self-attention input: every head over the 24 tokens (what
+// a heatmap shows legibly; the explorer has them all) centred on token `around` as far as they
+// reach, titled "<title> (characters X-Y), layer N" with X counted from `numbered_from` (token 0
+// of `in` is character numbered_from: a window cut from a longer text keeps its numbers).
+std::vector<std::pair<std::string, plots::Figure>> head_figures(const lessons::AttentionInput& in, std::size_t around,
+                                                                std::size_t numbered_from, const std::string& title);
+
+// The model's outputs into the folder `out` (made if missing): each figure as <name>.png and the
+// explorer page as explorer.html, every file written to a temporary name and renamed. The page is
+// checked before anything is written.
+void write_outputs(const std::string& out, const std::vector<std::pair<std::string, plots::Figure>>& figures,
+                   const lessons::ExplorerPage& page);
+
+}  // namespace attnlab::inspect
