@@ -519,7 +519,7 @@ TEST_CASE("slides: a lesson as a 16:9 PDF printed by Chromium, one page per slid
 
   // Slides as a projector shows them, kept for a person to look at.
   make_dirs(artifacts);
-  for (std::size_t k : {std::size_t(1), std::size_t(2), std::size_t(3), n})
+  for (std::size_t k : {std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(4), n})
     browser("--window-size=1280,720 --screenshot='" + artifacts + "/slide_" + std::to_string(k) + ".png'",
             html + "?slide=" + std::to_string(k), profile.path);
   CHECK(read_file(artifacts + "/slide_3.png").size() > 10000);
