@@ -34,6 +34,13 @@ std::string seconds_text(double v) {
   return buf;
 }
 
+std::string claim_outcome(bool held, const std::string& expect, bool quick_run) {
+  if (held) return "held";
+  if (expect == "either_way") return "either";
+  if (expect == "full_run" && quick_run) return "fullrun";
+  return "unseen";
+}
+
 namespace {
 
 bool is_lesson_id(const std::string& name) {
@@ -149,11 +156,7 @@ std::string reference_source(const Json& reference) {
 // A claim's outcome as the book shows it: held; went the other way (either_way); left to the full
 // run (a full_run claim a quick run was too small to show: neutral, not a failure); or not seen.
 std::string claim_kind(const Json& b, bool quick_run) {
-  const std::string expect = b.value("expect", "every_run");
-  if (b.value("held", false)) return "held";
-  if (expect == "either_way") return "either";
-  if (expect == "full_run" && quick_run) return "fullrun";
-  return "unseen";
+  return claim_outcome(b.value("held", false), b.value("expect", "every_run"), quick_run);
 }
 
 std::string claim_html(const Json& b, const Json& reference, bool quick_run) {
@@ -177,7 +180,8 @@ std::string claim_html(const Json& b, const Json& reference, bool quick_run) {
          ".</details></div>\n";
 }
 
-std::string story_html(const Entry& e) {
+// `questions`: the questions section that ends the page ("" for none), listed in the contents.
+std::string story_html(const Entry& e, const std::string& questions = "") {
   const std::string& id = e.lesson.id;
   std::string toc, body;
   int n = 0;
@@ -229,7 +233,8 @@ std::string story_html(const Entry& e) {
           "</p>\n<div class=\"scroll\"><table>\n<thead><tr><th>metric</th><th class=\"num\">this run</th>" +
           (with_ref ? "<th class=\"num\">reference (full run)</th>" : "") + "</tr></thead>\n<tbody>\n" + rows_html +
           "</tbody></table></div>\n";
-  return "<div class=\"toc\"><strong>Contents</strong><ul>" + toc + "</ul></div>\n" + body;
+  if (!questions.empty()) toc += "<li><a href=\"#questions\">Questions to think about</a></li>";
+  return "<div class=\"toc\"><strong>Contents</strong><ul>" + toc + "</ul></div>\n" + body + questions;
 }
 
 // "quick run, seed 0" as a badge: a quick run is small and says so wherever its numbers appear.
@@ -281,7 +286,8 @@ std::string nav_html(const std::vector<Entry>& all, std::size_t i) {
   return nav + link("gradcheck.html", "Gradient checks");
 }
 
-std::string lesson_page(const std::vector<Entry>& all, std::size_t i, const std::string& folder) {
+std::string lesson_page(const std::vector<Entry>& all, std::size_t i, const std::string& folder,
+                        const BookSources& sources) {
   const Entry& e = all[i];
   Page p;
   p.title = e.lesson.id + ": " + e.lesson.title;
@@ -297,7 +303,8 @@ std::string lesson_page(const std::vector<Entry>& all, std::size_t i, const std:
   }
   p.math = true;
   p.body = "<p class=\"summary\">" + prose_html(e.summary) + "</p>\n<p>" + run_kind_html(e.story) + " " +
-           status_html(e.lesson) + "</p>\n" + headline_html(e) + claims_summary_html(e.story) + story_html(e);
+           status_html(e.lesson) + "</p>\n" + headline_html(e) + claims_summary_html(e.story) +
+           story_html(e, questions_html(read_questions(sources, e.lesson.id)));
   return document(p);
 }
 
@@ -384,6 +391,11 @@ std::string gradcheck_page(const Json& g) {
 }  // namespace
 
 std::vector<BookLesson> write_book(const std::string& folder, const std::vector<LessonRun>& runs) {
+  return write_book(folder, runs, default_sources());
+}
+
+std::vector<BookLesson> write_book(const std::string& folder, const std::vector<LessonRun>& runs,
+                                   const BookSources& sources) {
   std::map<std::string, const LessonRun*> run_of;
   for (const LessonRun& r : runs) run_of[r.id] = &r;
   std::vector<std::string> ids;
@@ -434,7 +446,7 @@ std::vector<BookLesson> write_book(const std::string& folder, const std::vector<
   make_dirs(folder);
   copy_katex(folder);
   for (std::size_t i = 0; i < all.size(); ++i)
-    write_file_atomic(folder + "/" + all[i].lesson.id + ".html", lesson_page(all, i, folder));
+    write_file_atomic(folder + "/" + all[i].lesson.id + ".html", lesson_page(all, i, folder, sources));
   const std::string gradcheck = folder + "/gradcheck/gradcheck.json";
   const bool have_gradcheck = exists(gradcheck);
   if (have_gradcheck) write_file_atomic(folder + "/gradcheck.html", gradcheck_page(read_json(gradcheck)));

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "course/questions.hpp"
+
 namespace attnlab::course {
 
 // How one lesson's program ended in a course run.
@@ -46,6 +48,16 @@ struct BookLesson {
 // Returns the lessons in order. IoError when a page cannot be written; a story.json that does
 // not parse is named in the error.
 std::vector<BookLesson> write_book(const std::string& folder, const std::vector<LessonRun>& runs = {});
+// The same, each lesson's page ending with its questions to think about from `sources` (the
+// answers folded beneath each, when `sources.answers` has the lesson's file). The overload above
+// reads default_sources().
+std::vector<BookLesson> write_book(const std::string& folder, const std::vector<LessonRun>& runs,
+                                   const BookSources& sources);
+
+// A claim's outcome as the book and the slides show it: "held"; "either" (an either_way claim that
+// went the other way); "fullrun" (a full_run claim a quick run was too small to show: neutral, not
+// a failure); "unseen" (a claim that should have held and did not).
+std::string claim_outcome(bool held, const std::string& expect, bool quick_run);
 
 // "0.965", "4e-16": a metric as the summary and the book show it (4 significant digits).
 std::string metric_text(double v);

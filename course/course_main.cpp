@@ -2,8 +2,9 @@
 // (NN_name), one after another, in --quick mode unless --full, each into OUT/NN_name/ with its
 // console output in OUT/logs/NN_name.log; then gradcheck (its table into OUT/gradcheck/); then
 // writes the course book (OUT/index.html and a page per lesson, course/book.hpp) and prints a
-// summary: each lesson, its status, its headline metric and its time. A lesson that fails or runs
-// past its time limit does not stop the others. Exit 0 when everything ran, 1 otherwise.
+// summary: each lesson, its status, its headline metric and its time; with --slides, each lesson's
+// slides too (course/slides.hpp). A lesson that fails or runs past its time limit does not stop the
+// others. Exit 0 when everything ran, 1 otherwise.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 
 #include "course/book.hpp"
 #include "course/process.hpp"
+#include "course/slides.hpp"
 #include "io/files.hpp"
 #include "io/program.hpp"
 
@@ -27,7 +29,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: course [--full] [--seed N] [--threads N] [--pdf] [--only NN,NN...] [--out DIR] [--timeout S]\n"
-    "              [--bin DIR] [--help] [--version]\n"
+    "              [--bin DIR] [--slides] [--help] [--version]\n"
     "  Runs every lesson (quick runs unless --full), then gradcheck, writes the course book to\n"
     "  DIR/index.html and prints a summary. A failed lesson does not stop the others.\n"
     "  --full         full runs (minutes each) instead of --quick ones (seconds)\n"
@@ -37,7 +39,8 @@ constexpr const char* kUsage =
     "  --only LIST    only these lessons, by number: --only 01,04\n"
     "  --out DIR      where the lessons and the book go (default out)\n"
     "  --timeout S    a lesson still running after S seconds is stopped (default 300, 1800 with --full)\n"
-    "  --bin DIR      where the lesson programs are (default: beside this program)\n";
+    "  --bin DIR      where the lesson programs are (default: beside this program)\n"
+    "  --slides       also each lesson's slides, DIR/slides/NN_name.pdf (needs Debian's chromium)\n";
 
 std::string self_dir() {
   std::error_code ec;
@@ -65,7 +68,7 @@ std::vector<std::string> lesson_programs(const std::string& bin) {
 std::string pad(const std::string& s, std::size_t n) { return s.size() >= n ? s : s + std::string(n - s.size(), ' '); }
 
 int run(const std::vector<std::string>& args) {
-  bool full = false, pdf = false;
+  bool full = false, pdf = false, slides = false;
   std::string seed = "0", threads = "1", out = "out", bin = self_dir();
   std::vector<std::string> only;
   double timeout = 0.0;
@@ -77,6 +80,7 @@ int run(const std::vector<std::string>& args) {
     };
     if (flag == "--full") full = true;
     else if (flag == "--pdf") pdf = true;
+    else if (flag == "--slides") slides = true;
     else if (flag == "--seed") seed = std::to_string(integer_argument(flag, value(), 0, 1LL << 62));
     else if (flag == "--threads") threads = std::to_string(integer_argument(flag, value(), 1, 256));
     else if (flag == "--timeout") timeout = double(integer_argument(flag, value(), 1, 86400));
@@ -139,6 +143,21 @@ int run(const std::vector<std::string>& args) {
 
   const std::vector<BookLesson> book = write_book(out, runs);
 
+  // Each lesson that ran as slides (course/slides.hpp); a deck that cannot be made fails the run.
+  int slides_failed = 0;
+  if (slides) {
+    for (const BookLesson& l : book) {
+      if (!l.ok) continue;
+      try {
+        const Deck deck = make_deck(out, l.id, default_sources(), true);
+        std::cout << pad("slides " + l.id, 34) << deck.slides << " slides, " << deck.pdf << std::endl;
+      } catch (const std::exception& e) {
+        ++slides_failed;
+        std::cout << pad("slides " + l.id, 34) << "failed: " << e.what() << std::endl;
+      }
+    }
+  }
+
   std::size_t w = 6, hw = 17;  // the lesson and headline columns, as wide as their widest entry
   auto headline_of = [](const BookLesson& l) {
     return l.headline_value ? l.headline + " = " + metric_text(*l.headline_value) : std::string("-");
@@ -161,7 +180,8 @@ int run(const std::vector<std::string>& args) {
             << pad("", 24 + hw) << pad(seconds_text(total), 9) << seconds_text(cpu) << "\n\n";
   std::cout << "The course book: " << out << "/index.html (open it in a browser; it needs no network).\n";
   if (failed) std::cout << failed << (failed == 1 ? " lesson" : " lessons") << " did not finish: see " << out << "/logs/.\n";
-  return failed || (gradcheck_status != "ok" && gradcheck_status != "not built") ? 1 : 0;
+  if (slides_failed) std::cout << slides_failed << (slides_failed == 1 ? " deck" : " decks") << " of slides could not be made.\n";
+  return failed || slides_failed || (gradcheck_status != "ok" && gradcheck_status != "not built") ? 1 : 0;
 }
 
 }  // namespace

@@ -105,6 +105,10 @@ tr.headline td { font-weight: 700; background: #eef4fc; }
 .claim.either { border-left-color: #8a6d00; }
 .claim.fullrun { border-left-color: #9e9e9e; }
 .claim p { margin: .2rem 0; }
+ol.questions li { margin: .6rem 0; max-width: 48rem; }
+ol.questions li p { margin: .2rem 0; }
+details.answer { font-size: .9rem; color: var(--muted); border-left: 4px solid var(--rule); padding-left: .8rem; }
+details.answer summary { cursor: pointer; }
 figure.page iframe { width: 100%; height: 900px; border: 1px solid #ddd; border-radius: 4px; }
 .claim details { font-size: .8rem; color: var(--muted); }
 .claim summary { cursor: pointer; }
@@ -188,6 +192,8 @@ std::string document(const Page& page) {
          "</head>\n<body>\n<nav>" + page.nav + "</nav>\n<h1>" + prose_html(page.heading) + "</h1>\n" + page.body +
          "</body>\n</html>\n";
 }
+
+std::string math_script() { return kMath; }
 
 bool copy_katex(const std::string& folder) {
   namespace fs = std::filesystem;

@@ -38,6 +38,11 @@ struct Page {
 // number of visible text elements that still show TeX ($ or a \macro): what the browser test reads.
 std::string document(const Page& page);
 
+// The inline script document() runs on a page with math: KaTeX typesets every .math element once
+// the DOM is ready and the page records data-math and data-raw-tex (above). For other pages that
+// load KaTeX themselves (the slides, course/slides.hpp).
+std::string math_script();
+
 // Copies KaTeX from Debian's libjs-katex (/usr/share/javascript/katex: the script, the style and
 // its fonts) into folder/katex, so the book typesets offline. Returns false, copying nothing, when
 // the package is not installed (the formulas then read as plain text).

@@ -1,21 +1,28 @@
 // The course book and the course runner: escaping, pages from a story, a run with a failing and a
 // hanging lesson, and the book in a real browser (headless Chromium, Debian's `chromium`): every
-// image loaded, the lesson's headings there, and a missing figure caught.
+// image loaded, the lesson's headings there, and a missing figure caught. Then the questions to
+// think about (answers only in the teacher's copy) and the slides, printed to PDF and rendered
+// page by page with poppler (pdfinfo, pdftoppm).
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "course/book.hpp"
 #include "course/html.hpp"
 #include "course/markdown.hpp"
+#include "course/questions.hpp"
+#include "course/slides.hpp"
 #include "io/files.hpp"
 #include "lessons/story/book_layout.hpp"
+#include "lessons/story/math.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;
@@ -79,12 +86,8 @@ std::string chromium() {
   return "";
 }
 
-std::string browser(const std::string& what, const std::string& page, const std::string& profile) {
-  const std::string cmd = chromium() +
-                          " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
-                          " --disable-background-networking --disable-component-update --disable-sync"
-                          " --hide-scrollbars --virtual-time-budget=15000 --user-data-dir='" + profile + "' " + what +
-                          " 'file://" + page + "' 2>/dev/null";
+// Runs a shell command, returning what it printed (stdout).
+std::string output_of(const std::string& cmd) {
   std::string out;
   if (FILE* p = ::popen(cmd.c_str(), "r")) {
     char buf[65536];
@@ -92,6 +95,14 @@ std::string browser(const std::string& what, const std::string& page, const std:
     ::pclose(p);
   }
   return out;
+}
+
+std::string browser(const std::string& what, const std::string& page, const std::string& profile) {
+  return output_of(chromium() +
+                   " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
+                   " --disable-background-networking --disable-component-update --disable-sync"
+                   " --hide-scrollbars --virtual-time-budget=15000 --user-data-dir='" + profile + "' " + what +
+                   " 'file://" + page + "' 2>/dev/null");
 }
 
 std::string unescape(std::string s) {
@@ -355,4 +366,218 @@ TEST_CASE("markdown_html: the little Markdown of docs/, escaped, links to other 
   CHECK(contains(html, "<thead><tr><th>week</th><th>lessons</th></tr></thead>"));
   CHECK(contains(html, "<td>01 &lt;script&gt;</td>"));
   CHECK(!contains(html, "<script>"));
+}
+
+// ---- Questions to think about, and the slides ----
+
+namespace {
+
+const std::string kSource = ATTNLAB_SOURCE_DIR;
+
+// The share of a binary PGM's pixels (P5, 8 bits, as pdftoppm -gray writes) darker than light grey.
+double ink_share(const std::string& pgm) {
+  std::istringstream in(pgm);
+  std::string magic;
+  int width = 0, height = 0, max = 0;
+  in >> magic >> width >> height >> max;
+  in.get();  // the one whitespace before the pixels
+  REQUIRE(magic == "P5");
+  REQUIRE(max == 255);
+  const std::string pixels = pgm.substr(static_cast<std::size_t>(in.tellg()));
+  REQUIRE(pixels.size() == std::size_t(width) * std::size_t(height));
+  std::size_t ink = 0;
+  for (unsigned char c : pixels) ink += c < 200;
+  return double(ink) / double(pixels.size());
+}
+
+// Each page of a PDF rendered by poppler (what a PDF reader shows), as the share of its pixels
+// with ink; "Pages:" and "Page size:" of pdfinfo into `pages` and `size`.
+std::vector<double> rendered_pages(const std::string& pdf, const std::string& work, std::string& pages, std::string& size) {
+  const std::string info = output_of("pdfinfo '" + pdf + "' 2>&1");
+  auto field = [&](const std::string& name) {
+    const auto at = info.find(name);
+    if (at == std::string::npos) return std::string();
+    const auto from = info.find_first_not_of(' ', at + name.size());
+    return info.substr(from, info.find('\n', from) - from);
+  };
+  pages = field("Pages:");
+  size = field("Page size:");
+  make_dirs(work);
+  REQUIRE(shell("pdftoppm -gray -r 24 '" + pdf + "' '" + work + "/page'") == 0);
+  std::vector<std::string> files;
+  for (const auto& f : fs::directory_iterator(work)) files.push_back(f.path().string());
+  std::sort(files.begin(), files.end());  // page-01.pgm ... (pdftoppm pads the numbers)
+  std::vector<double> ink;
+  for (const std::string& f : files) ink.push_back(ink_share(read_file(f)));
+  return ink;
+}
+
+bool have_poppler() { return ::access("/usr/bin/pdftoppm", X_OK) == 0 && ::access("/usr/bin/pdfinfo", X_OK) == 0; }
+
+}  // namespace
+
+TEST_CASE("numbered_items: a numbered Markdown list, continuation lines joined, titles and blank lines ignored") {
+  CHECK(numbered_items("# Title\n\n1. first\n   goes on\n2. second\n\n10. tenth $a < b$\n\nstray line\n") ==
+        std::vector<std::string>{"first goes on", "second", "tenth $a < b$"});
+  CHECK(numbered_items("no list here\n").empty());
+  CHECK(numbered_items("1.no space is not an item\n").empty());
+}
+
+TEST_CASE("questions to think about end a lesson's page; their answers appear only when the answers folder has them") {
+  TempDir d;
+  const std::string out = d / "out", questions = d / "questions", answers = d / "answers";
+  write_lesson(out + "/98_escapes");
+  make_dirs(questions);
+  make_dirs(answers);
+  write_file_atomic(questions + "/98_escapes.md",
+                    "# Questions\n\n1. Why is $\\sqrt{d_k}$ the scale\n   and not $d_k$?\n2. What if <script>alert(1)</script>?\n");
+  write_file_atomic(answers + "/98_escapes.md", "1. Because the variance is $d_k$.\n2. It stays text & escaped.\n");
+
+  write_book(out, {}, {questions, answers});
+  const std::string teacher = read_file(out + "/98_escapes.html");
+  CHECK(contains(teacher, "<li><a href=\"#questions\">Questions to think about</a></li>"));
+  CHECK(contains(teacher, "<h2 id=\"questions\">Questions to think about</h2>\n<ol class=\"questions\">"));
+  CHECK(contains(teacher, "<li><p>Why is <span class=\"math\" data-tex=\"\\sqrt{d_k}\">√d_k</span> the scale and not "));
+  CHECK(contains(teacher, "What if &lt;script&gt;alert(1)&lt;/script&gt;?"));
+  CHECK_FALSE(contains(teacher, "<script>alert"));
+  CHECK(contains(teacher, "<details class=\"answer\"><summary>Answer (teacher's copy)</summary><p>Because the variance is "));
+  CHECK(contains(teacher, "It stays text &amp; escaped."));
+  CHECK(teacher.find("id=\"metrics\"") < teacher.find("id=\"questions\""));  // at the end of the page
+
+  // The student copy has no answers folder at all: the questions, no answer, nothing fails.
+  write_book(out, {}, {questions, d / "no such folder"});
+  const std::string student = read_file(out + "/98_escapes.html");
+  CHECK(contains(student, "<h2 id=\"questions\">Questions to think about</h2>"));
+  CHECK(contains(student, "Why is <span class=\"math\""));
+  CHECK_FALSE(contains(student, "class=\"answer\""));
+  CHECK_FALSE(contains(student, "Because the variance"));
+
+  // A lesson without questions has no such section.
+  write_book(out, {}, {d / "none", d / "none"});
+  CHECK_FALSE(contains(read_file(out + "/98_escapes.html"), "id=\"questions\""));
+
+  // Answers that are not one per question are refused, naming both files.
+  write_file_atomic(answers + "/98_escapes.md", "1. Only one.\n");
+  CHECK_THROWS_WITH_AS(write_book(out, {}, {questions, answers}),
+                       doctest::Contains("asks 2 questions"), std::runtime_error);
+}
+
+TEST_CASE("every lesson has 3 to 5 questions to think about, and in the teacher's copy one answer for each") {
+  std::size_t lessons = 0;
+  const BookSources sources = default_sources();
+  const bool teacher = fs::is_directory(sources.answers);
+  for (const auto& f : fs::directory_iterator(kSource + "/lessons")) {
+    const std::string name = f.path().filename().string();
+    if (name.size() < 8 || !std::isdigit(static_cast<unsigned char>(name[0])) || f.path().extension() != ".cpp") continue;
+    const std::string id = f.path().stem().string();
+    CAPTURE(id);
+    ++lessons;
+    const std::vector<Question> qs = read_questions(sources, id);  // throws when the answers do not match
+    CHECK(qs.size() >= 3);
+    CHECK(qs.size() <= 5);
+    for (const Question& q : qs) {
+      CAPTURE(q.text);
+      CHECK_NOTHROW(lessons::split_math(q.text));  // every $ closed: the formulas typeset
+      CHECK(q.text.size() > 40);
+      if (teacher) {
+        CHECK_NOTHROW(lessons::split_math(q.answer));
+        CHECK(q.answer.size() > 40);
+      }
+    }
+  }
+  CHECK(lessons >= 17);
+}
+
+TEST_CASE("slides: a lesson as a 16:9 PDF printed by Chromium, one page per slide, every page inked, nothing overflowing") {
+  const std::string chrome = chromium();
+  REQUIRE_MESSAGE(!chrome.empty(), "Debian's chromium is needed for this test: scripts/setup.sh --tests installs it");
+  REQUIRE_MESSAGE(have_poppler(), "Debian's poppler-utils (pdfinfo, pdftoppm) render the slides' pages: scripts/setup.sh --tests installs it");
+  const std::string artifacts = kBin + "/../course_book_test";
+  TempDir d, profile;
+  const std::string out = d / "out";
+  REQUIRE(shell("'" + kBin + "/course' --only 06 --slides --out '" + out + "' > '" + (d / "log") + "' 2>&1") == 0);
+  const std::string log = read_file(d / "log");
+  CAPTURE(log);
+  const std::string id = "06_attention_backward", html = out + "/slides/" + id + ".html", pdf = out + "/slides/" + id + ".pdf";
+  REQUIRE(fs::exists(pdf));
+
+  // The page as the browser lays it out: every figure and formula there, no slide too full.
+  const std::string dom = browser("--dump-dom", html, profile.path);
+  const std::string slides = attribute(dom, "data-slides");
+  const std::size_t n = std::stoul(slides.empty() ? "0" : slides);
+  CHECK(n >= 6);  // title, idea, figures, claims, questions
+  CHECK(contains(log, std::to_string(n) + " slides, " + pdf));
+  CHECK(attribute(dom, "data-overflow") == "");
+  const std::string images = attribute(dom, "data-images");
+  CHECK(images.size() >= 3);
+  CHECK(images.substr(0, images.find('/')) == images.substr(images.find('/') + 1));
+  const std::string math = attribute(dom, "data-math");
+  CHECK(math.substr(0, math.find('/')) == math.substr(math.find('/') + 1));
+  CHECK(attribute(dom, "data-raw-tex") == "0");
+  // The questions are on the last slide; their answers never.
+  const std::vector<Question> qs = read_questions(default_sources(), id);
+  REQUIRE(!qs.empty());
+  const std::string deck = read_file(html);
+  CHECK(contains(deck, "Questions to think about"));
+  for (const Question& q : qs) {  // the longest stretch of each answer's prose, as the deck would show it
+    std::string prose;
+    for (const lessons::TextPiece& p : lessons::split_math(q.answer))
+      if (p.kind == lessons::TextPiece::prose && p.content.size() > prose.size()) prose = p.content;
+    if (prose.size() < 20) continue;
+    CAPTURE(prose);
+    CHECK_FALSE(contains(deck, escape(prose)));
+  }
+
+  // The PDF as a reader shows it: one 16:9 page per slide, each with something on it.
+  std::string pages, size;
+  const std::vector<double> ink = rendered_pages(pdf, d / "pages", pages, size);
+  CHECK(pages == std::to_string(n));
+  CHECK(contains(size, "960 x 540 pts"));  // 1280 x 720 CSS px, 16:9
+  CHECK(pdf_page_count(read_file(pdf)) == n);
+  REQUIRE(ink.size() == n);
+  for (std::size_t k = 0; k < n; ++k) {
+    CAPTURE(k + 1);
+    CHECK(ink[k] > 0.01);
+  }
+
+  // Slides as a projector shows them, kept for a person to look at.
+  make_dirs(artifacts);
+  for (std::size_t k : {std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(4), n})
+    browser("--window-size=1280,720 --screenshot='" + artifacts + "/slide_" + std::to_string(k) + ".png'",
+            html + "?slide=" + std::to_string(k), profile.path);
+  CHECK(read_file(artifacts + "/slide_3.png").size() > 10000);
+}
+
+TEST_CASE("slides: the checks can fail: a slide too full is named, a blank page has no ink, a spilled slide is refused") {
+  const std::string chrome = chromium();
+  REQUIRE_MESSAGE(!chrome.empty(), "Debian's chromium is needed for this test: scripts/setup.sh --tests installs it");
+  REQUIRE_MESSAGE(have_poppler(), "Debian's poppler-utils (pdfinfo, pdftoppm) render the slides' pages: scripts/setup.sh --tests installs it");
+  TempDir d, profile;
+  write_lesson(d / "98_escapes");
+  // One claim far too long for any slide.
+  std::string story = read_file(d / "98_escapes/story.json");
+  const std::string said = "It learned the task <well>.";
+  std::string long_text;
+  for (int i = 0; i < 120; ++i) long_text += "A sentence that keeps going. ";
+  story.replace(story.find(said), said.size(), long_text);
+  write_file_atomic(d / "98_escapes/story.json", story);
+  const Deck deck = write_slides(d.path, "98_escapes", {d / "none", ""});
+  const std::string dom = browser("--dump-dom", deck.html, profile.path);
+  CHECK(contains(attribute(dom, "data-overflow"), "slide-"));
+
+  // A page with nothing on it is seen as blank.
+  const std::string two = d / "two.html";
+  write_file_atomic(two, "<!DOCTYPE html><html><head><style>@page { size: 1280px 720px; margin: 0 } body { margin: 0 }"
+                         " section { height: 720px; break-after: page; font-size: 60px }</style></head><body>"
+                         "<section>A slide with words on it</section><section></section></body></html>");
+  print_pdf(chrome, two, d / "two.pdf", 2, d / "two.log");
+  std::string pages, size;
+  const std::vector<double> ink = rendered_pages(d / "two.pdf", d / "two_pages", pages, size);
+  REQUIRE(ink.size() == 2);
+  CHECK(ink[0] > 0.01);
+  CHECK(ink[1] < 0.001);
+  // The same page printed as if it were one slide: the count is checked and refused.
+  CHECK_THROWS_WITH_AS(print_pdf(chrome, two, d / "one.pdf", 1, d / "one.log"),
+                       doctest::Contains("has 1 slides but printed as 2 pages"), std::runtime_error);
+  CHECK_FALSE(fs::exists(d / "one.pdf"));
 }

@@ -9,7 +9,10 @@
 #   scripts/main.sh --full            the full course (each lesson's full run, up to 10 minutes each)
 #   scripts/main.sh --only 01,04      some lessons
 #   scripts/main.sh --pdf             figures as PDF too, for slides
+#   scripts/main.sh --slides          each lesson's slides too, out/slides/NN_name.pdf (installs Chromium)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+setup=()
+for arg in "$@"; do [ "$arg" = --slides ] && setup=(--slides); done
+scripts/setup.sh "${setup[@]}"
 exec build/bin/course "$@"

@@ -6,15 +6,18 @@
 #   scripts/setup.sh --tests         and what only the tests need (PyTorch for the parity checks,
 #                                    Chromium for the course book's browser test)
 #   scripts/setup.sh --sanitize      AddressSanitizer + UBSan build in build-sanitize/
+#   scripts/setup.sh --slides        and Chromium, which prints the lessons' slides to PDF
+#                                    (build/bin/course --slides, build/bin/course_slides)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-tests=0 sanitize=0
+tests=0 sanitize=0 slides=0
 for arg in "$@"; do
   case "$arg" in
     --tests) tests=1 ;;
     --sanitize) sanitize=1 ;;
-    *) echo "setup: unknown argument '$arg'" >&2; echo "usage: scripts/setup.sh [--tests] [--sanitize]" >&2; exit 2 ;;
+    --slides) slides=1 ;;
+    *) echo "setup: unknown argument '$arg'" >&2; echo "usage: scripts/setup.sh [--tests] [--sanitize] [--slides]" >&2; exit 2 ;;
   esac
 done
 
@@ -33,9 +36,14 @@ packages=(
 )
 # The tests alone: PyTorch (about 180 MB) for the parity checks, python3 for the scripts,
 # Chromium (headless) to load the course book as a browser does, and ChromeDriver with Selenium to
-# click through the attention explorer (tests/browser/explorer.py).
+# click through the attention explorer (tests/browser/explorer.py). poppler-utils (pdfinfo and
+# pdftoppm, 0.6 MB with its library): the slides' test renders each page of a printed deck as a
+# PDF reader does, to count the pages and check that each has something on it.
 if ((tests)); then
-  packages+=(python3 python3-numpy python3-torch chromium chromium-driver python3-selenium)
+  packages+=(python3 python3-numpy python3-torch chromium chromium-driver python3-selenium poppler-utils)
+fi
+if ((slides)); then
+  packages+=(chromium)
 fi
 
 source scripts/apt_install.sh
