@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "course/html.hpp"
+#include "course/lesson_ids.hpp"
 #include "course/markdown.hpp"
 #include "io/files.hpp"
 #include "lessons/story/math.hpp"
@@ -42,11 +43,6 @@ std::string claim_outcome(bool held, const std::string& expect, bool quick_run) 
 }
 
 namespace {
-
-bool is_lesson_id(const std::string& name) {
-  return name.size() > 3 && std::isdigit(static_cast<unsigned char>(name[0])) &&
-         std::isdigit(static_cast<unsigned char>(name[1])) && name[2] == '_';
-}
 
 bool exists(const std::string& path) { return fs::exists(fs::path(path)); }
 

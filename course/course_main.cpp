@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "course/book.hpp"
+#include "course/lesson_ids.hpp"
 #include "course/process.hpp"
 #include "course/slides.hpp"
 #include "io/files.hpp"
@@ -56,9 +57,7 @@ std::vector<std::string> lesson_programs(const std::string& bin) {
   if (!fs::is_directory(bin)) throw UsageError("--bin '" + bin + "' is not a folder");
   for (const auto& f : fs::directory_iterator(bin)) {
     const std::string name = f.path().filename().string();
-    if (name.size() > 3 && std::isdigit(static_cast<unsigned char>(name[0])) &&
-        std::isdigit(static_cast<unsigned char>(name[1])) && name[2] == '_' && name.find('.') == std::string::npos &&
-        executable(f.path()))
+    if (course::is_lesson_id(name) && name.find('.') == std::string::npos && executable(f.path()))
       ids.push_back(name);
   }
   std::sort(ids.begin(), ids.end());
@@ -86,25 +85,13 @@ int run(const std::vector<std::string>& args) {
     else if (flag == "--timeout") timeout = double(integer_argument(flag, value(), 1, 86400));
     else if (flag == "--out") out = value();
     else if (flag == "--bin") bin = value();
-    else if (flag == "--only") {
-      std::string list = value() + ",";
-      for (std::size_t at; (at = list.find(',')) != std::string::npos; list.erase(0, at + 1))
-        if (at > 0) only.push_back(list.substr(0, at));
-    } else throw UsageError("unknown argument '" + flag + "'");
+    else if (flag == "--only") only = course::only_list(value());
+    else throw UsageError("unknown argument '" + flag + "'");
   }
   if (out.empty()) throw UsageError("--out needs a folder name");
   if (timeout == 0.0) timeout = full ? 1800.0 : 300.0;
 
-  std::vector<std::string> ids = lesson_programs(bin);
-  if (!only.empty()) {
-    std::vector<std::string> kept;
-    for (const std::string& n : only) {
-      const auto it = std::find_if(ids.begin(), ids.end(), [&](const std::string& id) { return id.rfind(n, 0) == 0; });
-      if (it == ids.end()) throw UsageError("--only: no lesson '" + n + "' in " + bin);
-      kept.push_back(*it);
-    }
-    ids = kept;
-  }
+  std::vector<std::string> ids = course::select_lessons(lesson_programs(bin), only, bin);
   if (ids.empty()) throw UsageError("no lesson programs (NN_name) in " + bin);
 
   if (const std::string why = make_dirs_or_why(out + "/logs"); !why.empty()) throw IoError("--out '" + out + "': " + why);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "course/lesson_ids.hpp"
 #include "course/slides.hpp"
 #include "io/program.hpp"
 
@@ -31,30 +32,18 @@ int run(const std::vector<std::string>& args) {
     };
     if (flag == "--out") out = value();
     else if (flag == "--html-only") pdf = false;
-    else if (flag == "--only") {
-      std::string list = value() + ",";
-      for (std::size_t at; (at = list.find(',')) != std::string::npos; list.erase(0, at + 1))
-        if (at > 0) only.push_back(list.substr(0, at));
-    } else throw UsageError("unknown argument '" + flag + "'");
+    else if (flag == "--only") only = course::only_list(value());
+    else throw UsageError("unknown argument '" + flag + "'");
   }
   std::vector<std::string> ids;  // the lessons with a story in OUT, in order
   if (fs::is_directory(out))
     for (const auto& d : fs::directory_iterator(out)) {
       const std::string name = d.path().filename().string();
-      if (d.is_directory() && name.size() > 3 && std::isdigit(static_cast<unsigned char>(name[0])) &&
-          std::isdigit(static_cast<unsigned char>(name[1])) && name[2] == '_' && fs::exists(d.path() / "story.json"))
+      if (d.is_directory() && course::is_lesson_id(name) && fs::exists(d.path() / "story.json"))
         ids.push_back(name);
     }
   std::sort(ids.begin(), ids.end());
-  if (!only.empty()) {
-    std::vector<std::string> kept;
-    for (const std::string& n : only) {
-      const auto it = std::find_if(ids.begin(), ids.end(), [&](const std::string& id) { return id.rfind(n, 0) == 0; });
-      if (it == ids.end()) throw UsageError("--only: no lesson '" + n + "' with a story.json in " + out);
-      kept.push_back(*it);
-    }
-    ids = kept;
-  }
+  ids = course::select_lessons(ids, only, out + " (with a story.json)");
   if (ids.empty())
     throw UsageError("'" + out + "' holds no lesson output (no NN_name/story.json): run the lessons first "
                      "(scripts/main.sh, or build/bin/NN_name --quick --out " + out + "/NN_name)");
