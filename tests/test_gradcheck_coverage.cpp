@@ -38,7 +38,8 @@ TEST_CASE("every nn module has a gradcheck row") {
                        "MultiHeadAttention causal", "MultiHeadAttention padding mask",
                        "MultiHeadAttention no bias",
                        "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "RelativePositionBias",
-                       "RotaryEmbedding", "ALiBi", "EncoderLayer pre-norm", "EncoderLayer post-norm",
+                       "RotaryEmbedding", "ALiBi", "relative_key_scores", "ShawRelativePosition",
+                       "EncoderModel shaw", "EncoderLayer pre-norm", "EncoderLayer post-norm",
                        "DecoderLayer pre-norm", "DecoderLayer post-norm", "Encoder", "Decoder",
                        "Transformer", "Seq2SeqTransformer", "PatchEmbedding", "ViT", "Linformer", "GraphAttention",
                        "MeanAggregation"});
