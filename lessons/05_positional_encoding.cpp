@@ -465,7 +465,7 @@ void shaw_against_t5(const std::vector<Trained>& runs, const ShiftTask& task) {
   claim({"shaw_band_survives_at_L32", "offset_attention_L32_shaw > offset_attention_L32_relative",
          text("Where the heads look: at $L = ", kLongLength, "$ Shaw's best head still puts ", fixed(shaw_mass, 3),
               " of a query's weight on the key ", kShift, " places left, T5's ", fixed(t5_mass, 3), " (at $L = ",
-              kTrainLength, "$: ", fixed(t5_band_short, 3), ", T5 spreading the shift over heads and layers). On keys ",
+              kTrainLength, "$: ", fixed(t5_band_short, 3), ", so no single T5 head carries the shift). On keys ",
               kTrainLength, " or more places away, which no training string had, Shaw's head puts ", fixed(unseen[kShaw], 3),
               " of a query's weight, T5's ", fixed(unseen[kRelative], 3), "."),
          text("At $L = ", kLongLength, "$ Shaw's best head puts ", fixed(shaw_mass, 3), " of a query's weight on the "
