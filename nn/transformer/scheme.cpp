@@ -1,5 +1,5 @@
 // A model's positional method in one module, so that the encoder-only model and the language
-// model can switch between the five methods with one enum (the positional-encoding lesson trains
+// model can switch between the six methods with one enum (the positional-encoding lesson trains
 // the same encoder with each).
 #include "nn/transformer/scheme.hpp"
 
