@@ -6,11 +6,13 @@
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xview.hpp>
 
+#include "core/error.hpp"
 #include "core/ops.hpp"
 #include "io/files.hpp"
 #include "lessons/kit/fit.hpp"
 #include "nn/attention/rollout.hpp"
 #include "nn/checkpoint.hpp"
+#include "nn/data/images.hpp"
 
 namespace attnlab::lessons {
 
@@ -41,6 +43,27 @@ Array<float> mirror_averaged_probabilities(nn::Module<float>& model, const Image
     return Array<float>(0.5f * (softmax(logits(Tensor<float>(batch)), -1).value() +
                                 softmax(logits(Tensor<float>(Array<float>(xt::flip(batch, 2)))), -1).value()));
   });
+}
+
+PreparedImage prepare_image(const xt::xarray<double>& grey, std::size_t side, Invert invert) {
+  check(grey.dimension() == 2 && grey.size() > 0 && side > 0, "prepare_image",
+        "needs a non-empty picture (H, W) and a side above 0, got ", shape_str(grey.shape()), " and ", side);
+  const std::size_t H = grey.shape()[0], W = grey.shape()[1], n = std::max(H, W);
+  PreparedImage p;
+  double sum = 0;
+  std::size_t count = 0;
+  for (std::size_t y = 0; y < H; ++y)
+    for (std::size_t x = 0; x < W; ++x)
+      if (y == 0 || x == 0 || y + 1 == H || x + 1 == W) sum += grey(y, x), ++count;
+  p.border = sum / double(count);
+  Array<double> square = xt::ones<double>({n, n}) * p.border;  // centred, the border's grey around it
+  xt::view(square, xt::range((n - H) / 2, (n - H) / 2 + H), xt::range((n - W) / 2, (n - W) / 2 + W)) = grey;
+  p.padded_height = p.padded_width = n;
+  Array<double> small = xt::clip(nn::data::area_resize(square, side, side), 0.0, 1.0);
+  p.inverted = invert == Invert::always || (invert == Invert::automatic && p.border > 0.5);
+  if (p.inverted) small = 1.0 - small;
+  p.image = xt::cast<float>(small);
+  return p;
 }
 
 Array<float> vit_probe_image() {

@@ -28,6 +28,21 @@ using ImageLogits = std::function<Tensor<float>(const Tensor<float>&)>;  // imag
 // how lesson 14 trains (half its images mirrored) and scores every model.
 Array<float> mirror_averaged_probabilities(nn::Module<float>& model, const ImageLogits& logits, const Array<float>& images);
 
+// A picture of any size made into what the ViT reads (the card's "input"): grey levels (H, W) in
+// [0, 1] padded to a square with the mean grey of their border (so that the garment keeps its
+// shape), area-averaged to (side, side) (nn::data::area_resize), and inverted, v -> 1 - v, when
+// `invert` says so or, by default, when that border is light (mean above 0.5): Fashion-MNIST's
+// garments are light on black, a photograph's are mostly dark on white.
+enum class Invert { automatic, always, never };
+struct PreparedImage {
+  Array<float> image;   // (side, side) in [0, 1]
+  double border = 0;    // the mean grey of the picture's outermost rows and columns
+  bool inverted = false;
+  std::size_t padded_height = 0, padded_width = 0;  // the square before averaging
+};
+// ShapeError naming the function for a picture that is not 2-D and non-empty, or side 0.
+PreparedImage prepare_image(const xt::xarray<double>& grey, std::size_t side, Invert invert = Invert::automatic);
+
 // The fixed (28, 28) image the probe runs on: smooth stripes in [0, 1], no dataset needed.
 Array<float> vit_probe_image();
 
