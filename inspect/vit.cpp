@@ -139,7 +139,7 @@ int run_vit(const Request& r) {
     std::sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) { return probs(b, i) > probs(b, j); });
     std::cout << p.name << " (" << p.how << "):\n";
     for (std::size_t k = 0; k < std::min(kTop, order.size()); ++k)
-      std::cout << "  " << m.classes[order[k]] << std::string(12 - std::min<std::size_t>(12, m.classes[order[k]].size()), ' ')
+      std::cout << "  " << m.classes[order[k]] << std::string(13 - std::min<std::size_t>(12, m.classes[order[k]].size()), ' ')
                 << percent(probs(b, order[k])) << "\n";
     const xt::xarray<double>& roll = looks.rollout[b];
     std::vector<std::size_t> patches(roll.size());
