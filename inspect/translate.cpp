@@ -81,7 +81,7 @@ int run_translate(const Request& r) {
 
   ExplorerPage page;
   page.title = "Lesson 08's Transformer on your sentences";
-  page.query_side = "target words (queries)", page.key_side = "source words (keys)";
+  page.query_side = "target words", page.key_side = "source words";
   page.note = "The model of " + m.lesson + " (seed " + std::to_string(m.seed) + ", from " + r.from +
               "), greedy decoding. Each target word (right) draws lines to the source words (left) the decoder's "
               "cross-attention read while it wrote that word; choose the layer and head, hover a word to read its weights.";
