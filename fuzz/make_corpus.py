@@ -93,3 +93,8 @@ put("fortunes", "plain", b"A day without sunshine is like night.\n%\nTwo lines,\
 put("fortunes", "overstrike", b"_\bb_\bo_\bl_\bd and B\bBo\bol\bld\bd\n%\n*___\b\b\band*\n%\n")
 put("fortunes", "messy", b"%\n%\n\n  trailing blanks   \n\x07bell\r\n\n%\n%\ncaf\xe9 na\xefve\n%")
 put("fortunes", "utf8", "Zürich – “quoted” ☃\n%\n".encode())
+
+# Grey maps of the PGM reader: binary 8 and 16 bits with a comment, plain text with comments.
+put("pgm", "p5_3x2.pgm", b"P5\n# a comment\n3 2\n255\n\x00\x80\xff\x01\x02\x03")
+put("pgm", "p2_2x2.pgm", b"P2 2 2 # w h\n 10\n0 5\n10 2\n")
+put("pgm", "p5_16bit.pgm", b"P5 2 1 65535 \x80\x00\xff\xff")

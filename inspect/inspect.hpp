@@ -28,12 +28,15 @@ struct InspectModel {
   std::string default_from;          // the reference checkpoint, relative to the source tree
   std::vector<std::string> options;  // options it takes, each with a value ("--temperature")
   int (*run)(const Request&);
+  std::string input_option = "";     // one of options that can stand for the inputs ("--index": test images)
 };
 
 // The models, one file each.
 InspectModel dates_model();  // inspect/dates.cpp: lesson 02's date normalizer
 InspectModel gpt_model();    // inspect/gpt.cpp: lesson 10's character GPT
 InspectModel bert_model();   // inspect/bert.cpp: lesson 12's character BERT
+InspectModel vit_model();    // inspect/vit.cpp: lesson 14's Vision Transformer
+InspectModel translate_model();  // inspect/translate.cpp: lesson 08's translation Transformer
 
 // The characters a person typed: one token per UTF-8 character ("é" is one, not two bytes), so
 // that a character the model never saw is one token and is shown as itself.

@@ -22,6 +22,8 @@ const std::vector<InspectModel> kModels = {
     dates_model(),
     gpt_model(),
     bert_model(),
+    vit_model(),
+    translate_model(),
 };
 
 const InspectModel* find_model(const std::string& name) {
@@ -71,7 +73,7 @@ Request parse(const std::vector<std::string>& args) {
       r.inputs.push_back(s);
     }
   }
-  if (r.inputs.empty()) throw UsageError("no input given for " + r.model);
+  if (r.inputs.empty() && !r.options.count(m->input_option)) throw UsageError("no input given for " + r.model);
   for (const std::string& in : r.inputs)
     if (in.find_first_not_of(" \t") == std::string::npos) throw UsageError("an input is empty");
   return r;

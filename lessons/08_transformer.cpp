@@ -18,6 +18,7 @@
 
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/seq2seq.hpp"
+#include "lessons/kit/translation_model.hpp"
 #include "nn/alignment.hpp"
 #include "nn/data/translation_task.hpp"
 #include "nn/parameter_blocks.hpp"
@@ -72,12 +73,14 @@ Plan make_plan() {
 
 using Task = data::TranslationTask;
 
-Task make_task(const Plan& plan) {
+data::TranslationTaskOptions task_options(const Plan& plan) {  // also on the model card: the splits again
   data::TranslationTaskOptions o;
   o.sentences = plan.sentences, o.max_train_words = kMaxTrainWords, o.per_long_length = plan.per_long_length;
   o.words_per_class = plan.words_per_class, o.sample_seed = seed() + 1, o.split_seed = seed() + 2;
-  return data::make_translation_task(o);
+  return o;
 }
+
+Task make_task(const Plan& plan) { return data::make_translation_task(task_options(plan)); }
 
 void the_task(const Task& t) {
   say("The source language is English-like: subject, verb, object, an optional prepositional phrase, adjectives "
@@ -143,6 +146,7 @@ Recipe transformer_recipe(const Plan& p) {
   r.lr = 1.0 / std::sqrt(double(p.d_model) * double(p.warmup));
   r.beta2 = 0.98, r.eps = 1e-9;
   r.warmup = double(p.warmup), r.decay = Decay::inverse_sqrt, r.clip = 1.0;
+  r.checkpoint = "transformer.npz";  // with transformer.json (write_transformer_card): what `inspect translate` runs
   return r;
 }
 
@@ -544,6 +548,7 @@ int main(int argc, char** argv) {
                   "without attention, beam search, cross-attention scored against the true alignment.",
                   "bleu_test_transformer"};
   info.lead_figure = "bleu_by_length";
+  info.checkpoints = {"transformer.npz"};
   return run_lesson(info, argc, argv, [] {
     const Plan plan = make_plan();
     section("1. The task: a toy translation that reorders words, with its true alignments");
@@ -579,6 +584,9 @@ int main(int argc, char** argv) {
         {"Transformer", "transformer", transformer.parameter_count(), &th, nn::translate(transformer, task.test),
          nn::translate(transformer, task.longer_ids)}};
     the_bottleneck(plan, task, models);
+    write_transformer_card("transformer", transformer, task_options(plan), task.source_vocab, task.target_vocab,
+                           {"bleu_test_transformer", bleu(models.back().test, task.test), task.test.size(),
+                            "the test split: held-out sentences of the training lengths, greedy decoding"});
 
     section("4. Decoding: greedy and beam search");
     decoding(plan, task, transformer);

@@ -21,6 +21,7 @@
 #include <xtensor/xview.hpp>
 
 #include "lessons/kit/bert.hpp"
+#include "lessons/kit/explorer.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/transformer_card.hpp"
 #include "nn/data/cloze_corpus.hpp"
@@ -503,6 +504,17 @@ void head_grid_of_one_sentence(const Corpus& c, nn::MaskedLM<F>& bert) {
   save_figure(plots::heatmap_grid(all, g), "head_grid",
               text("The ", L * H, " heads of the pretrained model (no fine-tuning) reading \"", pick->text,
                    "\". Each panel: row i is query character i's attention over all characters."));
+  // The same heads in the attention explorer (lessons/kit/explorer.hpp): hover a character to read its weights.
+  AttentionInput in{text("\"", pick->text, "\""), labels, labels, {}, {}};
+  for (std::size_t l = 0; l < L; ++l) {
+    in.layers.push_back(text("layer ", l + 1)), in.heads.emplace_back();
+    for (std::size_t h = 0; h < H; ++h) in.heads[l].push_back(xt::view(layers[l], h));
+  }
+  show_explorer({"Lesson 12: the pretrained BERT's heads on a held-out sentence", "characters (queries)",
+                 "characters (keys)", "The model of this run before any fine-tuning. Choose a layer and a head, hover "
+                 "a character to see which characters it reads, or open the model view for every head at once.", {in}},
+                "explorer", "The attention explorer on the same sentence: every head of every layer, a character's "
+                            "weights on hover");
 }
 
 // The mean weight each head puts at each offset from the query, over held-out windows.

@@ -16,7 +16,7 @@
 
 #include "core/runtime/parallel.hpp"
 #include "lessons/kit/kit.hpp"
-#include "nn/attention/rollout.hpp"
+#include "lessons/kit/vit_model.hpp"
 #include "nn/confusions.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/data/fashion_mnist.hpp"
@@ -76,19 +76,13 @@ class PixelMLP : public nn::Module<F> {
   nn::Linear<F> in, hidden, out;
 };
 
-using Logits = std::function<Tensor<F>(const Tensor<F>&)>;  // images (B, 28, 28) -> logits (B, 10)
+using Logits = ImageLogits;  // images (B, 28, 28) -> logits (B, 10)
 
-// Class probabilities (N, 10), in batches without the tape: the mean of the model's probabilities
-// for the image and for its mirror image (training shows the model both). Measured on the
-// validation images (seed 7, full recipe at 30 epochs): 0.905 from the image alone, 0.911 from the pair.
-Array<F> probabilities(nn::Module<F>& model, const Logits& logits, const Array<F>& images) {
-  model.eval();
-  return rows_in_batches(images.shape()[0], 500, [&](const std::vector<std::size_t>& rows) {
-    const Array<F> batch = xt::view(images, xt::range(rows.front(), rows.front() + rows.size()));
-    return Array<F>(F(0.5) * (softmax(logits(Tensor<F>(batch)), -1).value() +
-                              softmax(logits(Tensor<F>(Array<F>(xt::flip(batch, 2)))), -1).value()));
-  });
-}
+// Every model is scored by mirror_averaged_probabilities (lessons/kit/vit_model): the mean of its
+// class probabilities for the image and for its mirror image (training shows the model both).
+// Measured on the validation images (seed 7, full recipe at 30 epochs): 0.905 from the image
+// alone, 0.911 from the pair.
+const auto probabilities = mirror_averaged_probabilities;
 
 // The recipe every model here trains with. Shifts of up to 1 pixel rather than 2 (validation,
 // seed 7, full recipe: 0.905 against 0.894); label smoothing 0.1 (0.893) and a wider model in the
@@ -100,8 +94,10 @@ Recipe recipe(const std::string& label, int n_epochs) {
   return r;
 }
 
-History train_classifier(nn::Module<F>& model, const Logits& logits, const Data& d, int n_epochs, const std::string& label) {
+History train_classifier(nn::Module<F>& model, const Logits& logits, const Data& d, int n_epochs, const std::string& label,
+                         const std::string& checkpoint = "") {
   Recipe r = recipe(label, n_epochs);
+  r.checkpoint = checkpoint;
   r.validate = [&] { return class_scores(probabilities(model, logits, d.validation.images), d.validation.labels); };
   Generator augment(seed() + 100);  // batches come in order, so one seed gives the same images
   return train(model, d.train.size(), [&](const std::vector<std::size_t>& rows) {
@@ -190,7 +186,8 @@ Trained train_vit(const Data& d) {
       ". Every training image is moved by up to ", counted(kShift, "pixel"), " each way and mirrored half the time, "
       "new draws in every epoch, so the training loss is measured on changed images. To classify an image, "
       "validation or test, the model reads it and its mirror image and averages the two sets of class probabilities.");
-  t.history = train_classifier(vit, [&](const Tensor<F>& x) { return vit.forward(x); }, d, n_epochs, r.label);
+  t.history = train_classifier(vit, [&](const Tensor<F>& x) { return vit.forward(x); }, d, n_epochs, r.label,
+                               "vit.npz");  // with vit.json (write_vit_card): what `inspect vit` runs
   const History& h = t.history;
   std::vector<std::vector<std::string>> rows;
   const auto &acc = h.validation_of("accuracy"), &loss = h.validation_of("loss");
@@ -344,26 +341,6 @@ TestResult the_test_set(const Data& d, nn::ViT<F>& vit, const History& vit_histo
 // ---------------------------------------------------------------------------------------------
 // 5. Where the class token looks.
 
-// The class token's attention to the patches of these images, each map (side, side).
-struct Looks { std::vector<std::vector<xt::xarray<double>>> layers; std::vector<xt::xarray<double>> rollout; };
-
-Looks class_token_looks(nn::ViT<F>& vit, const Array<F>& images) {
-  NoGrad no_grad;
-  vit.eval();
-  std::vector<Array<F>> maps;
-  for (const Tensor<F>& a : vit.forward_with_attention(Tensor<F>(images)).attention) maps.push_back(a.value());
-  const nn::ClassTokenAttention a = nn::class_token_attention(maps);
-  const std::size_t side = kSide / vit.config().patch;
-  const auto grid = [side](auto row) { xt::xarray<double> m = row; m.reshape({side, side}); return m; };
-  Looks looks;
-  for (std::size_t b = 0; b < images.shape()[0]; ++b) {
-    looks.rollout.push_back(grid(xt::view(a.rollout, b)));
-    looks.layers.emplace_back();
-    for (std::size_t l = 0; l < a.layers.shape()[1]; ++l) looks.layers[b].push_back(grid(xt::view(a.layers, b, l)));
-  }
-  return looks;
-}
-
 double mass_on(const xt::xarray<double>& map, const xt::xarray<bool>& on) {  // the share of a map on `on`
   return xt::sum(xt::where(on, map, 0.0))() / xt::sum(map)();
 }
@@ -406,11 +383,22 @@ void attention_on_the_garment(nn::ViT<F>& vit, const Data& d) {
 
 xt::xarray<double> image_of(const Array<F>& images, std::size_t b) { return xt::cast<double>(xt::view(images, b)); }
 
-plots::Figure image_grid(const std::vector<xt::xarray<double>>& images, const std::vector<std::string>& captions,
-                         const std::vector<xt::xarray<double>>& overlays, int cols, const std::string& title, int height) {
-  plots::ImageOptions o;
-  o.overlay_alpha = 0.6;  // viridis: dark blue where it does not look, yellow where it does
-  return plots::image_grid(images, captions, overlays, o, {cols, title, 1800, height});
+// The attention explorer (lessons/kit/explorer.hpp) on four of the images above: every token, the
+// class token and the patches row by row, and its weights on every token, in every head of every
+// layer. `inspect vit` writes one for an image of your own.
+void explore(const Looks& looks, const std::vector<std::size_t>& picks, const Data& d) {
+  ExplorerPage page;
+  page.title = "Lesson 14: the ViT's attention on test images";
+  page.query_side = "tokens (queries)", page.key_side = "tokens (keys)";
+  page.note = "The trained ViT of this run on test images. Token cls is the class token, rRcC the patch in row R, "
+              "column C of the image (7 x 7 pixels each); choose a layer and a head, hover the cls token to see where "
+              "it reads, or the model view for every head at once.";
+  for (std::size_t b = 0; b < std::min<std::size_t>(4, picks.size()); ++b) {
+    const std::size_t label = std::size_t(d.test.labels(picks[b]));
+    page.inputs.push_back(vit_attention_input(text("test image ", picks[b], ": ", class_name(label)), looks, b));
+  }
+  show_explorer(page, "explorer", "The attention explorer: four test images; hover a token to see which patches it "
+                                  "reads in each layer and head (build/bin/inspect vit makes one for an image of your own)");
 }
 
 void where_it_looks(nn::ViT<F>& vit, const Data& d, const TestResult& r) {
@@ -431,7 +419,7 @@ void where_it_looks(nn::ViT<F>& vit, const Data& d, const TestResult& r) {
     overlays.insert(overlays.end(), {{}, looks.rollout[b]});
     captions.insert(captions.end(), {class_name(std::size_t(d.test.labels(picks[b]))), "rollout"});
   }
-  save_figure(image_grid(images, captions, overlays, 4, "Where the class token looks (attention rollout)",
+  save_figure(looks_grid(images, captions, overlays, 4, "Where the class token looks (attention rollout)",
                          int(450 * ((picks.size() + 1) / 2) + 120)),
               "where_it_looks", "The first correctly classified test image of every class, each beside the rollout of "
                                 "the class token's attention over its patches (yellow: more; each map on its own scale).");
@@ -446,10 +434,11 @@ void where_it_looks(nn::ViT<F>& vit, const Data& d, const TestResult& r) {
     for (std::size_t l = 0; l < L; ++l) captions.push_back(text("layer ", l + 1)), overlays.push_back(looks.layers[b][l]);
     captions.push_back("rollout"), overlays.push_back(looks.rollout[b]);
   }
-  save_figure(image_grid(images, captions, overlays, int(L + 2), "The class token's attention, layer by layer",
+  save_figure(looks_grid(images, captions, overlays, int(L + 2), "The class token's attention, layer by layer",
                          int(330 * shown + 120)),
               "attention_by_layer", "Each row one test image: the class token's attention to the patches in each layer "
                                     "(mean of the heads), then the rollout through all layers.");
+  explore(looks, picks, d);
   attention_on_the_garment(vit, d);
 }
 
@@ -502,6 +491,7 @@ int main(int argc, char** argv) {
                   "Images as sequences of patches, a ViT trained for real, two choices measured, and its attention on the image",
                   "test_acc_vit"};
   info.lead_figure = "vit_vs_mlp";
+  info.checkpoints = {"vit.npz"};
   return run_lesson(info, argc, argv, [] {
     const Data d = load_data();
     section("1. Images as sequences");
@@ -513,6 +503,7 @@ int main(int argc, char** argv) {
     Baseline b = mlp_baseline(d, *t.vit, t.history);
     section("4. The test set, once");
     const TestResult r = the_test_set(d, *t.vit, t.history, *b.mlp);
+    write_vit_card("vit", *t.vit, class_names(), {"test_acc_vit", r.vit_accuracy, d.test.size(), "Fashion-MNIST's test images"});
     section("5. Where the class token looks");
     where_it_looks(*t.vit, d, r);
     section("6. The learned positions");

@@ -1,5 +1,11 @@
 #include "nn/data/images.hpp"
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include <xtensor/xbuilder.hpp>
+
 #include "core/error.hpp"
 
 namespace attnlab::nn::data {
@@ -37,6 +43,42 @@ xt::xarray<bool> foreground_patches(const Array<float>& image, std::size_t patch
       on(r, c) = 2 * bright >= patch * patch;
     }
   return on;
+}
+
+namespace {
+
+// For each output cell i of n over N source cells: the source cells its span [i N/n, (i+1) N/n)
+// touches, each with the share of the span it covers (the shares sum to 1).
+std::vector<std::vector<std::pair<std::size_t, double>>> overlaps(std::size_t n, std::size_t N) {
+  std::vector<std::vector<std::pair<std::size_t, double>>> r(n);
+  const double step = double(N) / double(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double lo = double(i) * step, hi = double(i + 1) * step;
+    for (std::size_t k = std::size_t(lo); k < N && double(k) < hi; ++k) {
+      const double share = (std::min(hi, double(k + 1)) - std::max(lo, double(k))) / step;
+      if (share > 0) r[i].push_back({k, share});
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+Array<double> area_resize(const Array<double>& image, std::size_t height, std::size_t width) {
+  check(image.dimension() == 2 && image.size() > 0, "area_resize", "needs one non-empty image (H, W), got ",
+        shape_str(image.shape()));
+  check(height > 0 && width > 0, "area_resize", "cannot make an image of ", height, " x ", width);
+  const std::size_t H = image.shape()[0];
+  const auto rows = overlaps(height, H), cols = overlaps(width, image.shape()[1]);
+  Array<double> across = xt::zeros<double>({H, width});  // image R_w^T: each row averaged across
+  for (std::size_t y = 0; y < H; ++y)
+    for (std::size_t j = 0; j < width; ++j)
+      for (const auto& [x, share] : cols[j]) across(y, j) += share * image(y, x);
+  Array<double> out = xt::zeros<double>({height, width});  // R_h (image R_w^T)
+  for (std::size_t i = 0; i < height; ++i)
+    for (const auto& [y, share] : rows[i])
+      for (std::size_t j = 0; j < width; ++j) out(i, j) += share * across(y, j);
+  return out;
 }
 
 }  // namespace attnlab::nn::data

@@ -1,0 +1,155 @@
+// inspect translate "the big red dog chases two cats" "my cat sees a bird"
+//
+// Lesson 08's Transformer translates each sentence into its invented verb-last language with
+// greedy decoding (the decoding the lesson's BLEU is measured with), one word at a time until
+// <eos>. Then the same decoder reads its own translation teacher-forced, which computes exactly the
+// cross-attention it had while writing each word (a target word sees only the words before it),
+// and prints, for every word it wrote, the source word it read most (the mean of every head of
+// every layer). Writes per sentence every head's cross-attention (cross_attention_N.png), the mean
+// of them (cross_attention_mean_N.png), and explorer.html for all sentences. The source is read as
+// lower-case words, punctuation dropped; a word the model never saw is refused by name (exit 2):
+// its <unk> embedding was never trained, so a translation of it would be a guess, not the model's.
+#include <algorithm>
+#include <cctype>
+#include <iostream>
+
+#include <xtensor/xview.hpp>
+
+#include "inspect/inspect.hpp"
+#include "io/files.hpp"
+#include "io/program.hpp"
+#include "lessons/kit/explorer.hpp"
+#include "lessons/kit/figures.hpp"
+#include "lessons/kit/translation_model.hpp"
+#include "lessons/story/text.hpp"
+#include "nn/data/batch.hpp"
+#include "nn/translate.hpp"
+
+namespace attnlab::inspect {
+namespace {
+
+using namespace attnlab::lessons;
+namespace data = attnlab::nn::data;
+
+// The words of a typed sentence as the task writes them: lower case, letters and digits only.
+std::vector<std::string> source_words(const std::string& sentence) {
+  std::string clean;
+  for (char c : sentence) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    clean += std::isalnum(u) || u >= 0x80 ? char(std::tolower(u)) : c == '\'' || c == '-' ? c : ' ';
+  }
+  return data::word_tokens(clean);
+}
+
+// UsageError naming every word of `sentences` outside the vocabulary, and the words it knows most often.
+void refuse_unknown_words(const std::vector<std::vector<std::string>>& sentences, const data::Vocab& v) {
+  std::vector<std::string> unknown;
+  for (const auto& words : sentences)
+    for (const std::string& w : words)
+      if (!v.contains(w) && std::find(unknown.begin(), unknown.end(), "'" + w + "'") == unknown.end())
+        unknown.push_back("'" + w + "'");
+  if (unknown.empty()) return;
+  std::vector<std::string> known;
+  for (std::size_t i = data::Vocab::num_specials; i < std::min<std::size_t>(v.size(), data::Vocab::num_specials + 24); ++i)
+    known.push_back(v.token(Index(i)));
+  throw UsageError("not in lesson 08's source vocabulary: " + listing(unknown) + " (its " +
+                   std::to_string(v.size() - data::Vocab::num_specials) + " words, most frequent first: " +
+                   listing(known) + ", ...)");
+}
+
+int run_translate(const Request& r) {
+  LoadedTransformer m;
+  try {
+    m = load_transformer(r.from, "transformer");
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string(e.what()) + " (a run of lesson 08 writes both: build/bin/08_transformer "
+                             "--out DIR, then inspect translate ... --from DIR)");
+  }
+  std::vector<std::vector<std::string>> words;
+  for (const std::string& in : r.inputs) {
+    words.push_back(source_words(in));
+    if (words.back().empty()) throw UsageError("'" + in + "' has no words");
+  }
+  refuse_unknown_words(words, m.source);
+  // Translate every sentence first; write only when all went through.
+  data::EncodedPairs split;
+  for (const auto& w : words) split.source.push_back(m.source.encode(w)), split.target.push_back({});
+  split.target = nn::translate(*m.model, split);
+  const std::vector<Array<float>> layers =
+      nn::cross_attention_weights(*m.model, data::make_seq2seq_batch(split, data::first_rows(split.size()), false));
+  const std::size_t L = layers.size(), H = layers.at(0).shape()[1];
+
+  ExplorerPage page;
+  page.title = "Lesson 08's Transformer on your sentences";
+  page.query_side = "target words", page.key_side = "source words";
+  page.note = "The model of " + m.lesson + " (seed " + std::to_string(m.seed) + ", from " + r.from +
+              "), greedy decoding. Each target word (right) draws lines to the source words (left) the decoder's "
+              "cross-attention read while it wrote that word; choose the layer and head, hover a word to read its weights.";
+  std::vector<std::pair<std::string, plots::Figure>> figures;
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    const std::vector<std::string>& keys = words[i];
+    std::vector<std::string> queries = m.target.decode(split.target[i]);
+    queries.push_back("<eos>");
+    const std::string out = m.target.decode(split.target[i], data::Tokenizer::words);
+    const std::size_t S = keys.size(), T = queries.size();
+    std::cout << "\"" << data::detokenize(keys, data::Tokenizer::words) << "\" -> " << out << "\n";
+    if (S > m.task.max_train_words)
+      std::cout << "  (" << S << " words: longer than any training sentence, " << m.task.max_train_words
+                << "; lesson 08 measures how the model fares there)\n";
+    AttentionInput in{"\"" + data::detokenize(keys, data::Tokenizer::words) + "\" -> " + out, queries, keys, {}, {}};
+    xt::xarray<double> all = xt::zeros<double>({L * H, T, S}), mean = xt::zeros<double>({T, S});
+    std::vector<std::string> titles;
+    for (std::size_t l = 0; l < L; ++l) {
+      in.layers.push_back(text("layer ", l + 1, " cross-attention")), in.heads.emplace_back();
+      for (std::size_t h = 0; h < H; ++h) {
+        const xt::xarray<double> w = xt::cast<double>(xt::view(layers[l], i, h, xt::range(0, T), xt::range(0, S)));
+        in.heads[l].push_back(w);
+        xt::view(all, l * H + h) = w;
+        mean += w / double(L * H);
+        titles.push_back(text("layer ", l + 1, ", head ", h + 1));
+      }
+    }
+    for (std::size_t t = 0; t < T; ++t) {
+      const std::size_t best = std::size_t(std::max_element(&mean(t, 0), &mean(t, 0) + S) - &mean(t, 0));
+      std::cout << "  writes " << queries[t] << "  reading " << keys[best] << " (" << percent(mean(t, best)) << ")\n";
+    }
+    page.inputs.push_back(in);
+    plots::HeatmapGridOptions g;
+    g.heatmap = attention_style(keys, queries);
+    g.cols = int(H), g.panel_titles = titles;
+    g.title = text("Sentence ", i + 1, ": every cross-attention head while the decoder writes each target word");
+    g.xlabel = "source words (keys)", g.ylabel = "target words (queries)";
+    g.width_px = 2400, g.height_px = int(700 * L + 200);
+    figures.push_back({text("cross_attention_", i + 1), plots::heatmap_grid(all, g)});
+    AttentionFigureOptions style{text("Sentence ", i + 1, ": cross-attention, the mean of every head and layer"), 1, 1600, 1000};
+    style.keys_label = "source words (keys)", style.queries_label = "target words (queries)";
+    style.annotate = true;
+    figures.push_back({text("cross_attention_mean_", i + 1), attention_figure({{mean, keys, queries, ""}}, style)});
+  }
+  const std::string html = explorer_html(page);
+  const std::string why = make_dirs_or_why(r.out);
+  if (!why.empty()) throw std::runtime_error("--out '" + r.out + "': " + why);
+  for (const auto& [name, fig] : figures) fig.save(r.out + "/" + name + ".png");
+  write_file_atomic(r.out + "/explorer.html", html, "inspect");
+  std::cout << "Wrote cross_attention_N.png and cross_attention_mean_N.png for " << counted(long(split.size()), "sentence")
+            << " and explorer.html to " << r.out << "/.\n";
+  return 0;
+}
+
+}  // namespace
+
+InspectModel translate_model() {
+  return {"translate",
+          "  translate    lesson 08's Transformer (a toy translation into a verb-last language); each INPUT an\n"
+          "               English-like sentence of the lesson's words: \"the big red dog chases two cats\".\n"
+          "               Read as lower-case words, punctuation dropped; a word it never saw is an error\n"
+          "               naming it. Greedy decoding. Prints the translation and the source word each target\n"
+          "               word reads most; writes cross_attention_N.png (every head),\n"
+          "               cross_attention_mean_N.png and explorer.html. Reference checkpoint:\n"
+          "               lessons/checkpoints/08_transformer (--from out/08_transformer)\n",
+          "lessons/checkpoints/08_transformer",
+          {},
+          run_translate};
+}
+
+}  // namespace attnlab::inspect

@@ -1,0 +1,81 @@
+#include "lessons/kit/model_card.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "io/files.hpp"
+#include "lessons/story/text.hpp"
+
+namespace attnlab::lessons {
+
+Card Card::read(const std::string& file, const std::string& who) {
+  Card c{who, file, {}};
+  const std::string bytes = read_file(file, who.c_str());
+  try {
+    c.json = Json::parse(bytes);
+  } catch (const Json::exception& e) {
+    throw std::runtime_error(who + ": '" + file + "' is not JSON: " + e.what());
+  }
+  if (!c.json.is_object()) throw std::runtime_error(who + ": '" + file + "' is not a JSON object");
+  return c;
+}
+
+const Json& Card::field(const std::string& key) const {
+  if (!json.contains(key)) throw std::runtime_error(who + ": '" + file + "' has no \"" + key + "\"");
+  return json[key];
+}
+
+void Card::expect(const std::string& key, const Json& expected, const std::string& rebuild) const {
+  const Json& got = field(key);
+  if (got != expected)
+    throw std::runtime_error(who + ": '" + file + "' was trained with " + key + " " + got.dump() + ", this code builds " +
+                             expected.dump() + ": " + rebuild);
+}
+
+Json to_json(const HeldOut& h) {
+  return {{"metric", h.metric}, {"value", h.value}, {"examples", h.examples}, {"split", h.split}};
+}
+
+HeldOut held_out_of(const Card& card) {
+  const Json& j = card.field("held_out");
+  try {
+    return {j.at("metric").get<std::string>(), j.at("value").get<double>(), j.at("examples").get<std::size_t>(),
+            j.at("split").get<std::string>()};
+  } catch (const Json::exception& e) {
+    throw std::runtime_error(card.who + ": '" + card.file + "': \"held_out\" is not {metric, value, examples, split}: " +
+                             e.what());
+  }
+}
+
+void check_probe(const Card& card, const std::vector<double>& now, double tolerance, const std::string& rebuild) {
+  const Json& probe = card.field("probe");
+  if (!probe.contains("outputs") || !probe["outputs"].is_array())
+    throw std::runtime_error(card.who + ": '" + card.file + "': \"probe\" has no \"outputs\"");
+  const std::vector<double> then = probe["outputs"].get<std::vector<double>>();
+  if (then.size() != now.size())
+    throw std::runtime_error(card.who + ": '" + card.file + "': the probe recorded " + std::to_string(then.size()) +
+                             " outputs, this code computes " + std::to_string(now.size()) + ": " + rebuild);
+  double worst = 0;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < now.size(); ++i) {
+    const double d = std::isfinite(now[i]) ? std::abs(now[i] - then[i]) : INFINITY;
+    if (d > worst) worst = d, at = i;
+  }
+  if (worst > tolerance)
+    throw std::runtime_error(card.who + ": '" + card.file + "': the weights do not compute, with this code, what the "
+                             "lesson recorded on the card's probe (output " + std::to_string(at) + ": " +
+                             fixed(now[at], 4) + " against " + fixed(then[at], 4) + "; tolerance " + sci(tolerance) +
+                             "): the model this code builds is not the one that was trained. " + rebuild);
+}
+
+std::vector<std::string> card_tokens(const nn::data::Vocab& v) {
+  return {v.tokens().begin() + nn::data::Vocab::num_specials, v.tokens().end()};
+}
+
+nn::data::Vocab vocab_from_card(const std::vector<std::string>& tokens) {
+  nn::data::Vocab v;
+  for (const std::string& t : tokens) v.add(t);
+  return v;
+}
+
+}  // namespace attnlab::lessons

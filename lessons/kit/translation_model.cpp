@@ -1,0 +1,114 @@
+#include "lessons/kit/translation_model.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <xtensor/xview.hpp>
+
+#include "io/files.hpp"
+#include "nn/checkpoint.hpp"
+
+namespace attnlab::lessons {
+
+const char* const kTransformerPositions =
+    "sinusoidal (base 10000) added to the token embeddings times sqrt(d_model), from position 0 in the source and "
+    "in the decoder input; no learned positions";
+
+namespace {
+
+namespace data = nn::data;
+using Transformer = nn::Seq2SeqTransformer<float>;
+
+const char* const kRebuild = "a run of lesson 08 writes a model this code runs: build/bin/08_transformer --seed 1 "
+                             "--out DIR, then --from DIR";
+constexpr double kProbeTolerance = 1e-3;  // on logits of order 1-10, computed in float
+
+// The probe: the source "w4 w5 ... w11" (the first eight ordinary source ids) and the decoder input
+// <bos> w4 ... w7; the logits of the first eight target ids at each of the five positions.
+std::vector<double> probe_outputs(Transformer& m) {
+  const nn::Seq2SeqConfig& c = m.config();
+  const std::size_t S = std::min<std::size_t>(8, c.src_vocab - data::Vocab::num_specials);
+  const std::size_t T = std::min<std::size_t>(4, c.tgt_vocab - data::Vocab::num_specials);
+  IndexArray src = xt::zeros<Index>({std::size_t(1), S}), tgt = xt::zeros<Index>({std::size_t(1), T + 1});
+  for (std::size_t i = 0; i < S; ++i) src(0, i) = Index(data::Vocab::num_specials + i);
+  tgt(0, 0) = data::Vocab::bos;
+  for (std::size_t i = 0; i < T; ++i) tgt(0, i + 1) = Index(data::Vocab::num_specials + i);
+  NoGrad no_grad;
+  m.eval();
+  const Array<float> logits = m.forward(src, tgt).value();
+  std::vector<double> out;
+  for (std::size_t t = 0; t <= T; ++t)
+    for (std::size_t v = 0; v < std::min<std::size_t>(8, c.tgt_vocab); ++v) out.push_back(logits(0, t, v));
+  return out;
+}
+
+std::string activation_name(nn::Activation a) { return a == nn::Activation::GELU ? "gelu" : "relu"; }
+
+}  // namespace
+
+void write_transformer_card(const std::string& stem, Transformer& model, const data::TranslationTaskOptions& task,
+                            const data::Vocab& source, const data::Vocab& target, const HeldOut& held_out) {
+  const nn::Seq2SeqConfig& c = model.config();
+  const Json task_json = {{"sentences", task.sentences}, {"max_train_words", task.max_train_words},
+                          {"per_long_length", task.per_long_length}, {"words_per_class", task.words_per_class},
+                          {"fractions", {task.fractions.train, task.fractions.validation, task.fractions.test}},
+                          {"sample_seed", task.sample_seed}, {"split_seed", task.split_seed}};
+  const Json card = {{"lesson", lesson().info().id}, {"seed", seed()}, {"quick", quick()},
+                     {"model", "Seq2SeqTransformer"}, {"d_model", c.layer.d_model}, {"heads", c.layer.heads},
+                     {"d_ff", c.layer.d_ff}, {"encoder_layers", c.encoder_layers}, {"decoder_layers", c.decoder_layers},
+                     {"norm_first", c.layer.norm_first}, {"final_norm", c.final_norm.value_or(c.layer.norm_first)},
+                     {"activation", activation_name(c.layer.activation)}, {"norm_eps", c.layer.eps},
+                     {"tie_output", c.tie_output}, {"positions", kTransformerPositions},
+                     {"source_reads", "words, without <eos>"}, {"task", task_json},
+                     {"source_tokens", card_tokens(source)}, {"target_tokens", card_tokens(target)},
+                     {"held_out", to_json(held_out)},
+                     {"probe", {{"input", "source ids 4..11, decoder input <bos> 4..7 (lessons/kit/translation_model.cpp)"},
+                                {"outputs", probe_outputs(model)}}}};
+  write_file_atomic(lesson().path(stem + ".json"), card.dump(1) + "\n", "write_transformer_card");
+}
+
+LoadedTransformer load_transformer(const std::string& folder, const std::string& stem) {
+  const Card card = Card::read(folder + "/" + stem + ".json", "load_transformer");
+  card.expect("model", "Seq2SeqTransformer", kRebuild);
+  card.expect("positions", kTransformerPositions, kRebuild);
+  const std::string activation = card.field("activation").get<std::string>();
+  if (activation != "gelu" && activation != "relu")
+    throw std::runtime_error("load_transformer: '" + card.file + "': unknown activation \"" + activation + "\"");
+  LoadedTransformer m;
+  m.source = vocab_from_card(card.field("source_tokens").get<std::vector<std::string>>());
+  m.target = vocab_from_card(card.field("target_tokens").get<std::vector<std::string>>());
+  nn::Seq2SeqConfig c;
+  c.src_vocab = m.source.size(), c.tgt_vocab = m.target.size();
+  c.encoder_layers = card.field("encoder_layers").get<std::size_t>();
+  c.decoder_layers = card.field("decoder_layers").get<std::size_t>();
+  c.layer = nn::LayerConfig{card.field("d_model").get<std::size_t>(), card.field("heads").get<std::size_t>(),
+                            card.field("d_ff").get<std::size_t>(), 0.0, card.field("norm_first").get<bool>(),
+                            activation == "gelu" ? nn::Activation::GELU : nn::Activation::ReLU,
+                            card.field("norm_eps").get<double>()};
+  c.final_norm = card.field("final_norm").get<bool>();
+  c.tie_output = card.field("tie_output").get<bool>();
+  c.pad_id = data::Vocab::pad;
+  const Json& t = card.field("task");
+  try {
+    m.task.sentences = t.at("sentences").get<std::size_t>();
+    m.task.max_train_words = t.at("max_train_words").get<std::size_t>();
+    m.task.per_long_length = t.at("per_long_length").get<std::size_t>();
+    m.task.words_per_class = t.at("words_per_class").get<std::size_t>();
+    const std::vector<double> f = t.at("fractions").get<std::vector<double>>();
+    m.task.fractions = {f.at(0), f.at(1), f.at(2)};
+    m.task.sample_seed = t.at("sample_seed").get<std::uint64_t>();
+    m.task.split_seed = t.at("split_seed").get<std::uint64_t>();
+  } catch (const std::exception& e) {
+    throw std::runtime_error("load_transformer: '" + card.file + "': \"task\" is not the task's options: " + e.what());
+  }
+  m.lesson = card.field("lesson").get<std::string>();
+  m.seed = card.field("seed").get<long long>();
+  m.held_out = held_out_of(card);
+  Generator gen(0);  // every weight is then read from the file
+  m.model = std::make_unique<Transformer>(c, gen);
+  nn::load_checkpoint(folder + "/" + stem + ".npz", m.model->named_parameters());
+  check_probe(card, probe_outputs(*m.model), kProbeTolerance, kRebuild);
+  return m;
+}
+
+}  // namespace attnlab::lessons

@@ -1,0 +1,41 @@
+// Lesson 08's translation Transformer as files another program runs: <stem>.npz, the weights (the
+// recipe's checkpoint), and <stem>.json, the model card (lessons/kit/model_card.hpp): the sizes,
+// how positions enter the model, both vocabularies in id order, the task's options (so that its
+// held-out sentences can be made again), the lesson and seed, the held-out BLEU and the probe.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "lessons/kit/model_card.hpp"
+#include "nn/data/translation_task.hpp"
+#include "nn/transformer/seq2seq.hpp"
+
+namespace attnlab::lessons {
+
+// How this code's Seq2SeqTransformer places its tokens, as the card says it: a card that says
+// otherwise describes another model, and load_transformer refuses it.
+extern const char* const kTransformerPositions;
+
+// Writes <stem>.json into the lesson's output folder (atomically).
+void write_transformer_card(const std::string& stem, nn::Seq2SeqTransformer<float>& model,
+                            const nn::data::TranslationTaskOptions& task, const nn::data::Vocab& source,
+                            const nn::data::Vocab& target, const HeldOut& held_out);
+
+struct LoadedTransformer {
+  std::unique_ptr<nn::Seq2SeqTransformer<float>> model;  // in eval mode
+  nn::data::Vocab source, target;
+  nn::data::TranslationTaskOptions task;  // make_translation_task(task) gives the lesson's splits again
+  std::string lesson;
+  long long seed = 0;
+  HeldOut held_out;
+};
+
+// folder/<stem>.json and folder/<stem>.npz. IoError naming the file when one is missing or
+// unreadable; std::runtime_error naming the card for a missing field, positions other than
+// kTransformerPositions, or weights that no longer compute the card's probe with this code (the
+// model was trained by other code); ShapeError listing the mismatches when the weights do not fit
+// the card's sizes.
+LoadedTransformer load_transformer(const std::string& folder, const std::string& stem);
+
+}  // namespace attnlab::lessons

@@ -1,0 +1,172 @@
+#include "lessons/kit/vit_model.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <xtensor/xmanipulation.hpp>
+#include <xtensor/xview.hpp>
+
+#include "core/error.hpp"
+#include "core/ops.hpp"
+#include "io/files.hpp"
+#include "lessons/kit/fit.hpp"
+#include "nn/attention/rollout.hpp"
+#include "nn/checkpoint.hpp"
+#include "nn/data/images.hpp"
+
+namespace attnlab::lessons {
+
+namespace {
+
+// What this code builds and how it feeds the model: a card that says otherwise is another model.
+const char* const kPositions = "learned: one vector per patch and one for the class token (pos_embed.weight)";
+const char* const kRebuild = "a run of lesson 14 writes a model this code runs: build/bin/14_vit --seed 1 --out DIR, "
+                             "then --from DIR";
+constexpr double kProbeTolerance = 1e-3;  // on logits of order 1-10, computed in float
+
+std::string activation_name(nn::Activation a) { return a == nn::Activation::GELU ? "gelu" : "relu"; }
+
+std::vector<double> probe_outputs(nn::ViT<float>& vit) {
+  NoGrad no_grad;
+  vit.eval();
+  const Array<float> image = vit_probe_image();
+  const Array<float> logits = vit.forward(Tensor<float>(Array<float>(xt::view(image, xt::newaxis())))).value();
+  return std::vector<double>(logits.begin(), logits.end());
+}
+
+}  // namespace
+
+Array<float> mirror_averaged_probabilities(nn::Module<float>& model, const ImageLogits& logits, const Array<float>& images) {
+  model.eval();
+  return rows_in_batches(images.shape()[0], 500, [&](const std::vector<std::size_t>& rows) {
+    const Array<float> batch = xt::view(images, xt::range(rows.front(), rows.front() + rows.size()));
+    return Array<float>(0.5f * (softmax(logits(Tensor<float>(batch)), -1).value() +
+                                softmax(logits(Tensor<float>(Array<float>(xt::flip(batch, 2)))), -1).value()));
+  });
+}
+
+PreparedImage prepare_image(const xt::xarray<double>& grey, std::size_t side, Invert invert) {
+  check(grey.dimension() == 2 && grey.size() > 0 && side > 0, "prepare_image",
+        "needs a non-empty picture (H, W) and a side above 0, got ", shape_str(grey.shape()), " and ", side);
+  const std::size_t H = grey.shape()[0], W = grey.shape()[1], n = std::max(H, W);
+  PreparedImage p;
+  double sum = 0;
+  std::size_t count = 0;
+  for (std::size_t y = 0; y < H; ++y)
+    for (std::size_t x = 0; x < W; ++x)
+      if (y == 0 || x == 0 || y + 1 == H || x + 1 == W) sum += grey(y, x), ++count;
+  p.border = sum / double(count);
+  Array<double> square = xt::ones<double>({n, n}) * p.border;  // centred, the border's grey around it
+  xt::view(square, xt::range((n - H) / 2, (n - H) / 2 + H), xt::range((n - W) / 2, (n - W) / 2 + W)) = grey;
+  p.padded_height = p.padded_width = n;
+  Array<double> small = xt::clip(nn::data::area_resize(square, side, side), 0.0, 1.0);
+  p.inverted = invert == Invert::always || (invert == Invert::automatic && p.border > 0.5);
+  if (p.inverted) small = 1.0 - small;
+  p.image = xt::cast<float>(small);
+  return p;
+}
+
+Array<float> vit_probe_image() {
+  Array<float> img = xt::zeros<float>({std::size_t(28), std::size_t(28)});
+  for (std::size_t y = 0; y < 28; ++y)
+    for (std::size_t x = 0; x < 28; ++x)
+      img(y, x) = float(0.5 + 0.5 * std::sin(0.35 * double(x) + 0.2 * double(y)) * std::cos(0.15 * double(y)));
+  return img;
+}
+
+void write_vit_card(const std::string& stem, nn::ViT<float>& vit, const std::vector<std::string>& classes,
+                    const HeldOut& held_out) {
+  const nn::ViTConfig& c = vit.config();
+  const Json card = {{"lesson", lesson().info().id}, {"seed", seed()}, {"quick", quick()}, {"model", "ViT"},
+                     {"image_height", c.image_height}, {"image_width", c.image_width}, {"channels", c.channels},
+                     {"patch", c.patch}, {"layers", c.num_layers}, {"d_model", c.layer.d_model},
+                     {"heads", c.layer.heads}, {"feed_forward", c.layer.d_ff}, {"norm_first", c.layer.norm_first},
+                     {"activation", activation_name(c.layer.activation)}, {"norm_eps", c.layer.eps},
+                     {"positions", kPositions}, {"classes", classes},
+                     {"input", "grey levels in [0, 1], a light garment on a black (0) background, as Fashion-MNIST"},
+                     {"prediction", "the mean of the class probabilities of the image and of its mirror image"},
+                     {"held_out", to_json(held_out)},
+                     {"probe", {{"input", "vit_probe_image() (lessons/kit/vit_model.cpp)"},
+                                {"outputs", probe_outputs(vit)}}}};
+  write_file_atomic(lesson().path(stem + ".json"), card.dump(1) + "\n", "write_vit_card");
+}
+
+LoadedViT load_vit(const std::string& folder, const std::string& stem) {
+  const Card card = Card::read(folder + "/" + stem + ".json", "load_vit");
+  card.expect("model", "ViT", kRebuild);
+  card.expect("positions", kPositions, kRebuild);
+  nn::ViTConfig c;
+  const std::string activation = card.field("activation").get<std::string>();
+  if (activation != "gelu" && activation != "relu")
+    throw std::runtime_error("load_vit: '" + card.file + "': unknown activation \"" + activation + "\"");
+  c.image_height = card.field("image_height").get<std::size_t>();
+  c.image_width = card.field("image_width").get<std::size_t>();
+  c.channels = card.field("channels").get<std::size_t>();
+  c.patch = card.field("patch").get<std::size_t>();
+  c.num_layers = card.field("layers").get<std::size_t>();
+  c.layer = nn::LayerConfig{card.field("d_model").get<std::size_t>(), card.field("heads").get<std::size_t>(),
+                            card.field("feed_forward").get<std::size_t>(), 0.0, card.field("norm_first").get<bool>(),
+                            activation == "gelu" ? nn::Activation::GELU : nn::Activation::ReLU,
+                            card.field("norm_eps").get<double>()};
+  LoadedViT m;
+  m.classes = card.field("classes").get<std::vector<std::string>>();
+  c.num_classes = m.classes.size();
+  m.lesson = card.field("lesson").get<std::string>();
+  m.seed = card.field("seed").get<long long>();
+  m.held_out = held_out_of(card);
+  Generator gen(0);  // every weight is then read from the file
+  m.model = std::make_unique<nn::ViT<float>>(c, gen);
+  nn::load_checkpoint(folder + "/" + stem + ".npz", m.model->named_parameters());
+  check_probe(card, probe_outputs(*m.model), kProbeTolerance, kRebuild);
+  return m;
+}
+
+Looks class_token_looks(nn::ViT<float>& vit, const Array<float>& images) {
+  NoGrad no_grad;
+  vit.eval();
+  const nn::ViTOutput<float> out = vit.forward_with_attention(Tensor<float>(images));
+  std::vector<Array<float>> maps;
+  for (const Tensor<float>& a : out.attention) maps.push_back(a.value());
+  const nn::ClassTokenAttention a = nn::class_token_attention(maps);
+  const std::size_t rows = vit.config().image_height / vit.config().patch;
+  const std::size_t cols = vit.config().image_width / vit.config().patch;
+  const auto grid = [&](auto row) { xt::xarray<double> m = row; m.reshape({rows, cols}); return m; };
+  Looks looks;
+  looks.logits = xt::cast<double>(out.logits.value());
+  for (std::size_t b = 0; b < images.shape()[0]; ++b) {
+    looks.rollout.push_back(grid(xt::view(a.rollout, b)));
+    looks.layers.emplace_back(), looks.heads.emplace_back(), looks.maps.emplace_back();
+    for (std::size_t l = 0; l < maps.size(); ++l) {
+      looks.layers[b].push_back(grid(xt::view(a.layers, b, l)));
+      const std::size_t H = maps[l].shape()[1];
+      xt::xarray<double> heads = xt::cast<double>(xt::view(maps[l], b, xt::all(), 0, xt::range(1, xt::placeholders::_)));
+      heads.reshape({H, rows, cols});
+      looks.heads[b].push_back(heads);
+      looks.maps[b].push_back(xt::cast<double>(xt::view(maps[l], b)));
+    }
+  }
+  return looks;
+}
+
+AttentionInput vit_attention_input(const std::string& name, const Looks& looks, std::size_t b) {
+  AttentionInput in{name, {"cls"}, {}, {}, {}};
+  const std::size_t rows = looks.rollout.at(b).shape()[0], cols = looks.rollout.at(b).shape()[1];
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) in.queries.push_back("r" + std::to_string(r + 1) + "c" + std::to_string(c + 1));
+  in.keys = in.queries;
+  for (std::size_t l = 0; l < looks.maps.at(b).size(); ++l) {
+    in.layers.push_back("layer " + std::to_string(l + 1));
+    in.heads.emplace_back();
+    for (std::size_t h = 0; h < looks.maps[b][l].shape()[0]; ++h) in.heads[l].push_back(xt::view(looks.maps[b][l], h));
+  }
+  return in;
+}
+
+plots::Figure looks_grid(const std::vector<xt::xarray<double>>& images, const std::vector<std::string>& captions,
+                         const std::vector<xt::xarray<double>>& overlays, int cols, const std::string& title, int height) {
+  plots::ImageOptions o;
+  o.overlay_alpha = 0.6;
+  return plots::image_grid(images, captions, overlays, o, {cols, title, 1800, height});
+}
+
+}  // namespace attnlab::lessons

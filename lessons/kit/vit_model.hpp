@@ -1,0 +1,89 @@
+// Lesson 14's Vision Transformer as files another program runs, and what the lesson and
+// `inspect vit` both compute on it: the class probabilities the lesson scores (the image and its
+// mirror image averaged) and where the class token looks (its attention per layer and the rollout).
+//
+// The files: <stem>.npz, the weights (the recipe's checkpoint), and <stem>.json, the model card
+// (lessons/kit/model_card.hpp): the sizes, the class names, what the input must be, how a
+// prediction is made, the lesson and seed, the held-out accuracy and the probe.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <xtensor/xarray.hpp>
+
+#include "lessons/kit/explorer.hpp"
+#include "lessons/kit/model_card.hpp"
+#include "nn/vit.hpp"
+#include "plots/image.hpp"
+
+namespace attnlab::lessons {
+
+using ImageLogits = std::function<Tensor<float>(const Tensor<float>&)>;  // images (B, H, W) -> logits (B, classes)
+
+// Class probabilities (N, classes) of images (N, H, W), 500 at a time without the tape, the model
+// in eval mode: the mean of the softmax for each image and for its mirror image (left to right),
+// how lesson 14 trains (half its images mirrored) and scores every model.
+Array<float> mirror_averaged_probabilities(nn::Module<float>& model, const ImageLogits& logits, const Array<float>& images);
+
+// A picture of any size made into what the ViT reads (the card's "input"): grey levels (H, W) in
+// [0, 1] padded to a square with the mean grey of their border (so that the garment keeps its
+// shape), area-averaged to (side, side) (nn::data::area_resize), and inverted, v -> 1 - v, when
+// `invert` says so or, by default, when that border is light (mean above 0.5): Fashion-MNIST's
+// garments are light on black, a photograph's are mostly dark on white.
+enum class Invert { automatic, always, never };
+struct PreparedImage {
+  Array<float> image;   // (side, side) in [0, 1]
+  double border = 0;    // the mean grey of the picture's outermost rows and columns
+  bool inverted = false;
+  std::size_t padded_height = 0, padded_width = 0;  // the square before averaging
+};
+// ShapeError naming the function for a picture that is not 2-D and non-empty, or side 0.
+PreparedImage prepare_image(const xt::xarray<double>& grey, std::size_t side, Invert invert = Invert::automatic);
+
+// The fixed (28, 28) image the probe runs on: smooth stripes in [0, 1], no dataset needed.
+Array<float> vit_probe_image();
+
+// Writes <stem>.json into the lesson's output folder (atomically): vit's config, `classes`, the
+// held-out score and the probe (vit's logits on vit_probe_image()).
+void write_vit_card(const std::string& stem, nn::ViT<float>& vit, const std::vector<std::string>& classes,
+                    const HeldOut& held_out);
+
+struct LoadedViT {
+  std::unique_ptr<nn::ViT<float>> model;  // in eval mode
+  std::vector<std::string> classes;
+  std::string lesson;
+  long long seed = 0;
+  HeldOut held_out;
+};
+
+// folder/<stem>.json and folder/<stem>.npz. IoError naming the file when one is missing or
+// unreadable; std::runtime_error naming the card for a missing field, a card of another lesson's
+// model, or weights that no longer compute the card's probe with this code; ShapeError listing the
+// mismatches when the weights do not fit the card's sizes.
+LoadedViT load_vit(const std::string& folder, const std::string& stem);
+
+// Where the class token looks in each image of a batch (N, H, W): per image, its attention to the
+// patches in each layer (mean of the heads) and the rollout (nn/attention/rollout.hpp), each a
+// (H/p, W/p) map laid out as the image; and the class token's row of every head of every layer.
+struct Looks {
+  std::vector<std::vector<xt::xarray<double>>> layers;  // [image][layer] (H/p, W/p)
+  std::vector<xt::xarray<double>> rollout;              // [image] (H/p, W/p)
+  std::vector<std::vector<xt::xarray<double>>> heads;   // [image][layer] (heads, H/p, W/p)
+  xt::xarray<double> logits;                            // (N, classes), the image alone
+  std::vector<std::vector<xt::xarray<double>>> maps;    // [image][layer] (heads, T, T): every token's weights
+};
+Looks class_token_looks(nn::ViT<float>& vit, const Array<float>& images);
+
+// Image b of `looks` for the attention explorer: the tokens "cls", "r1c1", "r1c2", ... (the
+// patches row by row, as the model reads them), every head of every layer.
+AttentionInput vit_attention_input(const std::string& name, const Looks& looks, std::size_t b);
+
+// Images with the class token's maps over them, as lesson 14 draws them: viridis at alpha 0.6,
+// dark blue where it does not look, yellow where it does (each map on its own scale).
+plots::Figure looks_grid(const std::vector<xt::xarray<double>>& images, const std::vector<std::string>& captions,
+                         const std::vector<xt::xarray<double>>& overlays, int cols, const std::string& title, int height);
+
+}  // namespace attnlab::lessons
