@@ -29,7 +29,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
     -DATTNLAB_LESSONS=OFF -DATTNLAB_BENCH=OFF -DATTNLAB_INSTALL=OFF -DATTNLAB_PCH=OFF >/dev/null
 cmake --build "$build" -j "$jobs" --target fuzz_all
 
-readers=(npy npz idx checkpoint fortunes)
+readers=(npy npz idx checkpoint fortunes pgm)  # as fuzz/CMakeLists.txt builds them
 # One line per harness from libFuzzer's final statistics in its log.
 report() {  # report <reader> <log> <status>
   awk -v r="$1" -v s="$3" '/stat::number_of_executed_units/ {n = $2} /stat::average_exec_per_sec/ {e = $2}
