@@ -32,7 +32,7 @@ struct AttentionInput {
   // additive bias (queries, keys) the scores had (a positional bias; -inf for a key the query may
   // not see, a mask): score = q . k * scale + bias, and the weights are the softmax of the scores.
   // Empty q and k: no neuron view for this input; empty bias: no bias and no mask.
-  std::vector<std::vector<xt::xarray<double>>> q, k, bias;
+  std::vector<std::vector<xt::xarray<double>>> q{}, k{}, bias{};  // ({}: an input written {name, queries, keys, layers, heads} leaves them empty)
   double scale = 0.0;  // 0: 1 / sqrt(d_k)
 };
 
