@@ -123,7 +123,16 @@ def check_neuron_view(driver, inputs, i, layer, head, expect):
     q = n - 1
     Select(driver.find_element(By.ID, "neuron-query")).select_by_value(str(q))
     products += check_neuron_query(driver, where, part, keys, weights, None, q)
-    return f"neuron view: {products} products, 2 queries, sums, scores and softmax match the data and the head view"
+    shown_views = 2
+    # Every head overlaid in the head view: the neuron view shows one head, the first, and says so.
+    if len(data_layer["heads"]) > 1:
+        Select(driver.find_element(By.ID, "head")).select_by_value("-1")
+        if "(the first of the overlaid heads)" not in driver.find_element(By.ID, "neuron-view").text:
+            fail(f"{where}: with every head overlaid the neuron view does not say which head it shows")
+        products += check_neuron_query(driver, where, data_layer["parts"][0], keys, data_layer["heads"][0], None, q)
+        shown_views += 1
+    return (f"neuron view: {products} products in {shown_views} (head, query) views; their sums, scores and softmax "
+            "match the data and the head view")
 
 
 def main(page, expect_neuron):
