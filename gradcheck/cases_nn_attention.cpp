@@ -2,6 +2,7 @@
 // values, score bias), with and without masks (double, tiny sizes, dropout off).
 #include "gradcheck/cases.hpp"
 #include "nn/attention/attention.hpp"
+#include "nn/attention/local_p.hpp"
 #include "nn/attention/multi_head.hpp"
 
 namespace attnlab::cases {
@@ -144,6 +145,36 @@ GRADCHECK_CASE("MultiHeadAttention self + score bias", "(2,3,8), 2 heads, bias (
         return att.forward(x[0], o).output;
       },
       with_params(att, {rnd({2, 3, 8}, 3), rnd({2, 3, 3}, 4)}));
+});
+
+}  // namespace attnlab::cases
+
+// Luong's local-p: the Gaussian op alone (p near, between and beyond the keys), then the whole
+// attention with the general score, through the predicted centre, the window and the Gaussian.
+namespace attnlab::cases {
+
+GRADCHECK_CASE("gaussian_window", "p (2,3) -> (2,3,5), sigma 1.5", [] {
+  return gradcheck([](const Inputs& x) { return nn::gaussian_window(x[0], 5, 1.5); },
+                   {TD(Array<D>{{0.2, 2.5, 4.9}, {-0.7, 1.1, 6.0}}, true)});
+});
+
+GRADCHECK_CASE("LocalPAttention general", "q (2,3,4), keys (2,4,4), values (2,4,2), D 1, padded", [] {
+  Generator gen(12);
+  const std::unique_ptr<nn::Score<D>> score = nn::make_score<D>("general", 4, 4, gen, 3);
+  nn::LocalPAttention<D> local(4, 3, 1, gen);
+  Inputs in = with_params(local, {rnd({2, 3, 4}, 1), rnd({2, 4, 4}, 2), rnd({2, 4, 2}, 3)});
+  for (const TD& p : score->parameters()) in.push_back(p);
+  return gradcheck(
+      [&](const Inputs& x) { return local.forward(*score, x[0], x[1], x[2], Allowed::where(keys4())).output; }, in);
+});
+
+GRADCHECK_CASE("LocalPAttention decoder step", "q (2,4), keys (2,4,4), D 2", [] {
+  Generator gen(13);
+  const std::unique_ptr<nn::Score<D>> score = nn::make_score<D>("dot", 4, 4, gen, 3);
+  nn::LocalPAttention<D> local(4, 3, 2, gen);
+  return gradcheck(
+      [&](const Inputs& x) { return local.forward(*score, x[0], x[1], x[2], Allowed::where(keys4())).output; },
+      with_params(local, {rnd({2, 4}, 1), rnd({2, 4, 4}, 2), rnd({2, 4, 2}, 3)}));
 });
 
 }  // namespace attnlab::cases

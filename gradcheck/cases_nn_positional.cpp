@@ -1,5 +1,5 @@
 // Gradient checks of the positional methods: the two that add to the embeddings directly, and the
-// three that act inside attention, checked through the attention output (scores -> softmax -> v).
+// four that act inside attention, checked through the attention output (scores -> softmax -> v).
 #include "gradcheck/cases.hpp"
 #include "nn/positional/positional.hpp"
 #include "nn/transformer/transformer.hpp"
@@ -55,6 +55,29 @@ GRADCHECK_CASE("RelativePositionBias causal offset", "table (6,2) -> (1,2,3,5)",
   return gradcheck([&](const Inputs&) { return rel.forward(3, 5, 2); }, rel.parameters());
 });
 
+// K = 2 with offsets up to 4: the edge rows collect several distances, so the scatter-add is tested.
+GRADCHECK_CASE("relative_key_scores", "q (2,3,2*4), table (5,4), index (3,5) clipped at 2", [] {
+  const IndexArray index = nn::shaw_relative_index(3, 5, 1, 2);
+  return gradcheck([&](const Inputs& x) { return nn::relative_key_scores(x[0], x[1], index, 2, 0.7); },
+                   {rnd({2, 3, 8}, 1), rnd({5, 4}, 2)});
+});
+
+GRADCHECK_CASE("ShawRelativePosition in attention", "q, k, v (2,4,2*4), K 2", [] {
+  Generator gen(9);
+  nn::ShawRelativePosition<D> shaw(4, 2, gen);
+  {
+    NoGrad ng;
+    shaw.key_table().mutable_value() = random_uniform<D>({5, 4}, gen, -1.0, 1.0);
+  }
+  return gradcheck(
+      [&](const Inputs& x) {
+        AttentionOptions<D> o;
+        o.bias = shaw.forward(x[0], 4);
+        return multi_head_attention(x[0], x[1], x[2], 2, o).output;
+      },
+      with_params(shaw, {rnd({2, 4, 8}, 1), rnd({2, 4, 8}, 2), rnd({2, 4, 8}, 3)}));
+});
+
 GRADCHECK_CASE("RotaryEmbedding", "(2,2,4,4), offset 3", [] {
   nn::RotaryEmbedding<D> rope(4);
   return gradcheck([&](const Inputs& x) { return rope.forward(x[0], 3); }, {rnd({2, 2, 4, 4}, 1)});
@@ -102,5 +125,6 @@ GRADCHECK_CASE("EncoderModel learned", "ids (2,4), d 8, 2 heads", [] { return en
 GRADCHECK_CASE("EncoderModel relative", "ids (2,4), d 8, 2 heads", [] { return encoder_model(Positional::RelativeBias); });
 GRADCHECK_CASE("EncoderModel rope", "ids (2,4), d 8, 2 heads", [] { return encoder_model(Positional::Rotary); });
 GRADCHECK_CASE("EncoderModel alibi", "ids (2,4), d 8, 2 heads", [] { return encoder_model(Positional::ALiBi); });
+GRADCHECK_CASE("EncoderModel shaw", "ids (2,4), d 8, 2 heads, K 8", [] { return encoder_model(Positional::ShawRelative); });
 
 }  // namespace attnlab::cases

@@ -5,9 +5,12 @@
 // compared three scores: dot (q^T k), general (q^T W k) and concat (v^T tanh(W [q; k]), which is
 // additive attention). We train all of them, plus Bahdanau's additive score, in one decoder with one
 // budget on the date task of lesson 02, and measure accuracy, parameters and the cost of each score,
-// alone and inside a whole training step.
+// alone and inside a whole training step. Last, Luong's local attention (local-p): predict where to
+// look, and attend only inside a window there.
 #include <algorithm>
+#include <cmath>
 #include <memory>
+#include <numeric>
 
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/seq2seq.hpp"
@@ -303,6 +306,159 @@ void four_ways_of_looking(const std::vector<Trained>& runs, const data::DateTask
       "mixed each character with its neighbours, so the annotation next to a digit also knows the digit.");
 }
 
+// ---------------------------------------------------------------------------------------------
+// 5. Local attention: predict where to look
+
+constexpr std::size_t kWindow = 5;  // D: the window [p_t - D, p_t + D], sigma = D / 2
+
+// Each map's rows scaled to sum to 1 (local-p's weights sum to less: the Gaussian scales them down).
+std::vector<xt::xarray<double>> as_shares(std::vector<xt::xarray<double>> maps) {
+  for (xt::xarray<double>& m : maps)
+    for (std::size_t t = 0; t < m.shape()[0]; ++t) {
+      double total = 0;
+      for (std::size_t s = 0; s < m.shape()[1]; ++s) total += m(t, s);
+      if (total > 0)
+        for (std::size_t s = 0; s < m.shape()[1]; ++s) m(t, s) /= total;
+    }
+  return maps;
+}
+
+// Where the window goes: the predicted centres p_t (teacher-forced, as in training) of the test
+// examples, and for the year's four steps, how far p_t is from the digit being written.
+struct WindowPlacement {
+  std::vector<std::vector<double>> centres;  // per test example, p_t for each output step
+  double within_window = 0, mean_distance = 0;  // over year steps: |p_t - digit| <= D, and its mean
+  double middle_within = 0;  // the same share for a window fixed at the input's middle, (S - 1) / 2
+};
+
+WindowPlacement place_windows(nn::rnn::Seq2Seq& model, const data::DateTask& task) {
+  auto& decoder = dynamic_cast<nn::rnn::LuongDecoder&>(*model.decoder);
+  WindowPlacement w;
+  std::size_t steps = 0;
+  for (std::size_t first = 0; first < task.test.size(); first += 256) {
+    std::vector<std::size_t> rows;
+    for (std::size_t r = first; r < std::min(first + 256, task.test.size()); ++r) rows.push_back(r);
+    const data::Seq2SeqBatch b = data::make_seq2seq_batch(task.test, rows);
+    NoGrad no_grad;
+    const Array<float> p = decoder.local_positions(model.encoder.forward(b.source), b.decoder_input.ids).value();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const data::Pair& pair = task.pairs.test[rows[i]];
+      w.centres.emplace_back();
+      for (std::size_t t = 0; t < pair.target.size() + 1; ++t) w.centres.back().push_back(p(i, t));
+      const std::size_t at = pair.source.rfind(pair.target.substr(0, 4));  // the year's digits, if spelled out
+      if (at == std::string::npos) continue;
+      const double middle = double(pair.source.size()) / 2.0;  // S - 1 = the source's characters, then <eos>
+      for (std::size_t t = 0; t < 4; ++t, ++steps) {
+        const double distance = std::abs(double(p(i, t)) - double(at + t));
+        w.middle_within += std::abs(middle - double(at + t)) <= double(kWindow) ? 1.0 : 0.0;
+        w.mean_distance += distance;
+        w.within_window += distance <= double(kWindow) ? 1.0 : 0.0;
+      }
+    }
+  }
+  if (steps) w.within_window /= double(steps), w.mean_distance /= double(steps), w.middle_within /= double(steps);
+  return w;
+}
+
+void local_attention(const std::vector<Trained>& runs, const Seq2SeqPlan& s, const data::DateTask& task) {
+  say("Global attention compares every query with every source position. Luong et al. also proposed local attention: "
+      "the decoder first predicts a position, then attends only near it. In the predictive form (local-p),");
+  say("$$p_t = (S - 1)\\,\\sigma\\big(v_p^\\top \\tanh(W_p h_t)\\big), \\qquad a_t(s) = "
+      "\\mathrm{softmax}_{\\lvert s - p_t \\rvert \\le D}\\big(\\mathrm{score}(h_t, \\bar h_s)\\big)\\, "
+      "\\exp\\Big(-\\frac{(s - p_t)^2}{2\\sigma^2}\\Big), \\qquad \\sigma = D / 2,$$");
+  say("with $S$ the input's length. The window's edges jump as $p_t$ moves, so they pass no gradient; $p_t$ learns "
+      "through the Gaussian alone, whose derivative is $g\\,(s - p_t)/\\sigma^2$ (the op core of "
+      "nn/attention/local_p.cpp, gradient-checked). We train it with the general score (Luong's choice for local-p), "
+      "$D = ", kWindow, "$, and the same recipe as global general above; the predictor adds $W_p$ and $v_p$, ",
+      s.model.decoder_hidden * s.model.attention_hidden + s.model.attention_hidden, " parameters.");
+  nn::rnn::Seq2SeqConfig c = s.model;
+  c.score = "general", c.local_window = kWindow;
+  Generator gen(seed() + 3);  // the global models' draw: the same encoder, decoder and score weights to start
+  nn::rnn::Seq2Seq model(c, task.source_vocab.size(), task.target_vocab.size(), gen);
+  Recipe rc = s.recipe;
+  rc.label = "local-p";
+  const History history = train_seq2seq(model, task, rc);
+  const nn::rnn::Evaluation test = nn::rnn::evaluate(model, task.test, task.pairs.test, task.target_vocab);
+  const Trained& global = runs[1];  // general, global
+  const data::YearAttention local_year = data::year_attention(as_shares(test.decoded.attention), task.pairs.test);
+  const WindowPlacement w = place_windows(model, task);
+  metric("test_exact_match_local_p", test.exact_match);
+  metric("test_char_accuracy_local_p", test.char_accuracy);
+  metric("validation_loss_local_p", history.validation_of("loss").back());
+  metric("test_year_attention_local_p", local_year.mass);
+  metric("local_p_year_digit_in_window", w.within_window);
+  metric("local_p_year_centre_distance", w.mean_distance);
+  metric("middle_window_year_digit_in_window", w.middle_within);
+  timing("cpu_ms_step_in_training_local_p", history.median_step_cpu_ms());
+  table({"general score", "test exact match", "test per-character accuracy", "validation loss",
+         "share of the year steps' attention on the year", "median training step, CPU ms"},
+        {row("global", fixed(global.test.exact_match, 4), fixed(global.test.char_accuracy, 4),
+             fixed(global.history.validation_of("loss").back(), 4), percent(data::year_attention(global.test.decoded.attention, task.pairs.test).mass),
+             fixed(global.history.median_step_cpu_ms(), 1)),
+         row(text("local-p, D = ", kWindow), fixed(test.exact_match, 4), fixed(test.char_accuracy, 4),
+             fixed(history.validation_of("loss").back(), 4), percent(local_year.mass),
+             fixed(history.median_step_cpu_ms(), 1))});
+  claim({"local_p_learns", "test_exact_match_local_p >= 0.8",
+         text("Local-p learns the task: test exact match ", fixed(test.exact_match, 3), " (global general: ",
+              fixed(global.test.exact_match, 3), ")."),
+         text("Local-p reaches only ", fixed(test.exact_match, 3), " test exact match at this budget (global general: ",
+              fixed(global.test.exact_match, 3), "): it learns more slowly, since its centre must move first; the full "
+              "run's budget takes it to 0.8 or more."),
+         Expect::full_run});
+  claim({"local_p_keeps_up", "test_exact_match_local_p >= test_exact_match_general - 0.02",
+         text("Seeing at most ", 2 * kWindow + 1, " input characters per step costs it nothing here: ",
+              fixed(test.exact_match, 3), " against ", fixed(global.test.exact_match, 3), " for global attention."),
+         text("The window costs accuracy here: ", fixed(test.exact_match, 3), " against ",
+              fixed(global.test.exact_match, 3), " for global attention, more than 0.02 below."),
+         Expect::either_way});
+  claim({"window_finds_the_year",
+         "local_p_year_digit_in_window >= 0.8 and local_p_year_digit_in_window >= middle_window_year_digit_in_window + 0.2",
+         text("The predicted centre goes where the answer is: for ", percent(w.within_window), " of the year-writing "
+              "steps the digit being written lies inside the window (mean distance from $p_t$ ",
+              fixed(w.mean_distance, 2), " characters), where a window fixed at the middle of the input would hold it "
+              "for ", percent(w.middle_within), "."),
+         text("The window holds the digit being written on only ", percent(w.within_window), " of the year-writing "
+              "steps (mean distance from $p_t$ ", fixed(w.mean_distance, 2), " characters; a window fixed at the "
+              "middle of the input: ", percent(w.middle_within), ").")});
+  say("This implementation computes the score for every position and masks outside the window, so it saves no work "
+      "at these lengths (the step times above include the predictor); local attention pays off only when the score "
+      "is computed inside the window alone, over inputs much longer than $2D + 1$.");
+  // The figure: p_t step by step for four test inputs of different lengths, and one input's maps.
+  std::vector<plots::Series> lines;
+  std::vector<std::size_t> picked;
+  for (std::size_t r = 0; r < task.pairs.test.size() && picked.size() < 4; ++r) {
+    const std::size_t len = task.pairs.test[r].source.size();
+    bool fresh = true;
+    for (std::size_t q : picked) fresh = fresh && task.pairs.test[q].source.size() / 4 != len / 4;
+    if (fresh) picked.push_back(r);
+  }
+  for (std::size_t r : picked) {
+    std::vector<double> steps(w.centres[r].size());
+    std::iota(steps.begin(), steps.end(), 0.0);
+    lines.push_back(curve("\"" + task.pairs.test[r].source + "\"", steps, w.centres[r]));
+  }
+  const LineFigureOptions style{text("Where local-p puts its window (D = ", kWindow, "), test inputs"),
+                                "Output step t (t = 0..3 write the year)", "Predicted centre p_t (input position)",
+                                false, false, true, 0.0, std::nullopt, 1800, 950};
+  save_figure(line_figure(lines, style), "local_p_centres",
+              "The predicted centre $p_t$ (teacher-forced) at each output step of four test inputs of different "
+              "lengths and formats; the window covers $p_t \\pm " + std::to_string(kWindow) + "$. Steps 0 to 3 write "
+              "the year, 5 and 6 the month, 8 and 9 the day.");
+  const std::size_t r = picked.front();
+  const data::Pair& pr = task.pairs.test[r];
+  AttentionFigureOptions maps{"Global against local-p attention (general score) on \"" + pr.source + "\"", 2, 2200, 900};
+  maps.keys_label = "input characters (keys)", maps.queries_label = "output characters (queries)";
+  save_figure(attention_figure({{global.test.decoded.attention[r], char_labels(pr.source, true),
+                                 token_labels(global.test.decoded.ids[r], task.target_vocab),
+                                 "global: " + global.test.predictions[r]},
+                                {test.decoded.attention[r], char_labels(pr.source, true),
+                                 token_labels(test.decoded.ids[r], task.target_vocab),
+                                 "local-p: " + test.predictions[r]}}, maps),
+              "local_p_alignments",
+              text("Global attention (left) against local-p (right) on one test input: local-p's weights are zero "
+                   "outside $[p_t - ", kWindow, ", p_t + ", kWindow, "]$ and shrink away from $p_t$."));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -321,5 +477,7 @@ int main(int argc, char** argv) {
                       speed(runs, plan, task);
                       section("4. Four ways of looking at the same input");
                       four_ways_of_looking(runs, task);
+                      section("5. Local attention: predict where to look");
+                      local_attention(runs, plan, task);
                     });
 }

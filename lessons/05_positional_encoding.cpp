@@ -4,9 +4,9 @@
 // the same way), so a Transformer without positions reads a sequence as a bag of tokens. We take the
 // sinusoidal encoding apart (its table, its frequencies, the similarity of two positions, and the
 // fixed rotation M_k with PE(p + k) = M_k PE(p) that makes an offset a linear map), then train one
-// small encoder six times on a task only position can solve (at every position, output the token k
-// places to its left) with no positions, sinusoidal, learned, T5 relative bias, RoPE and ALiBi,
-// testing each at the training length and at twice it.
+// small encoder seven times on a task only position can solve (at every position, output the token k
+// places to its left) with no positions, sinusoidal, learned, T5 relative bias, RoPE, ALiBi and
+// Shaw's relative vectors, testing each at the training length and at twice it.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -17,6 +17,7 @@
 #include <xtensor/xview.hpp>
 
 #include "lessons/kit/kit.hpp"
+#include "lessons/kit/offset_profile.hpp"
 #include "nn/data/tagged.hpp"
 #include "nn/data/tasks.hpp"
 #include "nn/data/vocab.hpp"
@@ -133,10 +134,11 @@ ShiftTask make_shift_task(std::size_t n_train, std::size_t n_test, Generator& ge
 }
 
 // ---------------------------------------------------------------------------------------------
-// The encoder and its six positional methods.
+// The encoder and its seven positional methods.
 
 struct Method { nn::Positional id; std::string name, idea; };
-enum { kNone, kSinusoidal, kLearned, kRelative, kRope, kAlibi };  // their places in kMethods, the runs and tables
+enum { kNone, kSinusoidal, kLearned, kRelative, kRope, kAlibi, kShaw };  // places in kMethods, the runs, tables
+constexpr std::size_t kShawClip = 8;  // Shaw's K: distances beyond it share the edge vector
 const std::vector<Method> kMethods = {
     {nn::Positional::None, "none", "nothing: attention sees a bag of tokens"},
     {nn::Positional::Sinusoidal, "sinusoidal", "$x + PE(p)$, the fixed table of section 1"},
@@ -144,6 +146,8 @@ const std::vector<Method> kMethods = {
     {nn::Positional::RelativeBias, "relative", "a trained bias $b_h(\\mathrm{bucket}(j - i))$ added to every score (T5)"},
     {nn::Positional::Rotary, "rope", "$q$ and $k$ rotated by $p\\,\\theta_i$, so $q \\cdot k$ depends on $j - i$ only (RoPE)"},
     {nn::Positional::ALiBi, "alibi", "a fixed bias $-m_h \\lvert i - j \\rvert$ added to the scores (ALiBi)"},
+    {nn::Positional::ShawRelative, "shaw", text("a trained vector per distance in the score, $q_i \\cdot (k_j + w_{\\mathrm{clip}(j - i)}) / "
+                                                "\\sqrt{d_k}$, clipped at $K = ", kShawClip, "$ (Shaw et al.)")},
 };
 
 std::unique_ptr<nn::EncoderModel<float>> make_model(nn::Positional method, std::size_t vocab) {
@@ -152,7 +156,7 @@ std::unique_ptr<nn::EncoderModel<float>> make_model(nn::Positional method, std::
   c.max_length = kTrainLength;                        // the learned table has exactly the training positions
   c.layer = nn::LayerConfig{full_or_quick<std::size_t>(64, 32), 4, full_or_quick<std::size_t>(128, 64), 0.0,
                             /*norm_first=*/true, nn::Activation::ReLU, 1e-5};
-  c.positional = method, c.pooling = nn::Pooling::None, c.pad_id = data::Vocab::pad;  // per-token tagging
+  c.positional = method, c.shaw_max_distance = kShawClip, c.pooling = nn::Pooling::None, c.pad_id = data::Vocab::pad;  // per-token tagging
   Generator gen(seed() + 1000);  // every method starts from its own seed-determined weights
   return std::make_unique<nn::EncoderModel<float>>(c, gen);
 }
@@ -217,7 +221,7 @@ void the_task(const ShiftTask& task) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 4. Six methods, one budget.
+// 4. Seven methods, one budget.
 
 struct Trained {
   Method method;
@@ -228,7 +232,7 @@ struct Trained {
   bool runs_long() const { return long_failure.empty(); }
 };
 
-std::vector<Trained> train_six(const ShiftTask& task) {
+std::vector<Trained> train_all(const ShiftTask& task) {
   Recipe recipe;  // Adam, a warm-up over 1/20 of the steps, then a cosine decay to 1/20 of the peak
   recipe.epochs = epochs(10, 8), recipe.batch = 32, recipe.lr = full_or_quick(2e-3, 1e-2);
   recipe.warmup = 0.05, recipe.decay = Decay::cosine, recipe.floor = 0.05, recipe.clip = 1.0, recipe.seed = seed() + 7;
@@ -241,8 +245,12 @@ std::vector<Trained> train_six(const ShiftTask& task) {
   std::vector<std::vector<std::string>> ideas;
   for (const Method& m : kMethods) ideas.push_back(row(m.name, m.idea));
   table({"method", "what it adds"}, ideas);
-  say("Sinusoidal and learned encodings act once, on the embeddings (absolute positions). Relative bias, RoPE and "
-      "ALiBi act inside every attention call and only ever see the offset $j - i$ between query and key.");
+  say("Sinusoidal and learned encodings act once, on the embeddings (absolute positions). Relative bias, RoPE, "
+      "ALiBi and Shaw's vectors act inside every attention call and only ever see the offset $j - i$ between query "
+      "and key. T5 adds one trained number per (distance bucket, head), the same for every query; Shaw et al. add a "
+      "trained vector $w_r$ to the key, so the position term $q_i \\cdot w_{j-i}$ depends on what the query holds. "
+      "Shaw's table has $2K + 1 = ", 2 * kShawClip + 1, "$ rows of $d_k$ numbers, one per distance "
+      "$-K \\ldots K$, shared by the heads and layers; every key farther than $K$ reads the edge row.");
   std::vector<Trained> runs;
   for (const Method& m : kMethods) {
     Trained t{m, make_model(m.id, task.vocab.size()), {}, {}, {}, ""};
@@ -400,6 +408,88 @@ void extrapolation(const std::vector<Trained>& runs) {
               "Mean training loss per epoch; the same data, steps and schedule for every method.");
 }
 
+// Shaw's vectors against T5's scalars: both relative, both trained; they differ in what a distance
+// contributes (a vector that meets the query, or a number) and in what lies past the training
+// distances (the edge row Shaw's clipping trains, or T5 buckets no training string reached).
+void shaw_against_t5(const std::vector<Trained>& runs, const ShiftTask& task) {
+  const TagScores &shaw = runs[kShaw].at_train, &shaw_long = runs[kShaw].at_long;
+  const TagScores &t5 = runs[kRelative].at_train, &t5_long = runs[kRelative].at_long;
+  say("Shaw's clipping at $K = ", kShawClip, "$ means the training strings (offsets up to ", kTrainLength - 1, ") "
+      "already trained the two edge rows that every farther key reads: at $L = ", kLongLength, "$ no key meets a row "
+      "training left as initialized, unlike the T5 table above.");
+  claim({"shaw_solves_shift", "token_accuracy_shaw_L16 >= 0.99",
+         text("Shaw's relative vectors solve the task as well: ", fixed(shaw.token, 3), " per token and ",
+              fixed(shaw.exact, 3), " exact match on held-out strings of the training length (T5: ", fixed(t5.token, 3),
+              ")."),
+         text("Shaw's relative vectors reach only ", fixed(shaw.token, 3), " per token at the training length (T5: ",
+              fixed(t5.token, 3), ")."),
+         Expect::every_run});
+  claim({"shaw_vs_t5_at_L32", "token_accuracy_shaw_L32 > token_accuracy_relative_L32 + 0.1 and exact_match_shaw_L32 >= 0.9",
+         text("At twice the length Shaw's vectors keep more: ", fixed(shaw_long.token, 3), " per token (exact ",
+              fixed(shaw_long.exact, 3), ") against T5's ", fixed(t5_long.token, 3), " (exact ", fixed(t5_long.exact, 3),
+              "): clipping gave every distance it meets a trained vector."),
+         text("At twice the length Shaw's vectors do not carry over clearly better than T5's bias: ", fixed(shaw_long.token, 3),
+              " per token (exact ", fixed(shaw_long.exact, 3), ") against ", fixed(t5_long.token, 3), " (exact ",
+              fixed(t5_long.exact, 3), "), although every distance they meet has a trained vector."),
+         Expect::every_run});
+  // Where the three trained relative methods look at L = 32: each one's head with the most weight on
+  // the key kShift places left, its mean weight by offset over held-out long strings.
+  const auto strings = [](const data::Tagged& set) { return set.slice(0, std::min<std::size_t>(64, set.size())).inputs; };
+  const auto best_head = [](const Trained& t, const IndexArray& inputs) {
+    NoGrad no_grad;
+    t.model->forward(inputs);
+    const std::vector<Tensor<float>> layers = t.model->attention_weights();
+    return std::make_pair(head_for_offset(layers, long(kShift)), layers);
+  };
+  std::vector<plots::Series> series;
+  double band[kShaw + 1] = {}, unseen[kShaw + 1] = {};  // by method: the weight at offset kShift, and beyond training's
+  for (std::size_t m : {std::size_t(kRelative), std::size_t(kRope), std::size_t(kShaw)}) {
+    const auto [pick, layers] = best_head(runs[m], strings(task.test_long));
+    const Array<float>& w = layers[pick.layer].value();  // (B, h, L, L)
+    for (std::size_t b = 0; b < w.shape()[0]; ++b)  // the mean over queries of their weight on keys >= kTrainLength away
+      for (std::size_t i = 0; i < kLongLength; ++i)
+        for (std::size_t j = 0; j < kLongLength; ++j)
+          if (std::max(i, j) - std::min(i, j) >= kTrainLength) unseen[m] += w(b, pick.head, i, j);
+    unseen[m] /= double(w.shape()[0] * kLongLength);
+    const OffsetProfile profile = offset_profile(w);
+    metric("offset_attention_L32_" + runs[m].method.name, band[m] = pick.mass);
+    metric("unseen_offset_weight_L32_" + runs[m].method.name, unseen[m]);
+    series.emplace_back(text(runs[m].method.name, " (layer ", pick.layer + 1, ", head ", pick.head + 1, ")"),
+                        xt::arange<double>(-double(kLongLength) + 1, double(kLongLength)),
+                        xt::xarray<double>(xt::view(profile.weight, pick.head)));
+    series.back().color = plots::series_color(m);
+  }
+  const double shaw_mass = band[kShaw], t5_mass = band[kRelative];
+  const double t5_band_short = best_head(runs[kRelative], strings(task.test)).first.mass;
+  metric("offset_attention_L16_relative", t5_band_short);
+  claim({"shaw_band_survives_at_L32", "offset_attention_L32_shaw > offset_attention_L32_relative",
+         text("Where the heads look: at $L = ", kLongLength, "$ Shaw's best head still puts ", fixed(shaw_mass, 3),
+              " of a query's weight on the key ", kShift, " places left, T5's ", fixed(t5_mass, 3), " (at $L = ",
+              kTrainLength, "$: ", fixed(t5_band_short, 3), ", so no single T5 head carries the shift). On keys ",
+              kTrainLength, " or more places away, which no training string had, Shaw's head puts ", fixed(unseen[kShaw], 3),
+              " of a query's weight, T5's ", fixed(unseen[kRelative], 3), "."),
+         text("At $L = ", kLongLength, "$ Shaw's best head puts ", fixed(shaw_mass, 3), " of a query's weight on the "
+              "key ", kShift, " places left, T5's ", fixed(t5_mass, 3), ": Shaw's band is not the sharper one."),
+         Expect::every_run});
+  plots::Figure fig(1800, 1700, 3, 1);  // one panel per method: overlaid, equal peaks would hide each other
+  fig.title(text("Where the best head looks at L = ", kLongLength, " (trained at L = ", kTrainLength, ")"));
+  plots::LineOptions o;
+  o.markers = true, o.ymin = 0.0, o.ymax = 1.05;
+  const double edge = kTrainLength - 0.5;  // offsets beyond +-15 never occurred in training
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    plots::Series curve = series[i];
+    curve.name.clear();  // the panel's title names it
+    plots::line_plot(fig.panel(i).title(series[i].name).ylabel("Mean weight")
+                         .xlabel(i + 1 == series.size() ? "Offset i - j (positive: key left of the query)" : ""),
+                     {curve, reference("farthest offset in training", {-edge, -edge}, {0.0, 1.0}),
+                      reference("", {edge, edge}, {0.0, 1.0})}, o);
+  }
+  save_figure(fig, "offset_profile_L32",
+              text("For T5's bias, RoPE and Shaw's vectors, the head with the most weight on the key ", kShift,
+                   " places left: its mean weight at each offset over held-out strings of length ", kLongLength,
+                   ". Offsets beyond ", kTrainLength - 1, " never occurred in training."));
+}
+
 // ---------------------------------------------------------------------------------------------
 // 5. Looking inside: the head that does the job.
 
@@ -449,7 +539,7 @@ void attention_by_method(std::vector<Trained>& runs, const ShiftTask& task) {
               text("Left: without positions, equal query tokens have identical rows and equal key tokens identical "
                    "columns. Right: the sinusoidal head with the most weight on the key ", kShift, " places left of "
                    "each query."));
-  const AttentionFigureOptions all{text("The head that looks ", kShift, " places to the left, per method"), 3, 2200, 1500};
+  const AttentionFigureOptions all{text("The head that looks ", kShift, " places to the left, per method"), 3, 2200, 2150};
   save_figure(attention_figure(maps, all), "attention_by_method",
               text("For each method, the head with the most weight on key $i - ", kShift, "$ (title: layer, head, mean "
                    "weight on that key). A model may also spread the shift over several heads or both layers, so a "
@@ -461,7 +551,7 @@ void attention_by_method(std::vector<Trained>& runs, const ShiftTask& task) {
 
 int main(int argc, char** argv) {
   LessonInfo info{"05_positional_encoding", "Positional encoding: putting order back into attention",
-                  "Sinusoidal table and its rotation property; six positional methods on a shift task",
+                  "Sinusoidal table and its rotation property; seven positional methods on a shift task",
                   "token_accuracy_rope_L32"};
   info.lead_figure = "accuracy_by_method";
   return run_lesson(info, argc, argv, [] {
@@ -474,10 +564,11 @@ int main(int argc, char** argv) {
     equivariance(task, gen);
     section(text("3. The task: copy the token ", kShift, " places to the left"));
     the_task(task);
-    section("4. One encoder, six ways to know position");
-    std::vector<Trained> runs = train_six(task);
+    section("4. One encoder, seven ways to know position");
+    std::vector<Trained> runs = train_all(task);
     held_out_accuracy(runs, task);
     extrapolation(runs);
+    shaw_against_t5(runs, task);
     section("5. Attention weights, method by method");
     attention_by_method(runs, task);
     section("6. The methods side by side");
@@ -485,7 +576,8 @@ int main(int argc, char** argv) {
         "breaks the symmetry. Absolute methods (sinusoidal, learned) stamp each token with its position; the "
         "sinusoidal stamp turns offsets into fixed rotations, so attention can learn \"$k$ places away\" as a linear "
         "map, and it exists at every length, where a learned table stops at its last row. Relative methods (T5 bias, "
-        "RoPE, ALiBi) put the offset $j - i$ into the attention scores; ALiBi's bias is a symmetric distance penalty, "
+        "RoPE, ALiBi, Shaw) put the offset $j - i$ into the attention scores, Shaw's as a vector that meets the "
+        "query; ALiBi's bias is a symmetric distance penalty, "
         "a locality prior, not an address. What each did here at twice the training length is measured above.");
   });
 }

@@ -34,11 +34,12 @@ TEST_CASE("every core op has a gradcheck row") {
 TEST_CASE("every nn module has a gradcheck row") {
   check_all_have_rows({"Linear", "Embedding", "LayerNorm", "FeedForward", "GRUCell", "GRU",
                        "Attention additive", "Attention dot", "Attention scaled dot", "Attention general",
-                       "Attention concat", "MultiHeadAttention", "MultiHeadAttention head gate",
+                       "Attention concat", "gaussian_window", "LocalPAttention", "MultiHeadAttention", "MultiHeadAttention head gate",
                        "MultiHeadAttention causal", "MultiHeadAttention padding mask",
                        "MultiHeadAttention no bias",
                        "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "RelativePositionBias",
-                       "RotaryEmbedding", "ALiBi", "EncoderLayer pre-norm", "EncoderLayer post-norm",
+                       "RotaryEmbedding", "ALiBi", "relative_key_scores", "ShawRelativePosition",
+                       "EncoderModel shaw", "EncoderLayer pre-norm", "EncoderLayer post-norm",
                        "DecoderLayer pre-norm", "DecoderLayer post-norm", "Encoder", "Decoder",
                        "Transformer", "Seq2SeqTransformer", "PatchEmbedding", "ViT", "Linformer", "GraphAttention",
                        "MeanAggregation"});

@@ -61,7 +61,7 @@ double max_diff(const Array<T>& a, const Array<T>& b) {
 TEST_CASE_TEMPLATE("CausalLM: the KV cache gives the full forward's logits", T, float, double) {
   const double tol = std::is_same_v<T, double> ? 1e-12 : 2e-5;
   for (Positional p : {Positional::None, Positional::Learned, Positional::Sinusoidal, Positional::RelativeBias,
-                       Positional::Rotary, Positional::ALiBi})
+                       Positional::Rotary, Positional::ALiBi, Positional::ShawRelative})
     for (bool norm_first : {true, false}) {
       CAPTURE(positional_name(p));
       CAPTURE(norm_first);

@@ -44,6 +44,7 @@
 #include "nn/gru.hpp"
 #include "nn/layers.hpp"
 #include "nn/optim.hpp"
+#include "nn/positional/shaw.hpp"
 #include "nn/transformer/transformer.hpp"
 
 using namespace attnlab;
@@ -259,6 +260,33 @@ void mha_cases(Npz& in, Npz& ours) {
     opt.allowed_keys = Allowed::where(length_mask(kKeyLengths, 4));
     c.data("key_padding_mask", NpyArray(opt.allowed_keys->mask()));
     AttentionResult<double> r = m.forward(q, k, v, opt);
+    c.output("output", r.output);
+    c.output("weights", r.weights, /*differentiable=*/false);
+    c.backward();
+  }
+}
+
+// Shaw et al.'s relative positions in self-attention: torch's own nn.MultiheadAttention with our
+// weights, the position term q_i . w_{clip(j - i)} / sqrt(d_k) written with einsum from the table
+// (and torch's own q) and passed as a float attn_mask, which torch adds after its scaling.
+void shaw_cases(Npz& in, Npz& ours) {
+  const std::size_t d = 8, h = 2, B = 2;
+  for (bool causal : {false, true}) {
+    Case c(causal ? "ShawRelativePosition self-attention causal" : "ShawRelativePosition self-attention", in, ours,
+           causal ? 72 : 71);
+    nn::MultiHeadAttention<double> m(d, h, c.gen());
+    nn::ShawRelativePosition<double> shaw(d / h, 2, c.gen());  // K = 2 < L - 1: the edge rows are shared
+    c.params(m);
+    c.params(shaw);
+    c.cfg("d_model", double(d));
+    c.cfg("heads", double(h));
+    c.cfg("max_distance", 2);
+    c.cfg("causal", causal);
+    Tn x = c.input("x", {B, 6, d});
+    nn::MultiHeadOptions<double> opt;
+    opt.causal = causal;
+    opt.query_bias = [&shaw](const Tn& q) { return shaw.forward(q, q.dim(1)); };
+    AttentionResult<double> r = m.forward(x, opt);
     c.output("output", r.output);
     c.output("weights", r.weights, /*differentiable=*/false);
     c.backward();
@@ -578,6 +606,7 @@ Parity run_parity() {
   mha_cases(in, p.ours);
   transformer_layer_cases(in, p.ours);
   cross_entropy_cases(in, p.ours);
+  shaw_cases(in, p.ours);
   optimizer_case<nn::Adam<double>>(in, p.ours, "Adam weight_decay", 91);
   optimizer_case<nn::AdamW<double>>(in, p.ours, "AdamW weight_decay", 92);
   for (const auto& [key, array] : p.ours.entries()) in.add(key, array);  // ours too, for debugging
@@ -668,6 +697,9 @@ TEST_CASE("parity: MultiHeadAttention vs nn.MultiheadAttention") {
 TEST_CASE("parity: EncoderLayer vs nn.TransformerEncoderLayer") { compare_family("EncoderLayer"); }
 TEST_CASE("parity: DecoderLayer vs nn.TransformerDecoderLayer") { compare_family("DecoderLayer"); }
 TEST_CASE("parity: cross_entropy vs F.cross_entropy") { compare_family("cross_entropy"); }
+TEST_CASE("parity: ShawRelativePosition vs nn.MultiheadAttention with the term as attn_mask") {
+  compare_family("ShawRelativePosition");
+}
 TEST_CASE("parity: Adam vs torch.optim.Adam") { compare_family("Adam"); }
 TEST_CASE("parity: AdamW vs torch.optim.AdamW") { compare_family("AdamW"); }
 

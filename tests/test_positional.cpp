@@ -1,9 +1,11 @@
 // Positional methods: the sinusoidal table and its rotation property, learned positions and their
-// length limit, T5 buckets, RoPE's relative-offset property, ALiBi slopes, and extrapolation.
+// length limit, T5 buckets, Shaw's clipped vectors, RoPE's relative-offset property, ALiBi slopes, and extrapolation.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include <xtensor/xview.hpp>
 
@@ -269,14 +271,14 @@ TEST_CASE("ALiBi: geometric slopes 2^(-8i/h) and bias -slope |i - j|") {
 
 TEST_CASE("positional method names round-trip") {
   for (Positional p : {Positional::None, Positional::Sinusoidal, Positional::Learned,
-                       Positional::RelativeBias, Positional::Rotary, Positional::ALiBi})
+                       Positional::RelativeBias, Positional::Rotary, Positional::ALiBi, Positional::ShawRelative})
     CHECK(parse_positional(positional_name(p)) == p);
   CHECK(error_of([] { parse_positional("fourier"); }).find("fourier") != std::string::npos);
 }
 
 TEST_CASE("extrapolation: an encoder built for length 8 runs on length 40, except learned") {
   for (Positional p : {Positional::None, Positional::Sinusoidal, Positional::RelativeBias,
-                       Positional::Rotary, Positional::ALiBi, Positional::Learned}) {
+                       Positional::Rotary, Positional::ALiBi, Positional::ShawRelative, Positional::Learned}) {
     CAPTURE(positional_name(p));
     EncoderModelConfig c;
     c.vocab = 10;
@@ -325,9 +327,100 @@ TEST_CASE("positions matter: without them the encoder is blind to order, with th
   };
   IndexArray a = {{1, 2, 3, 4, 5}}, b = {{5, 3, 1, 4, 2}};  // a permutation
   for (Positional p : {Positional::Sinusoidal, Positional::Learned, Positional::RelativeBias,
-                       Positional::Rotary, Positional::ALiBi}) {
+                       Positional::Rotary, Positional::ALiBi, Positional::ShawRelative}) {
     CAPTURE(positional_name(p));
     CHECK(xt::amax(xt::abs(run(p, a) - run(p, b)))() > 1e-6);
   }
   CHECK(xt::amax(xt::abs(run(Positional::None, a) - run(Positional::None, b)))() < 1e-12);
+}
+
+TEST_CASE("Shaw's index: clip(j - i, -K, K) + K, every far distance on the edge row") {
+  // Queries at positions 1, 2, 3 (offset 1), keys 0..4, K = 2.
+  const IndexArray index = shaw_relative_index(3, 5, 1, 2);
+  const IndexArray expected = {{1, 2, 3, 4, 4}, {0, 1, 2, 3, 4}, {0, 0, 1, 2, 3}};
+  CHECK(index == expected);
+  // Any length: at L = 100 the entries stay in 0..2K, the diagonal on row K.
+  const IndexArray big = shaw_relative_index(100, 100, 0, 3);
+  CHECK(xt::amin(big)() == 0);
+  CHECK(xt::amax(big)() == 6);
+  for (std::size_t i = 0; i < 100; ++i) CHECK(big(i, i) == 3);
+  CHECK(error_of([] { shaw_relative_index(2, 2, 0, 0); }).find("shaw_relative_index") != std::string::npos);
+}
+
+TEST_CASE("relative_key_scores: out[b, h, i, j] = scale * q[b, i, h] . table[index[i, j]]") {
+  Generator gen(3);
+  const std::size_t B = 2, L = 4, h = 3, dk = 2;
+  const TD q(random_normal<double>({B, L, h * dk}, gen));
+  const TD table(random_normal<double>({5, dk}, gen));
+  const IndexArray index = shaw_relative_index(L, L, 0, 2);
+  const Array<double> out = relative_key_scores(q, table, index, h, 0.5).value();
+  REQUIRE(shape_of(out) == Shape{B, h, L, L});
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t head = 0; head < h; ++head)
+      for (std::size_t i = 0; i < L; ++i)
+        for (std::size_t j = 0; j < L; ++j) {
+          double dot = 0;
+          for (std::size_t c = 0; c < dk; ++c) dot += q.value()(b, i, head * dk + c) * table.value()(index(i, j), c);
+          CHECK(out(b, head, i, j) == doctest::Approx(0.5 * dot).epsilon(1e-14));
+        }
+  const std::string wrong_width = error_of([&] { relative_key_scores(q, table, index, 2, 1.0); });
+  CHECK(wrong_width.find("relative_key_scores") != std::string::npos);
+  CHECK(wrong_width.find("(2,4,6)") != std::string::npos);
+  const IndexArray too_far = {{0, 5, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}};
+  CHECK(error_of([&] { relative_key_scores(q, table, too_far, h, 1.0); }).find("index entry 5") != std::string::npos);
+  CHECK_THROWS_AS(relative_key_scores(q, table, shaw_relative_index(3, 4, 0, 2), h, 1.0), ShapeError);
+}
+
+TEST_CASE("Shaw in MultiHeadAttention: softmax(q . (k + w_{clip(j - i)}) / sqrt(d_k)) v, written out") {
+  Generator gen(6);
+  const std::size_t B = 2, L = 6, d = 8, h = 2, dk = d / h, K = 2;
+  MultiHeadAttention<double> mha(d, h, gen);
+  ShawRelativePosition<double> shaw(dk, K, gen);
+  {
+    NoGrad ng;
+    shaw.key_table().mutable_value() = random_normal<double>({2 * K + 1, dk}, gen);
+  }
+  const TD x(random_normal<double>({B, L, d}, gen));
+  MultiHeadOptions<double> opt;
+  opt.query_bias = [&shaw, L](const TD& q) { return shaw.forward(q, L); };
+  opt.causal = true;  // the masks still apply on top of the bias
+  const AttentionResult<double> got = mha.forward(x, opt);
+  // By hand: per head, e_ij = q_i . (k_j + w[clip(j - i) + K]) / sqrt(d_k), causal softmax.
+  NoGrad ng;
+  const Array<double> q = mha.q_proj(x).value(), k = mha.k_proj(x).value();
+  const Array<double>& w = shaw.key_table().value();
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t head = 0; head < h; ++head)
+      for (std::size_t i = 0; i < L; ++i) {
+        std::vector<double> e(i + 1);
+        double top = -1e300, total = 0;
+        for (std::size_t j = 0; j <= i; ++j) {
+          const long r = std::clamp(long(j) - long(i), -long(K), long(K)) + long(K);
+          double s = 0;
+          for (std::size_t c = 0; c < dk; ++c)
+            s += q(b, i, head * dk + c) * (k(b, j, head * dk + c) + w(r, c));
+          e[j] = s / std::sqrt(double(dk));
+          top = std::max(top, e[j]);
+        }
+        for (double& v : e) total += (v = std::exp(v - top));
+        for (std::size_t j = 0; j < L; ++j)
+          CHECK(got.weights.value()(b, head, i, j) == doctest::Approx(j <= i ? e[j] / total : 0.0).epsilon(1e-12));
+      }
+  // A query_bias of the wrong shape is refused by name.
+  MultiHeadOptions<double> bad;
+  bad.query_bias = [](const TD&) { return TD::zeros({3, 1, 1, 1}); };
+  const std::string msg = error_of([&] { mha.forward(x, bad); });
+  CHECK(msg.find("MultiHeadAttention") != std::string::npos);
+  CHECK(msg.find("(3,1,1,1)") != std::string::npos);
+}
+
+TEST_CASE("Shaw's clipping: at lengths past K, every key K or more places away reads the edge vector") {
+  Generator gen(8);
+  ShawRelativePosition<double> shaw(4, 3, gen);
+  const TD q(random_normal<double>({1, 40, 8}, gen));
+  const Array<double> bias = shaw.forward(q, 40).value();  // (1, 2, 40, 40)
+  // Query 39's keys 0..36 are all K = 3 or more places to its left: one value, row 0's.
+  for (std::size_t j = 1; j <= 36; ++j) CHECK(bias(0, 1, 39, j) == bias(0, 1, 39, 0));
+  CHECK(bias(0, 1, 39, 37) != bias(0, 1, 39, 0));
+  CHECK_THROWS_AS(ShawRelativePosition<double>(0, 3, gen), ShapeError);
 }

@@ -82,6 +82,15 @@ TEST_CASE("ScoreParts: kept only when asked, and the softmax of their scores is 
   CHECK(xt::amax(xt::abs(att.score_parts().bias))() == 0.0);
   CHECK(rebuilt_gap(att.score_parts(), r.weights.value(), 2) < 1e-12);
 
+  // A bias made from the queries (Shaw's relative positions) is kept in the bias, added to the fixed one.
+  MultiHeadOptions<double> shaw;
+  shaw.bias = rnd<double>({1, 2, 4, 4}, 7);
+  shaw.query_bias = [](const Tensor<double>& q) { return reshape(sum(q, Axes{2}), {2, 1, 4, 1}); };  // q_i's sum, per query
+  r = att.forward(x, shaw);
+  CHECK(att.score_parts().bias(1, 0, 2, 3) ==
+        doctest::Approx(shaw.bias.value()(0, 0, 2, 3) + xt::sum(xt::view(att.q_proj(x).value(), 1, 2))()));
+  CHECK(rebuilt_gap(att.score_parts(), r.weights.value(), 2) < 1e-12);
+
   att.keep_score_parts(false);
   CHECK(att.score_parts().queries.dimension() == 0);
 }

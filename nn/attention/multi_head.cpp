@@ -45,6 +45,18 @@ MultiHeadAttention<T>::MultiHeadAttention(std::size_t d_model, std::size_t heads
   if (bias) zeros(out_proj.bias);
 }
 
+namespace {
+// The fixed bias plus the one made from the queries (the first may be absent), checked against the
+// scores' shape (B, h, Lq, Lk).
+template <class T>
+Tensor<T> with_query_bias(const Tensor<T>& bias, const Tensor<T>& from_queries, const Shape& scores) {
+  check(from_queries.defined() && broadcasts_to(from_queries.shape(), scores), "MultiHeadAttention",
+        "query_bias returned ", from_queries.defined() ? shape_str(from_queries.shape()) : std::string("nothing"),
+        ", which does not broadcast to the scores (B, h, Lq, Lk) = ", shape_str(scores));
+  return bias.defined() ? add(bias, from_queries) : from_queries;
+}
+}  // namespace
+
 // x W_p^T + b_p with W_p = in_proj_weight[part d : (part + 1) d]. The slice is a copy of d x d
 // weights; its backward adds the block's gradient into those rows of the packed gradient.
 template <class T>
@@ -134,15 +146,18 @@ AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& query, const 
 
   // The heads are read in place from the projections and the output comes back merged.
   AttentionResult<T> r;
-  if (opt.qk_transform) {
-    // q and k pass through the transform (heads side by side), so Q, K and V come from the three
-    // row blocks of the projection rather than one packed GEMM.
-    const Tensor<T> q = opt.qk_transform(q_proj(query)), k = opt.qk_transform(k_proj(key));
+  if (opt.qk_transform || opt.query_bias) {
+    // q and k pass through the transform (heads side by side), or q makes a bias, so Q, K and V
+    // come from the three row blocks of the projection rather than one packed GEMM.
+    const auto same = [](const Tensor<T>& t) { return t; };
+    const auto& transform = opt.qk_transform ? opt.qk_transform : std::function<Tensor<T>(const Tensor<T>&)>(same);
+    const Tensor<T> q = transform(q_proj(query)), k = transform(k_proj(key));
     check(q.shape() == Shape{B, Lq, d_model_} && k.shape() == Shape{B, Lk, d_model_}, who,
           "qk_transform must keep the shapes (B, Lq, d) = ", shape_str(Shape{B, Lq, d_model_}),
           " and (B, Lk, d) = ", shape_str(Shape{B, Lk, d_model_}), ", got ", shape_str(q.shape()),
           " and ", shape_str(k.shape()));
-    keep_parts(q.value(), k.value(), o);
+    if (opt.query_bias) o.bias = with_query_bias(o.bias, opt.query_bias(q), Shape{B, heads_, Lq, Lk});
+    keep_parts(q.value(), k.value(), o);  // the bias kept with the queries' own (Shaw's) term in it
     r = multi_head_attention(q, k, v_proj(value), heads_, o);
   } else if (query.node() == key.node() && key.node() == value.node()) {
     // Self-attention: one GEMM with the packed [W_q; W_k; W_v] makes Q, K and V together.
@@ -191,6 +206,8 @@ AttentionResult<T> MultiHeadAttention<T>::forward_cached(const Tensor<T>& x, KVC
     q = opt.qk_transform(q);
     k = opt.qk_transform(k);
   }
+  const Tensor<T> bias = opt.query_bias ? with_query_bias(opt.bias, opt.query_bias(q), Shape{B, heads_, n, c + n})
+                                        : opt.bias;
   const Tensor<T> keys = c == 0 ? k : concat<T>({Tensor<T>(cache.keys), k}, 1);
   const Tensor<T> values = c == 0 ? v : concat<T>({Tensor<T>(cache.values), v}, 1);
   cache.keys = keys.value();
@@ -205,10 +222,10 @@ AttentionResult<T> MultiHeadAttention<T>::forward_cached(const Tensor<T>& x, KVC
       for (std::size_t j = 0; j < c + n; ++j) band(i, j) = j <= c + i;
     o.allowed = Allowed::where(std::move(band));
   }
-  if (opt.bias.defined())
-    check(broadcasts_to(opt.bias.shape(), Shape{B, heads_, n, c + n}), who, "bias ", shape_str(opt.bias.shape()),
+  if (bias.defined())
+    check(broadcasts_to(bias.shape(), Shape{B, heads_, n, c + n}), who, "bias ", shape_str(bias.shape()),
           " does not broadcast to (B, h, n, cached + n) = ", shape_str(Shape{B, heads_, n, c + n}));
-  o.bias = opt.bias;
+  o.bias = bias;
   o.dropout = this->training() ? p_ : 0.0;
   o.generator = &gen_;
   const AttentionResult<T> r = multi_head_attention(q, keys, values, heads_, o);

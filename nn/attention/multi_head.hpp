@@ -39,6 +39,10 @@ struct MultiHeadOptions {
   // Applied to the queries and keys, (B, Lq, h * d_k) and (B, Lk, h * d_k) with the heads side
   // by side, after the projections and before the scores (RoPE). It must keep the shape.
   std::function<Tensor<T>(const Tensor<T>&)> qk_transform;
+  // A score bias made from the queries (Shaw's relative positions, q_i . w_{j - i}): called with q
+  // (B, Lq, h * d_k), heads side by side, after the qk_transform; it must return a bias that
+  // broadcasts to (B, h, Lq, Lk), added after the 1/sqrt(d_k) scaling like `bias` (and to it).
+  std::function<Tensor<T>(const Tensor<T>&)> query_bias;
 };
 
 // What self-attention keeps of the positions it has seen, for generating one token at a time:
@@ -57,7 +61,8 @@ template <class T>
 struct ScoreParts {
   Array<T> queries;  // (B, Lq, h * d_k): after the projections and the qk_transform (RoPE), before the scaling
   Array<T> keys;     // (B, Lk, h * d_k), likewise
-  Array<T> bias;     // (B, h, Lq, Lk): the additive bias (0 without one), -inf where a key is masked
+  Array<T> bias;     // (B, h, Lq, Lk): the additive bias (0 without one; with a query_bias, its term
+                     // added), -inf where a key is masked
   double scale = 1.0;  // 1 / sqrt(d_k)
 };
 

@@ -11,16 +11,18 @@ std::string positional_name(Positional p) {
     case Positional::RelativeBias: return "relative";
     case Positional::Rotary: return "rope";
     case Positional::ALiBi: return "alibi";
+    case Positional::ShawRelative: return "shaw";
   }
   return "?";
 }
 
 Positional parse_positional(const std::string& name) {
   for (Positional p : {Positional::None, Positional::Sinusoidal, Positional::Learned,
-                       Positional::RelativeBias, Positional::Rotary, Positional::ALiBi})
+                       Positional::RelativeBias, Positional::Rotary, Positional::ALiBi,
+                       Positional::ShawRelative})
     if (positional_name(p) == name) return p;
   fail("Positional", "unknown method '", name,
-       "' (expected none, sinusoidal, learned, relative, rope or alibi)");
+       "' (expected none, sinusoidal, learned, relative, rope, alibi or shaw)");
 }
 
 }  // namespace attnlab::nn

@@ -108,12 +108,34 @@ LuongDecoder::LuongDecoder(std::size_t vocab, const Seq2SeqConfig& c, Generator&
   register_module("attention", attention_);
   register_module("combine", combine);
   register_module("out", out);
+  if (c.local_window > 0) {
+    local = std::make_unique<LocalPAttention<F>>(c.decoder_hidden, c.attention_hidden, c.local_window, gen);
+    register_module("local", *local);
+  }
 }
 
 Tns LuongDecoder::attend_and_predict(const Encoded& e, const Tns& states, Tns* weights) {
-  const AttentionResult<F> a = attention_(states, e.annotations, e.annotations, e.real);
-  if (weights) *weights = a.weights;
-  return out(attnlab::tanh(combine(concat<F>({a.output, states}, -1))));
+  Tns context;
+  if (local) {
+    const LocalAttentionResult<F> a = local->forward(attention_.score(), states, e.annotations, e.annotations, e.real);
+    context = a.output;
+    if (weights) *weights = a.weights;
+  } else {
+    const AttentionResult<F> a = attention_(states, e.annotations, e.annotations, e.real);
+    context = a.output;
+    if (weights) *weights = a.weights;
+  }
+  return out(attnlab::tanh(combine(concat<F>({context, states}, -1))));
+}
+
+Tns LuongDecoder::local_positions(const Encoded& e, const IndexArray& inputs) {
+  if (!local) throw std::logic_error("LuongDecoder::local_positions: this decoder attends globally (local_window 0)");
+  NoGrad no_grad;
+  const Tns states = gru.forward(embed(inputs), unsqueeze(e.init, 0)).output;  // (B, T, Hd)
+  std::vector<std::size_t> lengths(states.dim(0), 0);
+  for (std::size_t b = 0; b < lengths.size(); ++b)
+    for (std::size_t s = 0; s < e.real.shape()[1]; ++s) lengths[b] += e.real.mask()(b, s) ? 1 : 0;
+  return local->centres(states, lengths);
 }
 
 Tns LuongDecoder::teacher_forced(const Encoded& e, const IndexArray& inputs, Tns* weights) {
@@ -133,6 +155,9 @@ Step LuongDecoder::step(const Encoded& e, const IndexArray& prev, const Tns& sta
 Seq2Seq::Seq2Seq(const Seq2SeqConfig& c, std::size_t source_vocab, std::size_t target_vocab, Generator& gen)
     : config_(c), encoder(source_vocab, c, gen) {
   register_module("encoder", encoder);
+  if (c.style == DecoderStyle::Bahdanau && c.local_window > 0)
+    throw std::invalid_argument("Seq2Seq: local_window " + std::to_string(c.local_window) +
+                                " (local-p attention) is for the Luong decoder only");
   if (c.style == DecoderStyle::Bahdanau)
     decoder = std::make_unique<BahdanauDecoder>(target_vocab, c, gen);
   else

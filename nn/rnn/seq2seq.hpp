@@ -27,6 +27,7 @@
 
 #include "core/ops.hpp"
 #include "nn/attention/attention.hpp"
+#include "nn/attention/local_p.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/data/pair.hpp"
 #include "nn/data/split.hpp"
@@ -52,6 +53,9 @@ struct Seq2SeqConfig {
   std::size_t encoder_hidden = 64;    // He per direction: annotations are 2He wide
   std::size_t decoder_hidden = 64;    // Hd (a dot score needs Hd == 2He)
   std::size_t attention_hidden = 64;  // A, inside the additive and concat scores
+  // D > 0 (Luong style only): Luong's local-p attention, the same score inside a predicted window
+  // [p_t - D, p_t + D] with a Gaussian around p_t (nn/attention/local_p.hpp); 0: global attention.
+  std::size_t local_window = 0;
 };
 
 struct Encoded {
@@ -119,10 +123,14 @@ class LuongDecoder : public Decoder {
   Tns teacher_forced(const Encoded& e, const IndexArray& inputs, Tns* weights) override;
   Step step(const Encoded& e, const IndexArray& prev, const Tns& state) override;
   const Attention<F>& attention() const override { return attention_; }
+  // Local-p only: the predicted centres p_t (B, T) of the teacher-forced decoder states, without
+  // gradient; std::logic_error for global attention.
+  Tns local_positions(const Encoded& e, const IndexArray& inputs);
 
   GRU<F> gru;
-  Attention<F> attention_;
+  Attention<F> attention_;  // global attention; with local_window, its score serves the local one
   Linear<F> combine, out;
+  std::unique_ptr<LocalPAttention<F>> local;  // the position predictor of local-p; null for global
 
  private:
   // States (B, T, Hd) attend with T queries at once.

@@ -18,7 +18,7 @@ const LayerConfig& checked(const EncoderModelConfig& c) {
 template <class T>
 EncoderModel<T>::EncoderModel(const EncoderModelConfig& c, Generator& gen)
     : embed(c.vocab, checked(c).d_model, gen, c.pad_id),
-      positional(c.positional, c.layer, c.max_length, gen, /*bidirectional=*/true),
+      positional(c.positional, c.layer, c.max_length, gen, /*bidirectional=*/true, c.shaw_max_distance),
       dropout(c.layer.dropout, gen),
       encoder(c.num_layers, c.layer, gen, c.final_norm.value_or(c.layer.norm_first)),
       head(c.layer.d_model, c.num_classes, gen),

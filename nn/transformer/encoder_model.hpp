@@ -20,6 +20,7 @@ struct EncoderModelConfig {
   std::size_t max_length = 512;     // only the learned table needs it
   LayerConfig layer;
   Positional positional = Positional::Sinusoidal;
+  std::size_t shaw_max_distance = 8;  // Shaw's clipping distance K (Positional::ShawRelative only)
   Pooling pooling = Pooling::Mean;
   std::optional<bool> final_norm;   // default: with pre-norm layers
   std::optional<Index> pad_id;

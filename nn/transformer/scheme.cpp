@@ -1,5 +1,5 @@
 // A model's positional method in one module, so that the encoder-only model and the language
-// model can switch between the five methods with one enum (the positional-encoding lesson trains
+// model can switch between the six methods with one enum (the positional-encoding lesson trains
 // the same encoder with each).
 #include "nn/transformer/scheme.hpp"
 
@@ -7,7 +7,8 @@ namespace attnlab::nn {
 
 template <class T>
 PositionalScheme<T>::PositionalScheme(Positional method, const LayerConfig& config,
-                                      std::size_t max_length, Generator& gen, bool bidirectional)
+                                      std::size_t max_length, Generator& gen, bool bidirectional,
+                                      std::size_t shaw_max_distance)
     : method_(method), heads_(config.heads) {
   switch (method) {
     case Positional::None:
@@ -31,6 +32,12 @@ PositionalScheme<T>::PositionalScheme(Positional method, const LayerConfig& conf
       break;
     case Positional::ALiBi:
       break;
+    case Positional::ShawRelative:  // one table of 2K + 1 vectors of d_k, shared by heads and layers
+      check(config.heads > 0 && config.d_model % config.heads == 0, "PositionalScheme",
+            "d_model ", config.d_model, " is not divisible by heads ", config.heads);
+      shaw_ = std::make_unique<ShawRelativePosition<T>>(config.d_model / config.heads, shaw_max_distance, gen);
+      this->register_module("shaw", *shaw_);
+      break;
   }
 }
 
@@ -48,6 +55,10 @@ void PositionalScheme<T>::attention(std::size_t length, MultiHeadOptions<T>& opt
   if (rotary_) {
     const RotaryEmbedding<T>* rope = rotary_.get();
     options.qk_transform = [rope, offset](const Tensor<T>& t) { return rope->forward(t, offset); };
+  }
+  if (shaw_) {
+    const ShawRelativePosition<T>* shaw = shaw_.get();
+    options.query_bias = [shaw, length, offset](const Tensor<T>& q) { return shaw->forward(q, offset + length, offset); };
   }
 }
 

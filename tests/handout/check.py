@@ -108,6 +108,11 @@ def definitions(text):
     while i < len(lines):
         m = DEF_START.match(lines[i])
         if m and not lines[i].startswith(("namespace", "using", "SOLUTION", "WRONG_ANSWER", "EXERCISE", "HINT")):
+            one_line = re.match(r"^(.*?\))\s*(?:const\s*)?\{(.*)\}\s*$", lines[i])
+            if one_line:  # `T f(args) { return ...; }`: a whole definition on its line
+                out.setdefault(m.group(1), (" ".join(one_line.group(1).split()) + " {", [one_line.group(2).strip()]))
+                i += 1
+                continue
             j = i
             while j < len(lines) and not lines[j].rstrip().endswith("{") and not lines[j].rstrip().endswith(";"):
                 j += 1

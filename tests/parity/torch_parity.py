@@ -234,6 +234,29 @@ def fam_module(c, X):
     return run_module(kind, m, c["cfg"], X, c.get("data", {})), links
 
 
+def fam_shaw(c, X):
+    """Shaw et al.: e_ij = q_i . (k_j + w[clip(j - i, -K, K) + K]) / sqrt(d_k). torch's
+    nn.MultiheadAttention with our weights makes q.k; the position term, from torch's own q and
+    the table, goes in as a float attn_mask (B*h, L, L), which torch adds after its scaling."""
+    cfg, params = c["cfg"], c["param"]
+    d, h, K = int(cfg["d_model"]), int(cfg["heads"]), int(cfg["max_distance"])
+    m = torch.nn.MultiheadAttention(d, h, dropout=0.0, bias=True, batch_first=True)
+    links = bind(m, {n: v for n, v in params.items() if n != "key_table"})
+    table = torch.tensor(params["key_table"], requires_grad=True)
+    links["key_table"] = table
+    x = X["x"]
+    B, L, dk = x.shape[0], x.shape[1], d // h
+    q = F.linear(x, m.in_proj_weight[:d], m.in_proj_bias[:d]).reshape(B, L, h, dk)
+    pos = torch.arange(L)
+    index = (pos[None, :] - pos[:, None]).clamp(-K, K) + K  # [i, j]
+    term = torch.einsum("bihc,ijc->bhij", q, table[index]) / math.sqrt(dk)
+    if bool(cfg["causal"]):
+        term = term.masked_fill(causal_mask(L, L), float("-inf"))
+    out, w = m(x, x, x, attn_mask=term.reshape(B * h, L, L), need_weights=True,
+               average_attn_weights=False)
+    return {"output": out, "weights": w}, links
+
+
 def fam_cross_entropy(c, X):
     cfg = c["cfg"]
     logits = X["logits"]
@@ -277,6 +300,7 @@ FAMILIES = {
     "EncoderLayer": fam_module,
     "DecoderLayer": fam_module,
     "cross_entropy": fam_cross_entropy,
+    "ShawRelativePosition": fam_shaw,
     "Adam": fam_optimizer,
     "AdamW": fam_optimizer,
 }
