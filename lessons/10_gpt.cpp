@@ -588,7 +588,8 @@ void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const Gp
   gpt.blocks.keep_score_parts(false);
   show_explorer(page, "explorer",
                 "The attention explorer: every head of the trained GPT on a held-out entry; hover a character to see "
-                "what it reads (build/bin/inspect gpt makes one for a prompt of your own)");
+                "what it reads, click it to see its scores split into query-key products (build/bin/inspect gpt makes "
+                "one for a prompt of your own)");
 }
 
 // ---------------------------------------------------------------------------------------------
