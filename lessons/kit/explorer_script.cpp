@@ -84,11 +84,7 @@ function drawHeadView() {
 function readout() {
   const inp = data.inputs[state.input], layer = inp.layers[state.layer];
   const box = $('readout');
-  if (state.focus === null) {
-    box.innerHTML = 'Hover a query on the right to read its weights' +
-                    (layer.parts ? '; click it to see its scores term by term in the neuron view below.' : '.');
-    return;
-  }
+  if (state.focus === null) { box.innerHTML = 'Hover a query on the right to read its weights.'; return; }
   let s = '<p>Query <strong>' + esc(inp.queries[state.focus]) + '</strong> (position ' + (state.focus + 1) + '), ' +
           esc(layer.name) + ':</p><table><tr><th>key</th>';
   const heads = shownHeads();
