@@ -51,6 +51,7 @@ int run_bert(const Request& a) {
   ids.push_back(data::Vocab::eos);
 
   NoGrad no_grad;
+  m.model->model.encoder.keep_score_parts(true);  // the queries and keys too, for the neuron view
   const Array<float> logp = log_softmax(m.model->forward(xt::adapt(ids, {std::size_t(1), ids.size()}), std::nullopt,
                                                          xt::adapt(where, {where.size()})),
                                         -1)
@@ -84,14 +85,16 @@ int run_bert(const Request& a) {
 
   std::vector<std::string> labels;
   for (Index id : ids) labels.push_back(bert::shown(m.vocab, id));
-  const AttentionInput in = self_attention_input(text("\"", a.inputs[0], "\""), labels, m.model->model.attention_weights());
+  const AttentionInput in = with_score_parts(
+      self_attention_input(text("\"", a.inputs[0], "\""), labels, m.model->model.attention_weights()),
+      m.model->model.encoder.score_parts());
   ExplorerPage page;
   page.title = "Lesson 12's BERT on your text";
   page.query_side = "characters (queries)", page.key_side = "characters (keys)";
   page.note = text("The BERT of ", m.card.lesson, " (seed ", m.card.seed, ", from ", a.from, ") reading \"", a.inputs[0],
                    "\" with each _ as [MASK] (shown \u25ae), between [CLS] and the end of the entry; its guesses: \"",
                    filled, "\". Every character reads both sides: choose a layer and a head, hover a character to read "
-                   "its weights.");
+                   "its weights, click it to see its scores term by term in the neuron view.");
   page.inputs.push_back(in);
   // The figures: the characters around the first mask.
   write_outputs(a.out, head_figures(in, std::size_t(where[0]), 0, "Lesson 12's BERT on your text"), page);

@@ -53,20 +53,23 @@ int run_gpt(const Request& a) {
   const std::vector<Index> window(ids.end() - long(std::min(ids.size(), context)), ids.end());
   {
     NoGrad no_grad;
+    m.model->blocks.keep_score_parts(true);  // the queries and keys too, for the neuron view
     m.model->forward(xt::adapt(window, {std::size_t(1), window.size()}));
   }
   std::vector<std::string> labels;
   for (Index id : window) labels.push_back(id == data::Vocab::bos ? "<bos>" : visible(m.vocab.token(id)));
   const std::string shown =
       window.size() < ids.size() ? text("the last ", context, " characters") : "prompt and continuation";
-  const AttentionInput in = self_attention_input(text("\"", a.inputs[0], "\" + its continuation"), labels,
-                                                 m.model->attention_weights());
+  const AttentionInput in = with_score_parts(
+      self_attention_input(text("\"", a.inputs[0], "\" + its continuation"), labels, m.model->attention_weights()),
+      m.model->blocks.score_parts());
   ExplorerPage page;
   page.title = "Lesson 10's GPT on your prompt";
   page.query_side = "characters (queries)", page.key_side = "characters (keys)";
   page.note = text("The GPT of ", m.card.lesson, " (seed ", m.card.seed, ", from ", a.from, ") reading your prompt \"",
                    a.inputs[0], "\" and what it wrote after it (", shown, "). Each character reads only itself and the "
-                   "characters before it: choose a layer and a head, hover a character to read its weights.");
+                   "characters before it: choose a layer and a head, hover a character to read its weights, click it to see its "
+                   "scores term by term in the neuron view.");
   page.inputs.push_back(in);
   // The figures: the characters around where the prompt ends, the first it wrote reading the prompt.
   const std::size_t skipped = ids.size() - window.size();  // <bos> is character 0

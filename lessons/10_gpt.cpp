@@ -573,18 +573,23 @@ void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const Gp
   const std::vector<Index> window = opening(c.validation.front(), L);
   {
     NoGrad no_grad;
+    gpt.blocks.keep_score_parts(true);  // and the queries and keys, for the neuron view
     gpt.forward(row_of(window));
   }
   ExplorerPage page{"The trained GPT reading a held-out entry", "characters (queries)", "characters (keys)",
                     text("The first ", window.size() - 1, " characters of the first validation entry after <bos>. A "
                          "character reads only itself and those before it: choose a layer and a head (or all of a "
                          "layer's heads, overlaid), hover a character to read its weights; the model view shows "
-                         "every head at once."),
-                    {self_attention_input("\"" + as_text(c.vocab, window) + "\"", shown_labels(c.vocab, window),
-                                          gpt.attention_weights())}};
+                         "every head at once, and the neuron view one character's scores split into the products of "
+                         "its query and each key, dimension by dimension (click a character to choose it)."),
+                    {with_score_parts(self_attention_input("\"" + as_text(c.vocab, window) + "\"",
+                                                           shown_labels(c.vocab, window), gpt.attention_weights()),
+                                      gpt.blocks.score_parts())}};
+  gpt.blocks.keep_score_parts(false);
   show_explorer(page, "explorer",
                 "The attention explorer: every head of the trained GPT on a held-out entry; hover a character to see "
-                "what it reads (build/bin/inspect gpt makes one for a prompt of your own)");
+                "what it reads, click it to see its scores split into query-key products (build/bin/inspect gpt makes "
+                "one for a prompt of your own)");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,11 +1,17 @@
 #include "lessons/kit/explorer.hpp"
 
+#include <algorithm>
+#include <limits>
+
 #include <cmath>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
+#include <xtensor/xmath.hpp>
+#include <xtensor/xview.hpp>
 
 #include "io/files.hpp"
+#include "lessons/kit/explorer_script.hpp"
 #include "lessons/story/lesson.hpp"
 
 namespace attnlab::lessons {
@@ -28,6 +34,103 @@ std::string html_escape(const std::string& s) {
   return out;
 }
 
+// v to four significant digits: the page's q, k and bias (their products are recomputed in the page).
+// The power of ten it scales by is exact, so the result is the double nearest the rounded decimal,
+// which the JSON writes in full as that decimal ("-0.1191", not "-0.11910000000000001").
+double four_digits(double v) {
+  if (v == 0.0 || !std::isfinite(v)) return v;
+  const int e = int(std::floor(std::log10(std::abs(v)))) - 3;
+  const double p = std::pow(10.0, std::abs(e));
+  return e < 0 ? std::round(v * p) / p : std::round(v / p) * p;
+}
+
+std::string shape_of(const xt::xarray<double>& a) {
+  if (a.dimension() != 2) return "(not 2-D)";
+  return "(" + std::to_string(a.shape(0)) + ", " + std::to_string(a.shape(1)) + ")";
+}
+
+// Layer l's queries, keys and bias for the neuron view, per head: {"q": rows, "k": rows, "scale",
+// "bias": rows (only with a finite nonzero entry), "allowed": a string of 0 and 1 per query (only
+// with a masked key)}. Before anything is written, the softmax of the scores they make is checked
+// against the head's weights: a neuron view that explains other weights than the head view's
+// would teach the wrong thing.
+template <class Fail>
+Json parts_json(const AttentionInput& in, std::size_t l, const Fail& fail) {
+  const std::size_t H = in.heads[l].size(), n = in.queries.size(), m = in.keys.size();
+  if (in.q[l].size() != H || in.k[l].size() != H || (!in.bias.empty() && in.bias[l].size() != H))
+    fail("layer '" + in.layers[l] + "': queries, keys and bias for " + std::to_string(in.q[l].size()) + ", " +
+         std::to_string(in.k[l].size()) + " and " + std::to_string(in.bias.empty() ? 0 : in.bias[l].size()) +
+         " heads of " + std::to_string(H));
+  Json parts = Json::array();
+  for (std::size_t h = 0; h < H; ++h) {
+    const std::string where = "layer '" + in.layers[l] + "', head " + std::to_string(h + 1);
+    const xt::xarray<double>&q = in.q[l][h], &k = in.k[l][h];
+    const std::size_t dk = q.dimension() == 2 ? q.shape(1) : 0;
+    if (q.dimension() != 2 || k.dimension() != 2 || q.shape(0) != n || k.shape(0) != m || dk == 0 || k.shape(1) != dk)
+      fail(where + ": queries " + shape_of(q) + " and keys " + shape_of(k) + " for " + std::to_string(n) + " queries and " +
+           std::to_string(m) + " keys (each (tokens, d_k), one d_k)");
+    if (!xt::all(xt::isfinite(q)) || !xt::all(xt::isfinite(k))) fail(where + ": a query or key value is not finite");
+    const bool has_bias = !in.bias.empty();
+    if (has_bias && (in.bias[l][h].dimension() != 2 || in.bias[l][h].shape(0) != n || in.bias[l][h].shape(1) != m))
+      fail(where + ": bias " + shape_of(in.bias[l][h]) + " for " + std::to_string(n) + " queries and " + std::to_string(m) +
+           " keys");
+    const double scale = in.scale > 0.0 ? in.scale : 1.0 / std::sqrt(double(dk));
+    auto bias = [&](std::size_t i, std::size_t j) { return has_bias ? in.bias[l][h](i, j) : 0.0; };
+    bool masked = false, biased = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      std::vector<double> score(m);
+      double top = -std::numeric_limits<double>::infinity(), total = 0.0;
+      for (std::size_t j = 0; j < m; ++j) {
+        const double b = bias(i, j);
+        if (std::isnan(b) || b == std::numeric_limits<double>::infinity())
+          fail(where + ": bias (" + std::to_string(i) + ", " + std::to_string(j) + ") = " + std::to_string(b) +
+               " (a bias is finite, or -inf for a masked key)");
+        masked = masked || std::isinf(b), biased = biased || (std::isfinite(b) && b != 0.0);
+        score[j] = double(xt::sum(xt::row(q, long(i)) * xt::row(k, long(j)))()) * scale + b;
+        top = std::max(top, score[j]);
+      }
+      for (double& s : score) total += s = std::isinf(s) ? 0.0 : std::exp(s - top);
+      for (std::size_t j = 0; j < m; ++j) {
+        const double rebuilt = total > 0.0 ? score[j] / total : 0.0, weight = in.heads[l][h](i, j);
+        if (std::abs(rebuilt - weight) > 1e-3)
+          fail(where + ": the softmax of q.k * scale + bias gives " + std::to_string(rebuilt) + " at (" + std::to_string(i) +
+               ", " + std::to_string(j) + "), the weights say " + std::to_string(weight));
+      }
+    }
+    auto rows = [](const xt::xarray<double>& a) {
+      Json out = Json::array();
+      for (std::size_t i = 0; i < a.shape(0); ++i) {
+        Json row = Json::array();
+        for (std::size_t c = 0; c < a.shape(1); ++c) row.push_back(four_digits(a(i, c)));
+        out.push_back(std::move(row));
+      }
+      return out;
+    };
+    Json part = {{"q", rows(q)}, {"k", rows(k)}, {"scale", scale}};
+    if (biased) {
+      Json b = Json::array();
+      for (std::size_t i = 0; i < n; ++i) {
+        Json row = Json::array();
+        for (std::size_t j = 0; j < m; ++j) row.push_back(std::isinf(bias(i, j)) ? 0.0 : four_digits(bias(i, j)));
+        b.push_back(std::move(row));
+      }
+      part["bias"] = std::move(b);
+    }
+    if (masked) {
+      Json allowed = Json::array();
+      for (std::size_t i = 0; i < n; ++i) {
+        std::string row(m, '1');
+        for (std::size_t j = 0; j < m; ++j)
+          if (std::isinf(bias(i, j))) row[j] = '0';
+        allowed.push_back(std::move(row));
+      }
+      part["allowed"] = std::move(allowed);
+    }
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
 // Every matrix checked against its tokens before anything is written: a page that draws the
 // wrong rows is worse than no page.
 Json input_json(const AttentionInput& in) {
@@ -38,6 +141,11 @@ Json input_json(const AttentionInput& in) {
   if (in.layers.size() != in.heads.size())
     fail(std::to_string(in.layers.size()) + " layer names for " + std::to_string(in.heads.size()) + " layers");
   if (in.heads.empty()) fail("no layers");
+  if (!in.q.empty() || !in.k.empty() || !in.bias.empty()) {
+    if (in.q.size() != in.heads.size() || in.k.size() != in.heads.size() || (!in.bias.empty() && in.bias.size() != in.heads.size()))
+      fail("queries, keys and bias given for " + std::to_string(in.q.size()) + ", " + std::to_string(in.k.size()) + " and " +
+           std::to_string(in.bias.size()) + " layers of " + std::to_string(in.heads.size()));
+  }
   Json layers = Json::array();
   for (std::size_t l = 0; l < in.heads.size(); ++l) {
     if (in.heads[l].empty()) fail("layer '" + in.layers[l] + "' has no heads");
@@ -64,156 +172,10 @@ Json input_json(const AttentionInput& in) {
       heads.push_back(std::move(rows));
     }
     layers.push_back({{"name", in.layers[l]}, {"heads", std::move(heads)}});
+    if (!in.q.empty()) layers.back()["parts"] = parts_json(in, l, fail);
   }
   return {{"name", in.name}, {"queries", in.queries}, {"keys", in.keys}, {"layers", std::move(layers)}};
 }
-
-// The page's behaviour: plain JavaScript over the inline data, drawing with SVG and canvas.
-constexpr const char* kScript = R"JS(
-const data = JSON.parse(document.getElementById('attention-data').textContent);
-const colors = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2'];
-const $ = (id) => document.getElementById(id);
-const state = { input: 0, layer: 0, head: 0, focus: null };  // head -1: every head of the layer
-
-function option(select, value, text) {
-  const o = document.createElement('option'); o.value = value; o.textContent = text; select.appendChild(o);
-}
-function fillInputs() {
-  data.inputs.forEach((inp, i) => option($('input'), i, inp.name));
-}
-function fillLayers() {
-  const inp = data.inputs[state.input];
-  $('layer').innerHTML = '';
-  inp.layers.forEach((l, i) => option($('layer'), i, l.name));
-  state.layer = Math.min(state.layer, inp.layers.length - 1);
-  $('layer').value = state.layer;
-  fillHeads();
-}
-function fillHeads() {
-  const layer = data.inputs[state.input].layers[state.layer];
-  $('head').innerHTML = '';
-  layer.heads.forEach((_, h) => option($('head'), h, 'head ' + (h + 1)));
-  if (layer.heads.length > 1) option($('head'), -1, 'every head, overlaid');
-  if (state.head >= layer.heads.length) state.head = 0;
-  $('head').value = state.head;
-}
-function shownHeads() {
-  const layer = data.inputs[state.input].layers[state.layer];
-  return state.head < 0 ? layer.heads.map((_, h) => h) : [state.head];
-}
-
-// Head view: keys on the left, queries on the right, one line per (query, key) pair.
-function drawHeadView() {
-  const inp = data.inputs[state.input], layer = inp.layers[state.layer];
-  const n = Math.max(inp.queries.length, inp.keys.length);
-  const rowH = Math.max(11, Math.min(22, Math.floor(520 / n))), top = 30, width = 420, left = 150, right = width - 150;
-  const svg = $('head-view');
-  svg.setAttribute('height', top + n * rowH + 10);
-  // The readout beside it as tall as the view (scrolling when longer): hovering in and out of a query
-  // must not move the model view below, under the pointer.
-  $('readout').style.height = (top + n * rowH + 10) + 'px';
-  svg.setAttribute('viewBox', '0 0 ' + width + ' ' + (top + n * rowH + 10));
-  let s = '<text x="' + (left - 8) + '" y="16" text-anchor="end" class="side">' + esc(data.key_side) + '</text>' +
-          '<text x="' + (right + 8) + '" y="16" class="side">' + esc(data.query_side) + '</text>';
-  for (const h of shownHeads()) {
-    const w = layer.heads[h];
-    w.forEach((row, i) => row.forEach((v, j) => {
-      if (v < 0.01 || (state.focus !== null && state.focus !== i)) return;
-      s += '<line x1="' + left + '" y1="' + (top + j * rowH + 7) + '" x2="' + right + '" y2="' + (top + i * rowH + 7) +
-           '" stroke="' + colors[h % colors.length] + '" stroke-width="' + (1 + 3 * v) + '" stroke-opacity="' + v + '"/>';
-    }));
-  }
-  inp.keys.forEach((k, j) => {
-    s += '<text x="' + (left - 8) + '" y="' + (top + j * rowH + 12) + '" text-anchor="end" class="key" data-key="' + j +
-         '" style="font-size:' + Math.min(14, rowH - 1) + 'px">' + esc(k) + '</text>';
-  });
-  inp.queries.forEach((q, i) => {
-    s += '<text x="' + (right + 8) + '" y="' + (top + i * rowH + 12) + '" class="query' + (state.focus === i ? ' focus' : '') +
-         '" data-query="' + i + '" style="font-size:' + Math.min(14, rowH - 1) + 'px">' + esc(q) + '</text>';
-  });
-  svg.innerHTML = s;
-  svg.querySelectorAll('text.query').forEach((t) => {
-    t.addEventListener('mouseenter', () => { state.focus = Number(t.dataset.query); drawHeadView(); readout(); });
-  });
-  svg.onmouseleave = () => { state.focus = null; drawHeadView(); readout(); };
-}
-
-// The focused query's weights, head by head, as numbers.
-function readout() {
-  const inp = data.inputs[state.input], layer = inp.layers[state.layer];
-  const box = $('readout');
-  if (state.focus === null) { box.innerHTML = 'Hover a query on the right to read its weights.'; return; }
-  let s = '<p>Query <strong>' + esc(inp.queries[state.focus]) + '</strong> (position ' + (state.focus + 1) + '), ' +
-          esc(layer.name) + ':</p><table><tr><th>key</th>';
-  const heads = shownHeads();
-  heads.forEach((h) => { s += '<th style="color:' + colors[h % colors.length] + '">head ' + (h + 1) + '</th>'; });
-  s += '</tr>';
-  inp.keys.forEach((k, j) => {
-    s += '<tr><td>' + esc(k) + '</td>';
-    heads.forEach((h) => {
-      const v = layer.heads[h][state.focus][j];
-      s += '<td class="wt" data-head="' + h + '" data-key="' + j + '" data-value="' + v + '">' + v.toFixed(3) + '</td>';
-    });
-    s += '</tr>';
-  });
-  box.innerHTML = s + '</table>';
-}
-
-// Model view: every layer by every head, a heatmap each (rows queries, columns keys).
-function drawModelView() {
-  const inp = data.inputs[state.input];
-  const grid = $('model-view');
-  grid.innerHTML = '';
-  inp.layers.forEach((layer, l) => {
-    const row = document.createElement('div'); row.className = 'layer-row';
-    const label = document.createElement('div'); label.className = 'layer-name'; label.textContent = layer.name;
-    row.appendChild(label);
-    layer.heads.forEach((w, h) => {
-      const c = document.createElement('canvas');
-      const cell = Math.max(2, Math.floor(120 / Math.max(inp.queries.length, inp.keys.length)));
-      c.width = inp.keys.length * cell; c.height = inp.queries.length * cell;
-      c.title = layer.name + ', head ' + (h + 1) + ': click to open';
-      c.dataset.layer = l; c.dataset.head = h;
-      const g = c.getContext('2d');
-      w.forEach((r, i) => r.forEach((v, j) => {
-        const shade = Math.round(255 * (1 - v));
-        g.fillStyle = 'rgb(' + shade + ',' + shade + ',255)';
-        g.fillRect(j * cell, i * cell, cell, cell);
-      }));
-      c.addEventListener('click', () => {
-        state.layer = l; $('layer').value = l; fillHeads(); state.head = h; $('head').value = h; state.focus = null;
-        drawHeadView(); readout(); $('head-view').scrollIntoView({ block: 'nearest' });
-      });
-      row.appendChild(c);
-    });
-    grid.appendChild(row);
-  });
-}
-function esc(s) { return String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'); }
-function redraw() { drawHeadView(); readout(); drawModelView(); }
-
-fillInputs(); fillLayers();
-$('input').addEventListener('change', () => { state.input = Number($('input').value); state.focus = null; fillLayers(); redraw(); });
-$('layer').addEventListener('change', () => { state.layer = Number($('layer').value); state.focus = null; fillHeads(); redraw(); });
-$('head').addEventListener('change', () => { state.head = Number($('head').value); state.focus = null; drawHeadView(); readout(); });
-redraw();
-document.body.dataset.ready = 'yes';
-)JS";
-
-constexpr const char* kStyle = R"CSS(
-body { font: 16px/1.45 system-ui, sans-serif; margin: 1rem; color: #222; max-width: 60rem; }
-h1 { font-size: 1.3rem; margin: 0 0 .4rem; } .note { color: #555; margin: 0 0 .8rem; }
-.controls label { margin-right: 1rem; } select { font: inherit; }
-.views { display: flex; flex-wrap: wrap; gap: 1.5rem; align-items: flex-start; }
-#head-view { width: 420px; max-width: 100%; } #head-view text { font: 14px monospace; cursor: default; }
-#head-view text.side { font: italic 13px system-ui, sans-serif; fill: #666; }
-#head-view text.query { cursor: pointer; } #head-view text.focus { font-weight: bold; fill: #b3261e; }
-#readout { min-width: 14rem; font-size: .9rem; overflow-y: auto; } #readout table { border-collapse: collapse; }
-#readout td, #readout th { padding: 1px 8px; text-align: right; font-family: monospace; }
-.layer-row { display: flex; align-items: center; gap: 6px; margin: 4px 0; }
-.layer-name { width: 9rem; font-size: .85rem; color: #555; }
-canvas { border: 1px solid #ccc; cursor: pointer; image-rendering: pixelated; width: 120px; }
-)CSS";
 
 }  // namespace
 
@@ -227,7 +189,7 @@ std::string explorer_html(const ExplorerPage& page) {
   for (std::size_t at = json.find("</"); at != std::string::npos; at = json.find("</", at + 3)) json.insert(at + 1, "\\");
   return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta name=\"viewport\" "
          "content=\"width=device-width, initial-scale=1\">\n<title>" + html_escape(page.title) + "</title>\n<style>" +
-         kStyle + "</style></head>\n<body>\n<h1>" + html_escape(page.title) + "</h1>\n<p class=\"note\">" +
+         explorer_style() + "</style></head>\n<body>\n<h1>" + html_escape(page.title) + "</h1>\n<p class=\"note\">" +
          html_escape(page.note) +
          "</p>\n<div class=\"controls\"><label>Input <select id=\"input\"></select></label>"
          "<label>Layer <select id=\"layer\"></select></label><label>Head <select id=\"head\"></select></label></div>\n"
@@ -235,7 +197,13 @@ std::string explorer_html(const ExplorerPage& page) {
          "<div id=\"readout\"></div></div>\n<h2>Model view</h2>\n<p class=\"note\">Every layer by every head: rows are " +
          html_escape(page.query_side) + ", columns " + html_escape(page.key_side) +
          ", darker is more weight. Click one to open it above.</p>\n<div id=\"model-view\"></div>\n"
-         "<script type=\"application/json\" id=\"attention-data\">" + json + "</script>\n<script>" + kScript +
+         "<h2>Neuron view</h2>\n<p class=\"note\">One query's score for every key, term by term: the query q and each "
+         "key k of the chosen head as cells (red above zero, blue below), their products dimension by dimension, whose "
+         "sum is q\u00b7k; the score is q\u00b7k times the scale plus any bias, and the softmax of the scores over the "
+         "keys is the weight. The products show which dimensions make a key win. Click a query in the head view or "
+         "choose it here.</p>\n<div class=\"controls\"><label>Query <select id=\"neuron-query\"></select></label>"
+         "</div>\n<div id=\"neuron-view\"></div>\n"
+         "<script type=\"application/json\" id=\"attention-data\">" + json + "</script>\n<script>" + explorer_script() +
          "</script>\n</body></html>\n";
 }
 

@@ -4,7 +4,10 @@
 //   * head view: the queries on the right, the keys on the left, a line from each query to each
 //     key as dark as its weight; choose the layer and the head (or every head of the layer,
 //     overlaid in their own colours); hover a query to keep only its lines and read its weights;
-//   * model view: every layer by every head as a small heatmap; click one to open it in the head view.
+//   * model view: every layer by every head as a small heatmap; click one to open it in the head view;
+//   * neuron view (for query-key attention, when the input carries its queries and keys): one
+//     query's score for every key split into its terms, the products q_c k_c of each dimension c
+//     of the head, their sum q . k, the scaled score with its bias, and the softmax weight.
 //
 // A lesson writes one for its test inputs (the course book embeds it), and `inspect` writes one
 // for the learner's own input.
@@ -24,6 +27,13 @@ struct AttentionInput {
   std::vector<std::string> queries, keys;
   std::vector<std::string> layers;      // "cross-attention", "layer 1", ...
   std::vector<std::vector<xt::xarray<double>>> heads;  // [layer][head], each (queries, keys)
+  // Optional, for the neuron view: [layer][head] the queries (queries, d_k) and the keys (keys, d_k)
+  // as they were scored (after the projections and any rotation, before the scaling), and the
+  // additive bias (queries, keys) the scores had (a positional bias; -inf for a key the query may
+  // not see, a mask): score = q . k * scale + bias, and the weights are the softmax of the scores.
+  // Empty q and k: no neuron view for this input; empty bias: no bias and no mask.
+  std::vector<std::vector<xt::xarray<double>>> q{}, k{}, bias{};  // ({}: an input written {name, queries, keys, layers, heads} leaves them empty)
+  double scale = 0.0;  // 0: 1 / sqrt(d_k)
 };
 
 struct ExplorerPage {
@@ -35,7 +45,10 @@ struct ExplorerPage {
 
 // The page as HTML. std::invalid_argument naming "explorer" and the input, layer and head at fault
 // when a matrix's shape does not match its tokens, a layer's head count differs from its
-// name count, a weight is not finite or outside [0, 1], or there is no input at all.
+// name count, a weight is not finite or outside [0, 1], or there is no input at all; and, for an
+// input with queries and keys, when they are not given for every layer and head, their shapes do
+// not fit the tokens, a value is not finite (a bias may be -inf), or the softmax of the scores they
+// make differs from the weights by more than 1e-3. The page rounds them to four significant digits.
 std::string explorer_html(const ExplorerPage& page);
 
 // explorer_html written to `path` atomically (a temporary name, then renamed).

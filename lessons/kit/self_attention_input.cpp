@@ -31,6 +31,35 @@ AttentionInput self_attention_input(const std::string& name, const std::vector<s
   return in;
 }
 
+AttentionInput with_score_parts(AttentionInput in, const std::vector<nn::ScoreParts<float>>& layers, std::size_t example) {
+  auto fail = [&](const std::string& what) { throw std::invalid_argument("with_score_parts: '" + in.name + "': " + what); };
+  if (layers.size() != in.heads.size())
+    fail(std::to_string(layers.size()) + " layers of queries and keys for " + std::to_string(in.heads.size()) + " layers");
+  in.q.assign(layers.size(), {}), in.k.assign(layers.size(), {}), in.bias.assign(layers.size(), {});
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const nn::ScoreParts<float>& p = layers[l];
+    const std::size_t H = in.heads[l].size(), n = in.queries.size(), m = in.keys.size();
+    const auto &qs = p.queries.shape(), &ks = p.keys.shape(), &bs = p.bias.shape();
+    if (qs.size() != 3 || ks.size() != 3 || bs.size() != 4 || example >= qs[0] || qs[1] != n || ks[1] != m ||
+        qs[2] % H != 0 || ks[2] != qs[2] || bs[1] != H || bs[2] != n || bs[3] != m)
+      fail("layer " + std::to_string(l + 1) + ": queries " + shape_str(qs) + ", keys " + shape_str(ks) + " and bias " +
+           shape_str(bs) + " for example " + std::to_string(example) + ", " + std::to_string(H) + " heads, " +
+           std::to_string(n) + " queries and " + std::to_string(m) + " keys");
+    const std::size_t dk = qs[2] / H;
+    for (std::size_t h = 0; h < H; ++h) {
+      const long from = long(h * dk), to = long((h + 1) * dk);
+      in.q[l].push_back(xt::cast<double>(xt::view(p.queries, example, xt::all(), xt::range(from, to))));
+      in.k[l].push_back(xt::cast<double>(xt::view(p.keys, example, xt::all(), xt::range(from, to))));
+      in.bias[l].push_back(xt::cast<double>(xt::view(p.bias, example, h)));
+    }
+    // The page holds one scale an input: every layer of these models has the same d_k.
+    if (l > 0 && p.scale != in.scale)
+      fail("layer " + std::to_string(l + 1) + " scales by " + std::to_string(p.scale) + ", layer 1 by " + std::to_string(in.scale));
+    in.scale = p.scale;
+  }
+  return in;
+}
+
 AttentionInput self_attention_span(const AttentionInput& in, std::size_t begin, std::size_t count) {
   if (count == 0 || begin + count > in.queries.size() || in.queries.size() != in.keys.size())
     throw std::invalid_argument("self_attention_span: '" + in.name + "': tokens [" + std::to_string(begin) + ", " +

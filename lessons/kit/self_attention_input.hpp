@@ -7,6 +7,7 @@
 
 #include "core/tensor.hpp"
 #include "lessons/kit/explorer.hpp"
+#include "nn/attention/multi_head.hpp"
 #include "plots/figure.hpp"
 
 namespace attnlab::lessons {
@@ -17,9 +18,16 @@ namespace attnlab::lessons {
 AttentionInput self_attention_input(const std::string& name, const std::vector<std::string>& tokens,
                                     const std::vector<Tensor<float>>& layers, std::size_t example = 0);
 
+// `in` (from self_attention_input) given the queries, keys and bias of every layer and head of
+// example `example`, for the explorer's neuron view: `layers` is Encoder::score_parts() after the
+// same forward that gave the weights (keep_score_parts(true) before it). std::invalid_argument
+// naming with_score_parts when the layer count, a head count or a shape does not fit `in`.
+AttentionInput with_score_parts(AttentionInput in, const std::vector<nn::ScoreParts<float>>& layers,
+                                std::size_t example = 0);
+
 // The self-attention among tokens [begin, begin + count) of `in` only (queries and keys alike), to
 // draw a few characters of a long text large enough to read; the rows keep their weights (they
-// need not sum to 1). std::invalid_argument naming self_attention_span when the span is not in `in`.
+// need not sum to 1), and the span has no queries and keys (no neuron view). std::invalid_argument naming self_attention_span when the span is not in `in`.
 AttentionInput self_attention_span(const AttentionInput& in, std::size_t begin, std::size_t count);
 
 // One figure per layer of `in`: every head of it (two panels a row, on one colour scale for all

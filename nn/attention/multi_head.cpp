@@ -1,8 +1,11 @@
 #include "nn/attention/multi_head.hpp"
 
 #include <cmath>
+#include <limits>
 
+#include <xtensor/xbroadcast.hpp>
 #include <xtensor/xoperation.hpp>
+#include <xtensor/xview.hpp>
 
 #include "core/broadcast.hpp"
 #include "nn/init.hpp"
@@ -85,6 +88,25 @@ Tensor<T> MultiHeadAttention<T>::gated(const Tensor<T>& merged) const {
   return mul(merged, columns);
 }
 
+// The bias broadcast to (B, h, Lq, Lk), and -inf wherever the mask or the causal order (key j
+// after query i) hides a key: the softmax of q.k * scale + bias is then the weights the op returns.
+template <class T>
+void MultiHeadAttention<T>::keep_parts(const Array<T>& q, const Array<T>& k, const AttentionOptions<T>& o) {
+  if (!keep_parts_) return;
+  const std::size_t B = q.shape()[0], Lq = q.shape()[1], Lk = k.shape()[1];
+  const std::vector<std::size_t> scores{B, heads_, Lq, Lk};
+  ScoreParts<T> p{q, k, xt::zeros<T>(scores), o.scale.value_or(1.0 / std::sqrt(static_cast<double>(head_dim())))};
+  if (o.bias.defined()) p.bias += xt::broadcast(o.bias.value(), scores);
+  const T hidden = -std::numeric_limits<T>::infinity();
+  if (o.allowed) p.bias = xt::where(xt::broadcast(o.allowed->mask(), scores), p.bias, hidden);
+  if (o.causal)
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t h = 0; h < heads_; ++h)
+        for (std::size_t i = 0; i < Lq; ++i)
+          for (std::size_t j = i + 1; j < Lk; ++j) p.bias(b, h, i, j) = hidden;
+  parts_ = std::move(p);
+}
+
 template <class T>
 AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& query, const Tensor<T>& key,
                                                   const Tensor<T>& value,
@@ -135,12 +157,21 @@ AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& query, const 
           " and (B, Lk, d) = ", shape_str(Shape{B, Lk, d_model_}), ", got ", shape_str(q.shape()),
           " and ", shape_str(k.shape()));
     if (opt.query_bias) o.bias = with_query_bias(o.bias, opt.query_bias(q), Shape{B, heads_, Lq, Lk});
+    keep_parts(q.value(), k.value(), o);  // the bias kept with the queries' own (Shaw's) term in it
     r = multi_head_attention(q, k, v_proj(value), heads_, o);
   } else if (query.node() == key.node() && key.node() == value.node()) {
     // Self-attention: one GEMM with the packed [W_q; W_k; W_v] makes Q, K and V together.
-    r = multi_head_self_attention(linear(query, in_proj_weight, in_proj_bias), heads_, o);
+    const Tensor<T> qkv = linear(query, in_proj_weight, in_proj_bias);
+    if (keep_parts_) {
+      const auto d = static_cast<std::ptrdiff_t>(d_model_);
+      keep_parts(xt::view(qkv.value(), xt::all(), xt::all(), xt::range(0, d)),
+                 xt::view(qkv.value(), xt::all(), xt::all(), xt::range(d, 2 * d)), o);
+    }
+    r = multi_head_self_attention(qkv, heads_, o);
   } else {
-    r = multi_head_attention(q_proj(query), k_proj(key), v_proj(value), heads_, o);
+    const Tensor<T> q = q_proj(query), k = k_proj(key);
+    keep_parts(q.value(), k.value(), o);
+    r = multi_head_attention(q, k, v_proj(value), heads_, o);
   }
   return {out_proj(gated(r.output)), r.weights};
 }

@@ -54,6 +54,18 @@ struct KVCache {
   std::size_t length() const { return keys.dimension() == 3 ? keys.shape()[1] : 0; }
 };
 
+// What the scores of one forward were made of, for reading one query's scores term by term (the
+// explorer's neuron view): score(b, h, i, j) = q_h(b, i) . k_h(b, j) * scale + bias(b, h, i, j),
+// with q_h and k_h head h's columns [h d_k, (h + 1) d_k) of queries and keys.
+template <class T>
+struct ScoreParts {
+  Array<T> queries;  // (B, Lq, h * d_k): after the projections and the qk_transform (RoPE), before the scaling
+  Array<T> keys;     // (B, Lk, h * d_k), likewise
+  Array<T> bias;     // (B, h, Lq, Lk): the additive bias (0 without one; with a query_bias, its term
+                     // added), -inf where a key is masked
+  double scale = 1.0;  // 1 / sqrt(d_k)
+};
+
 template <class T>
 class MultiHeadAttention : public Module<T> {
  public:
@@ -90,6 +102,15 @@ class MultiHeadAttention : public Module<T> {
   void set_head_gate(Tensor<T> gate);
   const Tensor<T>& head_gate() const { return head_gate_; }
 
+  // Keep the ScoreParts of every later forward() (not forward_cached), no tape involved; off by
+  // default, since it copies the queries and keys. Off again drops what was kept.
+  void keep_score_parts(bool on) {
+    keep_parts_ = on;
+    if (!on) parts_ = {};
+  }
+  // Those of the last forward() while kept; before one, 0-D arrays (queries.dimension() == 0).
+  const ScoreParts<T>& score_parts() const { return parts_; }
+
   std::size_t d_model() const { return d_model_; }
   std::size_t heads() const { return heads_; }
   std::size_t head_dim() const { return d_model_ / heads_; }
@@ -104,6 +125,10 @@ class MultiHeadAttention : public Module<T> {
   Tensor<T> in_proj(const Tensor<T>& x, long part) const;
   // The merged heads (B, L, h * d_k) times the gate, each head's columns by its own entry.
   Tensor<T> gated(const Tensor<T>& merged) const;
+  // parts_ from q and k as scored and the options the attention op was given.
+  void keep_parts(const Array<T>& q, const Array<T>& k, const AttentionOptions<T>& o);
+  bool keep_parts_ = false;
+  ScoreParts<T> parts_;
   std::size_t d_model_, heads_;
   double p_;
   Tensor<T> head_gate_;

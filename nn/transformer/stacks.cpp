@@ -45,6 +45,18 @@ std::vector<Tensor<T>> Encoder<T>::attention_weights() const {
 }
 
 template <class T>
+void Encoder<T>::keep_score_parts(bool on) {
+  for (auto& layer : layers) layer->self_attn.keep_score_parts(on);
+}
+
+template <class T>
+std::vector<ScoreParts<T>> Encoder<T>::score_parts() const {
+  std::vector<ScoreParts<T>> out;
+  for (const auto& layer : layers) out.push_back(layer->self_attn.score_parts());
+  return out;
+}
+
+template <class T>
 Decoder<T>::Decoder(std::size_t num_layers, const LayerConfig& config, Generator& gen,
                     bool final_norm) {
   check(num_layers > 0, "Decoder", "need at least one layer, got ", num_layers);

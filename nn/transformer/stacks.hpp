@@ -23,6 +23,10 @@ class Encoder : public Module<T> {
   EncoderLayer<T>& layer(std::size_t i) { return *layers.at(i); }
   // One (B, h, L, L) tensor per layer, from the last forward.
   std::vector<Tensor<T>> attention_weights() const;
+  // Every layer's self-attention keeps (or stops keeping) its ScoreParts (nn/attention/multi_head.hpp);
+  // score_parts(): one per layer, from the last forward.
+  void keep_score_parts(bool on);
+  std::vector<ScoreParts<T>> score_parts() const;
 
   std::vector<std::unique_ptr<EncoderLayer<T>>> layers;
   std::unique_ptr<LayerNorm<T>> norm;  // null without a final norm

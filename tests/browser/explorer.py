@@ -2,12 +2,18 @@
 """The attention explorer in a real browser: headless Chromium driven by Selenium (Debian's
 chromium-driver and python3-selenium) opens an explorer page, chooses an input, a layer and a head,
 hovers a query, and checks that the weights the page then shows are the page's own data for that
-(input, layer, head, query); then clicks a model-view thumbnail and checks the head view follows.
-Any error in the browser's console fails the test.
+(input, layer, head, query); then the neuron view: a query chosen by clicking it in the head view
+and one chosen in its selector, whose shown products, sums, scores and softmax weights must agree
+with each other, with the page's queries and keys, and with the head view's weights; then clicks a
+model-view thumbnail and checks the head view follows. Any error in the browser's console fails the test.
 
-  tests/browser/explorer.py PAGE.html
+  tests/browser/explorer.py [--neuron] PAGE.html
+
+--neuron: the page must have the queries and keys for the neuron view (query-key attention);
+without it, a page that has none must say so in the neuron view.
 """
 import json
+import math
 import sys
 
 from selenium import webdriver
@@ -22,7 +28,114 @@ def fail(message):
     sys.exit(1)
 
 
-def main(page):
+# The neuron view's table as the page shows it: every attribute as written, parsed here.
+READ_NEURON = """
+const cells = (row, cls) => [...row.querySelectorAll('td.' + cls + ' span')].map((s) => s.dataset.value);
+const q = document.querySelector('#neuron-view tr.query-row');
+return {
+  q: q ? cells(q, 'vec') : null,
+  rows: [...document.querySelectorAll('#neuron-view tr.key-row')].map((r) => ({
+    key: r.dataset.key, best: r.classList.contains('best'), k: cells(r, 'vec'), prod: cells(r, 'prod'),
+    dot: r.querySelector('td.dot').dataset.value, dotText: r.querySelector('td.dot').textContent,
+    score: r.querySelector('td.score').dataset.value, weight: r.querySelector('td.weight').dataset.value,
+    weightText: r.querySelector('td.weight').textContent })),
+  text: document.getElementById('neuron-view').textContent };
+"""
+
+
+def softmax(scores):
+    top = max(scores)
+    if top == -math.inf:
+        return [0.0 for _ in scores]
+    e = [0.0 if s == -math.inf else math.exp(s - top) for s in scores]
+    return [x / sum(e) for x in e]
+
+
+def check_neuron_query(driver, where, part, keys, weights, shown_weights, q):
+    """The neuron view for query q against the page's data; returns the number of products checked."""
+    view = driver.execute_script(READ_NEURON)
+    close = lambda a, b, tol=1e-9: abs(a - b) <= tol * (1 + abs(b))
+    if view["q"] is None or [float(v) for v in view["q"]] != part["q"][q]:
+        fail(f"{where}, query {q}: the query cells are not the page's q")
+    if len(view["rows"]) != len(keys):
+        fail(f"{where}, query {q}: {len(view['rows'])} key rows for {len(keys)} keys")
+    scores, products = [], 0
+    for row in view["rows"]:
+        j = int(row["key"])
+        k = [float(v) for v in row["k"]]
+        if k != part["k"][j]:
+            fail(f"{where}, query {q}, key {j}: the key cells are not the page's k")
+        prod = [float(v) for v in row["prod"]]
+        for c, (x, y, z) in enumerate(zip(part["q"][q], k, prod)):
+            if not close(z, x * y):
+                fail(f"{where}, query {q}, key {j}, dimension {c}: product shown {z}, q * k = {x * y}")
+        products += len(prod)
+        dot = float(row["dot"])
+        if not close(sum(prod), dot) or abs(float(row["dotText"]) - dot) > 5.01e-4:
+            fail(f"{where}, query {q}, key {j}: the products sum to {sum(prod)}, the page shows q.k = {row['dotText']} ({dot})")
+        masked = "allowed" in part and part["allowed"][q][j] == "0"
+        bias = part["bias"][q][j] if "bias" in part and not masked else 0.0
+        score = float(row["score"])
+        want = -math.inf if masked else dot * part["scale"] + bias
+        if not (score == want or close(score, want)):
+            fail(f"{where}, query {q}, key {j}: score shown {score}, q.k * scale + bias = {want}")
+        scores.append(score)
+    soft = softmax(scores)
+    for j, (row, p) in enumerate(zip(view["rows"], soft)):
+        shown = float(row["weight"])
+        if not close(shown, p) or abs(float(row["weightText"]) - shown) > 5.01e-4:
+            fail(f"{where}, query {q}, key {j}: weight shown {row['weightText']} ({shown}), the softmax of the shown scores {p}")
+        # The head view's weights for this query: the page's data and, when given, what its readout shows.
+        if abs(p - weights[q][j]) > 2e-3:
+            fail(f"{where}, query {q}, key {j}: the softmax of the shown scores is {p}, the head view's weight {weights[q][j]}")
+        if shown_weights is not None and abs(p - shown_weights[j]) > 2.5e-3:
+            fail(f"{where}, query {q}, key {j}: the softmax of the shown scores is {p}, the readout shows {shown_weights[j]}")
+    best = max(range(len(soft)), key=lambda j: soft[j])
+    if not view["rows"][best]["best"]:
+        fail(f"{where}, query {q}: the key with the most weight ({best}) is not marked")
+    return products
+
+
+def check_neuron_view(driver, inputs, i, layer, head, expect):
+    """Click a query in the head view, then choose another in the selector; check each."""
+    data_layer = inputs[i]["layers"][layer]
+    keys, weights = inputs[i]["keys"], data_layer["heads"][head]
+    where = f"neuron view, input {i}, layer {layer}, head {head}"
+    if "parts" not in data_layer:
+        if expect:
+            fail(f"{where}: the page has no queries and keys (--neuron)")
+        if "no queries and keys" not in driver.find_element(By.ID, "neuron-view").text or \
+           driver.find_element(By.ID, "neuron-query").is_enabled():
+            fail(f"{where}: without queries and keys the view does not say so")
+        return "the neuron view says it has no queries and keys"
+    part = data_layer["parts"][head]
+    products = 0
+    n = len(inputs[i]["queries"])
+    q = n // 2
+    ActionChains(driver).move_to_element(
+        driver.find_element(By.CSS_SELECTOR, f'#head-view text.query[data-query="{q}"]')).perform()
+    readout = driver.find_elements(By.CSS_SELECTOR, f'#readout td.wt[data-head="{head}"]')
+    shown = [float(c.get_attribute("data-value")) for c in sorted(readout, key=lambda c: int(c.get_attribute("data-key")))]
+    ActionChains(driver).click().perform()  # where the pointer is: on query q
+    if driver.find_element(By.ID, "neuron-query").get_attribute("value") != str(q):
+        fail(f"{where}: clicking query {q} in the head view did not choose it")
+    products += check_neuron_query(driver, where, part, keys, weights, shown, q)
+    q = n - 1
+    Select(driver.find_element(By.ID, "neuron-query")).select_by_value(str(q))
+    products += check_neuron_query(driver, where, part, keys, weights, None, q)
+    shown_views = 2
+    # Every head overlaid in the head view: the neuron view shows one head, the first, and says so.
+    if len(data_layer["heads"]) > 1:
+        Select(driver.find_element(By.ID, "head")).select_by_value("-1")
+        if "(the first of the overlaid heads)" not in driver.find_element(By.ID, "neuron-view").text:
+            fail(f"{where}: with every head overlaid the neuron view does not say which head it shows")
+        products += check_neuron_query(driver, where, data_layer["parts"][0], keys, data_layer["heads"][0], None, q)
+        shown_views += 1
+    return (f"neuron view: {products} products in {shown_views} (head, query) views; their sums, scores and softmax "
+            "match the data and the head view")
+
+
+def main(page, expect_neuron):
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1200,1400"):
@@ -66,6 +179,8 @@ def main(page):
             if len(lines) > len(inputs[i]["keys"]):
                 fail(f"hovering query {q} left {len(lines)} lines for {len(inputs[i]['keys'])} keys")
 
+        neuron = check_neuron_view(driver, inputs, i, layer, head, expect_neuron)
+
         # The model view: a thumbnail per (layer, head); clicking the first opens it above.
         thumbs = driver.find_elements(By.CSS_SELECTOR, "#model-view canvas")
         expected = sum(len(l["heads"]) for l in inputs[i]["layers"])
@@ -80,13 +195,16 @@ def main(page):
         if errors:
             fail("console errors: " + "; ".join(e["message"] for e in errors))
         print(f"explorer test: {checked} weights read off the page after hovering match its data; "
-              f"{expected} thumbnails; no console errors")
+              f"{expected} thumbnails; {neuron}; no console errors")
     finally:
         driver.quit()
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        print("usage: tests/browser/explorer.py PAGE.html", file=sys.stderr)
+    args = sys.argv[1:]
+    neuron = "--neuron" in args
+    args = [a for a in args if a != "--neuron"]
+    if len(args) != 1 or args[0].startswith("-"):
+        print("usage: tests/browser/explorer.py [--neuron] PAGE.html", file=sys.stderr)
         sys.exit(2)
-    main(sys.argv[1])
+    main(args[0], neuron)

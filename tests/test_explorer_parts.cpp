@@ -1,0 +1,111 @@
+// The explorer's neuron view data (lessons/kit/explorer.hpp): an input's queries, keys and bias go
+// into the page rounded to four significant digits, with the mask as a 0/1 string per query; they
+// are refused when their shapes do not fit, or when the softmax of the scores they make is not the
+// weights the head view draws. with_score_parts fills them from a MultiHeadAttention's ScoreParts.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "core/ops.hpp"
+#include "lessons/kit/explorer.hpp"
+#include "lessons/kit/self_attention_input.hpp"
+#include "tests/helpers.hpp"
+
+using namespace attnlab;
+using namespace attnlab::lessons;
+using attnlab::testing::contains;
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "(no exception)";
+}
+
+// Two queries, three keys, d_k = 2, one head; query 1 may not see key 3. Its weights are the
+// softmax of q.k / sqrt(2) + bias, worked out here.
+AttentionInput with_parts() {
+  const double inf = std::numeric_limits<double>::infinity(), s = 1.0 / std::sqrt(2.0);
+  const double a = std::exp(s), b = 1.0;                                         // row 1: 1/sqrt2, 0, masked
+  const double c = std::exp(0.5), d = std::exp(2 * s), e = std::exp(2 * s);  // row 2: 0.5, 2/sqrt2, 2/sqrt2
+  AttentionInput in{"q", {"x", "y"}, {"a", "b", "c"}, {"layer 1"},
+                    {{xt::xarray<double>{{a / (a + b), b / (a + b), 0.0}, {c / (c + d + e), d / (c + d + e), e / (c + d + e)}}}}};
+  in.q = {{xt::xarray<double>{{1.0, 0.0}, {0.0, 2.0}}}};
+  in.k = {{xt::xarray<double>{{1.0, 0.0}, {0.0, 1.0}, {0.0, 1.0}}}};
+  in.bias = {{xt::xarray<double>{{0.0, 0.0, -inf}, {0.5, 0.0, 0.0}}}};
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("explorer: queries, keys and bias in the page, checked against the weights") {
+  ExplorerPage page{"Parts", "queries", "keys", "", {with_parts()}};
+  const std::string html = explorer_html(page);
+  CHECK(contains(html, "\"q\":[[1.0,0.0],[0.0,2.0]],\"k\":[[1.0,0.0],[0.0,1.0],[0.0,1.0]]"));
+  CHECK(contains(html, "\"scale\":0.7071067811865475"));
+  CHECK(contains(html, "\"bias\":[[0.0,0.0,0.0],[0.5,0.0,0.0]],\"allowed\":[\"110\",\"111\"]"));
+  CHECK(contains(html, "id=\"neuron-view\""));
+
+  AttentionInput rounded = with_parts();
+  rounded.bias[0][0](1, 0) = 0.500012;  // within the check's 1e-3 of the weights, and four digits in the page
+  page.inputs = {rounded};
+  CHECK(contains(explorer_html(page), "\"bias\":[[0.0,0.0,0.0],[0.5,0.0,0.0]]"));
+
+  // A key that differs from the one the weights came from: the page would explain other weights.
+  AttentionInput wrong = with_parts();
+  wrong.k[0][0](2, 1) = 1.5;
+  page.inputs = {wrong};
+  CHECK(contains(error_of([&] { explorer_html(page); }),
+                 "explorer: input 'q': layer 'layer 1', head 1: the softmax of q.k * scale + bias gives"));
+  wrong = with_parts();
+  wrong.k[0][0] = xt::ones<double>({3, 3});
+  page.inputs = {wrong};
+  CHECK(error_of([&] { explorer_html(page); }) ==
+        "explorer: input 'q': layer 'layer 1', head 1: queries (2, 2) and keys (3, 3) for 2 queries and 3 keys "
+        "(each (tokens, d_k), one d_k)");
+  wrong = with_parts();
+  wrong.bias[0][0](1, 1) = std::numeric_limits<double>::infinity();
+  page.inputs = {wrong};
+  CHECK(contains(error_of([&] { explorer_html(page); }), "bias (1, 1) = inf (a bias is finite, or -inf for a masked key)"));
+  wrong = with_parts();
+  wrong.q.clear();
+  page.inputs = {wrong};
+  CHECK(contains(error_of([&] { explorer_html(page); }), "queries, keys and bias given for 0, 1 and 1 layers of 1"));
+  wrong = with_parts();
+  wrong.q.clear(), wrong.k.clear(), wrong.bias.clear();  // no parts: a page without the neuron view's data
+  page.inputs = {wrong};
+  CHECK(!contains(explorer_html(page), "\"parts\""));
+}
+
+TEST_CASE("with_score_parts: a causal self-attention's queries and keys, per head, make its weights") {
+  Generator g(2);
+  nn::MultiHeadAttention<float> att(8, 2, g);
+  att.keep_score_parts(true);
+  Generator gx(3);
+  const Tensor<float> x(random_uniform<float>({2, 3, 8}, gx, -1.0, 1.0)), y(random_uniform<float>({2, 3, 8}, gx, -1.0, 1.0));
+  nn::MultiHeadOptions<float> o;
+  o.causal = true;
+  NoGrad no_grad;
+  const Tensor<float> w = att.forward(x, o).weights;
+  const AttentionInput in = with_score_parts(self_attention_input("x", {"a", "b", "c"}, {w}, 1), {att.score_parts()}, 1);
+  REQUIRE(in.q.size() == 1);
+  REQUIRE(in.q[0].size() == 2);
+  CHECK(in.q[0][1].shape() == std::vector<std::size_t>{3, 4});
+  CHECK(in.q[0][1](2, 3) == doctest::Approx(att.score_parts().queries(1, 2, 7)));
+  CHECK(std::isinf(in.bias[0][0](0, 2)));
+  CHECK(in.scale == doctest::Approx(0.5));
+  ExplorerPage page{"Parts", "queries", "keys", "", {in}};
+  CHECK(contains(explorer_html(page), "\"allowed\":[\"100\",\"110\",\"111\"]"));
+  // Queries and keys of another input do not explain these weights.
+  att.forward(y, o);
+  page.inputs = {with_score_parts(self_attention_input("x", {"a", "b", "c"}, {w}, 1), {att.score_parts()}, 1)};
+  CHECK(contains(error_of([&] { explorer_html(page); }), "the softmax of q.k * scale + bias gives"));
+  CHECK(contains(error_of([&] { with_score_parts(in, {}, 0); }), "with_score_parts: 'x': 0 layers of queries and keys for 1 layers"));
+  CHECK(contains(error_of([&] { with_score_parts(in, {att.score_parts()}, 2); }), "for example 2"));
+}
