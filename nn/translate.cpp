@@ -80,6 +80,25 @@ const std::vector<data::Sequence>& BeamSweep::at(std::size_t width, double alpha
   return it->second;
 }
 
+LengthScores score_by_length(const std::vector<data::Sequence>& translations, const data::EncodedPairs& split,
+                             std::size_t longest_group) {
+  check_split("score_by_length", split, 1);
+  if (translations.size() != split.size())
+    throw std::invalid_argument("score_by_length: " + std::to_string(translations.size()) + " translations for " +
+                                std::to_string(split.size()) + " sentences");
+  std::vector<std::size_t> groups;
+  LengthScores out;
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    groups.push_back(std::min(split.source[i].size(), longest_group));
+    out.cut_short += translations[i].size() < split.target[i].size();
+    out.mean_words += double(translations[i].size());
+  }
+  out.cut_short /= double(split.size());
+  out.mean_words /= double(split.size());
+  out.by_length = bleu_by_group(translations, split.target, groups);
+  return out;
+}
+
 BeamSweep beam_sweep(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split, std::size_t widest,
                      const std::vector<double>& alphas, std::size_t extra) {
   check_split("beam_sweep", split, 1);

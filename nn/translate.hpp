@@ -20,6 +20,7 @@
 
 #include "nn/alignment.hpp"
 #include "nn/data/batch.hpp"
+#include "nn/metrics.hpp"
 #include "nn/rnn/seq2seq.hpp"
 #include "nn/transformer/seq2seq.hpp"
 
@@ -35,6 +36,18 @@ std::vector<data::Sequence> translate(Seq2SeqTransformer<float>& model, const da
                                       std::size_t extra = 5, std::size_t batch = 256);
 std::vector<data::Sequence> translate(rnn::Seq2Seq& model, const data::EncodedPairs& split,
                                       std::size_t extra = 5, std::size_t batch = 256);
+
+// Translations of a split scored by the length of their source: corpus BLEU per length (sources
+// of `longest_group` words or more share the last group), and how often a translation stops
+// short of its reference (fewer words), the failure of a decoder that emits <eos> at the lengths
+// it was trained on. std::invalid_argument naming the function when the sizes differ.
+struct LengthScores {
+  std::vector<GroupBleu> by_length;  // .group: source words, capped at longest_group
+  double cut_short = 0;              // share of translations with fewer words than their reference
+  double mean_words = 0;             // words per translation
+};
+LengthScores score_by_length(const std::vector<data::Sequence>& translations, const data::EncodedPairs& split,
+                             std::size_t longest_group);
 
 // Every sentence of a split decoded greedily and by beam search of widths 1..widest with each
 // length penalty alpha (BeamOptions::length_penalty), at most (its source's length + extra) tokens.

@@ -40,7 +40,8 @@ TEST_CASE("every nn module has a gradcheck row") {
                        "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "RelativePositionBias",
                        "RotaryEmbedding", "ALiBi", "EncoderLayer pre-norm", "EncoderLayer post-norm",
                        "DecoderLayer pre-norm", "DecoderLayer post-norm", "Encoder", "Decoder",
-                       "Transformer", "Seq2SeqTransformer", "PatchEmbedding", "ViT", "Linformer", "GraphAttention",
+                       "Transformer", "Seq2SeqTransformer", "Seq2SeqTransformer relative",
+                       "Seq2SeqTransformer rotary", "Seq2SeqTransformer alibi", "PatchEmbedding", "ViT", "Linformer", "GraphAttention",
                        "MeanAggregation"});
 }
 

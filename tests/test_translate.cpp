@@ -204,3 +204,25 @@ TEST_CASE("score_heads_as_aligners: each head links every target word at most on
   truths.push_back(Mask::from_shape({2, 2}));
   CHECK(contains(error_of<std::invalid_argument>([&] { score_heads_as_aligners(model, split, truths); }), "truth 2"));
 }
+
+TEST_CASE("score_by_length: BLEU per source length, capped, and the share cut short") {
+  const data::EncodedPairs p = pairs();  // sources of 5, 2 and 3 words
+  // Right, right, and one word short.
+  const std::vector<data::Sequence> hyps = {p.target[0], p.target[1], {7, 7}};
+  const LengthScores s = score_by_length(hyps, p, 3);
+  REQUIRE(s.by_length.size() == 2);  // 2 words; 3 and 5 share the capped group 3
+  CHECK(s.by_length[0].group == 2);
+  CHECK(s.by_length[0].sentences == 1);
+  CHECK(s.by_length[1].group == 3);
+  CHECK(s.by_length[1].sentences == 2);
+  CHECK(s.by_length[1].bleu.score > 0.3);  // one of the two right, the other one word short
+  CHECK(s.by_length[1].bleu.score < 1.0);
+  CHECK(s.cut_short == doctest::Approx(1.0 / 3));
+  CHECK(s.mean_words == doctest::Approx(3.0));
+  const LengthScores right = score_by_length(p.target, p, 10);
+  CHECK(right.cut_short == 0.0);
+  CHECK(right.by_length.size() == 3);
+  const std::string msg = error_of<std::invalid_argument>([&] { score_by_length({p.target[0]}, p, 3); });
+  CHECK(contains(msg, "score_by_length"));
+  CHECK(contains(msg, "1 translations for 3 sentences"));
+}
