@@ -80,6 +80,18 @@ const std::vector<data::Sequence>& BeamSweep::at(std::size_t width, double alpha
   return it->second;
 }
 
+data::EncodedPairs spread_evenly(const data::EncodedPairs& split, std::size_t n, std::vector<std::size_t>* rows) {
+  data::EncodedPairs out;
+  const std::size_t k = std::min(n, split.size());
+  for (std::size_t i = 0; i < k; ++i) {
+    const std::size_t r = i * split.size() / k;
+    if (rows) rows->push_back(r);
+    out.source.push_back(split.source[r]);
+    out.target.push_back(split.target[r]);
+  }
+  return out;
+}
+
 LengthScores score_by_length(const std::vector<data::Sequence>& translations, const data::EncodedPairs& split,
                              std::size_t longest_group) {
   check_split("score_by_length", split, 1);

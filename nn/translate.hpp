@@ -37,6 +37,11 @@ std::vector<data::Sequence> translate(Seq2SeqTransformer<float>& model, const da
 std::vector<data::Sequence> translate(rnn::Seq2Seq& model, const data::EncodedPairs& split,
                                       std::size_t extra = 5, std::size_t batch = 256);
 
+// n sentences spread evenly over a split, rows i * size / n (all of them if it has no more); the
+// rows taken are appended to `rows` when given.
+data::EncodedPairs spread_evenly(const data::EncodedPairs& split, std::size_t n,
+                                 std::vector<std::size_t>* rows = nullptr);
+
 // Translations of a split scored by the length of their source: corpus BLEU per length (sources
 // of `longest_group` words or more share the last group), and how often a translation stops
 // short of its reference (fewer words), the failure of a decoder that emits <eos> at the lengths

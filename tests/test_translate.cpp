@@ -226,3 +226,16 @@ TEST_CASE("score_by_length: BLEU per source length, capped, and the share cut sh
   CHECK(contains(msg, "score_by_length"));
   CHECK(contains(msg, "1 translations for 3 sentences"));
 }
+
+TEST_CASE("spread_evenly takes rows i * size / n, all of them when the split has no more") {
+  const data::EncodedPairs p = pairs();
+  std::vector<std::size_t> rows;
+  const data::EncodedPairs two = spread_evenly(p, 2, &rows);
+  CHECK(rows == std::vector<std::size_t>{0, 1});  // 0 * 3 / 2, 1 * 3 / 2
+  CHECK(two.source == std::vector<data::Sequence>{p.source[0], p.source[1]});
+  CHECK(two.target == std::vector<data::Sequence>{p.target[0], p.target[1]});
+  const data::EncodedPairs all = spread_evenly(p, 10);
+  CHECK(all.source == p.source);
+  CHECK(all.target == p.target);
+  CHECK(spread_evenly(p, 0).size() == 0);
+}
