@@ -7,15 +7,18 @@
 // known. Three questions, each answered by a measurement: does attention remove the fixed-vector
 // bottleneck of a recurrent encoder-decoder (BLEU by sentence length, sentences longer than any
 // trained on included)? What does beam search buy over greedy decoding? Do the decoder's
-// cross-attention heads find the true alignment, and which ones? (What label smoothing, the place
-// of the layer norm and the warm-up change is lesson 09.)
+// cross-attention heads find the true alignment, and which ones? Do positions given as distances
+// (T5's relative bias, RoPE) carry the Transformer past the training lengths where the sinusoidal
+// ones fail? (What label smoothing, the place of the layer norm and the warm-up change is lesson 09.)
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
+#include <numeric>
 
 #include <xtensor/xview.hpp>
 
+#include "lessons/kit/alignment_grid.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/seq2seq.hpp"
 #include "nn/alignment.hpp"
@@ -94,17 +97,10 @@ void the_task(const Task& t) {
     shown += t.pairs.train[i].source + "\n  -> " + t.pairs.train[i].target + "\n     " + data::gloss(t.pairs.train[i]) + "\n";
   verbatim(shown);
   auto range = [](const std::vector<data::TranslationPair>& ps) {
-    std::size_t lo = 1000, hi = 0;
-    for (const auto& p : ps) lo = std::min(lo, data::word_count(p)), hi = std::max(hi, data::word_count(p));
-    return text(lo, " to ", hi);
+    const auto [fewest, most] = data::word_range(ps);
+    return text(fewest, " to ", most);
   };
-  std::map<std::string, int> seen;
-  for (const auto& p : t.pairs.train) seen[p.source] = 1;
-  std::size_t overlap = 0, unknown = 0;
-  for (const auto* split : {&t.pairs.validation, &t.pairs.test, &t.longer})
-    for (const auto& p : *split) overlap += seen.count(p.source);
-  for (const auto* e : {&t.test, &t.longer_ids})
-    for (const auto& s : e->source) unknown += std::size_t(std::count(s.begin(), s.end(), data::Vocab::unk));
+  const std::size_t overlap = data::held_out_in_training(t), unknown = data::unknown_held_out_words(t);
   table({"split", "sentences", "source words", "what it is for"},
         {row("train", t.pairs.train.size(), range(t.pairs.train), "every model's training data"),
          row("validation", t.pairs.validation.size(), range(t.pairs.validation), "held-out loss after every epoch"),
@@ -515,26 +511,16 @@ void cross_attention_vs_truth(Transformer& m, const Task& t) {
   std::size_t pick = 0;  // a held-out sentence of 8 or 9 words
   while (pick + 1 < t.pairs.test.size() && (data::word_count(t.pairs.test[pick]) < 8 || data::word_count(t.pairs.test[pick]) > 9)) ++pick;
   const data::TranslationPair& p = t.pairs.test[pick];
-  const std::size_t n = data::word_count(p);
-  const std::vector<Array<float>> layers = nn::cross_attention_weights(m, data::make_seq2seq_batch(t.test, {pick}, false));
-  xt::xarray<double> maps = xt::zeros<double>({L * H, n, n});
+  std::vector<std::pair<std::size_t, std::size_t>> all_heads;
   std::vector<std::string> titles;
   for (std::size_t l = 0; l < L; ++l)
     for (std::size_t h = 0; h < H; ++h) {
-      xt::view(maps, l * H + h) = xt::view(xt::cast<double>(layers[l]), 0, h, xt::range(0, n), xt::range(0, n));
+      all_heads.push_back({l, h});
       titles.push_back(text("layer ", l + 1, ", head ", h + 1, " (AER ", fixed(aer(l, h), 2), ")"));
     }
-  plots::HeatmapGridOptions g;
-  g.heatmap = attention_style(data::word_tokens(p.source), data::word_tokens(p.target));
-  for (std::size_t j = 0; j < n; ++j) g.heatmap.outlined.push_back({j, std::size_t(p.alignment[j])});
-  g.cols = 2;
-  g.panel_titles = titles;
-  g.title = "Decoder cross-attention on a test sentence; boxes: the true alignment";
-  g.xlabel = "source words (keys)";
-  g.ylabel = "target words (queries)";
-  g.width_px = 1800;
-  g.height_px = 900 * int((L * H + 1) / 2);
-  save_figure(plots::heatmap_grid(maps, g), "cross_attention",
+  save_figure(alignment_grid(nn::sentence_cross_attention(m, t.test, pick, all_heads), p, titles,
+                             "Decoder cross-attention on a test sentence; boxes: the true alignment"),
+              "cross_attention",
               text("Cross-attention of every head while the decoder predicts each word of \"", p.target,
                    "\", the translation of \"", p.source, "\". Red boxes mark the true alignment."));
 }
@@ -548,17 +534,6 @@ struct Variant {
 };
 const std::vector<Variant> kVariants = {{nn::Positional::RelativeBias, "Transformer, T5 relative bias", "relative"},
                                         {nn::Positional::Rotary, "Transformer, RoPE", "rope"}};
-
-// The cross-attention head of the last decoder layer that aligns best over a split, teacher-forced
-// on its references: (head, AER).
-std::pair<std::size_t, double> best_last_head(Transformer& m, const Task& t) {
-  std::vector<Mask> truths;
-  for (const data::TranslationPair& p : t.longer) truths.push_back(data::alignment_matrix(p));
-  const std::vector<nn::AlignmentCounts> last = nn::score_heads_as_aligners(m, t.longer_ids, truths).at_output.back();
-  std::size_t best = 0;
-  for (std::size_t h = 1; h < last.size(); ++h) best = last[h].error_rate() < last[best].error_rate() ? h : best;
-  return {best, last[best].error_rate()};
-}
 
 void positions_that_extrapolate(const Plan& p, const Task& t, Transformer& sinusoidal, const std::vector<Compared>& earlier) {
   say("Section 3 left the Transformer below the GRU with attention on sentences longer than any it trained on. Its "
@@ -581,49 +556,50 @@ void positions_that_extrapolate(const Plan& p, const Task& t, Transformer& sinus
     nn::Seq2SeqConfig c = transformer_config(p, t);
     c.positional = kVariants[i].method;
     Generator gen(seed() + 3);
-    models.push_back(std::make_unique<Transformer>(c, gen));
+    transformers.push_back(models.emplace_back(std::make_unique<Transformer>(c, gen)).get());
     Recipe r = transformer_recipe(p);
     r.label = kVariants[i].name, r.epochs = p.position_epochs;
     histories[i] = train_transformer(*models.back(), t, r);
     all.push_back({kVariants[i].name, kVariants[i].key, models.back()->parameter_count(), &histories[i],
                    nn::translate(*models.back(), t.test), nn::translate(*models.back(), t.longer_ids)});
-    transformers.push_back(models.back().get());
   }
+  std::vector<Mask> truths;  // of the longer sentences
+  for (const data::TranslationPair& pr : t.longer) truths.push_back(data::alignment_matrix(pr));
   std::vector<plots::Series> series, by_epoch;
   std::vector<std::vector<std::string>> rows;
-  std::vector<std::pair<std::size_t, double>> heads;
+  std::vector<std::size_t> heads;  // each Transformer's best-aligning head of its last layer
   std::map<std::string, double> longer, cut, aer_of, gain_of;
-  std::string best = kVariants[0].key;
+  std::size_t best = 2;  // of all
   for (std::size_t i = 0; i < all.size(); ++i) {
     const Compared& c = all[i];
     const nn::LengthScores ll = nn::score_by_length(c.longer, t.longer_ids, kLongestBucket);
     series.push_back(bleu_by_length(c, t));
     longer[c.key] = bleu(c.longer, t.longer_ids), cut[c.key] = ll.cut_short;
-    if (i >= 2 && longer[c.key] > longer[best]) best = c.key;
+    if (i > 2 && longer[c.key] > longer[all[best].key]) best = i;
     metric("bleu_longer_" + c.key, longer[c.key]);
     metric("cut_short_" + c.key, ll.cut_short);
+    if (i >= 2) metric("bleu_test_" + c.key, bleu(c.test, t.test));
     std::string at_k = "", aer = "";
-    if (i > 0) {
+    if (i > 0) {  // a Transformer: BLEU on the longer sentences by epoch, and its alignment of them
       const std::vector<double>& b = c.history->validation_of("bleu_longer");
-      std::vector<double> epochs;
-      for (std::size_t e = 1; e <= b.size(); ++e) epochs.push_back(double(e));
+      std::vector<double> epochs(b.size());
+      std::iota(epochs.begin(), epochs.end(), 1.0);
       by_epoch.push_back(curve(c.name, epochs, b));
       at_k = fixed(b[std::size_t(p.position_epochs) - 1], 3);
       metric(text("bleu_longer_epoch", p.position_epochs, "_", c.key), b[std::size_t(p.position_epochs) - 1]);
-      metric("bleu_longer_last_gain_" + c.key, b.back() - b[b.size() - 2]);
-      heads.push_back(best_last_head(*transformers[i - 1], t));
-      aer = fixed(heads.back().second, 3), aer_of[c.key] = heads.back().second, gain_of[c.key] = b.back() - b[b.size() - 2];
-      metric("aer_longer_" + c.key, heads.back().second);
+      metric("bleu_longer_last_gain_" + c.key, gain_of[c.key] = b.back() - b[b.size() - 2]);
+      const auto [head, error] = nn::score_heads_as_aligners(*transformers[i - 1], t.longer_ids, truths).best_in_layer(p.layers - 1);
+      heads.push_back(head), aer = fixed(error, 3);
+      metric("aer_longer_" + c.key, aer_of[c.key] = error);
     }
-    if (i >= 2) metric("bleu_test_" + c.key, bleu(c.test, t.test));
     rows.push_back(row(c.name, c.history->epoch_loss.size(), fixed(bleu(c.test, t.test), 3), at_k, fixed(longer[c.key], 3),
                        percent(ll.cut_short, 0), fixed(ll.mean_words, 2), aer));
   }
-  metric("bleu_longer_best_positions", longer[best]);
-  metric("cut_short_best_positions", cut[best]);
-  metric("aer_longer_best_positions", aer_of[best]);
-  metric("bleu_longer_last_gain_best_positions", gain_of[best]);
-  const std::string best_name = all[2 + std::size_t(std::find_if(kVariants.begin(), kVariants.end(), [&](const Variant& v) { return v.key == best; }) - kVariants.begin())].name;
+  const std::string b = all[best].key, best_name = all[best].name;
+  metric("bleu_longer_best_positions", longer[b]);
+  metric("cut_short_best_positions", cut[b]);
+  metric("aer_longer_best_positions", aer_of[b]);
+  metric("bleu_longer_last_gain_best_positions", gain_of[b]);
   say("Greedy decoding as in section 3. Cut short: a translation of a longer sentence with fewer words than its "
       "reference (the references have ", fixed(mean_length(t.longer_ids.target), 2), " words on average). AER: the best "
       "cross-attention head of the last decoder layer on the longer sentences, teacher-forced on their references, "
@@ -632,29 +608,29 @@ void positions_that_extrapolate(const Plan& p, const Task& t, Transformer& sinus
          "cut short", "mean output words, longer", "AER longer (best last-layer head)"}, rows);
   claim({"relative_positions_extrapolate", "bleu_longer_best_positions > bleu_longer_transformer + 0.05",
          text("With positions as distances the Transformer extrapolates: the best, ", best_name, ", scores ",
-              fixed(longer[best], 3), " BLEU on the longer sentences against the sinusoidal one's ",
+              fixed(longer[b], 3), " BLEU on the longer sentences against the sinusoidal one's ",
               fixed(longer["transformer"], 3), ", with ", p.position_epochs, " epochs of training against ", p.epochs,
-              "; ", percent(cut[best], 0), " of its translations stop short, against ", percent(cut["transformer"], 0), "."),
+              "; ", percent(cut[b], 0), " of its translations stop short, against ", percent(cut["transformer"], 0), "."),
          text("No positional method here extrapolates clearly better than the sinusoidal one: the best, ", best_name,
-              ", scores ", fixed(longer[best], 3), " BLEU on the longer sentences against ", fixed(longer["transformer"], 3), "."),
+              ", scores ", fixed(longer[b], 3), " BLEU on the longer sentences against ", fixed(longer["transformer"], 3), "."),
          Expect::full_run});
   claim({"a_transformer_matches_the_gru", "bleu_longer_best_positions >= bleu_longer_gru_attention - 0.02",
-         text(best_name, " matches or passes the GRU with attention on 11 to 15 words: ", fixed(longer[best], 3),
+         text(best_name, " matches or passes the GRU with attention on 11 to 15 words: ", fixed(longer[b], 3),
               " against ", fixed(longer["gru_attention"], 3), "."),
          text("No Transformer here reaches the GRU with attention on 11 to 15 words: the best, ", best_name, ", scores ",
-              fixed(longer[best], 3), " against ", fixed(longer["gru_attention"], 3), "."),
+              fixed(longer[b], 3), " against ", fixed(longer["gru_attention"], 3), "."),
          Expect::either_way});
   claim({"alignment_survives_with_distances", "aer_longer_best_positions < aer_longer_transformer",
          text("Teacher-forced on the references, the best head of ", best_name, " still links the words of the longer "
-              "sentences (AER ", fixed(aer_of[best], 3), ") better than the sinusoidal model's (", fixed(aer_of["transformer"], 3),
+              "sentences (AER ", fixed(aer_of[b], 3), ") better than the sinusoidal model's (", fixed(aer_of["transformer"], 3),
               "): past the training lengths the absolute positions lose the source word to translate, the distances keep it."),
          text("Teacher-forced on the references, the best head of ", best_name, " links the words of the longer "
-              "sentences no better (AER ", fixed(aer_of[best], 3), ") than the sinusoidal model's (", fixed(aer_of["transformer"], 3), ")."),
+              "sentences no better (AER ", fixed(aer_of[b], 3), ") than the sinusoidal model's (", fixed(aer_of["transformer"], 3), ")."),
          Expect::either_way});
   claim({"still_rising", "bleu_longer_last_gain_best_positions > 0.01",
          text("Its BLEU on the longer sentences was still rising at the end of its ", p.position_epochs, " epochs (+",
-              fixed(gain_of[best], 3), " in the last one): here the budget bounds it, not the method."),
-         text("Its BLEU on the longer sentences no longer rose in its last epoch (", fixed(gain_of[best], 3), "): more "
+              fixed(gain_of[b], 3), " in the last one): here the budget bounds it, not the method."),
+         text("Its BLEU on the longer sentences no longer rose in its last epoch (", fixed(gain_of[b], 3), "): more "
               "epochs of the same would not close the gap."),
          Expect::either_way});
 
@@ -679,25 +655,19 @@ void positions_that_extrapolate(const Plan& p, const Task& t, Transformer& sinus
   std::vector<std::string> titles;
   std::string shown = text("source     ", pr.source, "\nreference  ", pr.target, "\n");
   for (std::size_t i = 0; i < transformers.size(); ++i) {
-    const auto [h, aer] = heads[i];
-    const Array<float> w = nn::cross_attention_weights(*transformers[i], data::make_seq2seq_batch(t.longer_ids, {pick}, false)).back();
-    xt::view(maps, i) = xt::view(xt::cast<double>(w), 0, h, xt::range(0, n), xt::range(0, n));
-    titles.push_back(text(all[i + 1].name, ": head ", h + 1, " (AER on longer ", fixed(aer, 2), ")"));
-    const std::string out = t.target_vocab.decode(all[i + 1].longer[pick], data::Tokenizer::words);
-    const std::string who = i == 0 ? "sinusoidal" : all[i + 1].key;
-    shown += text(who, std::string(11 - std::min<std::size_t>(10, who.size()), ' '), out,
-                  out == pr.target ? "   (right)" : "", "\n");
+    const Compared& c = all[i + 1];
+    xt::view(maps, i) = xt::view(nn::sentence_cross_attention(*transformers[i], t.longer_ids, pick, {{p.layers - 1, heads[i]}}), 0);
+    titles.push_back(text(c.name.substr(std::string("Transformer, ").size()), ": head ", heads[i] + 1, " (AER ",
+                          fixed(aer_of[c.key], 2), " on the longer split)"));
+    const std::string out = t.target_vocab.decode(c.longer[pick], data::Tokenizer::words), who = i ? c.key : "sinusoidal";
+    shown += text(who, std::string(11 - who.size(), ' '), out, out == pr.target ? "   (right)" : "", "\n");
   }
   say("The longest of the longer sentences, translated greedily by each Transformer:");
   verbatim(shown);
-  plots::HeatmapGridOptions g;
-  g.heatmap = attention_style(data::word_tokens(pr.source), data::word_tokens(pr.target));
-  for (std::size_t j = 0; j < n; ++j) g.heatmap.outlined.push_back({j, std::size_t(pr.alignment[j])});
-  g.cols = 2, g.panel_titles = titles;
-  g.title = text("Last decoder layer's cross-attention on a ", n, "-word sentence; boxes: the true alignment");
-  g.xlabel = "source words (keys)", g.ylabel = "target words (queries, teacher-forced)";
-  g.width_px = 1800, g.height_px = 900 * int((transformers.size() + 1) / 2);
-  save_figure(plots::heatmap_grid(maps, g), "cross_attention_long",
+  save_figure(alignment_grid(maps, pr, titles, text("Last decoder layer's cross-attention on a ", n,
+                                                     "-word sentence; boxes: the true alignment"),
+                             "target words (queries, teacher-forced)"),
+              "cross_attention_long",
               text("Cross-attention of the best-aligning head of the last decoder layer of each Transformer on \"",
                    pr.source, "\", teacher-forced on its reference. Red boxes mark the true alignment."));
 }

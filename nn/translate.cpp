@@ -179,6 +179,37 @@ std::vector<Array<float>> cross_attention_weights(Seq2SeqTransformer<float>& mod
   return out;
 }
 
+xt::xarray<double> sentence_cross_attention(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split,
+                                            std::size_t row,
+                                            const std::vector<std::pair<std::size_t, std::size_t>>& heads) {
+  if (row >= split.size())
+    throw std::invalid_argument("sentence_cross_attention: row " + std::to_string(row) + " of a split of " +
+                                std::to_string(split.size()));
+  const std::vector<Array<float>> layers = cross_attention_weights(model, data::make_seq2seq_batch(split, {row}, false));
+  const std::size_t t = split.target[row].size(), s = split.source[row].size();
+  xt::xarray<double> out = xt::zeros<double>({heads.size(), t, s});
+  for (std::size_t i = 0; i < heads.size(); ++i) {
+    const auto [l, h] = heads[i];
+    if (l >= layers.size() || h >= layers[l].shape()[1])
+      throw std::invalid_argument("sentence_cross_attention: layer " + std::to_string(l) + ", head " + std::to_string(h) +
+                                  " of a model of " + std::to_string(layers.size()) + " layers of " +
+                                  std::to_string(layers.front().shape()[1]) + " heads");
+    xt::view(out, i) = xt::view(xt::cast<double>(layers[l]), 0, h, xt::range(0, t), xt::range(0, s));
+  }
+  return out;
+}
+
+std::pair<std::size_t, double> HeadAlignment::best_in_layer(std::size_t layer) const {
+  if (layer >= at_output.size())
+    throw std::out_of_range("HeadAlignment::best_in_layer: layer " + std::to_string(layer) + " of " +
+                            std::to_string(at_output.size()));
+  const std::vector<AlignmentCounts>& heads = at_output[layer];
+  std::size_t best = 0;
+  for (std::size_t h = 1; h < heads.size(); ++h)
+    if (heads[h].error_rate() < heads[best].error_rate()) best = h;
+  return {best, heads[best].error_rate()};
+}
+
 HeadAlignment score_heads_as_aligners(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split,
                                       const std::vector<Mask>& truths, std::size_t batch) {
   check_split("score_heads_as_aligners", split, batch);

@@ -83,6 +83,14 @@ TokenScores teacher_forced_scores(Seq2SeqTransformer<float>& model, const data::
 // Transformer's batch: sources without <eos>), without the tape. The model is put in eval mode.
 std::vector<Array<float>> cross_attention_weights(Seq2SeqTransformer<float>& model, const data::Seq2SeqBatch& batch);
 
+// One sentence of a split, teacher-forced on its reference: the cross-attention of each chosen
+// (layer, head), (heads.size(), target words, source words), the rows that predict the target
+// words and the columns of the source words. std::invalid_argument naming the function for a
+// row, layer or head out of range.
+xt::xarray<double> sentence_cross_attention(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split,
+                                            std::size_t row,
+                                            const std::vector<std::pair<std::size_t, std::size_t>>& heads);
+
 // Every cross-attention head of every decoder layer scored as a word aligner over a split,
 // teacher-forced on its references: each target word is linked to the source word its head
 // attends to most (peak_links), against truths[i], (target words, source words) of pair i, as both
@@ -91,6 +99,8 @@ std::vector<Array<float>> cross_attention_weights(Seq2SeqTransformer<float>& mod
 // truths and split differ in size or a truth's shape is not (target words, source words) of its pair.
 struct HeadAlignment {
   std::vector<std::vector<AlignmentCounts>> at_output, at_input;  // [layer][head]
+  // The head of `layer` with the lowest AER at_output: (head, AER). std::out_of_range naming the layer.
+  std::pair<std::size_t, double> best_in_layer(std::size_t layer) const;
 };
 HeadAlignment score_heads_as_aligners(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split,
                                       const std::vector<Mask>& truths, std::size_t batch = 256);
