@@ -657,8 +657,8 @@ void positions_that_extrapolate(const Plan& p, const Task& t, Transformer& sinus
   for (std::size_t i = 0; i < transformers.size(); ++i) {
     const Compared& c = all[i + 1];
     xt::view(maps, i) = xt::view(nn::sentence_cross_attention(*transformers[i], t.longer_ids, pick, {{p.layers - 1, heads[i]}}), 0);
-    titles.push_back(text(c.name.substr(std::string("Transformer, ").size()), ": head ", heads[i] + 1, " (AER ",
-                          fixed(aer_of[c.key], 2), " on the longer split)"));
+    titles.push_back(text(c.name.substr(std::string("Transformer, ").size()), ", head ", heads[i] + 1, " (AER ",
+                          fixed(aer_of[c.key], 2), ")"));
     const std::string out = t.target_vocab.decode(c.longer[pick], data::Tokenizer::words), who = i ? c.key : "sinusoidal";
     shown += text(who, std::string(11 - who.size(), ' '), out, out == pr.target ? "   (right)" : "", "\n");
   }
@@ -668,8 +668,9 @@ void positions_that_extrapolate(const Plan& p, const Task& t, Transformer& sinus
                                                      "-word sentence; boxes: the true alignment"),
                              "target words (queries, teacher-forced)"),
               "cross_attention_long",
-              text("Cross-attention of the best-aligning head of the last decoder layer of each Transformer on \"",
-                   pr.source, "\", teacher-forced on its reference. Red boxes mark the true alignment."));
+              text("Cross-attention of the best-aligning head of the last decoder layer of each Transformer (its AER "
+                   "over the longer split in brackets) on \"", pr.source, "\", teacher-forced on its reference. Red "
+                   "boxes mark the true alignment."));
 }
 
 }  // namespace
