@@ -94,6 +94,36 @@ GRADCHECK_CASE("Seq2SeqTransformer tied", "src (2,4), tgt (2,3), vocab 7/6, 1+1 
                    model.parameters());
 });
 
+// The same model with position inside self-attention (T5 bias tables for the encoder and the
+// causal decoder, RoPE, ALiBi) instead of the sinusoidal table: every parameter, the bias tables
+// included, through padding on both sides.
+namespace {
+GradcheckResult seq2seq_positional(nn::Positional method) {
+  nn::Seq2SeqConfig c;
+  c.src_vocab = 7;
+  c.tgt_vocab = 6;
+  c.encoder_layers = c.decoder_layers = 1;
+  c.layer = tiny(false);
+  c.pad_id = 0;
+  c.positional = method;
+  Generator gen(31);
+  nn::Seq2SeqTransformer<D> model(c, gen);
+  IndexArray src = {{1, 2, 3, 4}, {5, 6, 1, 0}}, tgt = {{1, 2, 3}, {4, 5, 0}};
+  const Allowed src_real = pad4(), tgt_real = Allowed::where(Mask{{true, true, true}, {true, true, false}});
+  return gradcheck([&](const Inputs&) { return model.forward(src, tgt, src_real, tgt_real); }, model.parameters());
+}
+}  // namespace
+
+GRADCHECK_CASE("Seq2SeqTransformer relative", "src (2,4), tgt (2,3), T5 bias in both stacks", [] {
+  return seq2seq_positional(nn::Positional::RelativeBias);
+});
+GRADCHECK_CASE("Seq2SeqTransformer rotary", "src (2,4), tgt (2,3), RoPE in both stacks", [] {
+  return seq2seq_positional(nn::Positional::Rotary);
+});
+GRADCHECK_CASE("Seq2SeqTransformer alibi", "src (2,4), tgt (2,3), ALiBi in both stacks", [] {
+  return seq2seq_positional(nn::Positional::ALiBi);
+});
+
 GRADCHECK_CASE("CausalLM tied", "ids (2,4), vocab 6, 2 pre-norm layers", [] {
   nn::CausalLMConfig c;
   c.vocab = 6;

@@ -7,15 +7,18 @@
 // known. Three questions, each answered by a measurement: does attention remove the fixed-vector
 // bottleneck of a recurrent encoder-decoder (BLEU by sentence length, sentences longer than any
 // trained on included)? What does beam search buy over greedy decoding? Do the decoder's
-// cross-attention heads find the true alignment, and which ones? (What label smoothing, the place
-// of the layer norm and the warm-up change is lesson 09.)
+// cross-attention heads find the true alignment, and which ones? Do positions given as distances
+// (T5's relative bias, RoPE) carry the Transformer past the training lengths where the sinusoidal
+// ones fail? (What label smoothing, the place of the layer norm and the warm-up change is lesson 09.)
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
+#include <numeric>
 
 #include <xtensor/xview.hpp>
 
+#include "lessons/kit/alignment_grid.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/seq2seq.hpp"
 #include "lessons/kit/translation_model.hpp"
@@ -50,6 +53,7 @@ struct Plan {
   std::size_t batch;
   long warmup;                             // Noam warm-up steps
   std::size_t beam_sentences;              // per split, for the beam-width sweep
+  int position_epochs;                     // each Transformer of section 6 (quick: fewer, its 30 seconds)
 };
 
 Plan make_plan() {
@@ -61,6 +65,8 @@ Plan make_plan() {
   p.batch = full_or_quick<std::size_t>(64, 32);
   p.warmup = full_or_quick<long>(400, 300);
   p.beam_sentences = full_or_quick<std::size_t>(150, 30);
+  p.position_epochs = std::min(p.epochs, full_or_quick(p.epochs, 3));
+  config({{"positional_method", nn::positional_name(nn::Positional::Sinusoidal)}, {"position_epochs", p.position_epochs}});
   config({{"sentences_generated", p.sentences}, {"words_per_class", p.words_per_class},
           {"max_train_words", kMaxTrainWords}, {"d_model", p.d_model}, {"heads", p.heads}, {"d_ff", p.d_ff},
           {"layers", p.layers}, {"gru_hidden", p.gru_hidden}, {"epochs", p.epochs}, {"batch", p.batch},
@@ -94,17 +100,10 @@ void the_task(const Task& t) {
     shown += t.pairs.train[i].source + "\n  -> " + t.pairs.train[i].target + "\n     " + data::gloss(t.pairs.train[i]) + "\n";
   verbatim(shown);
   auto range = [](const std::vector<data::TranslationPair>& ps) {
-    std::size_t lo = 1000, hi = 0;
-    for (const auto& p : ps) lo = std::min(lo, data::word_count(p)), hi = std::max(hi, data::word_count(p));
-    return text(lo, " to ", hi);
+    const auto [fewest, most] = data::word_range(ps);
+    return text(fewest, " to ", most);
   };
-  std::map<std::string, int> seen;
-  for (const auto& p : t.pairs.train) seen[p.source] = 1;
-  std::size_t overlap = 0, unknown = 0;
-  for (const auto* split : {&t.pairs.validation, &t.pairs.test, &t.longer})
-    for (const auto& p : *split) overlap += seen.count(p.source);
-  for (const auto* e : {&t.test, &t.longer_ids})
-    for (const auto& s : e->source) unknown += std::size_t(std::count(s.begin(), s.end(), data::Vocab::unk));
+  const std::size_t overlap = data::held_out_in_training(t), unknown = data::unknown_held_out_words(t);
   table({"split", "sentences", "source words", "what it is for"},
         {row("train", t.pairs.train.size(), range(t.pairs.train), "every model's training data"),
          row("validation", t.pairs.validation.size(), range(t.pairs.validation), "held-out loss after every epoch"),
@@ -148,6 +147,23 @@ Recipe transformer_recipe(const Plan& p) {
   r.warmup = double(p.warmup), r.decay = Decay::inverse_sqrt, r.clip = 1.0;
   r.checkpoint = "transformer.npz";  // with transformer.json (write_transformer_card): what `inspect translate` runs
   return r;
+}
+
+// Every Transformer of the lesson trains so; after each epoch, its held-out loss and the BLEU of
+// its greedy translations of the longer sentences (measured, never used to choose anything).
+History train_transformer(Transformer& m, const Task& task, Recipe r) {
+  r.validate = [&] {
+    const nn::TokenScores s = nn::teacher_forced_scores(m, task.validation, kSmoothing);
+    return Scores{{"loss", s.loss}, {"nll", s.nll},
+                  {"bleu_longer", nn::corpus_bleu(nn::translate(m, task.longer_ids), task.longer_ids.target).score}};
+  };
+  CrossEntropyOptions ce;
+  ce.ignore_index = kPad, ce.label_smoothing = kSmoothing;
+  return train(m, task.train.size(), [&](const std::vector<std::size_t>& rows) {
+    const data::Seq2SeqBatch b = data::make_seq2seq_batch(task.train, rows, /*source_eos=*/false);
+    return cross_entropy(m.forward(b.source.ids, b.decoder_input.ids, b.source.allowed(), b.decoder_input.allowed()),
+                         b.decoder_target.ids, ce);
+  }, r);
 }
 
 void the_architecture(const Plan& p, const Task& t, const Transformer& m) {
@@ -243,11 +259,13 @@ double mean_length(const Sequences& s) {
   return n / double(s.size());
 }
 
-template <class V>
-V joined(const V& a, const V& b) {
-  V out = a;
-  out.insert(out.end(), b.begin(), b.end());
-  return out;
+// BLEU by source length over the test and the longer split (the last point: kLongestBucket words and more).
+plots::Series bleu_by_length(const Compared& c, const Task& t) {
+  std::vector<double> x, y;
+  for (const auto& [hyps, split] : {std::pair{&c.test, &t.test}, std::pair{&c.longer, &t.longer_ids}})
+    for (const nn::GroupBleu& g : nn::score_by_length(*hyps, *split, kLongestBucket).by_length)
+      x.push_back(double(g.group)), y.push_back(g.bleu.score);
+  return curve(c.name, x, y);
 }
 
 Compared train_gru(const Plan& p, const Task& t, const std::string& score, const std::string& name,
@@ -266,23 +284,17 @@ Compared train_gru(const Plan& p, const Task& t, const std::string& score, const
 }
 
 void the_bottleneck(const Plan& p, const Task& t, const std::vector<Compared>& models) {
-  std::vector<std::size_t> groups;  // the source length of every test and longer sentence
-  for (const auto* split : {&t.pairs.test, &t.longer})
-    for (const auto& pair : *split) groups.push_back(std::min(data::word_count(pair), kLongestBucket));
-  const Sequences refs = joined(t.test.target, t.longer_ids.target);
   std::vector<plots::Series> series;
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> falls, stops;
   std::map<std::string, double> on_test, on_longer;
   for (const Compared& c : models) {
-    std::vector<double> x, y;
-    for (const nn::GroupBleu& g : nn::bleu_by_group(joined(c.test, c.longer), refs, groups))
-      x.push_back(double(g.group)), y.push_back(g.bleu.score);
-    const double at_longest = y[std::size_t(std::find(x.begin(), x.end(), double(kMaxTrainWords)) - x.begin())];
-    falls.push_back(text(c.name, " from ", fixed(y.front(), 3), " to ", fixed(at_longest, 3)));
-    metric("bleu_shortest_" + c.key, y.front());
+    series.push_back(bleu_by_length(c, t));
+    const xt::xarray<double>&x = series.back().x, &y = series.back().y;
+    const double at_longest = y(std::size_t(std::find(x.begin(), x.end(), double(kMaxTrainWords)) - x.begin()));
+    falls.push_back(text(c.name, " from ", fixed(y(0), 3), " to ", fixed(at_longest, 3)));
+    metric("bleu_shortest_" + c.key, y(0));
     metric("bleu_at_" + std::to_string(kMaxTrainWords) + "_words_" + c.key, at_longest);
-    series.push_back(curve(c.name, x, y));
     const double bt = bleu(c.test, t.test), bl = bleu(c.longer, t.longer_ids);
     on_test[c.key] = bt, on_longer[c.key] = bl;
     rows.push_back(row(c.name, c.parameters, fixed(c.history->median_step_ms(), 1), fixed(bt, 3), fixed(bl, 3),
@@ -346,23 +358,10 @@ void the_bottleneck(const Plan& p, const Task& t, const std::vector<Compared>& m
 constexpr std::size_t kWidest = 8;
 const std::vector<double> kAlphas = {0.0, 1.0};
 
-// n sentences spread evenly over a split (all of them if it has no more).
-data::EncodedPairs spread(const data::EncodedPairs& s, std::size_t n, std::vector<std::size_t>* rows = nullptr) {
-  data::EncodedPairs out;
-  const std::size_t k = std::min(n, s.size());
-  for (std::size_t i = 0; i < k; ++i) {
-    const std::size_t r = i * s.size() / k;
-    if (rows) rows->push_back(r);
-    out.source.push_back(s.source[r]);
-    out.target.push_back(s.target[r]);
-  }
-  return out;
-}
-
 void decoding(const Plan& p, const Task& t, Transformer& m) {
   std::vector<std::size_t> test_rows, longer_rows;
-  const data::EncodedPairs test = spread(t.test, p.beam_sentences, &test_rows),
-                           longer = spread(t.longer_ids, p.beam_sentences, &longer_rows);
+  const data::EncodedPairs test = nn::spread_evenly(t.test, p.beam_sentences, &test_rows),
+                           longer = nn::spread_evenly(t.longer_ids, p.beam_sentences, &longer_rows);
   say("Greedy decoding writes the most likely next word at every step. Beam search keeps the $k$ most likely prefixes "
       "instead, so a word that looks worse now can win later. A hypothesis $y$ is ranked by $\\log p(y) / |y|^\\alpha$: "
       "with $\\alpha = 0$ every extra word costs $\\log p < 0$ and short outputs are favoured; $\\alpha = 1$ ranks by "
@@ -516,28 +515,169 @@ void cross_attention_vs_truth(Transformer& m, const Task& t) {
   std::size_t pick = 0;  // a held-out sentence of 8 or 9 words
   while (pick + 1 < t.pairs.test.size() && (data::word_count(t.pairs.test[pick]) < 8 || data::word_count(t.pairs.test[pick]) > 9)) ++pick;
   const data::TranslationPair& p = t.pairs.test[pick];
-  const std::size_t n = data::word_count(p);
-  const std::vector<Array<float>> layers = nn::cross_attention_weights(m, data::make_seq2seq_batch(t.test, {pick}, false));
-  xt::xarray<double> maps = xt::zeros<double>({L * H, n, n});
+  std::vector<std::pair<std::size_t, std::size_t>> all_heads;
   std::vector<std::string> titles;
   for (std::size_t l = 0; l < L; ++l)
     for (std::size_t h = 0; h < H; ++h) {
-      xt::view(maps, l * H + h) = xt::view(xt::cast<double>(layers[l]), 0, h, xt::range(0, n), xt::range(0, n));
+      all_heads.push_back({l, h});
       titles.push_back(text("layer ", l + 1, ", head ", h + 1, " (AER ", fixed(aer(l, h), 2), ")"));
     }
-  plots::HeatmapGridOptions g;
-  g.heatmap = attention_style(data::word_tokens(p.source), data::word_tokens(p.target));
-  for (std::size_t j = 0; j < n; ++j) g.heatmap.outlined.push_back({j, std::size_t(p.alignment[j])});
-  g.cols = 2;
-  g.panel_titles = titles;
-  g.title = "Decoder cross-attention on a test sentence; boxes: the true alignment";
-  g.xlabel = "source words (keys)";
-  g.ylabel = "target words (queries)";
-  g.width_px = 1800;
-  g.height_px = 900 * int((L * H + 1) / 2);
-  save_figure(plots::heatmap_grid(maps, g), "cross_attention",
+  save_figure(alignment_grid(nn::sentence_cross_attention(m, t.test, pick, all_heads), p, titles,
+                             "Decoder cross-attention on a test sentence; boxes: the true alignment"),
+              "cross_attention",
               text("Cross-attention of every head while the decoder predicts each word of \"", p.target,
                    "\", the translation of \"", p.source, "\". Red boxes mark the true alignment."));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. Positions that extrapolate.
+
+struct Variant {
+  nn::Positional method;
+  std::string name, key;
+};
+const std::vector<Variant> kVariants = {{nn::Positional::RelativeBias, "Transformer, T5 relative bias", "relative"},
+                                        {nn::Positional::Rotary, "Transformer, RoPE", "rope"}};
+
+void positions_that_extrapolate(const Plan& p, const Task& t, Transformer& sinusoidal, const std::vector<Compared>& earlier) {
+  say("Section 3 left the Transformer below the GRU with attention on sentences longer than any it trained on. Its "
+      "positions are absolute: word $p$ has the sinusoid of $p$ added to its embedding, and past ", kMaxTrainWords,
+      " words these are inputs no layer was trained on. The methods of lesson 05 that extrapolate put only distances "
+      "into attention: T5's relative bias adds a learned $b_h(\\mathrm{bucket}(j - i))$ to every score (one table for "
+      "the encoder, both directions, one for the decoder's own past), RoPE rotates each query and key by its "
+      "position so that $q_i^\\top k_j$ depends on $j - i$ alone. No embedding "
+      "carries a position, and the cross-attention has none (as in T5): the decoder finds the source word it needs by "
+      "what the encoder wrote there. Each is the same Transformer (sizes, recipe, batches, first draw) with only its "
+      "positions changed, trained for ", p.position_epochs, " epochs (the sinusoidal one: ", p.epochs, "; ALiBi, lesson "
+      "05's third such method, is left out for the lesson's 10-minute budget). Every Transformer's greedy BLEU on the "
+      "longer sentences was measured after each epoch, so that the comparison is also one at equal training.");
+  std::vector<std::unique_ptr<Transformer>> models;
+  std::vector<History> histories(kVariants.size());
+  std::vector<Compared> all = {earlier[1], earlier[2]};  // the GRU with attention, the sinusoidal Transformer
+  all[1].name = "Transformer, sinusoidal";
+  std::vector<Transformer*> transformers = {&sinusoidal};
+  for (std::size_t i = 0; i < kVariants.size(); ++i) {
+    nn::Seq2SeqConfig c = transformer_config(p, t);
+    c.positional = kVariants[i].method;
+    Generator gen(seed() + 3);
+    transformers.push_back(models.emplace_back(std::make_unique<Transformer>(c, gen)).get());
+    Recipe r = transformer_recipe(p);
+    r.label = kVariants[i].name, r.epochs = p.position_epochs;
+    histories[i] = train_transformer(*models.back(), t, r);
+    all.push_back({kVariants[i].name, kVariants[i].key, models.back()->parameter_count(), &histories[i],
+                   nn::translate(*models.back(), t.test), nn::translate(*models.back(), t.longer_ids)});
+  }
+  std::vector<Mask> truths;  // of the longer sentences
+  for (const data::TranslationPair& pr : t.longer) truths.push_back(data::alignment_matrix(pr));
+  std::vector<plots::Series> series, by_epoch;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::size_t> heads;  // each Transformer's best-aligning head of its last layer
+  std::map<std::string, double> longer, cut, aer_of, gain_of;
+  std::size_t best = 2;  // of all
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const Compared& c = all[i];
+    const nn::LengthScores ll = nn::score_by_length(c.longer, t.longer_ids, kLongestBucket);
+    series.push_back(bleu_by_length(c, t));
+    longer[c.key] = bleu(c.longer, t.longer_ids), cut[c.key] = ll.cut_short;
+    if (i > 2 && longer[c.key] > longer[all[best].key]) best = i;
+    metric("bleu_longer_" + c.key, longer[c.key]);
+    metric("cut_short_" + c.key, ll.cut_short);
+    if (i >= 2) metric("bleu_test_" + c.key, bleu(c.test, t.test));
+    std::string at_k = "", aer = "";
+    if (i > 0) {  // a Transformer: BLEU on the longer sentences by epoch, and its alignment of them
+      const std::vector<double>& b = c.history->validation_of("bleu_longer");
+      std::vector<double> epochs(b.size());
+      std::iota(epochs.begin(), epochs.end(), 1.0);
+      by_epoch.push_back(curve(c.name, epochs, b));
+      at_k = fixed(b[std::size_t(p.position_epochs) - 1], 3);
+      metric("bleu_longer_equal_epochs_" + c.key, b[std::size_t(p.position_epochs) - 1]);
+      metric("bleu_longer_last_gain_" + c.key, gain_of[c.key] = b.size() > 1 ? b.back() - b[b.size() - 2] : b.back());
+      const auto [head, error] = nn::score_heads_as_aligners(*transformers[i - 1], t.longer_ids, truths).best_in_layer(p.layers - 1);
+      heads.push_back(head), aer = fixed(error, 3);
+      metric("aer_longer_" + c.key, aer_of[c.key] = error);
+    }
+    rows.push_back(row(c.name, c.history->epoch_loss.size(), fixed(bleu(c.test, t.test), 3), at_k, fixed(longer[c.key], 3),
+                       percent(ll.cut_short, 0), fixed(ll.mean_words, 2), aer));
+  }
+  const std::string b = all[best].key, best_name = all[best].name;
+  const std::string trained_for = p.position_epochs == p.epochs ? text(" (both after ", p.epochs, " epochs)")
+                                                                : text(" (", p.position_epochs, " epochs against ", p.epochs, ")");
+  metric("bleu_longer_best_positions", longer[b]);
+  metric("cut_short_best_positions", cut[b]);
+  metric("aer_longer_best_positions", aer_of[b]);
+  metric("bleu_longer_last_gain_best_positions", gain_of[b]);
+  say("Greedy decoding as in section 3. Cut short: a translation of a longer sentence with fewer words than its "
+      "reference (the references have ", fixed(mean_length(t.longer_ids.target), 2), " words on average). AER: the best "
+      "cross-attention head of the last decoder layer on the longer sentences, teacher-forced on their references, "
+      "as in section 5: whether the model still finds the source word to translate when it is given the right prefix. "
+      "The claims below name the better of the two methods on these very sentences: a choice made on the scores it "
+      "reports, so read its number as the best this run offers, and each method's row as its own result.");
+  table({"model", "epochs", "BLEU test", text("BLEU longer after ", p.position_epochs, " epochs"), "BLEU longer",
+         "cut short", "mean output words, longer", "AER longer (best last-layer head)"}, rows);
+  claim({"relative_positions_extrapolate", "bleu_longer_best_positions > bleu_longer_transformer + 0.05",
+         text("With positions as distances the Transformer extrapolates: the best, ", best_name, ", scores ",
+              fixed(longer[b], 3), " BLEU on the longer sentences against the sinusoidal one's ",
+              fixed(longer["transformer"], 3), trained_for, "; ", percent(cut[b], 0), " of its translations stop short, against ", percent(cut["transformer"], 0), "."),
+         text("No positional method here extrapolates clearly better than the sinusoidal one: the best, ", best_name,
+              ", scores ", fixed(longer[b], 3), " BLEU on the longer sentences against ", fixed(longer["transformer"], 3), "."),
+         Expect::full_run});
+  claim({"a_transformer_matches_the_gru", "bleu_longer_best_positions >= bleu_longer_gru_attention - 0.02",
+         text(best_name, " matches or passes the GRU with attention on 11 to 15 words: ", fixed(longer[b], 3),
+              " against ", fixed(longer["gru_attention"], 3), "."),
+         text("No Transformer here reaches the GRU with attention on 11 to 15 words: the best, ", best_name, ", scores ",
+              fixed(longer[b], 3), " against ", fixed(longer["gru_attention"], 3), "."),
+         Expect::either_way});
+  claim({"alignment_survives_with_distances", "aer_longer_best_positions < aer_longer_transformer",
+         text("Teacher-forced on the references, the best head of ", best_name, " still links the words of the longer "
+              "sentences (AER ", fixed(aer_of[b], 3), ") better than the sinusoidal model's (", fixed(aer_of["transformer"], 3),
+              "): past the training lengths the absolute positions lose the source word to translate, the distances keep it."),
+         text("Teacher-forced on the references, the best head of ", best_name, " links the words of the longer "
+              "sentences no better (AER ", fixed(aer_of[b], 3), ") than the sinusoidal model's (", fixed(aer_of["transformer"], 3), ")."),
+         Expect::either_way});
+  claim({"still_rising", "bleu_longer_last_gain_best_positions > 0.01",
+         text("Its BLEU on the longer sentences was still rising in the last of its ", p.position_epochs, " epochs (+",
+              fixed(gain_of[b], 3), "): more training could close more of the gap."),
+         text("Its BLEU on the longer sentences no longer rose in its last epoch (", fixed(gain_of[b], 3), "): more "
+              "epochs of the same would not close the gap."),
+         Expect::either_way});
+
+  series.push_back(reference("longest training sentence", {double(kMaxTrainWords) + 0.5, double(kMaxTrainWords) + 0.5}, {0.0, 1.0}));
+  LineFigureOptions style{"BLEU by source length: where the Transformer's positions come from",
+                          text("source words (the last point: ", kLongestBucket, " and 15)"), "corpus BLEU"};
+  style.markers = true, style.ymin = 0.0, style.ymax = 1.0;
+  save_figure(line_figure(series, style), "bleu_by_length_positions",
+              "BLEU of held-out sentences by length for the GRU with attention and the Transformer with each positional "
+              "method. Right of the dashed line: lengths no model saw in training.");
+  LineFigureOptions es{"BLEU on the longer sentences after each epoch", "epoch", "corpus BLEU, 11 to 15 words"};
+  es.markers = true, es.ymin = 0.0, es.ymax = 1.0;
+  save_figure(line_figure(by_epoch, es), "bleu_longer_by_epoch",
+              "Greedy BLEU of every Transformer on the longer split after each epoch of its training.");
+
+  std::size_t pick = 0;  // the first of the longest sentences
+  for (std::size_t i = 0; i < t.longer.size(); ++i)
+    if (data::word_count(t.longer[i]) > data::word_count(t.longer[pick])) pick = i;
+  const data::TranslationPair& pr = t.longer[pick];
+  const std::size_t n = data::word_count(pr);
+  xt::xarray<double> maps = xt::zeros<double>({transformers.size(), n, n});
+  std::vector<std::string> titles;
+  std::string shown = text("source     ", pr.source, "\nreference  ", pr.target, "\n");
+  for (std::size_t i = 0; i < transformers.size(); ++i) {
+    const Compared& c = all[i + 1];
+    xt::view(maps, i) = xt::view(nn::sentence_cross_attention(*transformers[i], t.longer_ids, pick, {{p.layers - 1, heads[i]}}), 0);
+    titles.push_back(text(c.name.substr(std::string("Transformer, ").size()), ", head ", heads[i] + 1, " (AER ",
+                          fixed(aer_of[c.key], 2), ")"));
+    const std::string out = t.target_vocab.decode(c.longer[pick], data::Tokenizer::words), who = i ? c.key : "sinusoidal";
+    shown += text(who, std::string(11 - who.size(), ' '), out, out == pr.target ? "   (right)" : "", "\n");
+  }
+  say("The longest of the longer sentences, translated greedily by each Transformer:");
+  verbatim(shown);
+  save_figure(alignment_grid(maps, pr, titles, text("Last decoder layer's cross-attention on a ", n,
+                                                     "-word sentence; boxes: the true alignment"),
+                             "target words (queries, teacher-forced)"),
+              "cross_attention_long",
+              text("Cross-attention of the best-aligning head of the last decoder layer of each Transformer (its AER "
+                   "over the longer split in brackets) on \"", pr.source, "\", teacher-forced on its reference. Red "
+                   "boxes mark the true alignment."));
 }
 
 }  // namespace
@@ -559,19 +699,8 @@ int main(int argc, char** argv) {
     Generator gen(seed() + 3);
     Transformer transformer(transformer_config(plan, task), gen);
     the_architecture(plan, task, transformer);
-    Recipe recipe = transformer_recipe(plan);
-    recipe.validate = [&] {
-      const nn::TokenScores s = nn::teacher_forced_scores(transformer, task.validation, kSmoothing);
-      return Scores{{"loss", s.loss}, {"nll", s.nll}};
-    };
-    CrossEntropyOptions ce;
-    ce.ignore_index = kPad, ce.label_smoothing = kSmoothing;
-    const History th = train(transformer, task.train.size(), [&](const std::vector<std::size_t>& rows) {
-      const data::Seq2SeqBatch b = data::make_seq2seq_batch(task.train, rows, /*source_eos=*/false);
-      return cross_entropy(transformer.forward(b.source.ids, b.decoder_input.ids, b.source.allowed(),
-                                               b.decoder_input.allowed()),
-                           b.decoder_target.ids, ce);
-    }, recipe);
+    const Recipe recipe = transformer_recipe(plan);
+    const History th = train_transformer(transformer, task, recipe);
     the_schedule(plan, task, recipe, th);
     the_training(th);
 
@@ -593,5 +722,8 @@ int main(int argc, char** argv) {
 
     section("5. Cross-attention against the true alignment");
     cross_attention_vs_truth(transformer, task);
+
+    section("6. Longer than any training sentence: positions that extrapolate");
+    positions_that_extrapolate(plan, task, transformer, models);
   });
 }

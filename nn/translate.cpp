@@ -80,6 +80,37 @@ const std::vector<data::Sequence>& BeamSweep::at(std::size_t width, double alpha
   return it->second;
 }
 
+data::EncodedPairs spread_evenly(const data::EncodedPairs& split, std::size_t n, std::vector<std::size_t>* rows) {
+  data::EncodedPairs out;
+  const std::size_t k = std::min(n, split.size());
+  for (std::size_t i = 0; i < k; ++i) {
+    const std::size_t r = i * split.size() / k;
+    if (rows) rows->push_back(r);
+    out.source.push_back(split.source[r]);
+    out.target.push_back(split.target[r]);
+  }
+  return out;
+}
+
+LengthScores score_by_length(const std::vector<data::Sequence>& translations, const data::EncodedPairs& split,
+                             std::size_t longest_group) {
+  check_split("score_by_length", split, 1);
+  if (translations.size() != split.size())
+    throw std::invalid_argument("score_by_length: " + std::to_string(translations.size()) + " translations for " +
+                                std::to_string(split.size()) + " sentences");
+  std::vector<std::size_t> groups;
+  LengthScores out;
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    groups.push_back(std::min(split.source[i].size(), longest_group));
+    out.cut_short += translations[i].size() < split.target[i].size();
+    out.mean_words += double(translations[i].size());
+  }
+  out.cut_short /= double(split.size());
+  out.mean_words /= double(split.size());
+  out.by_length = bleu_by_group(translations, split.target, groups);
+  return out;
+}
+
 BeamSweep beam_sweep(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split, std::size_t widest,
                      const std::vector<double>& alphas, std::size_t extra) {
   check_split("beam_sweep", split, 1);
@@ -146,6 +177,37 @@ std::vector<Array<float>> cross_attention_weights(Seq2SeqTransformer<float>& mod
   std::vector<Array<float>> out;
   for (std::size_t l = 0; l < model.decoder.size(); ++l) out.push_back(model.decoder.layer(l).cross_attention().value());
   return out;
+}
+
+xt::xarray<double> sentence_cross_attention(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split,
+                                            std::size_t row,
+                                            const std::vector<std::pair<std::size_t, std::size_t>>& heads) {
+  if (row >= split.size())
+    throw std::invalid_argument("sentence_cross_attention: row " + std::to_string(row) + " of a split of " +
+                                std::to_string(split.size()));
+  const std::vector<Array<float>> layers = cross_attention_weights(model, data::make_seq2seq_batch(split, {row}, false));
+  const std::size_t t = split.target[row].size(), s = split.source[row].size();
+  xt::xarray<double> out = xt::zeros<double>({heads.size(), t, s});
+  for (std::size_t i = 0; i < heads.size(); ++i) {
+    const auto [l, h] = heads[i];
+    if (l >= layers.size() || h >= layers[l].shape()[1])
+      throw std::invalid_argument("sentence_cross_attention: layer " + std::to_string(l) + ", head " + std::to_string(h) +
+                                  " of a model of " + std::to_string(layers.size()) + " layers of " +
+                                  std::to_string(layers.front().shape()[1]) + " heads");
+    xt::view(out, i) = xt::view(xt::cast<double>(layers[l]), 0, h, xt::range(0, t), xt::range(0, s));
+  }
+  return out;
+}
+
+std::pair<std::size_t, double> HeadAlignment::best_in_layer(std::size_t layer) const {
+  if (layer >= at_output.size())
+    throw std::out_of_range("HeadAlignment::best_in_layer: layer " + std::to_string(layer) + " of " +
+                            std::to_string(at_output.size()));
+  const std::vector<AlignmentCounts>& heads = at_output[layer];
+  std::size_t best = 0;
+  for (std::size_t h = 1; h < heads.size(); ++h)
+    if (heads[h].error_rate() < heads[best].error_rate()) best = h;
+  return {best, heads[best].error_rate()};
 }
 
 HeadAlignment score_heads_as_aligners(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split,

@@ -20,6 +20,7 @@
 
 #include "nn/alignment.hpp"
 #include "nn/data/batch.hpp"
+#include "nn/metrics.hpp"
 #include "nn/rnn/seq2seq.hpp"
 #include "nn/transformer/seq2seq.hpp"
 
@@ -35,6 +36,23 @@ std::vector<data::Sequence> translate(Seq2SeqTransformer<float>& model, const da
                                       std::size_t extra = 5, std::size_t batch = 256);
 std::vector<data::Sequence> translate(rnn::Seq2Seq& model, const data::EncodedPairs& split,
                                       std::size_t extra = 5, std::size_t batch = 256);
+
+// n sentences spread evenly over a split, rows i * size / n (all of them if it has no more); the
+// rows taken are appended to `rows` when given.
+data::EncodedPairs spread_evenly(const data::EncodedPairs& split, std::size_t n,
+                                 std::vector<std::size_t>* rows = nullptr);
+
+// Translations of a split scored by the length of their source: corpus BLEU per length (sources
+// of `longest_group` words or more share the last group), and how often a translation stops
+// short of its reference (fewer words), the failure of a decoder that emits <eos> at the lengths
+// it was trained on. std::invalid_argument naming the function when the sizes differ.
+struct LengthScores {
+  std::vector<GroupBleu> by_length;  // .group: source words, capped at longest_group
+  double cut_short = 0;              // share of translations with fewer words than their reference
+  double mean_words = 0;             // words per translation
+};
+LengthScores score_by_length(const std::vector<data::Sequence>& translations, const data::EncodedPairs& split,
+                             std::size_t longest_group);
 
 // Every sentence of a split decoded greedily and by beam search of widths 1..widest with each
 // length penalty alpha (BeamOptions::length_penalty), at most (its source's length + extra) tokens.
@@ -65,6 +83,14 @@ TokenScores teacher_forced_scores(Seq2SeqTransformer<float>& model, const data::
 // Transformer's batch: sources without <eos>), without the tape. The model is put in eval mode.
 std::vector<Array<float>> cross_attention_weights(Seq2SeqTransformer<float>& model, const data::Seq2SeqBatch& batch);
 
+// One sentence of a split, teacher-forced on its reference: the cross-attention of each chosen
+// (layer, head), (heads.size(), target words, source words), the rows that predict the target
+// words and the columns of the source words. std::invalid_argument naming the function for a
+// row, layer or head out of range.
+xt::xarray<double> sentence_cross_attention(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split,
+                                            std::size_t row,
+                                            const std::vector<std::pair<std::size_t, std::size_t>>& heads);
+
 // Every cross-attention head of every decoder layer scored as a word aligner over a split,
 // teacher-forced on its references: each target word is linked to the source word its head
 // attends to most (peak_links), against truths[i], (target words, source words) of pair i, as both
@@ -73,6 +99,8 @@ std::vector<Array<float>> cross_attention_weights(Seq2SeqTransformer<float>& mod
 // truths and split differ in size or a truth's shape is not (target words, source words) of its pair.
 struct HeadAlignment {
   std::vector<std::vector<AlignmentCounts>> at_output, at_input;  // [layer][head]
+  // The head of `layer` with the lowest AER at_output: (head, AER). std::out_of_range naming the layer.
+  std::pair<std::size_t, double> best_in_layer(std::size_t layer) const;
 };
 HeadAlignment score_heads_as_aligners(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split,
                                       const std::vector<Mask>& truths, std::size_t batch = 256);

@@ -41,7 +41,8 @@ TEST_CASE("every nn module has a gradcheck row") {
                        "RotaryEmbedding", "ALiBi", "relative_key_scores", "ShawRelativePosition",
                        "EncoderModel shaw", "EncoderLayer pre-norm", "EncoderLayer post-norm",
                        "DecoderLayer pre-norm", "DecoderLayer post-norm", "Encoder", "Decoder",
-                       "Transformer", "Seq2SeqTransformer", "PatchEmbedding", "ViT", "Linformer", "GraphAttention",
+                       "Transformer", "Seq2SeqTransformer", "Seq2SeqTransformer relative",
+                       "Seq2SeqTransformer rotary", "Seq2SeqTransformer alibi", "PatchEmbedding", "ViT", "Linformer", "GraphAttention",
                        "MeanAggregation"});
 }
 

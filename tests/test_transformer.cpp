@@ -376,3 +376,45 @@ TEST_CASE("bad input: clear ShapeErrors naming the module and the sizes") {
   CHECK(contains(msg, "EncoderModel"));
   CHECK(contains(msg, "(1,2)"));
 }
+
+TEST_CASE("Seq2SeqTransformer with position inside attention: names, order, causality, any length") {
+  Seq2SeqConfig c;
+  c.src_vocab = c.tgt_vocab = 12;
+  c.encoder_layers = c.decoder_layers = 2;
+  c.layer = small(false);
+  c.pad_id = 0;
+  Generator gen(8);
+  Seq2SeqTransformer<double> sinusoidal(c, gen);
+  CHECK(!sinusoidal.src_positions);  // the paper's model: no new parameters, the same names
+  c.positional = Positional::RelativeBias;
+  Seq2SeqTransformer<double> relative(c, gen);
+  std::size_t tables = 0;
+  for (const auto& [name, p] : relative.named_parameters())
+    tables += name == "src_positions.relative.weight" || name == "tgt_positions.relative.weight";
+  CHECK(tables == 2);  // T5: one table for the encoder (both directions), one for the decoder
+  CHECK(relative.parameter_count() == sinusoidal.parameter_count() + 2 * 32 * 4);
+  const IndexArray src = {{3, 4, 5, 6}}, swapped = {{4, 3, 5, 6}}, tgt = {{1, 7, 8}};
+  for (Positional method : {Positional::None, Positional::RelativeBias, Positional::Rotary, Positional::ALiBi}) {
+    CAPTURE(positional_name(method));
+    c.positional = method;
+    Seq2SeqTransformer<double> model(c, gen);
+    model.eval();
+    // Order: swapping two source words swaps their memory rows, nothing else, for a model blind
+    // to order; with positions the swapped words are read differently.
+    const Array<double> m = model.encode(src).value(), ms = model.encode(swapped).value();
+    const double moved = xt::amax(xt::abs(xt::view(m, 0, 0) - xt::view(ms, 0, 1)))();
+    if (method == Positional::None) CHECK(moved < 1e-12);
+    else CHECK(moved > 1e-6);
+    // Causality with the decoder's positional terms: a later target word changes no earlier row.
+    const Array<double> short_ = model.forward(src, tgt).value();
+    const Array<double> longer = model.forward(src, IndexArray{{1, 7, 8, 9, 10}}).value();
+    CHECK(xt::amax(xt::abs(short_ - xt::view(longer, xt::all(), xt::range(0, 3), xt::all())))() < 1e-12);
+    // Any length: 40 source and 40 target words, far past anything a table would hold.
+    const IndexArray long_ids = xt::ones<Index>({std::size_t(1), std::size_t(40)}) * Index(5);
+    CHECK(model.forward(long_ids, long_ids).shape() == Shape{1, 40, 12});
+  }
+  c.positional = Positional::Learned;
+  const std::string msg = error_of([&] { Seq2SeqTransformer<double> m(c, gen); });
+  CHECK(contains(msg, "Seq2SeqTransformer"));
+  CHECK(contains(msg, "learned"));
+}

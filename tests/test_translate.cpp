@@ -199,8 +199,86 @@ TEST_CASE("score_heads_as_aligners: each head links every target word at most on
   CHECK(a.at_output[0][0].hypothesis == words);  // every row peaks on a real source word
   CHECK(a.at_output[0][0].hit_sure == by_hand.hit_sure);
   CHECK(a.at_output[0][0].error_rate() == doctest::Approx(by_hand.error_rate()));
+  // best_in_layer: the head of lowest AER, and its AER.
+  const auto [best, aer] = a.best_in_layer(0);
+  CHECK(aer == doctest::Approx(std::min(a.at_output[0][0].error_rate(), a.at_output[0][1].error_rate())));
+  CHECK(a.at_output[0][best].error_rate() == aer);
+  CHECK(contains(error_of<std::out_of_range>([&] { a.best_in_layer(1); }), "layer 1 of 1"));
   truths.pop_back();
   CHECK(contains(error_of<std::invalid_argument>([&] { score_heads_as_aligners(model, split, truths); }), "2 truths for 3"));
   truths.push_back(Mask::from_shape({2, 2}));
   CHECK(contains(error_of<std::invalid_argument>([&] { score_heads_as_aligners(model, split, truths); }), "truth 2"));
+}
+
+TEST_CASE("score_by_length: BLEU per source length, capped, and the share cut short") {
+  const data::EncodedPairs p = pairs();  // sources of 5, 2 and 3 words
+  // Right, right, and one word short.
+  const std::vector<data::Sequence> hyps = {p.target[0], p.target[1], {7, 7}};
+  const LengthScores s = score_by_length(hyps, p, 3);
+  REQUIRE(s.by_length.size() == 2);  // 2 words; 3 and 5 share the capped group 3
+  CHECK(s.by_length[0].group == 2);
+  CHECK(s.by_length[0].sentences == 1);
+  CHECK(s.by_length[1].group == 3);
+  CHECK(s.by_length[1].sentences == 2);
+  CHECK(s.by_length[1].bleu.score > 0.3);  // one of the two right, the other one word short
+  CHECK(s.by_length[1].bleu.score < 1.0);
+  CHECK(s.cut_short == doctest::Approx(1.0 / 3));
+  CHECK(s.mean_words == doctest::Approx(3.0));
+  const LengthScores right = score_by_length(p.target, p, 10);
+  CHECK(right.cut_short == 0.0);
+  CHECK(right.by_length.size() == 3);
+  const std::string msg = error_of<std::invalid_argument>([&] { score_by_length({p.target[0]}, p, 3); });
+  CHECK(contains(msg, "score_by_length"));
+  CHECK(contains(msg, "1 translations for 3 sentences"));
+}
+
+TEST_CASE("spread_evenly takes rows i * size / n, all of them when the split has no more") {
+  const data::EncodedPairs p = pairs();
+  std::vector<std::size_t> rows;
+  const data::EncodedPairs two = spread_evenly(p, 2, &rows);
+  CHECK(rows == std::vector<std::size_t>{0, 1});  // 0 * 3 / 2, 1 * 3 / 2
+  CHECK(two.source == std::vector<data::Sequence>{p.source[0], p.source[1]});
+  CHECK(two.target == std::vector<data::Sequence>{p.target[0], p.target[1]});
+  const data::EncodedPairs all = spread_evenly(p, 10);
+  CHECK(all.source == p.source);
+  CHECK(all.target == p.target);
+  CHECK(spread_evenly(p, 0).size() == 0);
+}
+
+TEST_CASE("sentence_cross_attention: the chosen heads' rows of the target words over the source words") {
+  Generator gen(9);
+  Seq2SeqTransformer<float> model(tiny(), gen);
+  const data::EncodedPairs split = pairs();
+  const xt::xarray<double> maps = sentence_cross_attention(model, split, 2, {{0, 1}, {0, 0}});
+  CHECK(maps.shape() == std::vector<std::size_t>{2, 3, 3});  // sentence 2: 3 target and 3 source words
+  const auto w = cross_attention_weights(model, data::make_seq2seq_batch(split, {2}, false));
+  for (std::size_t j = 0; j < 3; ++j)
+    for (std::size_t k = 0; k < 3; ++k) {
+      CHECK(maps(0, j, k) == double(w[0](0, 1, j, k)));
+      CHECK(maps(1, j, k) == double(w[0](0, 0, j, k)));
+    }
+  CHECK(contains(error_of<std::invalid_argument>([&] { sentence_cross_attention(model, split, 3, {{0, 0}}); }),
+                 "row 3 of a split of 3"));
+  CHECK(contains(error_of<std::invalid_argument>([&] { sentence_cross_attention(model, split, 0, {{1, 0}}); }),
+                 "layer 1, head 0"));
+  CHECK(contains(error_of<std::invalid_argument>([&] { sentence_cross_attention(model, split, 0, {{0, 2}}); }),
+                 "head 2"));
+}
+
+TEST_CASE("word_range, held_out_in_training, unknown_held_out_words: what the task's table and claim count") {
+  data::TranslationTaskOptions o;
+  o.sentences = 600, o.max_train_words = 8, o.per_long_length = 5;
+  data::TranslationTask t = data::make_translation_task(o);
+  const auto [fewest, most] = data::word_range(t.pairs.train);
+  CHECK(fewest >= 1);
+  CHECK(most <= 8);
+  CHECK(data::word_range(t.longer).first > 8);
+  CHECK(data::word_range({}) == std::pair<std::size_t, std::size_t>{0, 0});
+  CHECK(data::held_out_in_training(t) == 0);
+  t.pairs.test.push_back(t.pairs.train[3]);  // a training sentence leaks into the test split
+  t.longer.push_back(t.pairs.train[5]);
+  CHECK(data::held_out_in_training(t) == 2);
+  const std::size_t unknown = data::unknown_held_out_words(t);
+  t.test.source.push_back({4, data::Vocab::unk, 5, data::Vocab::unk});
+  CHECK(data::unknown_held_out_words(t) == unknown + 2);
 }

@@ -1,7 +1,9 @@
 #include "nn/data/translation_task.hpp"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "nn/data/vocab.hpp"
 
@@ -30,6 +32,29 @@ TranslationTask make_translation_task(const TranslationTaskOptions& o) {
   static_cast<EncodedSplits&>(t) = encode_splits(t.pairs, Tokenizer::words, Tokenizer::words);
   t.longer_ids = encode_pairs(t.longer, t.source_vocab, Tokenizer::words, t.target_vocab, Tokenizer::words);
   return t;
+}
+
+std::pair<std::size_t, std::size_t> word_range(const std::vector<TranslationPair>& pairs) {
+  if (pairs.empty()) return {0, 0};
+  std::size_t lo = word_count(pairs.front()), hi = lo;
+  for (const TranslationPair& p : pairs) lo = std::min(lo, word_count(p)), hi = std::max(hi, word_count(p));
+  return {lo, hi};
+}
+
+std::size_t held_out_in_training(const TranslationTask& t) {
+  std::unordered_set<std::string> seen;
+  for (const TranslationPair& p : t.pairs.train) seen.insert(p.source);
+  std::size_t overlap = 0;
+  for (const auto* split : {&t.pairs.validation, &t.pairs.test, &t.longer})
+    for (const TranslationPair& p : *split) overlap += seen.count(p.source);
+  return overlap;
+}
+
+std::size_t unknown_held_out_words(const TranslationTask& t) {
+  std::size_t unknown = 0;
+  for (const auto* e : {&t.test, &t.longer_ids})
+    for (const Sequence& s : e->source) unknown += std::size_t(std::count(s.begin(), s.end(), Vocab::unk));
+  return unknown;
 }
 
 std::string gloss(const TranslationPair& p) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nn/data/batch.hpp"
@@ -35,6 +36,16 @@ TranslationTask make_translation_task(const TranslationTaskOptions& o);
 
 // The number of words of a pair (one target word per source word).
 inline std::size_t word_count(const TranslationPair& p) { return p.alignment.size(); }
+
+// The words of the shortest and of the longest pair, {fewest, most}; {0, 0} for no pairs.
+std::pair<std::size_t, std::size_t> word_range(const std::vector<TranslationPair>& pairs);
+
+// Held-out sentences (validation, test, longer) whose source is also a training source: 0 for a
+// task split right.
+std::size_t held_out_in_training(const TranslationTask& t);
+
+// Source words of the test and the longer split outside the training vocabulary (<unk> ids).
+std::size_t unknown_held_out_words(const TranslationTask& t);
 
 // "suszo=lake gati=every ...": each target word with the source word it translates.
 std::string gloss(const TranslationPair& p);

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "nn/positional/sinusoidal.hpp"
+#include "nn/transformer/scheme.hpp"
 #include "nn/transformer/stacks.hpp"
 
 namespace attnlab::nn {
@@ -16,6 +17,11 @@ struct Seq2SeqConfig {
   std::optional<bool> final_norm;   // default: with pre-norm layers (they need one), not post-norm
   bool tie_output = false;          // output projection weight = target embedding weight
   std::optional<Index> pad_id;      // padding row of both embeddings
+  // Where position enters: Sinusoidal (the paper) adds the table to both embeddings; RelativeBias
+  // (T5), Rotary and ALiBi act inside the self-attention of the encoder (both directions) and of
+  // the decoder (its own past), and the cross-attention stays without positions, as in T5; None
+  // leaves the model blind to order. Learned is refused: it has no entry past its table.
+  Positional positional = Positional::Sinusoidal;
 };
 
 // Embeddings are initialized N(0, 1/d) and multiplied by sqrt(d) (as fairseq): unit-scale token
@@ -36,7 +42,10 @@ class Seq2SeqTransformer : public Module<T> {
   const Seq2SeqConfig& config() const { return config_; }
 
   Embedding<T> src_embed, tgt_embed;
-  SinusoidalPositionalEncoding<T> positions;
+  SinusoidalPositionalEncoding<T> positions;  // used with Positional::Sinusoidal only
+  // With any other method, the encoder's ("src_positions.relative.weight" for T5 buckets) and the
+  // decoder's ("tgt_positions. ...", causal) positions inside self-attention; null when sinusoidal.
+  std::unique_ptr<PositionalScheme<T>> src_positions, tgt_positions;
   Dropout<T> src_dropout, tgt_dropout;
   Encoder<T> encoder;
   Decoder<T> decoder;

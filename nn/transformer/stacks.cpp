@@ -78,6 +78,12 @@ Tensor<T> Decoder<T>::forward(const Tensor<T>& x, const Tensor<T>& memory,
   self_options.allowed_keys = target_allowed;
   self_options.causal = causal;
   cross_options.allowed_keys = memory_allowed;
+  return forward(x, memory, self_options, cross_options);
+}
+
+template <class T>
+Tensor<T> Decoder<T>::forward(const Tensor<T>& x, const Tensor<T>& memory, const MultiHeadOptions<T>& self_options,
+                              const MultiHeadOptions<T>& cross_options) {
   Tensor<T> h = x;
   for (auto& layer : layers) h = layer->forward(h, memory, self_options, cross_options);
   return norm ? norm->forward(h) : h;

@@ -41,6 +41,10 @@ class Decoder : public Module<T> {
   Tensor<T> forward(const Tensor<T>& x, const Tensor<T>& memory,
                     const std::optional<Allowed>& target_allowed = std::nullopt,
                     const std::optional<Allowed>& memory_allowed = std::nullopt, bool causal = true);
+  // The same with the options of each attention given whole: self_options (masks, causal, score
+  // bias, RoPE hook) reach every layer's self-attention, cross_options its cross-attention.
+  Tensor<T> forward(const Tensor<T>& x, const Tensor<T>& memory, const MultiHeadOptions<T>& self_options,
+                    const MultiHeadOptions<T>& cross_options);
   std::size_t size() const { return layers.size(); }
   DecoderLayer<T>& layer(std::size_t i) { return *layers.at(i); }
   std::vector<Tensor<T>> self_attention_weights() const;
