@@ -3,7 +3,9 @@
 // weight at a given offset. A head that fetches the token o places to the left peaks at o.
 #pragma once
 
+#include <cstddef>
 #include <utility>
+#include <vector>
 
 #include <xtensor/xarray.hpp>
 
@@ -19,6 +21,9 @@ struct OffsetProfile {
   double at(std::size_t head, long offset) const;
   // The offset where `head` looks most, and its weight there (the first such offset on ties).
   std::pair<long, double> peak(std::size_t head) const;
+  // How many of `offsets` some head peaks at; how many some head gives more than `share` of its weight.
+  std::size_t offsets_peaked(const std::vector<std::size_t>& offsets) const;
+  std::size_t offsets_above(const std::vector<std::size_t>& offsets, double share) const;
 };
 
 // ShapeError naming offset_profile unless weights are (B, h, L, L).
