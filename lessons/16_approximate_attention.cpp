@@ -18,12 +18,13 @@
 #include <xtensor/xview.hpp>
 
 #include "lessons/kit/kit.hpp"
+#include "lessons/kit/recall_training.hpp"
+#include "lessons/kit/spectrum.hpp"
 #include "nn/attention/linformer.hpp"
 #include "nn/attention/structure.hpp"
 #include "nn/data/recall.hpp"
 #include "nn/positional/sinusoidal.hpp"
 #include "nn/recall_model.hpp"
-#include "lessons/kit/spectrum.hpp"
 
 using namespace attnlab;
 using namespace attnlab::lessons;
@@ -187,14 +188,8 @@ void three_approximations() {
 // ---------------------------------------------------------------------------------------------
 // 2. The spectrum of attention matrices (on the recall task, which section 4 trains every attention on).
 
-struct Task {
-  data::RecallConfig config;
-  data::Recall train, held_out;
-  std::size_t band;  // window and rank: an eighth of the length
-};
-
-Task make_task() {
-  Task t;
+RecallTask make_task() {
+  RecallTask t;
   // length, keys, values, pairs
   t.config = {full_or_quick<std::size_t>(512, 128), 64, 16, full_or_quick<std::size_t>(32, 16)};
   t.band = t.config.length / 8;
@@ -204,14 +199,6 @@ Task make_task() {
   return t;
 }
 
-struct Trained {
-  std::string name;
-  AttentionKind kind;
-  std::unique_ptr<nn::RecallModel> model;
-  History history;
-  double accuracy = 0, half = 0;  // held-out, at the end and after half the epochs
-};
-
 Recipe recall_recipe(const std::string& label) {
   Recipe r;
   r.label = label, r.epochs = epochs(8, 4), r.batch = 32, r.seed = seed() + 3;
@@ -219,18 +206,9 @@ Recipe recall_recipe(const std::string& label) {
   return r;
 }
 
-Trained train_recall(const Task& task, const std::string& name, AttentionKind kind) {
-  Generator gen(seed() + 9);  // every attention starts from the same embeddings and projections
-  Trained t{name, kind, std::make_unique<nn::RecallModel>(task.config, kind, kD, task.band, gen), {}, 0, 0};
-  const nn::RecallModel& m = *t.model;
-  Recipe r = recall_recipe(name);
-  r.validate = [&] { return Scores{{"accuracy", nn::recall_accuracy(m, task.held_out)}}; };
-  t.history = train(*t.model, task.train.size(), [&](const std::vector<std::size_t>& rows) {
-    return m.loss(task.train.rows(rows));
-  }, r);
-  const std::vector<double>& acc = t.history.validation_of("accuracy");
-  t.accuracy = acc.back(), t.half = acc[acc.size() / 2 - 1];
-  return t;
+// Every attention from the same weights and by the same recipe (lessons/kit/recall_training.hpp).
+RecallRun trained_on(const RecallTask& task, const std::string& name, AttentionKind kind) {
+  return train_recall(task, name, kind, kD, recall_recipe(name), seed() + 9);
 }
 
 struct Spectrum {
@@ -252,18 +230,13 @@ void spectrum_figure(const std::vector<Spectrum>& spectra, std::size_t n, std::s
   lo.log_y = true;
   std::vector<plots::Series> sv, cum;
   for (const Spectrum& sp : spectra) {
-    std::vector<double> idx, s, c;
-    double total = 0, run = 0;
-    const std::vector<double>& sigma = sp.summary.sigma;
-    for (double x : sigma) total += x * x;
-    for (std::size_t r = 0; r < sigma.size(); ++r) {
-      idx.push_back(double(r + 1));
-      s.push_back(sigma[r] >= 1e-4 ? sigma[r] : NAN);  // below 1e-4: rounding, not drawn
-      run += sigma[r] * sigma[r];
-      c.push_back(run / total);
+    std::vector<double> idx, s;
+    for (double sigma : sp.summary.sigma) {
+      idx.push_back(double(idx.size() + 1));
+      s.push_back(sigma >= 1e-4 ? sigma : NAN);  // below 1e-4: rounding, not drawn
     }
     sv.push_back(curve(sp.name, idx, s));
-    cum.push_back(curve(sp.name, idx, c));
+    cum.push_back(curve(sp.name, idx, cumulative_energy_share(sp.summary.sigma)));
   }
   plots::line_plot(fig.panel(0).title("σ_r / σ_1 (mean over matrices; below 10⁻⁴ not drawn)").xlabel("r")
                        .ylabel("σ_r / σ_1 (log scale)"),
@@ -282,7 +255,7 @@ void spectrum_figure(const std::vector<Spectrum>& spectra, std::size_t n, std::s
               "cumulative share of the energy");
 }
 
-Trained low_rank(const Task& task) {
+RecallRun low_rank(const RecallTask& task) {
   const data::RecallConfig& c = task.config;
   say("The task (nn/data/recall.hpp): multi-query associative recall. A sequence of ", c.length, " tokens; each shows "
       "a key (", c.keys, " possible) and a value (", c.values, " possible). The first half holds ", c.pairs, " facts "
@@ -293,7 +266,7 @@ Trained low_rank(const Task& task) {
       "ones (every accuracy is on those). The model (nn/recall_model.hpp) is one attention layer of width ", kD,
       ": embeddings of the key and of the value, added; $q$, $k$ and $v$ projections; attention; a linear read-out of "
       "the value. No positions.");
-  Trained exact = train_recall(task, "exact (tiled)", AttentionKind::exact);
+  RecallRun exact = trained_on(task, "exact (tiled)", AttentionKind::exact);
   say("Exact attention (the tiled op of lesson 15) first. Training: ",
       describe(recall_recipe("exact"), fit_steps(task.train.size(), recall_recipe("exact"))), ". Its held-out "
       "accuracy: ", fixed(exact.accuracy, 3), ". Then its attention matrices, and the question behind Linformer: is an "
@@ -455,16 +428,16 @@ void cost_against_n() {
 // 4. Associative recall.
 
 // Returns exact and local attention's held-out accuracy, which section 5 compares against.
-std::pair<double, double> recall(const Task& task, Trained exact) {
+std::pair<double, double> recall(const RecallTask& task, RecallRun exact) {
   say("The same model, data and recipe with each approximation in turn: local (window ", task.band, "), linear "
       "($\\mathrm{elu} + 1$, non-causal) and Linformer (rank ", task.band, ", $E$ and $F$ trained with the rest).");
-  std::vector<Trained> runs;
+  std::vector<RecallRun> runs;
   runs.push_back(std::move(exact));
-  runs.push_back(train_recall(task, text("local, window ", task.band), AttentionKind::local));
-  runs.push_back(train_recall(task, "linear", AttentionKind::linear));
-  runs.push_back(train_recall(task, text("Linformer, rank ", task.band), AttentionKind::linformer));
+  runs.push_back(trained_on(task, text("local, window ", task.band), AttentionKind::local));
+  runs.push_back(trained_on(task, "linear", AttentionKind::linear));
+  runs.push_back(trained_on(task, text("Linformer, rank ", task.band), AttentionKind::linformer));
   std::vector<std::vector<std::string>> rows;
-  for (const Trained& t : runs) {
+  for (const RecallRun& t : runs) {
     rows.push_back(row(t.name, fixed(t.accuracy, 3), fixed(t.half, 3), fixed(t.history.median_step_cpu_ms(), 1)));
     metric(text("recall_accuracy_", nn::kind_name(t.kind)), t.accuracy);
     metric(text("recall_accuracy_half_", nn::kind_name(t.kind)), t.half);
@@ -502,7 +475,7 @@ std::pair<double, double> recall(const Task& task, Trained exact) {
               "approximation is a different model, with its own blind spots."),
          text("Linformer reaches ", fixed(linformer, 3), ": trained $E$ and $F$ found some of the facts.")});
   std::vector<Run> curves;
-  for (const Trained& t : runs) curves.push_back({t.name, &t.history});
+  for (const RecallRun& t : runs) curves.push_back({t.name, &t.history});
   ScoreFigureOptions style{text("Associative recall at n = ", task.config.length, ": held-out accuracy during training")};
   style.chance = chance;
   save_figure(score_against_cost(curves, style), "recall_accuracy",
@@ -516,19 +489,19 @@ std::pair<double, double> recall(const Task& task, Trained exact) {
 // ---------------------------------------------------------------------------------------------
 // 5. Sparse patterns: which tokens may see far
 
-void sparse_patterns(const Task& task, double exact_acc, double local_acc) {
+void sparse_patterns(const RecallTask& task, double exact_acc, double local_acc) {
   const std::size_t L = task.config.length, w = task.band;
   say("A sparse pattern keeps exact softmax attention but lets each query see only some keys: the window of local "
       "attention, plus a few tokens that see and are seen by every position. BigBird fixes them (here the first ",
       nn::kGlobalTokens, " positions); Longformer gives global attention to the tokens the task is about, such as a "
       "question's. The Sparse Transformer adds every ", w, "-th position back and forth (a stride). The masks run "
       "on the exact kernel here: the weights are what a block-sparse kernel would give, the cost is the dense one.");
-  std::vector<Trained> runs;
-  runs.push_back(train_recall(task, text("window + ", nn::kGlobalTokens, " fixed global tokens"), AttentionKind::fixed_global));
-  runs.push_back(train_recall(task, "window + global asking tokens", AttentionKind::asking_global));
-  runs.push_back(train_recall(task, text("window + stride ", w), AttentionKind::strided));
+  std::vector<RecallRun> runs;
+  runs.push_back(trained_on(task, text("window + ", nn::kGlobalTokens, " fixed global tokens"), AttentionKind::fixed_global));
+  runs.push_back(trained_on(task, "window + global asking tokens", AttentionKind::asking_global));
+  runs.push_back(trained_on(task, text("window + stride ", w), AttentionKind::strided));
   std::vector<std::vector<std::string>> rows;
-  for (const Trained& t : runs) {
+  for (const RecallRun& t : runs) {
     rows.push_back(row(t.name, fixed(t.accuracy, 3)));
     metric(text("recall_accuracy_", nn::kind_name(t.kind)), t.accuracy);
   }
@@ -581,8 +554,8 @@ int main(int argc, char** argv) {
                       section("1. Three approximations");
                       three_approximations();
                       section("2. The spectrum of attention matrices");
-                      const Task task = make_task();
-                      Trained exact = low_rank(task);
+                      const RecallTask task = make_task();
+                      RecallRun exact = low_rank(task);
                       section("3. Time and memory against n");
                       cost_against_n();
                       section("4. Associative recall");

@@ -42,6 +42,14 @@ TEST_CASE("rank_for_energy: the fewest values holding a share of sum sigma^2") {
   CHECK(rank_for_energy(s, 13.0 / 14) == 2);
   CHECK(rank_for_energy(s, 1.0) == 3);
   CHECK_THROWS_AS(rank_for_energy(s, 0.0), ShapeError);
+  const std::vector<double> c = cumulative_energy_share(s);
+  REQUIRE(c.size() == 3);
+  CHECK(c[0] == doctest::Approx(9.0 / 14));
+  CHECK(c[1] == doctest::Approx(13.0 / 14));
+  CHECK(c[2] == doctest::Approx(1.0));
+  CHECK_THROWS_WITH_AS(cumulative_energy_share({0.0, 0.0}), doctest::Contains("cumulative_energy_share: needs singular values"),
+                       ShapeError);
+  CHECK_THROWS_AS(cumulative_energy_share({}), ShapeError);
   CHECK_THROWS_WITH_AS(singular_values(xt::xarray<double>::from_shape({2, 2, 2})),
                        doctest::Contains("singular_values: needs a non-empty 2-D matrix, got (2,2,2)"), ShapeError);
 }

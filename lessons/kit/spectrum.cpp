@@ -34,6 +34,17 @@ std::size_t rank_for_energy(const std::vector<double>& sigma, double share) {
   return sigma.size();
 }
 
+std::vector<double> cumulative_energy_share(const std::vector<double>& sigma) {
+  double total = 0;
+  for (double s : sigma) total += s * s;
+  check(total > 0, "cumulative_energy_share", "needs singular values that are not all zero, got ", sigma.size(),
+        " values");
+  std::vector<double> share;
+  double kept = 0;
+  for (double s : sigma) kept += s * s, share.push_back(kept / total);
+  return share;
+}
+
 SpectrumSummary summarize_spectra(const std::vector<xt::xarray<double>>& matrices, std::size_t rank, double share) {
   check(!matrices.empty() && rank > 0, "summarize_spectra", "needs matrices and a rank > 0, got ", matrices.size(),
         " matrices and rank ", rank);
