@@ -32,19 +32,9 @@ using TD = Tensor<double>;
 using Mat = Array<double>;
 
 // ---------------------------------------------------------------------------------------------
-// Plain xtensor, double precision: the math of the lesson with no tape underneath (softmax_rows,
-// central_differences and max_relative_error: lessons/kit/plain_matrices.hpp).
-
-// a (m x k) times b (k x n): sum over k of a(i, k) b(k, j), as one broadcast expression.
-Mat mm(const Mat& a, const Mat& b) {
-  return xt::sum(xt::view(a, xt::all(), xt::all(), xt::newaxis()) * xt::view(b, xt::newaxis(), xt::all(), xt::all()),
-                 {1});
-}
-Mat tr(const Mat& a) { return xt::transpose(a); }
-
-// Row sums kept as a column, so they broadcast against the rows (evaluated first: a lazy keep_dims
-// reducer inside a larger expression is wrong in xtensor 0.24.3).
-Mat rowsum(const Mat& a) { return xt::sum(a, {1}, xt::keep_dims); }
+// Plain xtensor, double precision: the math of the lesson with no tape underneath, written with
+// lessons/kit/plain_matrices.hpp: mm(a, b), tr(a), rowsum(a), inner(a, b), softmax_rows(s, allowed),
+// and, to check it, central_differences(F, x) and max_relative_error(a, reference).
 
 struct Forward { Mat S, A, O; };
 Forward attention_forward(const Mat& Q, const Mat& K, const Mat& V, const Mask& allowed = {}) {
@@ -73,7 +63,6 @@ Grads attention_backward(const Mat& Q, const Mat& K, const Mat& V, const Mat& A,
   return g;
 }
 
-double inner(const Mat& a, const Mat& b) { return xt::sum(a * b)(); }
 
 // ---------------------------------------------------------------------------------------------
 // Custom nodes through the engine's public API, record(op, value, inputs, backward): the same
@@ -542,17 +531,11 @@ void reading_a_check(Generator& gen) {
          text("Through $\\sum$ the negated softmax shows a max rel err of ", sci(blind.result.max_rel_error, 1), ", and ",
               int(caught), " of ", broken.size(), " broken backwards were caught.")});
 
-  std::vector<std::string> labels;
-  std::vector<double> digits;
-  const std::vector<std::string> short_names = {"softmax", "matmul", "layer_norm", "attn (engine)",
-                                                "attn (by hand)", "wrong sign", "no 1/√d", "overwrite",
-                                                "negated softmax"};
-  std::vector<NamedCheck> all = good;
-  all.insert(all.end(), broken.begin(), broken.end());
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    labels.push_back(short_names[i]);
-    digits.push_back(std::max(-std::log10(std::max(all[i].result.max_rel_error, 1e-17)), 0.0));
-  }
+  const std::vector<std::string> labels = {"softmax", "matmul", "layer_norm", "attn (engine)", "attn (by hand)",
+                                           "wrong sign", "no 1/√d", "overwrite", "negated softmax"};
+  std::vector<double> digits;  // the five correct checks, then the four broken ones
+  for (const NamedCheck& c : good) digits.push_back(digits_of_agreement(c.result));
+  for (const NamedCheck& c : broken) digits.push_back(digits_of_agreement(c.result));
   plots::Figure fig(1800, 1000);
   fig.title("Gradient check: digits of agreement; OK needs ≥ 6");
   bar_panel(fig.panel(0).ylabel("−log10(max rel err), 0 if ≥ 1"), labels, {{"digits of agreement", digits}}, 1, 12.0);

@@ -37,6 +37,14 @@ TEST_CASE("named_check, failed_count and gradcheck_table: a right and a wrong ba
   CHECK(failed_count({right, wrong}) == 1);
   CHECK(failed_count({right}) == 0);
   CHECK(failed_count({}) == 0);
+  GradcheckResult r;
+  r.max_rel_error = 1e-9;
+  CHECK(digits_of_agreement(r) == doctest::Approx(9.0));
+  r.max_rel_error = 0.0;
+  CHECK(digits_of_agreement(r) == doctest::Approx(17.0));
+  r.max_rel_error = 3.0;
+  CHECK(digits_of_agreement(r) == 0.0);
+  CHECK(digits_of_agreement(wrong.result) < 6.0);
 
   TempDir d;
   LessonArgs args;

@@ -1,4 +1,4 @@
-// lessons/kit/plain_matrices: the masked row softmax, central differences and the relative error
+// lessons/kit/plain_matrices: matrix products written as formulas, the masked row softmax, central differences and the relative error
 // that lesson 06 checks its hand-written backward with, on cases worked by hand, and bad input.
 #include <doctest/doctest.h>
 
@@ -14,6 +14,21 @@ using namespace attnlab;
 using namespace attnlab::lessons;
 using doctest::Approx;
 using doctest::Contains;
+
+TEST_CASE("mm, tr, rowsum and inner on matrices worked by hand") {
+  const Array<double> a = {{1, 2}, {3, 4}, {5, 6}};  // 3 x 2
+  const Array<double> b = {{1, 0, -1}, {2, 1, 0}};   // 2 x 3
+  CHECK(mm(a, b) == Array<double>{{5, 2, -1}, {11, 4, -3}, {17, 6, -5}});
+  CHECK(tr(a) == Array<double>{{1, 3, 5}, {2, 4, 6}});
+  const Array<double> sums = rowsum(a);  // a column: (3, 1)
+  REQUIRE(sums.shape() == std::vector<std::size_t>{3, 1});
+  CHECK(sums(0, 0) == 3.0);
+  CHECK(sums(1, 0) == 7.0);
+  CHECK(sums(2, 0) == 11.0);
+  CHECK(inner(a, a) == 91.0);
+  CHECK_THROWS_WITH_AS(mm(a, a), Contains("mm: needs (m x k) times (k x n), got (3,2) x (3,2)"), ShapeError);
+  CHECK_THROWS_WITH_AS(inner(a, b), Contains("inner: shapes differ: (3,2) and (2,3)"), ShapeError);
+}
 
 TEST_CASE("softmax_rows: each row sums to 1 over its allowed entries, hidden entries and empty rows exactly 0") {
   const Array<double> s = {{0.0, std::log(3.0)}, {1000.0, 1000.0}};  // 1 : 3, and large equal scores

@@ -1,5 +1,8 @@
 #include "lessons/kit/gradcheck_table.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "lessons/story/lesson.hpp"
 #include "lessons/story/text.hpp"
 
@@ -24,6 +27,10 @@ std::size_t failed_count(const std::vector<NamedCheck>& checks) {
   std::size_t n = 0;
   for (const NamedCheck& c : checks) n += c.result.ok ? 0 : 1;
   return n;
+}
+
+double digits_of_agreement(const GradcheckResult& result) {
+  return std::max(-std::log10(std::max(result.max_rel_error, 1e-17)), 0.0);
 }
 
 }  // namespace attnlab::lessons

@@ -24,4 +24,8 @@ void gradcheck_table(const std::vector<NamedCheck>& checks);
 // How many of the checks failed.
 std::size_t failed_count(const std::vector<NamedCheck>& checks);
 
+// The decimal digits the analytic and the numeric gradients agree to: -log10 of the largest
+// relative error, 0 when that error is 1 or more, 17 (double's limit) when it is 0.
+double digits_of_agreement(const GradcheckResult& result);
+
 }  // namespace attnlab::lessons

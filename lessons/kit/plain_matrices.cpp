@@ -5,12 +5,31 @@
 #include <limits>
 
 #include <xtensor/xbuilder.hpp>
+#include <xtensor/xmanipulation.hpp>
+#include <xtensor/xreducer.hpp>
 #include <xtensor/xview.hpp>
 
 #include "core/error.hpp"
 #include "lessons/story/stats.hpp"
 
 namespace attnlab::lessons {
+
+Array<double> mm(const Array<double>& a, const Array<double>& b) {
+  check(a.dimension() == 2 && b.dimension() == 2 && a.shape(1) == b.shape(0), "mm", "needs (m x k) times (k x n), got ",
+        shape_str(a.shape()), " x ", shape_str(b.shape()));
+  return xt::sum(xt::view(a, xt::all(), xt::all(), xt::newaxis()) * xt::view(b, xt::newaxis(), xt::all(), xt::all()),
+                 {1});
+}
+
+Array<double> tr(const Array<double>& a) { return xt::transpose(a); }
+
+// Evaluated on its own: a lazy keep_dims reducer inside a larger expression is wrong in xtensor 0.24.3.
+Array<double> rowsum(const Array<double>& a) { return xt::sum(a, {1}, xt::keep_dims); }
+
+double inner(const Array<double>& a, const Array<double>& b) {
+  check(a.shape() == b.shape(), "inner", "shapes differ: ", shape_str(a.shape()), " and ", shape_str(b.shape()));
+  return xt::sum(a * b)();
+}
 
 Array<double> softmax_rows(const Array<double>& s, const Mask& allowed) {
   check(s.dimension() == 2, "softmax_rows", "needs a 2-D matrix, got ", shape_str(s.shape()));

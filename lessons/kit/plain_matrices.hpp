@@ -8,6 +8,16 @@
 
 namespace attnlab::lessons {
 
+// a (m x k) times b (k x n): the sum over k of a(i, k) b(k, j), as one broadcast expression (no
+// BLAS: the formula itself). ShapeError naming mm for inner sizes that differ or another rank.
+Array<double> mm(const Array<double>& a, const Array<double>& b);
+// The transpose of a 2-D matrix.
+Array<double> tr(const Array<double>& a);
+// Row sums kept as a column (m x 1), so they broadcast against the rows.
+Array<double> rowsum(const Array<double>& a);
+// sum(a * b): the inner product of two matrices of one shape.
+double inner(const Array<double>& a, const Array<double>& b);
+
 // Softmax of each row of a 2-D matrix over its allowed entries; a hidden entry gets exactly 0 and
 // a row with nothing allowed is all 0 (no exp(-inf - (-inf)) = NaN). allowed: the default (0-D), or the shape
 // of s. ShapeError naming softmax_rows for another rank or a mask of another shape.
