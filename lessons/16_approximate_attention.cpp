@@ -12,7 +12,6 @@
 #include <cmath>
 #include <map>
 #include <memory>
-#include <numeric>
 #include <string>
 
 #include <xtensor/xview.hpp>
@@ -22,6 +21,7 @@
 #include "lessons/kit/spectrum.hpp"
 #include "nn/attention/linformer.hpp"
 #include "nn/attention/structure.hpp"
+#include "nn/data/batch.hpp"
 #include "nn/data/recall.hpp"
 #include "nn/positional/sinusoidal.hpp"
 #include "nn/recall_model.hpp"
@@ -272,29 +272,22 @@ RecallRun low_rank(const RecallTask& task) {
       "accuracy: ", fixed(exact.accuracy, 3), ". Then its attention matrices, and the question behind Linformer: is an "
       "attention matrix close to one of low rank?");
   const std::size_t n = task.config.length, count = 4;
-  std::vector<std::size_t> first(count);
-  std::iota(first.begin(), first.end(), 0);
-  const data::Recall some = task.held_out.rows(first);
+  const data::Recall some = task.held_out.rows(data::first_rows(count));
   Generator init_gen(seed() + 9);
   const nn::RecallModel untrained(task.config, AttentionKind::exact, kD, task.band, init_gen);
-  auto matrices = [&](const Array<float>& w) {  // the first `count` of a batch of weights (B, n, n)
-    std::vector<xt::xarray<double>> out;
-    for (std::size_t s = 0; s < std::min(count, w.shape()[0]); ++s) out.push_back(xt::cast<double>(xt::view(w, s)));
-    return out;
-  };
   Generator gen(seed() + 31);
   auto family = [&](double sharpness) {
     std::vector<xt::xarray<double>> out;
     for (std::size_t s = 0; s < (sharpness > 0 ? 1 : count); ++s) {  // a band is the same every time
       const auto [q, k] = family_qk(sharpness, n, gen);
       const Tensor<float> K(k);
-      out.push_back(matrices(scaled_dot_product_attention(Tensor<float>(q), K, K).weights.value())[0]);
+      out.push_back(leading_matrices(scaled_dot_product_attention(Tensor<float>(q), K, K).weights.value(), 1)[0]);
     }
     return out;
   };
   std::vector<Spectrum> spectra = {
-      spectrum_of("trained on recall", matrices(exact.model->exact_weights(some)), task.band),
-      spectrum_of("same model, untrained", matrices(untrained.exact_weights(some)), task.band)};
+      spectrum_of("trained on recall", leading_matrices(exact.model->exact_weights(some), count), task.band),
+      spectrum_of("same model, untrained", leading_matrices(untrained.exact_weights(some), count), task.band)};
   for (const Family& f : kFamilies) spectra.push_back(spectrum_of(f.name, family(f.sharpness), task.band));
   std::vector<std::vector<std::string>> rows;
   for (const Spectrum& sp : spectra)

@@ -35,6 +35,20 @@ TEST_CASE("singular values of known matrices, largest first") {
   CHECK(rank_for_energy(singular_values(uniform), 0.999) == 1);
 }
 
+TEST_CASE("leading_matrices: the first matrices of a batch, in double") {
+  Array<float> batch = xt::zeros<float>({3, 2, 2});
+  batch(1, 0, 1) = 0.5f;
+  batch(2, 1, 1) = 2.0f;
+  const std::vector<xt::xarray<double>> two = leading_matrices(batch, 2);
+  REQUIRE(two.size() == 2);
+  CHECK(two[1](0, 1) == 0.5);
+  CHECK(two[0].shape() == std::vector<std::size_t>{2, 2});
+  CHECK(leading_matrices(batch, 10).size() == 3);  // all of them when fewer
+  CHECK(leading_matrices(batch, 10)[2](1, 1) == 2.0);
+  CHECK_THROWS_WITH_AS(leading_matrices(Array<float>(xt::zeros<float>({2, 2})), 1),
+                       doctest::Contains("leading_matrices: needs a batch of matrices (B, n, m), got (2,2)"), ShapeError);
+}
+
 TEST_CASE("rank_for_energy: the fewest values holding a share of sum sigma^2") {
   const std::vector<double> s = {3, 2, 1};  // energies 9, 4, 1 of 14
   CHECK(rank_for_energy(s, 9.0 / 14) == 1);

@@ -7,11 +7,20 @@
 #include <numeric>
 
 #include <xtensor-blas/xlinalg.hpp>
+#include <xtensor/xview.hpp>
 
 #include "core/array.hpp"
 #include "core/error.hpp"
 
 namespace attnlab::lessons {
+
+std::vector<xt::xarray<double>> leading_matrices(const Array<float>& batch, std::size_t count) {
+  check(batch.dimension() == 3, "leading_matrices", "needs a batch of matrices (B, n, m), got ", shape_str(batch.shape()));
+  std::vector<xt::xarray<double>> out;
+  for (std::size_t s = 0; s < std::min(count, batch.shape()[0]); ++s)
+    out.push_back(xt::cast<double>(xt::view(batch, s)));
+  return out;
+}
 
 std::vector<double> singular_values(const xt::xarray<double>& matrix) {
   check(matrix.dimension() == 2 && matrix.size() > 0, "singular_values", "needs a non-empty 2-D matrix, got ",

@@ -10,7 +10,13 @@
 
 #include <xtensor/xarray.hpp>
 
+#include "core/array.hpp"
+
 namespace attnlab::lessons {
+
+// The first `count` matrices of a batch (B, n, m), in double (all B when count >= B): attention
+// weights of a batch as the matrices summarize_spectra reads. ShapeError unless the batch is 3-D.
+std::vector<xt::xarray<double>> leading_matrices(const Array<float>& batch, std::size_t count);
 
 // The singular values of a 2-D matrix, largest first. ShapeError on another rank or an empty
 // matrix; std::runtime_error if LAPACK does not converge.
