@@ -23,7 +23,6 @@
 #include "nn/attention/structure.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/data/recall.hpp"
-#include "nn/positional/sinusoidal.hpp"
 #include "nn/recall_model.hpp"
 
 using namespace attnlab;
@@ -47,9 +46,10 @@ AttentionFn linformer_at(std::size_t n, std::size_t rank) {
 // ---------------------------------------------------------------------------------------------
 // 1. Three approximations.
 
-// Queries and keys made of position codes: q_i = k_i = a PE(i) (sinusoidal, d = 64), so q_i . k_j
-// depends on i - j alone and is largest at i = j. The sharpness a sets the width of the band the
-// attention forms around the diagonal: broad and smooth for small a, a few tokens wide for large a.
+// Queries and keys made of position codes (nn::banded_queries_keys): q_i = k_i = a PE(i) (sinusoidal,
+// d = 64), so q_i . k_j depends on i - j alone and is largest at i = j. The sharpness a sets the width
+// of the band the attention forms around the diagonal: broad and smooth for small a, a few tokens
+// wide for large a.
 struct Family {
   std::string name, key;
   double sharpness;  // 0: iid normal queries and keys
@@ -58,20 +58,11 @@ const std::vector<Family> kFamilies = {{"iid normal q, k", "random", 0.0},
                                        {"broad band (q = k = 0.75 PE)", "broad", 0.75},
                                        {"narrow band (q = k = 2 PE)", "narrow", 2.0}};
 
-// (q, k) of one family at length n, each (1, n, d).
-std::pair<Array<float>, Array<float>> family_qk(double sharpness, std::size_t n, Generator& gen) {
-  if (sharpness > 0) {
-    Array<float> pe = nn::sinusoidal_table<float>(n, kD) * float(sharpness);
-    pe.reshape({1, n, kD});
-    return {pe, pe};
-  }
-  return {random_normal<float>({1, n, kD}, gen), random_normal<float>({1, n, kD}, gen)};
-}
 
 // The output errors of local, linear and Linformer attention against exact attention on one family
 // at length n, then the exact attention's weight within the window and energy kept by segment means.
 std::vector<double> errors_of(double sharpness, std::size_t n, const Array<float>& v, Generator& gen) {
-  const auto [q, k] = family_qk(sharpness, n, gen);
+  const auto [q, k] = nn::banded_queries_keys(n, kD, sharpness, gen);
   const Tensor<float> Q(q), K(k), V(v);
   const AttentionResult<float> exact = scaled_dot_product_attention(Q, K, V);
   const auto as_double = [](const Array<float>& a) { return xt::xarray<double>(xt::cast<double>(xt::view(a, 0))); };
@@ -279,7 +270,7 @@ RecallRun low_rank(const RecallTask& task) {
   auto family = [&](double sharpness) {
     std::vector<xt::xarray<double>> out;
     for (std::size_t s = 0; s < (sharpness > 0 ? 1 : count); ++s) {  // a band is the same every time
-      const auto [q, k] = family_qk(sharpness, n, gen);
+      const auto [q, k] = nn::banded_queries_keys(n, kD, sharpness, gen);
       const Tensor<float> K(k);
       out.push_back(leading_matrices(scaled_dot_product_attention(Tensor<float>(q), K, K).weights.value(), 1)[0]);
     }
