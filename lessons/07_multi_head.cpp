@@ -304,12 +304,6 @@ OffsetProfile offset_profile_of(nn::EncoderModel<float>& model, const Task& task
   return offset_profile(model.attention_weights()[layer].value());
 }
 
-std::vector<std::string> offset_labels() {
-  std::vector<std::string> out;
-  for (long o = -long(kLength) + 1; o < long(kLength); ++o) out.push_back(o % 3 == 0 ? std::to_string(o) : "");
-  return out;
-}
-
 void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
   std::vector<std::string> offsets;
   for (std::size_t o : task.offsets) offsets.push_back(std::to_string(o));
@@ -349,7 +343,7 @@ void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
   const xt::xarray<double> all = xt::concatenate(xt::xtuple(profiles[0].weight, profiles[1].weight, profiles[2].weight), 0);
   plots::Figure fig(1800, 1300);
   fig.title("Where each head looks: mean weight by offset i − j");
-  plots::HeatmapOptions o = attention_style(offset_labels(), row_labels);
+  plots::HeatmapOptions o = attention_style(profiles[0].offset_labels(3), row_labels);
   o.colorbar = true, o.colorbar_label = "mean attention weight", o.square_cells = false;
   plots::heatmap(fig.panel(0).xlabel("offset i − j (keys to the left: i − j > 0)").ylabel("model and head"), all, o);
   save_figure(fig, "offset_profiles", "Each head's mean weight at every offset over held-out sequences, for the 1-, 4- "

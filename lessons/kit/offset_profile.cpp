@@ -46,6 +46,13 @@ std::size_t OffsetProfile::offsets_above(const std::vector<std::size_t>& offsets
   return n;
 }
 
+std::vector<std::string> OffsetProfile::offset_labels(std::size_t every) const {
+  std::vector<std::string> out;
+  for (long o = -long(length) + 1; o < long(length); ++o)
+    out.push_back(every > 0 && o % long(every) == 0 ? std::to_string(o) : "");
+  return out;
+}
+
 OffsetProfile offset_profile(const Array<float>& w) {
   check(w.dimension() == 4 && w.shape()[2] == w.shape()[3], "offset_profile", "weights must be (B, h, L, L), got ",
         shape_str(w.shape()));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,8 @@ struct OffsetProfile {
   // How many of `offsets` some head peaks at; how many some head gives more than `share` of its weight.
   std::size_t offsets_peaked(const std::vector<std::size_t>& offsets) const;
   std::size_t offsets_above(const std::vector<std::size_t>& offsets, double share) const;
+  // Tick labels for the columns, offsets -(L - 1) .. L - 1: the multiples of `every`, blank between.
+  std::vector<std::string> offset_labels(std::size_t every = 1) const;
 };
 
 // ShapeError naming offset_profile unless weights are (B, h, L, L).
