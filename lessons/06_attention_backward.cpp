@@ -11,17 +11,17 @@
 // plain xtensor and hold them against the engine and against finite differences, break a backward
 // on purpose three ways and watch the gradient check catch each, and measure what backward costs.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <functional>
-#include <limits>
 
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xview.hpp>
 
 #include "core/gradcheck.hpp"
 #include "core/tape_graph.hpp"
+#include "lessons/kit/forward_backward_time.hpp"
+#include "lessons/kit/gradcheck_table.hpp"
 #include "lessons/kit/kit.hpp"
+#include "lessons/kit/plain_matrices.hpp"
 
 using namespace attnlab;
 using namespace attnlab::lessons;
@@ -32,34 +32,9 @@ using TD = Tensor<double>;
 using Mat = Array<double>;
 
 // ---------------------------------------------------------------------------------------------
-// Plain xtensor, double precision: the math of the lesson with no tape underneath.
-
-// a (m x k) times b (k x n): sum over k of a(i, k) b(k, j), as one broadcast expression.
-Mat mm(const Mat& a, const Mat& b) {
-  return xt::sum(xt::view(a, xt::all(), xt::all(), xt::newaxis()) * xt::view(b, xt::newaxis(), xt::all(), xt::all()),
-                 {1});
-}
-Mat tr(const Mat& a) { return xt::transpose(a); }
-
-// Row sums kept as a column, so they broadcast against the rows (evaluated first: a lazy keep_dims
-// reducer inside a larger expression is wrong in xtensor 0.24.3).
-Mat rowsum(const Mat& a) { return xt::sum(a, {1}, xt::keep_dims); }
-
-// Softmax of each row over its allowed entries; a hidden entry gets exactly 0 and a row with
-// nothing allowed is all 0 (no exp(-inf - (-inf)) = NaN). allowed: empty, or the shape of s.
-Mat softmax_rows(const Mat& s, const Mask& allowed = {}) {
-  Mat y = xt::zeros<double>(s.shape());
-  const bool masked = allowed.dimension() == 2;
-  for (std::size_t i = 0; i < s.shape(0); ++i) {
-    double top = -std::numeric_limits<double>::infinity(), total = 0;
-    for (std::size_t j = 0; j < s.shape(1); ++j)
-      if (!masked || allowed(i, j)) top = std::max(top, s(i, j));
-    for (std::size_t j = 0; j < s.shape(1); ++j)
-      if (!masked || allowed(i, j)) total += y(i, j) = std::exp(s(i, j) - top);
-    if (total > 0) xt::view(y, i) /= total;
-  }
-  return y;
-}
+// Plain xtensor, double precision: the math of the lesson with no tape underneath, written with
+// lessons/kit/plain_matrices.hpp: mm(a, b), tr(a), rowsum(a), inner(a, b), softmax_rows(s, allowed),
+// and, to check it, central_differences(F, x) and max_relative_error(a, reference).
 
 struct Forward { Mat S, A, O; };
 Forward attention_forward(const Mat& Q, const Mat& K, const Mat& V, const Mask& allowed = {}) {
@@ -88,29 +63,6 @@ Grads attention_backward(const Mat& Q, const Mat& K, const Mat& V, const Mat& A,
   return g;
 }
 
-// The largest error relative to the largest entry: max |a - b| / max |b|.
-double rel_error(const Mat& a, const Mat& b) {
-  const double top = xt::amax(xt::abs(b))();
-  return max_abs_diff(a, b) / std::max(top, 1e-300);
-}
-
-// Central differences of a scalar function of one matrix: (F(x + h e_i) - F(x - h e_i)) / 2h.
-// h = 1e-5: the truncation error (h^2 / 6 F''') and the rounding error (eps F / h) both stay
-// near 1e-11 in double.
-Mat central_differences(const std::function<double(const Mat&)>& F, Mat x, double h = 1e-5) {
-  Mat g = xt::zeros<double>(x.shape());
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double keep = x.flat(i);
-    x.flat(i) = keep + h;
-    const double up = F(x);
-    x.flat(i) = keep - h;
-    g.flat(i) = (up - F(x)) / (2 * h);
-    x.flat(i) = keep;
-  }
-  return g;
-}
-
-double inner(const Mat& a, const Mat& b) { return xt::sum(a * b)(); }
 
 // ---------------------------------------------------------------------------------------------
 // Custom nodes through the engine's public API, record(op, value, inputs, backward): the same
@@ -402,7 +354,7 @@ void attention_by_hand(Generator& gen) {
   std::vector<std::vector<std::string>> rows;
   double worst_engine = 0, worst_fd = 0;
   for (const Line& l : lines) {
-    const double e = rel_error(l.hand, l.engine), fe = rel_error(l.hand, l.fd);
+    const double e = max_relative_error(l.hand, l.engine), fe = max_relative_error(l.hand, l.fd);
     worst_engine = std::max(worst_engine, e);
     worst_fd = std::max(worst_fd, fe);
     rows.push_back(row(l.name, shape_str(shape_of(l.hand)), l.engine_from, sci(e, 2), sci(fe, 2)));
@@ -461,7 +413,8 @@ void attention_by_hand(Generator& gen) {
   const double empty_row = std::max({double(xt::amax(xt::abs(xt::view(r.output.value(), 0)))()),
                                      double(xt::amax(xt::abs(xt::view(Qm.grad(), 0)))()),
                                      double(xt::amax(xt::abs(xt::view(gm.dQ, 0)))())});
-  const double masked_engine = std::max({rel_error(gm.dQ, Qm.grad()), rel_error(gm.dK, Km.grad()), rel_error(gm.dV, Vm.grad())});
+  const double masked_engine = std::max({max_relative_error(gm.dQ, Qm.grad()), max_relative_error(gm.dK, Km.grad()),
+                                         max_relative_error(gm.dV, Vm.grad())});
   say("Where a key is hidden, $A = 0$, so $dS = A \\odot (dA - \\mathrm{rowsum}(dA \\odot A))$ is 0 there, whatever "
       "$dA$ is. Query 1 sees no key: its row of $A$ is all zeros, so by the formula its output row, its $dS$ row and "
       "its $dQ$ row are zeros too.");
@@ -482,40 +435,24 @@ void attention_by_hand(Generator& gen) {
 // ---------------------------------------------------------------------------------------------
 // 5. Reading a gradient check.
 
-struct CheckRow { std::string name, shapes; GradcheckResult result; };
-
-CheckRow check(const std::string& name, const std::string& shapes, const GradFn& f, std::vector<TD> inputs) {
-  return {name, shapes, gradcheck(f, std::move(inputs))};
-}
-
-// The table build/bin/gradcheck prints.
-void print_checks(const std::vector<CheckRow>& checks) {
-  std::vector<std::vector<std::string>> rows;
-  for (const CheckRow& c : checks)
-    rows.push_back(row(c.name, c.shapes, sci(c.result.max_abs_error, 2), sci(c.result.max_rel_error, 2),
-                       c.result.ok ? "OK" : "FAIL"));
-  table({"case", "shapes", "max abs err", "max rel err", "result"}, rows);
-  for (const CheckRow& c : checks)
-    if (!c.result.ok) say("FAIL ", c.name, ": ", c.result.detail);
-}
-
+// Each check named and shown as build/bin/gradcheck shows it: lessons/kit/gradcheck_table.hpp.
 TD input(const Shape& s, Generator& gen) { return TD(random_uniform<double>(s, gen, -1.0, 1.0), true); }
 
-std::vector<CheckRow> correct_checks(Generator& gen) {
+std::vector<NamedCheck> correct_checks(Generator& gen) {
   Mask pad = xt::ones<bool>({std::size_t(1), std::size_t(5)});
   pad(0, 4) = false;
   AttentionOptions<double> masked;
   masked.allowed = Allowed::where(pad);
   return {
-      check("softmax", "(3,5)", [](const auto& x) { return softmax(x[0], -1); }, {input({3, 5}, gen)}),
-      check("matmul", "(3,4) x (4,2)", [](const auto& x) { return matmul(x[0], x[1]); },
+      named_check("softmax", "(3,5)", [](const auto& x) { return softmax(x[0], -1); }, {input({3, 5}, gen)}),
+      named_check("matmul", "(3,4) x (4,2)", [](const auto& x) { return matmul(x[0], x[1]); },
             {input({3, 4}, gen), input({4, 2}, gen)}),
-      check("layer_norm", "(3,6), γ β (6)", [](const auto& x) { return layer_norm(x[0], x[1], x[2]); },
+      named_check("layer_norm", "(3,6), γ β (6)", [](const auto& x) { return layer_norm(x[0], x[1], x[2]); },
             {input({3, 6}, gen), input({6}, gen), input({6}, gen)}),
-      check("scaled_dot_product_attention, pad mask", "(2,4,3), (2,5,3), (2,5,2)",
+      named_check("scaled_dot_product_attention, pad mask", "(2,4,3), (2,5,3), (2,5,2)",
             [masked](const auto& x) { return scaled_dot_product_attention(x[0], x[1], x[2], masked).output; },
             {input({2, 4, 3}, gen), input({2, 5, 3}, gen), input({2, 5, 2}, gen)}),
-      check("hand_attention (this lesson's backward)", "(4,3), (5,3), (5,2)",
+      named_check("hand_attention (this lesson's backward)", "(4,3), (5,3), (5,2)",
             [](const auto& x) { return hand_attention(x[0], x[1], x[2]); },
             {input({4, 3}, gen), input({5, 3}, gen), input({5, 2}, gen)})};
 }
@@ -529,10 +466,9 @@ void reading_a_check(Generator& gen) {
       "input's gradient with random numbers and reads the analytic gradient as what backward added on top. Live, on "
       "a few ops of the engine and on section 4's backward wrapped as a custom node (hand_attention, built with the "
       "engine's public record()):");
-  const std::vector<CheckRow> good = correct_checks(gen);
-  print_checks(good);
-  double good_failed = 0;
-  for (const CheckRow& c : good) good_failed += c.result.ok ? 0 : 1;
+  const std::vector<NamedCheck> good = correct_checks(gen);
+  gradcheck_table(good);
+  const double good_failed = double(failed_count(good));
   metric("gradcheck_correct_failed", good_failed);
   claim({"correct_backwards_pass", "gradcheck_correct_failed == 0", "All five pass.",
          text(int(good_failed), " of the five fail: a backward of the engine or this lesson's is wrong.")});
@@ -547,20 +483,19 @@ void reading_a_check(Generator& gen) {
       {"hand_attention, wrong sign in dS", Fault::wrong_sign},
       {"hand_attention, missing 1/sqrt(d)", Fault::missing_scale},
       {"hand_attention, overwrite instead of add", Fault::overwrite}};
-  std::vector<CheckRow> broken;
+  std::vector<NamedCheck> broken;
   for (const auto& [name, fault] : faults)
-    broken.push_back(check(name, "(4,3), (5,3), (5,2)",
+    broken.push_back(named_check(name, "(4,3), (5,3), (5,2)",
                            [fault = fault](const auto& x) { return hand_attention(x[0], x[1], x[2], fault); },
                            {input({4, 3}, gen), input({5, 3}, gen), input({5, 2}, gen)}));
-  const CheckRow blind = check("softmax_negated, through sum(.)", "(3,5)",
+  const NamedCheck blind = named_check("softmax_negated, through sum(.)", "(3,5)",
                                [](const auto& x) { return sum(softmax_negated(x[0])); }, {input({3, 5}, gen)});
-  broken.push_back(check("softmax_negated", "(3,5)", [](const auto& x) { return softmax_negated(x[0]); },
+  broken.push_back(named_check("softmax_negated", "(3,5)", [](const auto& x) { return softmax_negated(x[0]); },
                          {input({3, 5}, gen)}));
-  std::vector<CheckRow> shown = broken;
+  std::vector<NamedCheck> shown = broken;
   shown.push_back(blind);
-  print_checks(shown);
-  double caught = 0;
-  for (const CheckRow& c : broken) caught += c.result.ok ? 0 : 1;
+  gradcheck_table(shown);
+  const double caught = double(failed_count(broken));
 
   // Without pre-filled gradients the overwrite is invisible: each input is used once and starts empty.
   const Mat Qv = random_normal<double>({4, 3}, gen), Kv = random_normal<double>({5, 3}, gen),
@@ -568,7 +503,7 @@ void reading_a_check(Generator& gen) {
   const TD Q(Qv, true), K(Kv, true), V(Vv, true);
   hand_attention(Q, K, V, Fault::overwrite).backward(g);
   const Mat fdQ = central_differences([&](const Mat& q) { return inner(attention_forward(q, Kv, Vv).O, g); }, Qv);
-  const double fresh = rel_error(Q.grad(), fdQ);
+  const double fresh = max_relative_error(Q.grad(), fdQ);
   metric("broken_caught", caught);
   metric("broken_total", double(broken.size()));
   metric("wrong_sign_rel_error", broken[0].result.max_rel_error);
@@ -596,17 +531,11 @@ void reading_a_check(Generator& gen) {
          text("Through $\\sum$ the negated softmax shows a max rel err of ", sci(blind.result.max_rel_error, 1), ", and ",
               int(caught), " of ", broken.size(), " broken backwards were caught.")});
 
-  std::vector<std::string> labels;
-  std::vector<double> digits;
-  const std::vector<std::string> short_names = {"softmax", "matmul", "layer_norm", "attn (engine)",
-                                                "attn (by hand)", "wrong sign", "no 1/√d", "overwrite",
-                                                "negated softmax"};
-  std::vector<CheckRow> all = good;
-  all.insert(all.end(), broken.begin(), broken.end());
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    labels.push_back(short_names[i]);
-    digits.push_back(std::max(-std::log10(std::max(all[i].result.max_rel_error, 1e-17)), 0.0));
-  }
+  const std::vector<std::string> labels = {"softmax", "matmul", "layer_norm", "attn (engine)", "attn (by hand)",
+                                           "wrong sign", "no 1/√d", "overwrite", "negated softmax"};
+  std::vector<double> digits;  // the five correct checks, then the four broken ones
+  for (const NamedCheck& c : good) digits.push_back(digits_of_agreement(c.result));
+  for (const NamedCheck& c : broken) digits.push_back(digits_of_agreement(c.result));
   plots::Figure fig(1800, 1000);
   fig.title("Gradient check: digits of agreement; OK needs ≥ 6");
   bar_panel(fig.panel(0).ylabel("−log10(max rel err), 0 if ≥ 1"), labels, {{"digits of agreement", digits}}, 1, 12.0);
@@ -617,25 +546,6 @@ void reading_a_check(Generator& gen) {
 
 // ---------------------------------------------------------------------------------------------
 // 6. What backward costs.
-
-// Milliseconds of a forward and of the backward that follows it, medians over rounds. Each round
-// records a fresh forward (backward frees the tape it walks).
-std::pair<double, double> time_attention(const Tensor<float>& Q, const Tensor<float>& K, const Tensor<float>& V,
-                                         const Array<float>& dO, int rounds) {
-  using Clock = std::chrono::steady_clock;
-  const auto ms = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-  std::vector<double> fwd, bwd;
-  for (int r = 0; r <= rounds; ++r) {  // round 0 warms up and is not counted
-    const auto t0 = Clock::now();
-    const auto out = scaled_dot_product_attention(Q, K, V).output;
-    const auto t1 = Clock::now();
-    out.backward(dO);
-    const auto t2 = Clock::now();
-    for (const auto* x : {&Q, &K, &V}) x->zero_grad();
-    if (r > 0) fwd.push_back(ms(t0, t1)), bwd.push_back(ms(t1, t2));
-  }
-  return {median(fwd), median(bwd)};
-}
 
 void backward_cost(Generator& gen) {
   const std::size_t B = 8, d = 64;
@@ -651,7 +561,9 @@ void backward_cost(Generator& gen) {
   for (std::size_t n : sizes) {
     const Tensor<float> Q(random_normal<float>({B, n, d}, gen), true), K(random_normal<float>({B, n, d}, gen), true),
         V(random_normal<float>({B, n, d}, gen), true);
-    const auto [f, b] = time_attention(Q, K, V, random_normal<float>({B, n, d}, gen), rounds);
+    const auto [f, b] = forward_backward_medians([&] { return scaled_dot_product_attention(Q, K, V).output; },
+                                                 random_normal<float>({B, n, d}, gen),
+                                                 [&] { Q.zero_grad(), K.zero_grad(), V.zero_grad(); }, rounds);
     const double bytes_A = double(B * n * n * sizeof(float)), bytes_in = double(3 * B * n * d * sizeof(float));
     ns.push_back(double(n)), fwd.push_back(f), bwd.push_back(b);
     saved.push_back(bytes_A / (1024.0 * 1024.0)), inputs.push_back(bytes_in / (1024.0 * 1024.0));
@@ -673,29 +585,17 @@ void backward_cost(Generator& gen) {
       "weights are ", fixed(saved.back(), 1), " MiB, ", fixed(saved.back() / inputs.back(), 1), " times $Q$, $K$ and "
       "$V$ together. Lesson 15 (tiled attention) does not save $A$ at all: it recomputes it, block by block, during "
       "backward.");
-  // Log axes over whole decades, so that each shows several labelled ticks.
-  const auto decades = [](const std::vector<double>& a, const std::vector<double>& b) {
-    const auto [lo_a, hi_a] = std::minmax_element(a.begin(), a.end());
-    const auto [lo_b, hi_b] = std::minmax_element(b.begin(), b.end());
-    return std::pair{std::pow(10.0, std::floor(std::log10(std::min(*lo_a, *lo_b)))),
-                     std::pow(10.0, std::ceil(std::log10(std::max(*hi_a, *hi_b))))};
-  };
-  plots::LineOptions lo;
-  lo.log_x = lo.log_y = lo.markers = true;
-  std::tie(lo.ymin, lo.ymax) = decades(fwd, bwd);
-  plots::Figure time(1600, 1000);
-  time.title(text("Time of the fused attention op, B = ", B, ", d = ", d, " (float)"));
-  plots::line_plot(time.panel(0).xlabel("sequence length n (log scale)").ylabel("milliseconds, median (log scale)"),
-                   {curve("forward", ns, fwd), curve("backward", ns, bwd)}, lo);
-  save_figure(time, "backward_cost", "Measured forward and backward time of the fused attention op against sequence "
-                                     "length, both axes logarithmic");
-  std::tie(lo.ymin, lo.ymax) = decades(saved, inputs);
-  plots::Figure memory(1600, 1000);
-  memory.title(text("Memory of the fused attention op, B = ", B, ", d = ", d, " (float)"));
-  plots::line_plot(memory.panel(0).xlabel("sequence length n (log scale)").ylabel("MiB (log scale)"),
-                   {curve("A, saved for backward (n²)", ns, saved), curve("Q, K, V (n)", ns, inputs)}, lo);
-  save_figure(memory, "backward_memory", "The bytes the fused op saves for backward ($A$, $n^2$ per sequence) against "
-                                         "its inputs ($n$), both axes logarithmic");
+  // Log-log: the plots library labels 2 and 5 between the decades too when it spans only a few.
+  const LineFigureOptions time{text("Time of the fused attention op, B = ", B, ", d = ", d, " (float)"),
+                               "sequence length n (log scale)", "milliseconds, median (log scale)", true, true, true};
+  save_figure(line_figure({curve("forward", ns, fwd), curve("backward", ns, bwd)}, time), "backward_cost",
+              "Measured forward and backward time of the fused attention op against sequence length, both axes "
+              "logarithmic");
+  const LineFigureOptions memory{text("Memory of the fused attention op, B = ", B, ", d = ", d, " (float)"),
+                                 "sequence length n (log scale)", "MiB (log scale)", true, true, true};
+  save_figure(line_figure({curve("A, saved for backward (n²)", ns, saved), curve("Q, K, V (n)", ns, inputs)}, memory),
+              "backward_memory", "The bytes the fused op saves for backward ($A$, $n^2$ per sequence) against its "
+              "inputs ($n$), both axes logarithmic");
 }
 
 }  // namespace

@@ -304,12 +304,6 @@ OffsetProfile offset_profile_of(nn::EncoderModel<float>& model, const Task& task
   return offset_profile(model.attention_weights()[layer].value());
 }
 
-std::vector<std::string> offset_labels() {
-  std::vector<std::string> out;
-  for (long o = -long(kLength) + 1; o < long(kLength); ++o) out.push_back(o % 3 == 0 ? std::to_string(o) : "");
-  return out;
-}
-
 void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
   std::vector<std::string> offsets;
   for (std::size_t o : task.offsets) offsets.push_back(std::to_string(o));
@@ -334,13 +328,8 @@ void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
     Trained& r = runs[k == 0 ? 0 : k + 1];
     profiles.push_back(offset_profile_of(*r.model, task));
     const OffsetProfile& profile = profiles.back();
-    std::size_t covered = 0, peaks = 0;  // task offsets some head gives over half its weight; some head peaks at
-    for (std::size_t off : task.offsets) {
-      bool half = false, peak_here = false;
-      for (std::size_t h = 0; h < r.heads; ++h)
-        half = half || profile.at(h, long(off)) > 0.5, peak_here = peak_here || profile.peak(h).first == long(off);
-      covered += half, peaks += peak_here;
-    }
+    // Task offsets some head gives over half its weight; task offsets where some head looks most.
+    const std::size_t covered = profile.offsets_above(task.offsets, 0.5), peaks = profile.offsets_peaked(task.offsets);
     peaked.push_back(peaks), over_half.push_back(covered);
     metric(text("offsets_over_half_h", r.heads), double(covered));
     metric(text("offsets_peaked_h", r.heads), double(peaks));
@@ -354,7 +343,7 @@ void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
   const xt::xarray<double> all = xt::concatenate(xt::xtuple(profiles[0].weight, profiles[1].weight, profiles[2].weight), 0);
   plots::Figure fig(1800, 1300);
   fig.title("Where each head looks: mean weight by offset i − j");
-  plots::HeatmapOptions o = attention_style(offset_labels(), row_labels);
+  plots::HeatmapOptions o = attention_style(profiles[0].offset_labels(3), row_labels);
   o.colorbar = true, o.colorbar_label = "mean attention weight", o.square_cells = false;
   plots::heatmap(fig.panel(0).xlabel("offset i − j (keys to the left: i − j > 0)").ylabel("model and head"), all, o);
   save_figure(fig, "offset_profiles", "Each head's mean weight at every offset over held-out sequences, for the 1-, 4- "
@@ -387,31 +376,25 @@ double accuracy_with(nn::EncoderModel<float>& model, const data::Tagged& set, co
   return score_tags(predict_with(model, set, gates), set.targets, kNoTag).token;
 }
 
-// importance (layers, heads): validation accuracy lost with that head off; digits, per head (layer-major):
-// validation digit accuracy with it off; pruned: test accuracy with k = 0, 1, ... least important heads off.
+// What each head is worth (nn/transformer/head_gates): importance (layers, heads), the validation
+// accuracy lost with that head alone off; digits, per head (layer-major), the validation digit
+// accuracy with it off; pruned, the test accuracy with k = 0, 1, ... least important heads off.
 struct Worth { xt::xarray<double> importance; std::vector<std::vector<double>> digits; std::vector<double> pruned; };
 
 Worth measure_worth(Trained& t, const Task& task) {
-  const nn::HeadGates all_on = nn::all_heads_on(t.model->encoder);
-  const double base = accuracy_with(*t.model, task.validation, all_on);
-  Worth w{xt::zeros<double>({t.layers, t.heads}), {}, {}};
-  std::vector<std::pair<double, std::pair<std::size_t, std::size_t>>> order;
+  nn::EncoderModel<float>& m = *t.model;
+  const nn::HeadGates all_on = nn::all_heads_on(m.encoder);
+  const nn::HeadAblation ablation =
+      nn::ablate_heads(all_on, [&](const nn::HeadGates& g) { return accuracy_with(m, task.validation, g); });
+  Worth w{ablation.importance, {}, nn::prune_heads(all_on, ablation.least_important_first, [&](const nn::HeadGates& g) {
+            return accuracy_with(m, task.test, g);
+          })};
   for (std::size_t l = 0; l < t.layers; ++l)
     for (std::size_t h = 0; h < t.heads; ++h) {
       nn::HeadGates g = all_on;
       g[l][h] = 0.0f;
-      const IndexArray p = predict_with(*t.model, task.validation, g);
-      w.importance(l, h) = base - score_tags(p, task.validation.targets, kNoTag).token;
-      w.digits.push_back(digit_accuracy(p, task.validation.targets, task));
-      order.push_back({w.importance(l, h), {l, h}});
+      w.digits.push_back(digit_accuracy(predict_with(m, task.validation, g), task.validation.targets, task));
     }
-  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  nn::HeadGates g = all_on;
-  w.pruned.push_back(accuracy_with(*t.model, task.test, g));
-  for (std::size_t k = 0; k + 1 < order.size(); ++k) {
-    g[order[k].second.first][order[k].second.second] = 0.0f;
-    w.pruned.push_back(accuracy_with(*t.model, task.test, g));
-  }
   return w;
 }
 

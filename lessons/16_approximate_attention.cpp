@@ -12,18 +12,18 @@
 #include <cmath>
 #include <map>
 #include <memory>
-#include <numeric>
 #include <string>
 
 #include <xtensor/xview.hpp>
 
 #include "lessons/kit/kit.hpp"
+#include "lessons/kit/recall_training.hpp"
+#include "lessons/kit/spectrum.hpp"
 #include "nn/attention/linformer.hpp"
 #include "nn/attention/structure.hpp"
+#include "nn/data/batch.hpp"
 #include "nn/data/recall.hpp"
-#include "nn/positional/sinusoidal.hpp"
 #include "nn/recall_model.hpp"
-#include "lessons/kit/spectrum.hpp"
 
 using namespace attnlab;
 using namespace attnlab::lessons;
@@ -46,9 +46,10 @@ AttentionFn linformer_at(std::size_t n, std::size_t rank) {
 // ---------------------------------------------------------------------------------------------
 // 1. Three approximations.
 
-// Queries and keys made of position codes: q_i = k_i = a PE(i) (sinusoidal, d = 64), so q_i . k_j
-// depends on i - j alone and is largest at i = j. The sharpness a sets the width of the band the
-// attention forms around the diagonal: broad and smooth for small a, a few tokens wide for large a.
+// Queries and keys made of position codes (nn::banded_queries_keys): q_i = k_i = a PE(i) (sinusoidal,
+// d = 64), so q_i . k_j depends on i - j alone and is largest at i = j. The sharpness a sets the width
+// of the band the attention forms around the diagonal: broad and smooth for small a, a few tokens
+// wide for large a.
 struct Family {
   std::string name, key;
   double sharpness;  // 0: iid normal queries and keys
@@ -57,20 +58,11 @@ const std::vector<Family> kFamilies = {{"iid normal q, k", "random", 0.0},
                                        {"broad band (q = k = 0.75 PE)", "broad", 0.75},
                                        {"narrow band (q = k = 2 PE)", "narrow", 2.0}};
 
-// (q, k) of one family at length n, each (1, n, d).
-std::pair<Array<float>, Array<float>> family_qk(double sharpness, std::size_t n, Generator& gen) {
-  if (sharpness > 0) {
-    Array<float> pe = nn::sinusoidal_table<float>(n, kD) * float(sharpness);
-    pe.reshape({1, n, kD});
-    return {pe, pe};
-  }
-  return {random_normal<float>({1, n, kD}, gen), random_normal<float>({1, n, kD}, gen)};
-}
 
 // The output errors of local, linear and Linformer attention against exact attention on one family
 // at length n, then the exact attention's weight within the window and energy kept by segment means.
 std::vector<double> errors_of(double sharpness, std::size_t n, const Array<float>& v, Generator& gen) {
-  const auto [q, k] = family_qk(sharpness, n, gen);
+  const auto [q, k] = nn::banded_queries_keys(n, kD, sharpness, gen);
   const Tensor<float> Q(q), K(k), V(v);
   const AttentionResult<float> exact = scaled_dot_product_attention(Q, K, V);
   const auto as_double = [](const Array<float>& a) { return xt::xarray<double>(xt::cast<double>(xt::view(a, 0))); };
@@ -187,14 +179,8 @@ void three_approximations() {
 // ---------------------------------------------------------------------------------------------
 // 2. The spectrum of attention matrices (on the recall task, which section 4 trains every attention on).
 
-struct Task {
-  data::RecallConfig config;
-  data::Recall train, held_out;
-  std::size_t band;  // window and rank: an eighth of the length
-};
-
-Task make_task() {
-  Task t;
+RecallTask make_task() {
+  RecallTask t;
   // length, keys, values, pairs
   t.config = {full_or_quick<std::size_t>(512, 128), 64, 16, full_or_quick<std::size_t>(32, 16)};
   t.band = t.config.length / 8;
@@ -204,14 +190,6 @@ Task make_task() {
   return t;
 }
 
-struct Trained {
-  std::string name;
-  AttentionKind kind;
-  std::unique_ptr<nn::RecallModel> model;
-  History history;
-  double accuracy = 0, half = 0;  // held-out, at the end and after half the epochs
-};
-
 Recipe recall_recipe(const std::string& label) {
   Recipe r;
   r.label = label, r.epochs = epochs(8, 4), r.batch = 32, r.seed = seed() + 3;
@@ -219,18 +197,9 @@ Recipe recall_recipe(const std::string& label) {
   return r;
 }
 
-Trained train_recall(const Task& task, const std::string& name, AttentionKind kind) {
-  Generator gen(seed() + 9);  // every attention starts from the same embeddings and projections
-  Trained t{name, kind, std::make_unique<nn::RecallModel>(task.config, kind, kD, task.band, gen), {}, 0, 0};
-  const nn::RecallModel& m = *t.model;
-  Recipe r = recall_recipe(name);
-  r.validate = [&] { return Scores{{"accuracy", nn::recall_accuracy(m, task.held_out)}}; };
-  t.history = train(*t.model, task.train.size(), [&](const std::vector<std::size_t>& rows) {
-    return m.loss(task.train.rows(rows));
-  }, r);
-  const std::vector<double>& acc = t.history.validation_of("accuracy");
-  t.accuracy = acc.back(), t.half = acc[acc.size() / 2 - 1];
-  return t;
+// Every attention from the same weights and by the same recipe (lessons/kit/recall_training.hpp).
+RecallRun trained_on(const RecallTask& task, const std::string& name, AttentionKind kind) {
+  return train_recall(task, name, kind, kD, recall_recipe(name), seed() + 9);
 }
 
 struct Spectrum {
@@ -252,18 +221,13 @@ void spectrum_figure(const std::vector<Spectrum>& spectra, std::size_t n, std::s
   lo.log_y = true;
   std::vector<plots::Series> sv, cum;
   for (const Spectrum& sp : spectra) {
-    std::vector<double> idx, s, c;
-    double total = 0, run = 0;
-    const std::vector<double>& sigma = sp.summary.sigma;
-    for (double x : sigma) total += x * x;
-    for (std::size_t r = 0; r < sigma.size(); ++r) {
-      idx.push_back(double(r + 1));
-      s.push_back(sigma[r] >= 1e-4 ? sigma[r] : NAN);  // below 1e-4: rounding, not drawn
-      run += sigma[r] * sigma[r];
-      c.push_back(run / total);
+    std::vector<double> idx, s;
+    for (double sigma : sp.summary.sigma) {
+      idx.push_back(double(idx.size() + 1));
+      s.push_back(sigma >= 1e-4 ? sigma : NAN);  // below 1e-4: rounding, not drawn
     }
     sv.push_back(curve(sp.name, idx, s));
-    cum.push_back(curve(sp.name, idx, c));
+    cum.push_back(curve(sp.name, idx, cumulative_energy_share(sp.summary.sigma)));
   }
   plots::line_plot(fig.panel(0).title("σ_r / σ_1 (mean over matrices; below 10⁻⁴ not drawn)").xlabel("r")
                        .ylabel("σ_r / σ_1 (log scale)"),
@@ -282,7 +246,7 @@ void spectrum_figure(const std::vector<Spectrum>& spectra, std::size_t n, std::s
               "cumulative share of the energy");
 }
 
-Trained low_rank(const Task& task) {
+RecallRun low_rank(const RecallTask& task) {
   const data::RecallConfig& c = task.config;
   say("The task (nn/data/recall.hpp): multi-query associative recall. A sequence of ", c.length, " tokens; each shows "
       "a key (", c.keys, " possible) and a value (", c.values, " possible). The first half holds ", c.pairs, " facts "
@@ -293,35 +257,28 @@ Trained low_rank(const Task& task) {
       "ones (every accuracy is on those). The model (nn/recall_model.hpp) is one attention layer of width ", kD,
       ": embeddings of the key and of the value, added; $q$, $k$ and $v$ projections; attention; a linear read-out of "
       "the value. No positions.");
-  Trained exact = train_recall(task, "exact (tiled)", AttentionKind::exact);
+  RecallRun exact = trained_on(task, "exact (tiled)", AttentionKind::exact);
   say("Exact attention (the tiled op of lesson 15) first. Training: ",
       describe(recall_recipe("exact"), fit_steps(task.train.size(), recall_recipe("exact"))), ". Its held-out "
       "accuracy: ", fixed(exact.accuracy, 3), ". Then its attention matrices, and the question behind Linformer: is an "
       "attention matrix close to one of low rank?");
   const std::size_t n = task.config.length, count = 4;
-  std::vector<std::size_t> first(count);
-  std::iota(first.begin(), first.end(), 0);
-  const data::Recall some = task.held_out.rows(first);
+  const data::Recall some = task.held_out.rows(data::first_rows(count));
   Generator init_gen(seed() + 9);
   const nn::RecallModel untrained(task.config, AttentionKind::exact, kD, task.band, init_gen);
-  auto matrices = [&](const Array<float>& w) {  // the first `count` of a batch of weights (B, n, n)
-    std::vector<xt::xarray<double>> out;
-    for (std::size_t s = 0; s < std::min(count, w.shape()[0]); ++s) out.push_back(xt::cast<double>(xt::view(w, s)));
-    return out;
-  };
   Generator gen(seed() + 31);
   auto family = [&](double sharpness) {
     std::vector<xt::xarray<double>> out;
     for (std::size_t s = 0; s < (sharpness > 0 ? 1 : count); ++s) {  // a band is the same every time
-      const auto [q, k] = family_qk(sharpness, n, gen);
+      const auto [q, k] = nn::banded_queries_keys(n, kD, sharpness, gen);
       const Tensor<float> K(k);
-      out.push_back(matrices(scaled_dot_product_attention(Tensor<float>(q), K, K).weights.value())[0]);
+      out.push_back(leading_matrices(scaled_dot_product_attention(Tensor<float>(q), K, K).weights.value(), 1)[0]);
     }
     return out;
   };
   std::vector<Spectrum> spectra = {
-      spectrum_of("trained on recall", matrices(exact.model->exact_weights(some)), task.band),
-      spectrum_of("same model, untrained", matrices(untrained.exact_weights(some)), task.band)};
+      spectrum_of("trained on recall", leading_matrices(exact.model->exact_weights(some), count), task.band),
+      spectrum_of("same model, untrained", leading_matrices(untrained.exact_weights(some), count), task.band)};
   for (const Family& f : kFamilies) spectra.push_back(spectrum_of(f.name, family(f.sharpness), task.band));
   std::vector<std::vector<std::string>> rows;
   for (const Spectrum& sp : spectra)
@@ -455,16 +412,16 @@ void cost_against_n() {
 // 4. Associative recall.
 
 // Returns exact and local attention's held-out accuracy, which section 5 compares against.
-std::pair<double, double> recall(const Task& task, Trained exact) {
+std::pair<double, double> recall(const RecallTask& task, RecallRun exact) {
   say("The same model, data and recipe with each approximation in turn: local (window ", task.band, "), linear "
       "($\\mathrm{elu} + 1$, non-causal) and Linformer (rank ", task.band, ", $E$ and $F$ trained with the rest).");
-  std::vector<Trained> runs;
+  std::vector<RecallRun> runs;
   runs.push_back(std::move(exact));
-  runs.push_back(train_recall(task, text("local, window ", task.band), AttentionKind::local));
-  runs.push_back(train_recall(task, "linear", AttentionKind::linear));
-  runs.push_back(train_recall(task, text("Linformer, rank ", task.band), AttentionKind::linformer));
+  runs.push_back(trained_on(task, text("local, window ", task.band), AttentionKind::local));
+  runs.push_back(trained_on(task, "linear", AttentionKind::linear));
+  runs.push_back(trained_on(task, text("Linformer, rank ", task.band), AttentionKind::linformer));
   std::vector<std::vector<std::string>> rows;
-  for (const Trained& t : runs) {
+  for (const RecallRun& t : runs) {
     rows.push_back(row(t.name, fixed(t.accuracy, 3), fixed(t.half, 3), fixed(t.history.median_step_cpu_ms(), 1)));
     metric(text("recall_accuracy_", nn::kind_name(t.kind)), t.accuracy);
     metric(text("recall_accuracy_half_", nn::kind_name(t.kind)), t.half);
@@ -502,7 +459,7 @@ std::pair<double, double> recall(const Task& task, Trained exact) {
               "approximation is a different model, with its own blind spots."),
          text("Linformer reaches ", fixed(linformer, 3), ": trained $E$ and $F$ found some of the facts.")});
   std::vector<Run> curves;
-  for (const Trained& t : runs) curves.push_back({t.name, &t.history});
+  for (const RecallRun& t : runs) curves.push_back({t.name, &t.history});
   ScoreFigureOptions style{text("Associative recall at n = ", task.config.length, ": held-out accuracy during training")};
   style.chance = chance;
   save_figure(score_against_cost(curves, style), "recall_accuracy",
@@ -516,19 +473,19 @@ std::pair<double, double> recall(const Task& task, Trained exact) {
 // ---------------------------------------------------------------------------------------------
 // 5. Sparse patterns: which tokens may see far
 
-void sparse_patterns(const Task& task, double exact_acc, double local_acc) {
+void sparse_patterns(const RecallTask& task, double exact_acc, double local_acc) {
   const std::size_t L = task.config.length, w = task.band;
   say("A sparse pattern keeps exact softmax attention but lets each query see only some keys: the window of local "
       "attention, plus a few tokens that see and are seen by every position. BigBird fixes them (here the first ",
       nn::kGlobalTokens, " positions); Longformer gives global attention to the tokens the task is about, such as a "
       "question's. The Sparse Transformer adds every ", w, "-th position back and forth (a stride). The masks run "
       "on the exact kernel here: the weights are what a block-sparse kernel would give, the cost is the dense one.");
-  std::vector<Trained> runs;
-  runs.push_back(train_recall(task, text("window + ", nn::kGlobalTokens, " fixed global tokens"), AttentionKind::fixed_global));
-  runs.push_back(train_recall(task, "window + global asking tokens", AttentionKind::asking_global));
-  runs.push_back(train_recall(task, text("window + stride ", w), AttentionKind::strided));
+  std::vector<RecallRun> runs;
+  runs.push_back(trained_on(task, text("window + ", nn::kGlobalTokens, " fixed global tokens"), AttentionKind::fixed_global));
+  runs.push_back(trained_on(task, "window + global asking tokens", AttentionKind::asking_global));
+  runs.push_back(trained_on(task, text("window + stride ", w), AttentionKind::strided));
   std::vector<std::vector<std::string>> rows;
-  for (const Trained& t : runs) {
+  for (const RecallRun& t : runs) {
     rows.push_back(row(t.name, fixed(t.accuracy, 3)));
     metric(text("recall_accuracy_", nn::kind_name(t.kind)), t.accuracy);
   }
@@ -581,8 +538,8 @@ int main(int argc, char** argv) {
                       section("1. Three approximations");
                       three_approximations();
                       section("2. The spectrum of attention matrices");
-                      const Task task = make_task();
-                      Trained exact = low_rank(task);
+                      const RecallTask task = make_task();
+                      RecallRun exact = low_rank(task);
                       section("3. Time and memory against n");
                       cost_against_n();
                       section("4. Associative recall");

@@ -171,7 +171,7 @@ TEST_CASE("gelu: the float kernel's value and slope (one exp for both) agree wit
   }
 }
 
-TEST_CASE_TEMPLATE("gelu of a given-up input: its array keeps the slope, same bits, one array fewer", T, float, double) {
+TEST_CASE_TEMPLATE("gelu of a given-up input: its array keeps the slope, same bits", T, float, double) {
   Generator g(8);
   const Array<T> a = random_uniform<T>({1000}, g, -6.0, 6.0);
   const Array<T> up = random_uniform<T>({1000}, g, -1.0, 1.0);
@@ -202,18 +202,26 @@ TEST_CASE_TEMPLATE("gelu of a given-up input: its array keeps the slope, same bi
     NoGrad off;
     CHECK(gelu(mul(Tensor<T>(a), T(2))).value() == y1.value());
   }
-  // One array fewer: a (1000) input's step holds one fewer block of 4000 or 8000 bytes.
-  if (counting_bytes()) {
-    auto peak = [&](bool give_up) {
-      return peak_bytes_of([&] {
-        Tensor<T> x(a, true);
-        Tensor<T> h = mul(x, T(2));
-        const Tensor<T> y = give_up ? gelu(std::move(h)) : gelu(h);
-        y.backward(up);
-      });
-    };
-    CHECK(peak(false) - peak(true) >= a.size() * sizeof(T));
-  }
+}
+
+// One array fewer: a (1000) input's step holds one fewer block of 4000 or 8000 bytes. Byte counts:
+// skipped visibly under AddressSanitizer, which owns operator new; anywhere else counting must be on.
+TEST_CASE_TEMPLATE("gelu of a given-up input holds one array fewer at its peak" * doctest::skip(kAddressSanitizer), T,
+                   float, double) {
+  REQUIRE(counting_bytes());
+  Generator g(8);
+  const Array<T> a = random_uniform<T>({1000}, g, -6.0, 6.0);
+  const Array<T> up = random_uniform<T>({1000}, g, -1.0, 1.0);
+  auto peak = [&](bool give_up) {
+    return peak_bytes_of([&] {
+      Tensor<T> x(a, true);
+      Tensor<T> h = mul(x, T(2));
+      const Tensor<T> y = give_up ? gelu(std::move(h)) : gelu(h);
+      y.backward(up);
+    });
+  };
+  const std::size_t kept = peak(false), given_up = peak(true);
+  CHECK(kept >= given_up + a.size() * sizeof(T));
 }
 
 TEST_CASE("float and double forwards agree for every elementwise op") {

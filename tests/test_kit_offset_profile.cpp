@@ -29,6 +29,16 @@ TEST_CASE("offset_profile: a head looking 2 back peaks at offset 2, one split be
   CHECK(p.at(1, 1) == doctest::Approx(0.25));
   CHECK(p.at(1, -1) == doctest::Approx(0.0));
   CHECK(p.peak(1).first == 0);
+  // Offsets 0 and 2 are peaks (heads 1 and 0), 1 is not; only offset 2 has a head above 0.9.
+  CHECK(p.offsets_peaked({0, 1, 2}) == 2);
+  CHECK(p.offsets_peaked({}) == 0);
+  CHECK(p.offsets_above({0, 1, 2}, 0.9) == 1);
+  CHECK(p.offsets_above({0, 2}, 0.5) == 2);  // offset 0: head 1 gives it 0.8
+  CHECK(p.offsets_above({1}, 0.25) == 0);     // strictly more: head 0's and head 1's 0.25 are not
+  CHECK_THROWS_AS(p.offsets_above({5}, 0.5), std::out_of_range);
+  CHECK(p.offset_labels(2) == std::vector<std::string>{"-4", "", "-2", "", "0", "", "2", "", "4"});
+  CHECK(p.offset_labels().front() == "-4");
+  CHECK(p.offset_labels().size() == 9);
   CHECK_THROWS_WITH_AS(p.at(0, 5), doctest::Contains("offset 5"), std::out_of_range);
   CHECK_THROWS_WITH_AS(p.at(2, 0), doctest::Contains("head 2"), std::out_of_range);
   CHECK_THROWS_WITH_AS(offset_profile(Array<float>(xt::zeros<float>({2, 5, 5}))), doctest::Contains("offset_profile"),

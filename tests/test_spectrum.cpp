@@ -15,6 +15,7 @@ using namespace attnlab::lessons;
 using attnlab::nn::segment_mean_share;
 using attnlab::nn::weight_in_band;
 using attnlab::nn::relative_error;
+using attnlab::nn::banded_queries_keys;
 
 TEST_CASE("singular values of known matrices, largest first") {
   // Rows permuted and signs flipped: the singular values of diag(1, 3, 2) are 3, 2, 1.
@@ -35,6 +36,20 @@ TEST_CASE("singular values of known matrices, largest first") {
   CHECK(rank_for_energy(singular_values(uniform), 0.999) == 1);
 }
 
+TEST_CASE("leading_matrices: the first matrices of a batch, in double") {
+  Array<float> batch = xt::zeros<float>({3, 2, 2});
+  batch(1, 0, 1) = 0.5f;
+  batch(2, 1, 1) = 2.0f;
+  const std::vector<xt::xarray<double>> two = leading_matrices(batch, 2);
+  REQUIRE(two.size() == 2);
+  CHECK(two[1](0, 1) == 0.5);
+  CHECK(two[0].shape() == std::vector<std::size_t>{2, 2});
+  CHECK(leading_matrices(batch, 10).size() == 3);  // all of them when fewer
+  CHECK(leading_matrices(batch, 10)[2](1, 1) == 2.0);
+  CHECK_THROWS_WITH_AS(leading_matrices(Array<float>(xt::zeros<float>({2, 2})), 1),
+                       doctest::Contains("leading_matrices: needs a batch of matrices (B, n, m), got (2,2)"), ShapeError);
+}
+
 TEST_CASE("rank_for_energy: the fewest values holding a share of sum sigma^2") {
   const std::vector<double> s = {3, 2, 1};  // energies 9, 4, 1 of 14
   CHECK(rank_for_energy(s, 9.0 / 14) == 1);
@@ -42,6 +57,14 @@ TEST_CASE("rank_for_energy: the fewest values holding a share of sum sigma^2") {
   CHECK(rank_for_energy(s, 13.0 / 14) == 2);
   CHECK(rank_for_energy(s, 1.0) == 3);
   CHECK_THROWS_AS(rank_for_energy(s, 0.0), ShapeError);
+  const std::vector<double> c = cumulative_energy_share(s);
+  REQUIRE(c.size() == 3);
+  CHECK(c[0] == doctest::Approx(9.0 / 14));
+  CHECK(c[1] == doctest::Approx(13.0 / 14));
+  CHECK(c[2] == doctest::Approx(1.0));
+  CHECK_THROWS_WITH_AS(cumulative_energy_share({0.0, 0.0}), doctest::Contains("cumulative_energy_share: needs singular values"),
+                       ShapeError);
+  CHECK_THROWS_AS(cumulative_energy_share({}), ShapeError);
   CHECK_THROWS_WITH_AS(singular_values(xt::xarray<double>::from_shape({2, 2, 2})),
                        doctest::Contains("singular_values: needs a non-empty 2-D matrix, got (2,2,2)"), ShapeError);
 }
@@ -86,4 +109,33 @@ TEST_CASE("weight_in_band, segment_mean_share and relative_error on matrices wor
                        doctest::Contains("relative_error: shapes differ: (2) and (3)"), ShapeError);
   CHECK_THROWS_WITH_AS(relative_error(xt::xarray<double>{1}, xt::xarray<double>{0}),
                        doctest::Contains("relative_error: the reference has norm 0"), ShapeError);
+}
+
+TEST_CASE("banded_queries_keys: position codes make a band that narrows with the sharpness; 0 gives iid normals") {
+  Generator gen(5);
+  const std::size_t n = 64, d = 16;
+  const auto [q, k] = banded_queries_keys(n, d, 2.0, gen);
+  REQUIRE(q.shape() == std::vector<std::size_t>{1, n, d});
+  CHECK(q == k);
+  // q_i . k_j depends on i - j alone and is largest at i = j.
+  auto dot = [&](const Array<float>& a, std::size_t i, std::size_t j) {
+    double s = 0;
+    for (std::size_t c = 0; c < d; ++c) s += double(a(0, i, c)) * double(a(0, j, c));
+    return s;
+  };
+  CHECK(dot(q, 10, 13) == doctest::Approx(dot(q, 30, 33)).epsilon(1e-4));
+  for (std::size_t j = 0; j < n; ++j)
+    if (j != 20) CHECK(dot(q, 20, j) < dot(q, 20, 20));
+  // Twice the sharpness: the codes twice as long.
+  Generator unused(0);
+  const auto [q1, k1] = banded_queries_keys(n, d, 1.0, unused);
+  CHECK(xt::allclose(q, 2.0f * q1));
+  // Sharpness 0: independent standard normals, queries first, from the generator.
+  Generator g1(9), g2(9);
+  const auto [qr, kr] = banded_queries_keys(n, d, 0.0, g1);
+  CHECK(qr == random_normal<float>({1, n, d}, g2));
+  CHECK(kr == random_normal<float>({1, n, d}, g2));
+  CHECK_THROWS_WITH_AS(banded_queries_keys(0, d, 1.0, gen), doctest::Contains("banded_queries_keys: needs n and d above 0"),
+                       ShapeError);
+  CHECK_THROWS_AS(banded_queries_keys(n, d, -1.0, gen), ShapeError);
 }

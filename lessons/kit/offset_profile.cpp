@@ -26,6 +26,33 @@ std::pair<long, double> OffsetProfile::peak(std::size_t head) const {
   return {long(at) - long(length) + 1, r(at)};
 }
 
+std::size_t OffsetProfile::offsets_peaked(const std::vector<std::size_t>& offsets) const {
+  std::size_t n = 0;
+  for (std::size_t o : offsets) {
+    bool some = false;
+    for (std::size_t h = 0; h < weight.shape()[0]; ++h) some = some || peak(h).first == long(o);
+    n += some;
+  }
+  return n;
+}
+
+std::size_t OffsetProfile::offsets_above(const std::vector<std::size_t>& offsets, double share) const {
+  std::size_t n = 0;
+  for (std::size_t o : offsets) {
+    bool some = false;
+    for (std::size_t h = 0; h < weight.shape()[0]; ++h) some = some || at(h, long(o)) > share;
+    n += some;
+  }
+  return n;
+}
+
+std::vector<std::string> OffsetProfile::offset_labels(std::size_t every) const {
+  std::vector<std::string> out;
+  for (long o = -long(length) + 1; o < long(length); ++o)
+    out.push_back(every > 0 && o % long(every) == 0 ? std::to_string(o) : "");
+  return out;
+}
+
 OffsetProfile offset_profile(const Array<float>& w) {
   check(w.dimension() == 4 && w.shape()[2] == w.shape()[3], "offset_profile", "weights must be (B, h, L, L), got ",
         shape_str(w.shape()));

@@ -3,7 +3,10 @@
 // weight at a given offset. A head that fetches the token o places to the left peaks at o.
 #pragma once
 
+#include <cstddef>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <xtensor/xarray.hpp>
 
@@ -19,6 +22,11 @@ struct OffsetProfile {
   double at(std::size_t head, long offset) const;
   // The offset where `head` looks most, and its weight there (the first such offset on ties).
   std::pair<long, double> peak(std::size_t head) const;
+  // How many of `offsets` some head peaks at; how many some head gives more than `share` of its weight.
+  std::size_t offsets_peaked(const std::vector<std::size_t>& offsets) const;
+  std::size_t offsets_above(const std::vector<std::size_t>& offsets, double share) const;
+  // Tick labels for the columns, offsets -(L - 1) .. L - 1: the multiples of `every`, blank between.
+  std::vector<std::string> offset_labels(std::size_t every = 1) const;
 };
 
 // ShapeError naming offset_profile unless weights are (B, h, L, L).

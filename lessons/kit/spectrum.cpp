@@ -7,11 +7,20 @@
 #include <numeric>
 
 #include <xtensor-blas/xlinalg.hpp>
+#include <xtensor/xview.hpp>
 
 #include "core/array.hpp"
 #include "core/error.hpp"
 
 namespace attnlab::lessons {
+
+std::vector<xt::xarray<double>> leading_matrices(const Array<float>& batch, std::size_t count) {
+  check(batch.dimension() == 3, "leading_matrices", "needs a batch of matrices (B, n, m), got ", shape_str(batch.shape()));
+  std::vector<xt::xarray<double>> out;
+  for (std::size_t s = 0; s < std::min(count, batch.shape()[0]); ++s)
+    out.push_back(xt::cast<double>(xt::view(batch, s)));
+  return out;
+}
 
 std::vector<double> singular_values(const xt::xarray<double>& matrix) {
   check(matrix.dimension() == 2 && matrix.size() > 0, "singular_values", "needs a non-empty 2-D matrix, got ",
@@ -32,6 +41,17 @@ std::size_t rank_for_energy(const std::vector<double>& sigma, double share) {
     if (kept >= share * total * (1.0 - 1e-12)) return r + 1;
   }
   return sigma.size();
+}
+
+std::vector<double> cumulative_energy_share(const std::vector<double>& sigma) {
+  double total = 0;
+  for (double s : sigma) total += s * s;
+  check(total > 0, "cumulative_energy_share", "needs singular values that are not all zero, got ", sigma.size(),
+        " values");
+  std::vector<double> share;
+  double kept = 0;
+  for (double s : sigma) kept += s * s, share.push_back(kept / total);
+  return share;
 }
 
 SpectrumSummary summarize_spectra(const std::vector<xt::xarray<double>>& matrices, std::size_t rank, double share) {

@@ -5,6 +5,7 @@
 
 #include "core/array.hpp"
 #include "core/error.hpp"
+#include "nn/positional/sinusoidal.hpp"
 
 namespace attnlab::nn {
 
@@ -49,6 +50,18 @@ double relative_error(const xt::xarray<double>& a, const xt::xarray<double>& b) 
   }
   check(den > 0, "relative_error", "the reference has norm 0");
   return std::sqrt(num / den);
+}
+
+std::pair<Array<float>, Array<float>> banded_queries_keys(std::size_t n, std::size_t d, double sharpness,
+                                                          Generator& gen) {
+  check(n > 0 && d > 0 && sharpness >= 0, "banded_queries_keys",
+        "needs n and d above 0 and a sharpness of 0 or more, got n ", n, ", d ", d, ", sharpness ", sharpness);
+  if (sharpness > 0) {
+    Array<float> pe = sinusoidal_table<float>(n, d) * float(sharpness);
+    pe.reshape({1, n, d});
+    return {pe, pe};
+  }
+  return {random_normal<float>({1, n, d}, gen), random_normal<float>({1, n, d}, gen)};
 }
 
 }  // namespace attnlab::nn
