@@ -72,11 +72,13 @@ TEST_CASE("load_transformer refuses a card that does not describe the weights, n
     return any_error([&] { load_transformer(d.path, "transformer"); });
   };
   CHECK(with([](nlohmann::json&) {}) == "(no exception)");
-  // Positions are the change a checkpoint's shapes cannot reveal (sinusoidal ones have no weights):
-  // a card that says other positions is refused, and so are weights that no longer compute the probe.
+  // Positions are the change a checkpoint's shapes cannot reveal (sinusoidal and rotary ones have no
+  // weights): a card naming positions this code does not build is refused; one naming another method
+  // builds that model, and the sinusoidal weights then fail the card's probe.
   const std::string positions = with([](nlohmann::json& c) { c["positions"] = "rotary (RoPE)"; });
-  CHECK(contains(positions, "was trained with positions \"rotary (RoPE)\", this code builds \"sinusoidal"));
+  CHECK(contains(positions, "positions \"rotary (RoPE)\" are none this code builds"));
   CHECK(contains(positions, "build/bin/08_transformer --seed 1 --out DIR"));
+  CHECK(contains(with([](nlohmann::json& c) { c["positions"] = "rope"; }), "probe"));
   CHECK(contains(with([](nlohmann::json& c) { c["probe"]["outputs"][0] = c["probe"]["outputs"][0].get<double>() - 1.0; }),
                  "the weights do not compute, with this code, what the lesson recorded on the card's probe (output 0"));
   CHECK(contains(with([](nlohmann::json& c) { c["norm_first"] = true; }), "probe"));  // same shapes, other model

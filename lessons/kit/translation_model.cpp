@@ -7,6 +7,7 @@
 
 #include "io/files.hpp"
 #include "nn/checkpoint.hpp"
+#include "nn/positional/positional.hpp"
 
 namespace attnlab::lessons {
 
@@ -44,6 +45,15 @@ std::vector<double> probe_outputs(Transformer& m) {
 
 std::string activation_name(nn::Activation a) { return a == nn::Activation::GELU ? "gelu" : "relu"; }
 
+// The card's "positions": the sinusoidal table described in words (what every card so far holds),
+// any other method by its name (lesson 08's section 6 trains relative, rope and alibi variants).
+std::string positions_entry(nn::Positional p) {
+  return p == nn::Positional::Sinusoidal ? kTransformerPositions : nn::positional_name(p);
+}
+nn::Positional positions_of(const std::string& entry) {
+  return entry == kTransformerPositions ? nn::Positional::Sinusoidal : nn::parse_positional(entry);
+}
+
 }  // namespace
 
 void write_transformer_card(const std::string& stem, Transformer& model, const data::TranslationTaskOptions& task,
@@ -58,7 +68,7 @@ void write_transformer_card(const std::string& stem, Transformer& model, const d
                      {"d_ff", c.layer.d_ff}, {"encoder_layers", c.encoder_layers}, {"decoder_layers", c.decoder_layers},
                      {"norm_first", c.layer.norm_first}, {"final_norm", c.final_norm.value_or(c.layer.norm_first)},
                      {"activation", activation_name(c.layer.activation)}, {"norm_eps", c.layer.eps},
-                     {"tie_output", c.tie_output}, {"positions", kTransformerPositions},
+                     {"tie_output", c.tie_output}, {"positions", positions_entry(c.positional)},
                      {"source_reads", "words, without <eos>"}, {"task", task_json},
                      {"source_tokens", card_tokens(source)}, {"target_tokens", card_tokens(target)},
                      {"held_out", to_json(held_out)},
@@ -70,7 +80,6 @@ void write_transformer_card(const std::string& stem, Transformer& model, const d
 LoadedTransformer load_transformer(const std::string& folder, const std::string& stem) {
   const Card card = Card::read(folder + "/" + stem + ".json", "load_transformer");
   card.expect("model", "Seq2SeqTransformer", kRebuild);
-  card.expect("positions", kTransformerPositions, kRebuild);
   const std::string activation = card.field("activation").get<std::string>();
   if (activation != "gelu" && activation != "relu")
     throw std::runtime_error("load_transformer: '" + card.file + "': unknown activation \"" + activation + "\"");
@@ -87,6 +96,13 @@ LoadedTransformer load_transformer(const std::string& folder, const std::string&
                             card.field("norm_eps").get<double>()};
   c.final_norm = card.field("final_norm").get<bool>();
   c.tie_output = card.field("tie_output").get<bool>();
+  try {
+    c.positional = positions_of(card.field("positions").get<std::string>());
+  } catch (const std::exception&) {
+    throw std::runtime_error("load_transformer: '" + card.file + "': positions " + card.field("positions").dump() +
+                             " are none this code builds (the sinusoidal table, or a method's name: relative, rope, "
+                             "alibi); " + kRebuild);
+  }
   c.pad_id = data::Vocab::pad;
   const Json& t = card.field("task");
   try {
