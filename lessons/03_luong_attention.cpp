@@ -12,6 +12,7 @@
 #include <memory>
 #include <numeric>
 
+#include "lessons/kit/explorer.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/seq2seq.hpp"
 #include "nn/data/batch.hpp"
@@ -306,6 +307,35 @@ void four_ways_of_looking(const std::vector<Trained>& runs, const data::DateTask
       "mixed each character with its neighbours, so the annotation next to a digit also knows the digit.");
 }
 
+// The attention explorer (lessons/kit/explorer.hpp) with the four scores as its four "layers": on a
+// test input all four decode alike, the same output characters read the same input characters
+// under each score, one click apart. Inputs of different written forms, where the four agree.
+void explore_the_four(const std::vector<Trained>& runs, const data::DateTask& task) {
+  ExplorerPage page;
+  page.title = "Lesson 03: four scores on held-out dates";
+  page.query_side = "output characters", page.key_side = "input characters";
+  page.note = "Each layer of this page is one trained model of the run, named by its score; choose one and hover an "
+              "output character to see which input characters it reads.";
+  for (std::size_t i : data::varied_examples(task.pairs.test, 24)) {
+    const auto alike = [&](const Trained& r) { return r.test.decoded.ids[i] == runs[0].test.decoded.ids[i]; };
+    if (!std::all_of(runs.begin(), runs.end(), alike)) continue;
+    AttentionInput in{"\"" + task.pairs.test[i].source + "\" -> " + runs[0].test.predictions[i],
+                      token_labels(runs[0].test.decoded.ids[i], task.target_vocab),
+                      char_labels(task.pairs.test[i].source, true), {}, {}};
+    for (const Trained& r : runs) in.layers.push_back(r.score), in.heads.push_back({r.test.decoded.attention[i]});
+    page.inputs.push_back(std::move(in));
+    if (page.inputs.size() == 6) break;
+  }
+  if (page.inputs.empty()) {
+    say("(No varied test input is decoded alike by all four models in this run, so there is no explorer to set "
+        "them side by side.)");
+    return;
+  }
+  show_explorer(page, "explorer",
+                text("The attention explorer: ", counted(long(page.inputs.size()), "test input"), " that all four "
+                     "models decode alike; each score is one layer, so switching layers compares the scores"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // 5. Local attention: predict where to look
 
@@ -477,6 +507,7 @@ int main(int argc, char** argv) {
                       speed(runs, plan, task);
                       section("4. Four ways of looking at the same input");
                       four_ways_of_looking(runs, task);
+                      explore_the_four(runs, task);
                       section("5. Local attention: predict where to look");
                       local_attention(runs, plan, task);
                     });

@@ -15,8 +15,10 @@
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xview.hpp>
 
+#include "lessons/kit/explorer.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/offset_profile.hpp"
+#include "lessons/kit/self_attention_input.hpp"
 #include "nn/attention/multi_head.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/data/offset_tuples.hpp"
@@ -312,12 +314,30 @@ void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
       "the left of each query: a head that fetches one of them draws a line parallel to the diagonal, that many "
       "columns to its left.");
   nn::EncoderModel<float>& four = *runs[2].model;
-  { NoGrad no_grad; four.forward(task.test.slice(0, 1).inputs); }
+  const IndexArray one = task.test.slice(0, 1).inputs;
+  {
+    NoGrad no_grad;
+    four.encoder.keep_score_parts(true);  // the queries and keys too, for the explorer's neuron view
+    four.forward(one);
+  }
   const xt::xarray<double> heads = xt::view(xt::cast<double>(four.attention_weights()[0].value()), 0);
   const std::vector<std::string> positions = number_labels(kLength, 3);
   save_figure(head_grid(heads, positions, positions, text("The four heads on a held-out sequence (task \"", task.name,
                                                           "\")"), 2, 1600, 1600),
               "head_grid", "Attention weights of each head of the 4-head model: rows are queries, columns keys, one color scale");
+  std::vector<std::string> digits;  // the explorer's tokens: each position's digit and its index
+  for (std::size_t i = 0; i < one.shape()[1]; ++i) digits.push_back(text(one(0, i), " @", i));
+  ExplorerPage page{text("Lesson 07: the 4-head model on task \"", task.name, "\""), "positions (queries)",
+                    "positions (keys)",
+                    text("One held-out sequence (each token its digit @ its position). The task needs the tokens ",
+                         listing(offsets), " places to the left of each position: choose a head and hover a position "
+                         "to see which it fetches; click it for the neuron view, its scores split into query-key "
+                         "products."),
+                    {with_score_parts(self_attention_input("held-out sequence 1", digits, four.attention_weights()),
+                                      four.encoder.score_parts())}};
+  four.encoder.keep_score_parts(false);
+  show_explorer(page, "explorer", "The attention explorer: the four heads of the trained 4-head model on a held-out "
+                                  "sequence; click a position for its query-key products");
   say("A picture of one sequence is an anecdote; the mean weight each head puts at each offset $i - j$ over 256 "
       "held-out sequences is a measurement. For the 1-, 4- and 8-head models:");
   std::vector<std::vector<std::string>> rows;

@@ -12,7 +12,9 @@
 
 #include <xtensor/xview.hpp>
 
+#include "lessons/kit/explorer.hpp"
 #include "lessons/kit/kit.hpp"
+#include "lessons/kit/self_attention_input.hpp"
 #include "nn/attention/induction.hpp"
 #include "nn/transformer/causal_lm.hpp"
 
@@ -208,6 +210,7 @@ void the_heads(nn::CausalLM<F>& model, const Settings& r, const HeldOut& d) {
   const IndexArray& in = d.in;
   {
     NoGrad no_grad;
+    model.blocks.keep_score_parts(true);  // the queries and keys too, for the explorer's neuron view
     model.forward(in);
   }
   const std::vector<Tensor<F>> weights = model.attention_weights();
@@ -257,6 +260,20 @@ void the_heads(nn::CausalLM<F>& model, const Settings& r, const HeldOut& d) {
               "induction_heads",
               "Top: a head that looks one token back. Bottom: in the second half, a head that looks at the position "
               "after the previous occurrence of the current token (the stripe N - 1 below the diagonal).");
+
+  // The attention explorer (lessons/kit/explorer.hpp): every head on the first held-out sequence,
+  // with each head's queries and keys, so the neuron view shows how the induction head's query
+  // finds the key one past the earlier copy of its token.
+  ExplorerPage page{"Lesson 11: both layers on a held-out repeated sequence", "tokens (queries)", "tokens (keys)",
+                    text("The sequence repeats after position ", N, ". Choose the induction head (layer ",
+                         induction.layer + 1, ", head ", induction.head + 1, ") and hover a token of the second half; "
+                         "click it for the neuron view: its scores split into query-key products."),
+                    {with_score_parts(self_attention_input("held-out sequence 1", labels, weights),
+                                      model.blocks.score_parts())}};
+  model.blocks.keep_score_parts(false);
+  show_explorer(page, "explorer",
+                "The attention explorer: every head of the two-layer model on a held-out repeated sequence; click a "
+                "token to see its scores split into query-key products");
 }
 
 }  // namespace
