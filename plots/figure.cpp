@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "plots/cairo_handles.hpp"
 #include "plots/colorbar.hpp"
 #include "plots/error.hpp"
 
@@ -206,23 +207,19 @@ void Figure::render(cairo_t* cr, TextLog* log) const {
 
 TextLog Figure::text_log() const {
   // A recording surface: nothing is rasterized, the drawing calls are only kept (and discarded).
-  cairo_surface_t* s = cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, nullptr);
-  cairo_t* cr = cairo_create(s);
+  const Surface s(cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, nullptr));
+  const Context cr = context_on(s);
   TextLog log;
-  render(cr, &log);
-  cairo_destroy(cr);
-  cairo_surface_destroy(s);
+  render(cr.get(), &log);
   return log;
 }
 
 Rect Figure::plot_rect(int row, int col) const {
   panel(row, col);  // range check
-  cairo_surface_t* s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1);
-  cairo_t* cr = cairo_create(s);
-  Canvas c(cr);
+  const Surface s(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1));
+  const Context cr = context_on(s);
+  Canvas c(cr.get());
   const Layout lay = layout(c);
-  cairo_destroy(cr);
-  cairo_surface_destroy(s);
   const Rect d = lay.data[std::size_t(row) * std::size_t(cols_) + std::size_t(col)];
   return {d.x * scale_, d.y * scale_, d.w * scale_, d.h * scale_};
 }

@@ -9,6 +9,7 @@
 #include <cairo.h>
 
 #include "io/files.hpp"
+#include "plots/cairo_handles.hpp"
 #include "plots/error.hpp"
 #include "plots/figure.hpp"
 
@@ -44,14 +45,15 @@ struct Sink {
 
 // Renders onto a fresh vector surface and returns the status once the surface is finished
 // (cairo writes SVG and PDF output on finish).
-cairo_status_t render_vector(const Figure& fig, cairo_surface_t* surface) {
-  cairo_t* cr = cairo_create(surface);
-  fig.render(cr);
-  cairo_status_t st = cairo_status(cr);
-  cairo_destroy(cr);
-  cairo_surface_finish(surface);
-  if (st == CAIRO_STATUS_SUCCESS) st = cairo_surface_status(surface);
-  cairo_surface_destroy(surface);
+cairo_status_t render_vector(const Figure& fig, Surface surface) {
+  cairo_status_t st;
+  {
+    const Context cr = context_on(surface);
+    fig.render(cr.get());
+    st = cairo_status(cr.get());
+  }
+  cairo_surface_finish(surface.get());
+  if (st == CAIRO_STATUS_SUCCESS) st = cairo_surface_status(surface.get());
   return st;
 }
 
@@ -66,20 +68,20 @@ void Figure::save(const std::string& path) const {
     Sink sink{file, ""};
     cairo_status_t st;
     if (ext == "png") {
-      cairo_surface_t* s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width_px_, height_px_);
-      cairo_t* cr = cairo_create(s);
-      cairo_scale(cr, scale_, scale_);
-      render(cr);
-      st = cairo_status(cr);
-      cairo_destroy(cr);
-      if (st == CAIRO_STATUS_SUCCESS) st = cairo_surface_write_to_png_stream(s, &Sink::write, &sink);
-      cairo_surface_destroy(s);
+      const Surface s(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width_px_, height_px_));
+      {
+        const Context cr = context_on(s);
+        cairo_scale(cr.get(), scale_, scale_);
+        render(cr.get());
+        st = cairo_status(cr.get());
+      }
+      if (st == CAIRO_STATUS_SUCCESS) st = cairo_surface_write_to_png_stream(s.get(), &Sink::write, &sink);
     } else if (ext == "svg") {
-      cairo_surface_t* s = cairo_svg_surface_create_for_stream(&Sink::write, &sink, width(), height());
-      cairo_svg_surface_set_document_unit(s, CAIRO_SVG_UNIT_PX);
-      st = render_vector(*this, s);
+      Surface s(cairo_svg_surface_create_for_stream(&Sink::write, &sink, width(), height()));
+      cairo_svg_surface_set_document_unit(s.get(), CAIRO_SVG_UNIT_PX);
+      st = render_vector(*this, std::move(s));
     } else {
-      st = render_vector(*this, cairo_pdf_surface_create_for_stream(&Sink::write, &sink, width(), height()));
+      st = render_vector(*this, Surface(cairo_pdf_surface_create_for_stream(&Sink::write, &sink, width(), height())));
     }
     if (!sink.error.empty()) throw IoError(sink.error);
     if (st != CAIRO_STATUS_SUCCESS) fail("Figure::save", "cannot draw \"", path, "\": ", cairo_status_to_string(st));

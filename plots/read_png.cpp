@@ -1,23 +1,11 @@
 #include "plots/read_png.hpp"
 
-#include <cairo.h>
-
-#include <memory>
-
 #include <xtensor/xbuilder.hpp>
 
 #include "io/files.hpp"
+#include "plots/cairo_handles.hpp"
 
 namespace attnlab::plots {
-
-namespace {
-
-struct SurfaceCloser {
-  void operator()(cairo_surface_t* s) const { cairo_surface_destroy(s); }
-};
-using Surface = std::unique_ptr<cairo_surface_t, SurfaceCloser>;
-
-}  // namespace
 
 xt::xarray<double> read_png_grey(const std::string& path) {
   // cairo opens the file itself and reports a missing one as a status; read_file first so that a
@@ -32,12 +20,13 @@ xt::xarray<double> read_png_grey(const std::string& path) {
   Surface rgb(cairo_image_surface_create(CAIRO_FORMAT_RGB24, w, h));
   if (cairo_surface_status(rgb.get()) != CAIRO_STATUS_SUCCESS)
     throw IoError("read_png_grey: '" + path + "': no memory for " + std::to_string(w) + " x " + std::to_string(h) + " pixels");
-  cairo_t* cr = cairo_create(rgb.get());
-  cairo_set_source_rgb(cr, 1, 1, 1);
-  cairo_paint(cr);
-  cairo_set_source_surface(cr, png.get(), 0, 0);
-  cairo_paint(cr);
-  cairo_destroy(cr);
+  {
+    const Context cr = context_on(rgb);
+    cairo_set_source_rgb(cr.get(), 1, 1, 1);
+    cairo_paint(cr.get());
+    cairo_set_source_surface(cr.get(), png.get(), 0, 0);
+    cairo_paint(cr.get());
+  }
   cairo_surface_flush(rgb.get());
   const unsigned char* data = cairo_image_surface_get_data(rgb.get());
   const int stride = cairo_image_surface_get_stride(rgb.get());
