@@ -88,27 +88,21 @@ int run_translate(const Request& r) {
   std::vector<std::pair<std::string, plots::Figure>> figures;
   for (std::size_t i = 0; i < split.size(); ++i) {
     const std::vector<std::string>& keys = words[i];
-    std::vector<std::string> queries = m.target.decode(split.target[i]);
-    queries.push_back("<eos>");
-    const std::string out = m.target.decode(split.target[i], data::Tokenizer::words);
+    AttentionInput in = cross_attention_input(layers, i, keys, m.target, split.target[i]);
+    const std::vector<std::string>& queries = in.queries;
     const std::size_t S = keys.size(), T = queries.size();
-    std::cout << "\"" << data::detokenize(keys, data::Tokenizer::words) << "\" -> " << out << "\n";
+    std::cout << in.name << "\n";
     if (S > m.task.max_train_words)
       std::cout << "  (" << S << " words: longer than any training sentence, " << m.task.max_train_words
                 << "; lesson 08 measures how the model fares there)\n";
-    AttentionInput in{"\"" + data::detokenize(keys, data::Tokenizer::words) + "\" -> " + out, queries, keys, {}, {}};
     xt::xarray<double> all = xt::zeros<double>({L * H, T, S}), mean = xt::zeros<double>({T, S});
     std::vector<std::string> titles;
-    for (std::size_t l = 0; l < L; ++l) {
-      in.layers.push_back(text("layer ", l + 1, " cross-attention")), in.heads.emplace_back();
+    for (std::size_t l = 0; l < L; ++l)
       for (std::size_t h = 0; h < H; ++h) {
-        const xt::xarray<double> w = xt::cast<double>(xt::view(layers[l], i, h, xt::range(0, T), xt::range(0, S)));
-        in.heads[l].push_back(w);
-        xt::view(all, l * H + h) = w;
-        mean += w / double(L * H);
+        xt::view(all, l * H + h) = in.heads[l][h];
+        mean += in.heads[l][h] / double(L * H);
         titles.push_back(text("layer ", l + 1, ", head ", h + 1));
       }
-    }
     for (std::size_t t = 0; t < T; ++t) {
       const std::size_t best = std::size_t(std::max_element(&mean(t, 0), &mean(t, 0) + S) - &mean(t, 0));
       std::cout << "  writes " << queries[t] << "  reading " << keys[best] << " (" << percent(mean(t, best)) << ")\n";

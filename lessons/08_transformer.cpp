@@ -529,6 +529,29 @@ void cross_attention_vs_truth(Transformer& m, const Task& t) {
                    "\", the translation of \"", p.source, "\". Red boxes mark the true alignment."));
 }
 
+// The attention explorer (lessons/kit/explorer.hpp): every decoder layer's cross-attention heads on
+// three test sentences and two longer than any training sentence, as the model translates them.
+void explore(Transformer& m, const Task& t) {
+  data::EncodedPairs shown = nn::spread_evenly(t.test, 3);
+  const data::EncodedPairs longer = nn::spread_evenly(t.longer_ids, 2);
+  shown.source.insert(shown.source.end(), longer.source.begin(), longer.source.end());
+  shown.target.insert(shown.target.end(), longer.target.begin(), longer.target.end());
+  shown.target = nn::translate(m, shown);  // what the model writes, in place of the references
+  const std::vector<Array<float>> layers =
+      nn::cross_attention_weights(m, data::make_seq2seq_batch(shown, data::first_rows(shown.size()), false));
+  ExplorerPage page{"Lesson 08: the Transformer's cross-attention", "target words", "source words",
+                    "Three test sentences, then two longer than any the model was trained on, as it translates them "
+                    "(greedy). Each target word draws lines to the source words its decoder read while writing it; "
+                    "choose a layer and a head, hover a word to read its weights.",
+                    {}};
+  for (std::size_t i = 0; i < shown.size(); ++i)
+    page.inputs.push_back(
+        cross_attention_input(layers, i, t.source_vocab.decode(shown.source[i]), t.target_vocab, shown.target[i]));
+  show_explorer(page, "explorer",
+                "The attention explorer: the Transformer's cross-attention on test sentences and on longer ones "
+                "(build/bin/inspect translate makes one for a sentence of your own)");
+}
+
 // ---------------------------------------------------------------------------------------------
 // 6. Positions that extrapolate.
 
@@ -722,6 +745,7 @@ int main(int argc, char** argv) {
 
     section("5. Cross-attention against the true alignment");
     cross_attention_vs_truth(transformer, task);
+    explore(transformer, task);
 
     section("6. Longer than any training sentence: positions that extrapolate");
     positions_that_extrapolate(plan, task, transformer, models);

@@ -127,4 +127,25 @@ LoadedTransformer load_transformer(const std::string& folder, const std::string&
   return m;
 }
 
+AttentionInput cross_attention_input(const std::vector<Array<float>>& layers, std::size_t i,
+                                     const std::vector<std::string>& source_words, const data::Vocab& target,
+                                     const data::Sequence& translation) {
+  std::vector<std::string> queries = target.decode(translation);
+  queries.push_back("<eos>");
+  const std::size_t S = source_words.size(), T = queries.size();
+  AttentionInput in{"\"" + data::detokenize(source_words, data::Tokenizer::words) + "\" -> " +
+                        target.decode(translation, data::Tokenizer::words),
+                    queries, source_words, {}, {}};
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    if (layers[l].dimension() != 4 || i >= layers[l].shape()[0] || layers[l].shape()[2] < T || layers[l].shape()[3] < S)
+      throw std::invalid_argument("cross_attention_input: layer " + std::to_string(l + 1) + " of shape " +
+                                  shape_str(layers[l].shape()) + " has no (" + std::to_string(T) + ", " +
+                                  std::to_string(S) + ") map for sentence " + std::to_string(i));
+    in.layers.push_back("layer " + std::to_string(l + 1) + " cross-attention"), in.heads.emplace_back();
+    for (std::size_t h = 0; h < layers[l].shape()[1]; ++h)
+      in.heads[l].push_back(xt::cast<double>(xt::view(layers[l], i, h, xt::range(0, T), xt::range(0, S))));
+  }
+  return in;
+}
+
 }  // namespace attnlab::lessons

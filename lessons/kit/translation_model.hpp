@@ -6,15 +6,17 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "lessons/kit/explorer.hpp"
 #include "lessons/kit/model_card.hpp"
 #include "nn/data/translation_task.hpp"
 #include "nn/transformer/seq2seq.hpp"
 
 namespace attnlab::lessons {
 
-// How this code's Seq2SeqTransformer places its tokens, as the card says it: a card that says
-// otherwise describes another model, and load_transformer refuses it.
+// How this code's Seq2SeqTransformer places sinusoidal positions, as the card says it (a model
+// with another method names it instead: relative, rope, alibi).
 extern const char* const kTransformerPositions;
 
 // Writes <stem>.json into the lesson's output folder (atomically).
@@ -32,10 +34,17 @@ struct LoadedTransformer {
 };
 
 // folder/<stem>.json and folder/<stem>.npz. IoError naming the file when one is missing or
-// unreadable; std::runtime_error naming the card for a missing field, positions other than
-// kTransformerPositions, or weights that no longer compute the card's probe with this code (the
+// unreadable; std::runtime_error naming the card for a missing field, positions this code does not
+// build, or weights that no longer compute the card's probe with this code (the
 // model was trained by other code); ShapeError listing the mismatches when the weights do not fit
 // the card's sizes.
 LoadedTransformer load_transformer(const std::string& folder, const std::string& stem);
+
+// The explorer's input (lessons/kit/explorer.hpp) for sentence i of a translated batch: every
+// decoder layer's cross-attention heads (`layers` from nn::cross_attention_weights), the queries the
+// translation's words and <eos>, the keys the source words; named "source" -> translation.
+AttentionInput cross_attention_input(const std::vector<Array<float>>& layers, std::size_t i,
+                                     const std::vector<std::string>& source_words, const nn::data::Vocab& target,
+                                     const nn::data::Sequence& translation);
 
 }  // namespace attnlab::lessons
