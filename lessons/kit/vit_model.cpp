@@ -10,6 +10,7 @@
 #include "core/ops.hpp"
 #include "io/files.hpp"
 #include "lessons/kit/fit.hpp"
+#include "lessons/kit/self_attention_input.hpp"
 #include "nn/attention/rollout.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/data/images.hpp"
@@ -124,7 +125,10 @@ LoadedViT load_vit(const std::string& folder, const std::string& stem) {
 Looks class_token_looks(nn::ViT<float>& vit, const Array<float>& images) {
   NoGrad no_grad;
   vit.eval();
+  vit.encoder.keep_score_parts(true);  // the queries and keys too, for the explorer's neuron view
   const nn::ViTOutput<float> out = vit.forward_with_attention(Tensor<float>(images));
+  std::vector<nn::ScoreParts<float>> parts = vit.encoder.score_parts();
+  vit.encoder.keep_score_parts(false);
   std::vector<Array<float>> maps;
   for (const Tensor<float>& a : out.attention) maps.push_back(a.value());
   const nn::ClassTokenAttention a = nn::class_token_attention(maps);
@@ -133,6 +137,7 @@ Looks class_token_looks(nn::ViT<float>& vit, const Array<float>& images) {
   const auto grid = [&](auto row) { xt::xarray<double> m = row; m.reshape({rows, cols}); return m; };
   Looks looks;
   looks.logits = xt::cast<double>(out.logits.value());
+  looks.parts = std::move(parts);
   for (std::size_t b = 0; b < images.shape()[0]; ++b) {
     looks.rollout.push_back(grid(xt::view(a.rollout, b)));
     looks.layers.emplace_back(), looks.heads.emplace_back(), looks.maps.emplace_back();
@@ -159,7 +164,7 @@ AttentionInput vit_attention_input(const std::string& name, const Looks& looks, 
     in.heads.emplace_back();
     for (std::size_t h = 0; h < looks.maps[b][l].shape()[0]; ++h) in.heads[l].push_back(xt::view(looks.maps[b][l], h));
   }
-  return in;
+  return looks.parts.empty() ? in : with_score_parts(std::move(in), looks.parts, b);
 }
 
 plots::Figure looks_grid(const std::vector<xt::xarray<double>>& images, const std::vector<std::string>& captions,

@@ -74,11 +74,13 @@ struct Looks {
   std::vector<std::vector<xt::xarray<double>>> heads;   // [image][layer] (heads, H/p, W/p)
   xt::xarray<double> logits;                            // (N, classes), the image alone
   std::vector<std::vector<xt::xarray<double>>> maps;    // [image][layer] (heads, T, T): every token's weights
+  std::vector<nn::ScoreParts<float>> parts;             // [layer]: queries and keys of every image (neuron view)
 };
 Looks class_token_looks(nn::ViT<float>& vit, const Array<float>& images);
 
 // Image b of `looks` for the attention explorer: the tokens "cls", "r1c1", "r1c2", ... (the
-// patches row by row, as the model reads them), every head of every layer.
+// patches row by row, as the model reads them), every head of every layer, with each head's
+// queries and keys for the neuron view.
 AttentionInput vit_attention_input(const std::string& name, const Looks& looks, std::size_t b);
 
 // Images with the class token's maps over them, as lesson 14 draws them: viridis at alpha 0.6,
