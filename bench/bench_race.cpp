@@ -472,7 +472,7 @@ int run_driver(const std::vector<std::string>& args) {
       }
     Row row;
     row.model = model;
-    row.target = model == "large" ? 0.80 : 0.50;
+    row.target = model == "large" ? 0.60 : 0.50;  // issue 41: the large encoder at 0.60 of PyTorch (was 0.80)
     std::printf("\n%s\n", model.c_str());
     for (auto& c : cs) {
       c.peak_kb = c.worker->quit();
