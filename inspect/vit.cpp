@@ -122,7 +122,7 @@ int run_vit(const Request& r) {
   for (std::size_t b = 0; b < n; ++b) xt::view(batch, b) = pictures[b].image;
   nn::ViT<float>& vit = *m.model;
   const Array<float> probs = mirror_averaged_probabilities(vit, [&](const Tensor<float>& x) { return vit.forward(x); }, batch);
-  const Looks looks = class_token_looks(vit, batch);
+  const Looks looks = class_token_looks(vit, batch, /*score_parts=*/true);  // the explorer's neuron view too
 
   ExplorerPage page;
   page.title = "Lesson 14's ViT on your pictures";

@@ -392,7 +392,8 @@ void explore(const Looks& looks, const std::vector<std::size_t>& picks, const Da
   page.query_side = "tokens (queries)", page.key_side = "tokens (keys)";
   page.note = "The trained ViT of this run on test images. Token cls is the class token, rRcC the patch in row R, "
               "column C of the image (7 x 7 pixels each); choose a layer and a head, hover the cls token to see where "
-              "it reads, or the model view for every head at once.";
+              "it reads, or the model view for every head at once; click a token for the neuron view, its scores split "
+              "into query-key products.";
   for (std::size_t b = 0; b < std::min<std::size_t>(4, picks.size()); ++b) {
     const std::size_t label = std::size_t(d.test.labels(picks[b]));
     page.inputs.push_back(vit_attention_input(text("test image ", picks[b], ": ", class_name(label)), looks, b));
@@ -411,7 +412,7 @@ void where_it_looks(nn::ViT<F>& vit, const Data& d, const TestResult& r) {
     for (std::size_t i = 0; i < d.test.size(); ++i)
       if (std::size_t(d.test.labels(i)) == c && r.vit_predicted(i) == d.test.labels(i)) { picks.push_back(i); break; }
   const Array<F> picked = data::take_rows(d.test.images, picks);
-  const Looks looks = class_token_looks(vit, picked);
+  const Looks looks = class_token_looks(vit, picked, /*score_parts=*/true);  // the explorer's neuron view too
   std::vector<xt::xarray<double>> images, overlays;
   std::vector<std::string> captions;
   for (std::size_t b = 0; b < picks.size(); ++b) {

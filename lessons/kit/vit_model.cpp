@@ -122,12 +122,13 @@ LoadedViT load_vit(const std::string& folder, const std::string& stem) {
   return m;
 }
 
-Looks class_token_looks(nn::ViT<float>& vit, const Array<float>& images) {
+Looks class_token_looks(nn::ViT<float>& vit, const Array<float>& images, bool score_parts) {
   NoGrad no_grad;
   vit.eval();
-  vit.encoder.keep_score_parts(true);  // the queries and keys too, for the explorer's neuron view
+  vit.encoder.keep_score_parts(score_parts);
   const nn::ViTOutput<float> out = vit.forward_with_attention(Tensor<float>(images));
-  std::vector<nn::ScoreParts<float>> parts = vit.encoder.score_parts();
+  std::vector<nn::ScoreParts<float>> parts;
+  if (score_parts) parts = vit.encoder.score_parts();
   vit.encoder.keep_score_parts(false);
   std::vector<Array<float>> maps;
   for (const Tensor<float>& a : out.attention) maps.push_back(a.value());

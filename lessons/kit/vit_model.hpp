@@ -74,9 +74,11 @@ struct Looks {
   std::vector<std::vector<xt::xarray<double>>> heads;   // [image][layer] (heads, H/p, W/p)
   xt::xarray<double> logits;                            // (N, classes), the image alone
   std::vector<std::vector<xt::xarray<double>>> maps;    // [image][layer] (heads, T, T): every token's weights
-  std::vector<nn::ScoreParts<float>> parts;             // [layer]: queries and keys of every image (neuron view)
+  std::vector<nn::ScoreParts<float>> parts;             // [layer]: queries and keys of every image, when asked
 };
-Looks class_token_looks(nn::ViT<float>& vit, const Array<float>& images);
+// With score_parts, also every layer's queries and keys (Looks::parts, for the explorer's neuron
+// view): for a few images, not a whole test set (the bias alone is B x heads x T x T per layer).
+Looks class_token_looks(nn::ViT<float>& vit, const Array<float>& images, bool score_parts = false);
 
 // Image b of `looks` for the attention explorer: the tokens "cls", "r1c1", "r1c2", ... (the
 // patches row by row, as the model reads them), every head of every layer, with each head's
