@@ -188,7 +188,8 @@ std::string document(const Page& page) {
                                      : std::string();
   return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" +
-         escape(page.title) + "</title>\n<style>" + attnlab::lessons::book::root_css() + kStyle + "</style>\n<script>" + kImageCheck + "</script>\n" + math +
+         escape(page.title) + "</title>\n<style>" + attnlab::lessons::book::root_css() + kStyle +
+         "</style>\n<script>" + kImageCheck + "</script>\n" + math +
          "</head>\n<body>\n<nav>" + page.nav + "</nav>\n<h1>" + prose_html(page.heading) + "</h1>\n" + page.body +
          "</body>\n</html>\n";
 }
