@@ -75,9 +75,7 @@ int run_translate(const Request& r) {
   data::EncodedPairs split;
   for (const auto& w : words) split.source.push_back(m.source.encode(w)), split.target.push_back({});
   split.target = nn::translate(*m.model, split);
-  const std::vector<Array<float>> layers =
-      nn::cross_attention_weights(*m.model, data::make_seq2seq_batch(split, data::first_rows(split.size()), false));
-  const std::size_t L = layers.size(), H = layers.at(0).shape()[1];
+  const std::size_t L = m.model->decoder.size(), H = m.model->config().layer.heads;
 
   ExplorerPage page;
   page.title = "Lesson 08's Transformer on your sentences";
@@ -88,7 +86,7 @@ int run_translate(const Request& r) {
   std::vector<std::pair<std::string, plots::Figure>> figures;
   for (std::size_t i = 0; i < split.size(); ++i) {
     const std::vector<std::string>& keys = words[i];
-    AttentionInput in = cross_attention_input(layers, i, keys, m.target, split.target[i]);
+    AttentionInput in = translated_sentence_input(*m.model, split, i, m.source, m.target);
     const std::vector<std::string>& queries = in.queries;
     const std::size_t S = keys.size(), T = queries.size();
     std::cout << in.name << "\n";

@@ -537,16 +537,13 @@ void explore(Transformer& m, const Task& t) {
   shown.source.insert(shown.source.end(), longer.source.begin(), longer.source.end());
   shown.target.insert(shown.target.end(), longer.target.begin(), longer.target.end());
   shown.target = nn::translate(m, shown);  // what the model writes, in place of the references
-  const std::vector<Array<float>> layers =
-      nn::cross_attention_weights(m, data::make_seq2seq_batch(shown, data::first_rows(shown.size()), false));
   ExplorerPage page{"Lesson 08: the Transformer's cross-attention", "target words", "source words",
                     "Three test sentences, then two longer than any the model was trained on, as it translates them "
                     "(greedy). Each target word draws lines to the source words its decoder read while writing it; "
-                    "choose a layer and a head, hover a word to read its weights.",
+                    "choose a layer and a head, hover a word to read its weights, click it for the neuron view.",
                     {}};
   for (std::size_t i = 0; i < shown.size(); ++i)
-    page.inputs.push_back(
-        cross_attention_input(layers, i, t.source_vocab.decode(shown.source[i]), t.target_vocab, shown.target[i]));
+    page.inputs.push_back(translated_sentence_input(m, shown, i, t.source_vocab, t.target_vocab));
   show_explorer(page, "explorer",
                 "The attention explorer: the Transformer's cross-attention on test sentences and on longer ones "
                 "(build/bin/inspect translate makes one for a sentence of your own)");

@@ -179,6 +179,17 @@ std::vector<Array<float>> cross_attention_weights(Seq2SeqTransformer<float>& mod
   return out;
 }
 
+CrossAttention cross_attention_with_parts(Seq2SeqTransformer<float>& model, const data::Seq2SeqBatch& b) {
+  for (std::size_t l = 0; l < model.decoder.size(); ++l) model.decoder.layer(l).multihead_attn.keep_score_parts(true);
+  CrossAttention out;
+  out.weights = cross_attention_weights(model, b);
+  for (std::size_t l = 0; l < model.decoder.size(); ++l) {
+    out.parts.push_back(model.decoder.layer(l).multihead_attn.score_parts());
+    model.decoder.layer(l).multihead_attn.keep_score_parts(false);
+  }
+  return out;
+}
+
 xt::xarray<double> sentence_cross_attention(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split,
                                             std::size_t row,
                                             const std::vector<std::pair<std::size_t, std::size_t>>& heads) {

@@ -83,6 +83,14 @@ TokenScores teacher_forced_scores(Seq2SeqTransformer<float>& model, const data::
 // Transformer's batch: sources without <eos>), without the tape. The model is put in eval mode.
 std::vector<Array<float>> cross_attention_weights(Seq2SeqTransformer<float>& model, const data::Seq2SeqBatch& batch);
 
+// The same, with each decoder layer's cross-attention queries, keys and bias of that forward
+// (MultiHeadAttention::score_parts: what the explorer's neuron view splits a score into).
+struct CrossAttention {
+  std::vector<Array<float>> weights;        // per layer (B, heads, T, S)
+  std::vector<ScoreParts<float>> parts;     // per layer
+};
+CrossAttention cross_attention_with_parts(Seq2SeqTransformer<float>& model, const data::Seq2SeqBatch& batch);
+
 // One sentence of a split, teacher-forced on its reference: the cross-attention of each chosen
 // (layer, head), (heads.size(), target words, source words), the rows that predict the target
 // words and the columns of the source words. std::invalid_argument naming the function for a

@@ -265,6 +265,38 @@ TEST_CASE("sentence_cross_attention: the chosen heads' rows of the target words 
                  "head 2"));
 }
 
+TEST_CASE("cross_attention_with_parts: the weights are the softmax of q.k times the scale plus the bias, head by head") {
+  Generator gen(9);
+  Seq2SeqTransformer<float> model(tiny(), gen);
+  const data::EncodedPairs split = pairs();
+  const data::Seq2SeqBatch b = data::make_seq2seq_batch(split, {0, 1, 2}, false);
+  const CrossAttention a = cross_attention_with_parts(model, b);
+  const auto plain = cross_attention_weights(model, b);
+  REQUIRE(a.parts.size() == plain.size());
+  for (std::size_t l = 0; l < plain.size(); ++l) {
+    CHECK(xt::allclose(a.weights[l], plain[l]));
+    const ScoreParts<float>& p = a.parts[l];
+    const std::size_t B = plain[l].shape()[0], H = plain[l].shape()[1], T = plain[l].shape()[2], S = plain[l].shape()[3];
+    const std::size_t dk = p.queries.shape()[2] / H;
+    REQUIRE(p.keys.shape()[1] == S);
+    for (std::size_t e = 0; e < B; ++e)
+      for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t t = 0; t < T; ++t) {
+          std::vector<double> score(S);
+          double top = -1e300, total = 0;
+          for (std::size_t s_ = 0; s_ < S; ++s_) {
+            double qk = 0;
+            for (std::size_t c = 0; c < dk; ++c) qk += double(p.queries(e, t, h * dk + c)) * double(p.keys(e, s_, h * dk + c));
+            score[s_] = qk * p.scale + double(p.bias(e, h, t, s_));
+            top = std::max(top, score[s_]);
+          }
+          for (double& x : score) total += (x = std::exp(x - top));
+          for (std::size_t s_ = 0; s_ < S; ++s_)
+            CHECK(score[s_] / total == doctest::Approx(double(plain[l](e, h, t, s_))).epsilon(1e-4));
+        }
+  }
+}
+
 TEST_CASE("word_range, held_out_in_training, unknown_held_out_words: what the task's table and claim count") {
   data::TranslationTaskOptions o;
   o.sentences = 600, o.max_train_words = 8, o.per_long_length = 5;

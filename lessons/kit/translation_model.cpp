@@ -6,8 +6,10 @@
 #include <xtensor/xview.hpp>
 
 #include "io/files.hpp"
+#include "lessons/kit/self_attention_input.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/positional/positional.hpp"
+#include "nn/translate.hpp"
 
 namespace attnlab::lessons {
 
@@ -127,6 +129,10 @@ LoadedTransformer load_transformer(const std::string& folder, const std::string&
   return m;
 }
 
+namespace {
+
+// Sentence i of a batch's cross-attention (`layers` from nn::cross_attention_weights) as the
+// explorer's input, without queries and keys.
 AttentionInput cross_attention_input(const std::vector<Array<float>>& layers, std::size_t i,
                                      const std::vector<std::string>& source_words, const data::Vocab& target,
                                      const data::Sequence& translation) {
@@ -146,6 +152,18 @@ AttentionInput cross_attention_input(const std::vector<Array<float>>& layers, st
       in.heads[l].push_back(xt::cast<double>(xt::view(layers[l], i, h, xt::range(0, T), xt::range(0, S))));
   }
   return in;
+}
+
+}  // namespace
+
+AttentionInput translated_sentence_input(Transformer& model, const data::EncodedPairs& split, std::size_t i,
+                                         const data::Vocab& source, const data::Vocab& target) {
+  if (i >= split.size())
+    throw std::invalid_argument("translated_sentence_input: sentence " + std::to_string(i) + " of a split of " +
+                                std::to_string(split.size()));
+  const nn::CrossAttention a = nn::cross_attention_with_parts(model, data::make_seq2seq_batch(split, {i}, false));
+  return with_score_parts(cross_attention_input(a.weights, 0, source.decode(split.source[i]), target, split.target[i]),
+                          a.parts, 0);
 }
 
 }  // namespace attnlab::lessons

@@ -40,11 +40,11 @@ struct LoadedTransformer {
 // the card's sizes.
 LoadedTransformer load_transformer(const std::string& folder, const std::string& stem);
 
-// The explorer's input (lessons/kit/explorer.hpp) for sentence i of a translated batch: every
-// decoder layer's cross-attention heads (`layers` from nn::cross_attention_weights), the queries the
-// translation's words and <eos>, the keys the source words; named "source" -> translation.
-AttentionInput cross_attention_input(const std::vector<Array<float>>& layers, std::size_t i,
-                                     const std::vector<std::string>& source_words, const nn::data::Vocab& target,
-                                     const nn::data::Sequence& translation);
+// The explorer's input (lessons/kit/explorer.hpp) for sentence i of `split`, its target what the
+// model wrote: the sentence run alone, teacher-forced, every decoder layer's cross-attention heads
+// with their queries and keys (the neuron view); the queries the target's words and <eos>, the
+// keys the source words; named "source" -> translation.
+AttentionInput translated_sentence_input(nn::Seq2SeqTransformer<float>& model, const nn::data::EncodedPairs& split,
+                                         std::size_t i, const nn::data::Vocab& source, const nn::data::Vocab& target);
 
 }  // namespace attnlab::lessons
