@@ -62,21 +62,13 @@ std::vector<Index> predicted_links(std::size_t length) {
 // cross-entropy and its backward, and nn/alignment.
 namespace {
 
-template <class... Parts>
-std::string text_of(const Parts&... parts) {
-  std::ostringstream os;
-  os.precision(10);
-  (os << ... << parts);
-  return os.str();
-}
-
 void grade_noam_rate(const std::function<double(double, double, double)>& answer, Grader& g) {
   for (const auto& [d, warmup] : {std::pair{512.0, 4000.0}, std::pair{64.0, 400.0}}) {
     const nn::Schedule engine = nn::noam_lr(d, long(warmup));
     const std::vector<double> steps = {1, warmup / 4, warmup - 1, warmup, warmup + 1, 3 * warmup, 100000};
     Array<double> got = xt::zeros<double>({steps.size()}), want = got;
     for (std::size_t i = 0; i < steps.size(); ++i) got(i) = answer(d, warmup, steps[i]), want(i) = engine(long(steps[i]));
-    g.close(text_of("d = ", d, ", warm-up ", warmup, ": steps 1, w/4, w-1, w, w+1, 3w, 100000"), got, want, 1e-12,
+    g.close(with_digits(10, "d = ", d, ", warm-up ", warmup, ": steps 1, w/4, w-1, w, w+1, 3w, 100000"), got, want, 1e-12,
             "check the peak (step == warmup), a step in the rise and one in the decay: the two pieces must meet "
             "at the peak");
   }
@@ -94,7 +86,7 @@ void grade_alignment_error_rate(const std::function<double(const Array<double>&,
   auto one = [&](const std::string& what, const Array<double>& attention, const std::vector<Index>& alignment,
                  const std::string& hint) {
     const double got = answer(attention, alignment), want = engine_aer(attention, alignment);
-    g.check(std::abs(got - want) <= 1e-12, what, text_of("yours ", got, ", expected ", want), hint);
+    g.check(std::abs(got - want) <= 1e-12, what, with_digits(10, "yours ", got, ", expected ", want), hint);
   };
   // Target word j translates source word alignment[j]: a mirrored noun phrase and a verb last.
   const std::vector<Index> truth = {2, 1, 0, 3};

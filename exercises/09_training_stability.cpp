@@ -4,7 +4,6 @@
 // engine's ops or nn/: the loss the lesson smooths, done by hand.
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -68,14 +67,6 @@ std::tuple<double, double> post_norm_recipe() {
 // backward.
 namespace {
 
-template <class... Parts>
-std::string text_of(const Parts&... parts) {
-  std::ostringstream os;
-  os.precision(10);
-  (os << ... << parts);
-  return os.str();
-}
-
 Array<double> engine_smoothed_gradient(const Array<double>& z, const IndexArray& targets, double eps, double upstream) {
   CrossEntropyOptions ce;
   ce.label_smoothing = eps;
@@ -96,7 +87,7 @@ void grade_smoothed_cross_entropy_backward(
     const Backward yours = [&, eps](const std::vector<Array<double>>& x, const Array<double>& upstream) {
       return std::vector<Array<double>>{answer(x[0], targets, eps, upstream())};
     };
-    g.backward(text_of("4 rows of 5 words, smoothing ", eps), forward, yours, {random_array({4, 5}, 81, -3, 3)},
+    g.backward(with_digits(10, "4 rows of 5 words, smoothing ", eps), forward, yours, {random_array({4, 5}, 81, -3, 3)},
                {"logits"},
                "the list above names the entries that differ: off everywhere by one factor points at the mean over the "
                "rows, off on the target column alone at q");
@@ -153,13 +144,13 @@ void grade_smoothed_confidence(const std::function<double(double, std::size_t)>&
       const auto [t, r] = measured_confidence(eps, classes, seed);
       top += t / 3, right += r / 3;
     }
-    if (!g.check(right == 1.0, text_of("eps ", eps, ", ", classes, " classes: the trained classifier is always right"),
-                 text_of("held-out accuracy ", right)))
+    if (!g.check(right == 1.0, with_digits(10, "eps ", eps, ", ", classes, " classes: the trained classifier is always right"),
+                 with_digits(10, "held-out accuracy ", right)))
       continue;
     const double predicted = answer(eps, classes);
     g.check(std::abs(predicted - top) <= 0.01,
-            text_of("eps ", eps, ", ", classes, " classes: your prediction against the measured top probability"),
-            text_of("predicted ", predicted, ", measured ", top, " (mean of 3 seeds; tolerance 0.01)"),
+            with_digits(10, "eps ", eps, ", ", classes, " classes: your prediction against the measured top probability"),
+            with_digits(10, "predicted ", predicted, ", measured ", top, " (mean of 3 seeds; tolerance 0.01)"),
             "which distribution minimizes -sum_v q_v log p_v over p? And where does eps put the mass of q?");
   }
 }
@@ -200,16 +191,16 @@ double reversal_accuracy(bool pre_norm, double peak, double warmup, std::uint64_
 void grade_post_norm_recipe(const std::function<std::tuple<double, double>()>& answer, Grader& g) {
   const auto [peak, warmup] = answer();
   if (!g.check(peak >= 0.01 && warmup >= 0 && warmup <= 300, "a peak rate of at least 0.01, a warm-up of 0 to 300 steps",
-               text_of("yours: peak ", peak, ", warm-up ", warmup), "a lower rate also works, but is not the exercise"))
+               with_digits(10, "yours: peak ", peak, ", warm-up ", warmup), "a lower rate also works, but is not the exercise"))
     return;
   std::string accuracies;
   bool all = true;
   for (std::uint64_t seed : {1, 2, 3}) {
     const double a = reversal_accuracy(false, peak, warmup, seed);
-    accuracies += (seed > 1 ? ", " : "") + text_of(a);
+    accuracies += (seed > 1 ? ", " : "") + with_digits(10, a);
     all = all && a >= 0.9;
   }
-  g.check(all, text_of("post-norm at peak ", peak, " with a warm-up of ", warmup, " steps learns to reverse"),
+  g.check(all, with_digits(10, "post-norm at peak ", peak, " with a warm-up of ", warmup, " steps learns to reverse"),
           "held-out accuracy on seeds 1, 2, 3: " + accuracies + "; target at least 0.9 on each (chance 0.0625)",
           "what do Adam's first steps do to a post-norm stack whose every layer's output passes through a layer norm, "
           "and what does the warm-up change about them?");

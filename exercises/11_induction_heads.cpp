@@ -2,7 +2,6 @@
 //
 // Write each function in plain C++ (loops, std::vector, xt::zeros ...), not with the engine's ops.
 #include <cmath>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -39,14 +38,6 @@ Mask induction_pattern(const std::vector<Index>& tokens) {
 // How your answers are graded (no need to read on): the engine's masked softmax and nn::induction_mass.
 namespace {
 
-template <class... Parts>
-std::string text_of(const Parts&... parts) {
-  std::ostringstream os;
-  os.precision(4);
-  (os << ... << parts);
-  return os.str();
-}
-
 // Lesson 11's task: <bos>, a segment of `period` tokens from ids 1 .. symbols, repeated to fill
 // 2 half tokens.
 std::vector<Index> repeated_segment(std::size_t period, std::size_t half, std::size_t symbols, Generator& gen) {
@@ -70,7 +61,7 @@ void grade_induction_pattern(const std::function<Mask(const std::vector<Index>&)
     for (std::size_t t = 0; t < L; ++t) ids(b, t) = tokens[t];
     const Mask allowed = answer(tokens);
     if (allowed.shape().size() != 2 || allowed.shape()[0] != L || allowed.shape()[1] != L) {
-      g.check(false, "the pattern is (L, L)", text_of("L = ", L, ", yours ", shape_str(allowed.shape())));
+      g.check(false, "the pattern is (L, L)", with_digits(4, "L = ", L, ", yours ", shape_str(allowed.shape())));
       return;
     }
     for (std::size_t i = 0; i < L; ++i) {
@@ -82,10 +73,10 @@ void grade_induction_pattern(const std::function<Mask(const std::vector<Index>&)
     const Array<float> w = masked_softmax(Tensor<float>(Array<float>(xt::zeros<float>({L, L}))), Allowed::where(allowed)).value();
     xt::view(weights, b, 0) = w;
   }
-  if (!g.check(future == 0, "no query sees a key after it (a causal head)", text_of(future, " future keys allowed"),
+  if (!g.check(future == 0, "no query sees a key after it (a causal head)", with_digits(4, future, " future keys allowed"),
                "allowed(i, j) with j > i reads the answer"))
     return;
-  if (!g.check(empty == 0, "every query sees at least one key", text_of(empty, " rows allow no key"),
+  if (!g.check(empty == 0, "every query sees at least one key", with_digits(4, empty, " rows allow no key"),
                "a query with nowhere to look can look at <bos>, position 0"))
     return;
   // The head's prediction at t: the id with the most weight (its value is one-hot in the id).
@@ -101,12 +92,12 @@ void grade_induction_pattern(const std::function<Mask(const std::vector<Index>&)
     }
   const double accuracy = double(right) / double(copies);
   g.check(accuracy >= 0.8, "the head predicts the next token in the repeat",
-          text_of("measured ", accuracy, " of ", copies, " copies; target at least 0.8"),
+          with_digits(4, "measured ", accuracy, " of ", copies, " copies; target at least 0.8"),
           "where in the first pass does the token that comes next sit, relative to the current token's earlier "
           "occurrence?");
   const double score = nn::induction_mass(weights, ids, 1)[0];
   g.check(score >= 0.9, "the lesson's induction score of your head",
-          text_of("measured ", score, "; target at least 0.9"),
+          with_digits(4, "measured ", score, "; target at least 0.9"),
           "the score is the weight on the position right after the MOST RECENT earlier occurrence of the query's token");
 }
 

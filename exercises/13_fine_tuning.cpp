@@ -1,7 +1,6 @@
 // Exercises for lesson 13, fine-tuning and probing. Grade them with build/bin/grade 13.
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -43,14 +42,6 @@ double random_encoder_probe_accuracy(double bag_of_characters_accuracy) {
 // How your answers are graded (no need to read on): lesson 13's entries and features (lessons/kit/
 // bert, nn/data/cloze_corpus), a linear classifier trained with the engine on each.
 namespace {
-
-template <class... Parts>
-std::string text_of(const Parts&... parts) {
-  std::ostringstream os;
-  os.precision(4);
-  (os << ... << parts);
-  return os.str();
-}
 
 // The linear classifier on standardized features: full-batch AdamW, 300 steps, rate 0.01, weight
 // decay 0.05 (lesson 13's probe); its accuracy on the held-out rows.
@@ -142,7 +133,7 @@ void grade_random_encoder_probe_accuracy(const std::function<double(double)>& an
   const double bag = bag_of_characters(), predicted = answer(bag), measured = random_encoder();
   g.check(std::abs(predicted - measured) <= 0.08,
           "your prediction against the probe on the untrained encoder's mean output vector",
-          text_of("predicted ", predicted, ", measured ", measured, " (mean of 2 draws; tolerance 0.08); the bag "
+          with_digits(4, "predicted ", predicted, ", measured ", measured, " (mean of 2 draws; tolerance 0.08); the bag "
                   "of characters ", bag, ", chance ", 1.0 / double(lessons::bert::kTopics.size())),
           "a random encoder has learned nothing, but its input is the entry's characters: the mean of the embedded "
           "tokens is a linear function of what?");

@@ -31,6 +31,7 @@
 
 #include <any>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,15 @@ Array<double> transposed(const Array<double>& a);
 
 // A seeded random array, uniform in [lo, hi): the inputs of a check.
 Array<double> random_array(const Shape& shape, std::uint64_t seed, double lo = -1.0, double hi = 1.0);
+// The parts streamed into one string, numbers with `digits` significant digits: what a check
+// measured, for its detail ("accuracy 0.8495 on seed 701").
+template <class... Parts>
+std::string with_digits(int digits, const Parts&... parts) {
+  std::ostringstream os;
+  os.precision(digits);
+  (os << ... << parts);
+  return os.str();
+}
 // "[1, 2]": an entry's index, for messages.
 std::string index_str(const Shape& shape, std::size_t flat);
 
