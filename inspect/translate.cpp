@@ -58,13 +58,8 @@ void refuse_unknown_words(const std::vector<std::vector<std::string>>& sentences
 }
 
 int run_translate(const Request& r) {
-  LoadedTransformer m;
-  try {
-    m = load_transformer(r.from, "transformer");
-  } catch (const std::exception& e) {
-    throw std::runtime_error(std::string(e.what()) + " (a run of lesson 08 writes both: build/bin/08_transformer "
-                             "--out DIR, then inspect translate ... --from DIR)");
-  }
+  const LoadedTransformer m =
+      load_checkpoint_of("08_transformer", "translate", [&] { return load_transformer(r.from, "transformer"); });
   std::vector<std::vector<std::string>> words;
   for (const std::string& in : r.inputs) {
     words.push_back(source_words(in));

@@ -108,13 +108,7 @@ std::string patch_name(std::size_t k, std::size_t cols) {
 }
 
 int run_vit(const Request& r) {
-  LoadedViT m;
-  try {
-    m = load_vit(r.from, "vit");
-  } catch (const std::exception& e) {
-    throw std::runtime_error(std::string(e.what()) + " (a run of lesson 14 writes both: build/bin/14_vit --out DIR, "
-                             "then inspect vit ... --from DIR)");
-  }
+  const LoadedViT m = load_checkpoint_of("14_vit", "vit", [&] { return load_vit(r.from, "vit"); });
   // Read and classify every picture first; write only when all went through.
   const std::vector<Picture> pictures = pictures_of(r, m.classes);
   const std::size_t side = data::kFashionMnistSide, n = pictures.size();
