@@ -32,6 +32,15 @@ void Card::expect(const std::string& key, const Json& expected, const std::strin
                              expected.dump() + ": " + rebuild);
 }
 
+nn::Activation Card::activation() const {
+  const std::string name = field("activation").get<std::string>();
+  if (name != "gelu" && name != "relu")
+    throw std::runtime_error(who + ": '" + file + "': unknown activation \"" + name + "\"");
+  return name == "gelu" ? nn::Activation::GELU : nn::Activation::ReLU;
+}
+
+std::string activation_name(nn::Activation a) { return a == nn::Activation::GELU ? "gelu" : "relu"; }
+
 Json to_json(const HeldOut& h) {
   return {{"metric", h.metric}, {"value", h.value}, {"examples", h.examples}, {"split", h.split}};
 }

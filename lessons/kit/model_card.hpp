@@ -1,5 +1,5 @@
-// What the model cards of the Transformer lessons share (lessons/kit/vit_model and
-// translation_model): a card is <stem>.json beside the weights <stem>.npz, and says what another
+// What the model cards of the Transformer lessons share (lessons/kit/vit_model, translation_model
+// and transformer_card): a card is <stem>.json beside the weights <stem>.npz, and says what another
 // program needs to rebuild the model and trust it:
 //
 //   * the sizes and choices the model was built with, and its vocabularies or class names;
@@ -19,6 +19,7 @@
 
 #include "lessons/story/lesson.hpp"
 #include "nn/data/vocab.hpp"
+#include "nn/layers.hpp"
 
 namespace attnlab::lessons {
 
@@ -32,7 +33,12 @@ struct Card {
   const Json& field(const std::string& key) const;
   // field(key) must equal `expected` (what this code builds); std::runtime_error naming both otherwise.
   void expect(const std::string& key, const Json& expected, const std::string& rebuild) const;
+  // The card's "activation", "gelu" or "relu"; std::runtime_error naming the card for another.
+  nn::Activation activation() const;
 };
+
+// "gelu" or "relu": how a card writes a layer's activation.
+std::string activation_name(nn::Activation a);
 
 // The held-out score the lesson measured on the model, as the card keeps it.
 struct HeldOut {

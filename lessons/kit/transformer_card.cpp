@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "io/files.hpp"
+#include "lessons/kit/model_card.hpp"
 #include "lessons/story/lesson.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/positional/positional.hpp"
@@ -19,7 +20,7 @@ Json card_head(const std::string& kind, const nn::LayerConfig& l, std::size_t la
   return {{"model", kind}, {"lesson", lesson().info().id}, {"seed", seed()}, {"quick", quick()},
           {"held_out", {{"metric", held_out.first}, {"value", held_out.second}}},
           {"layers", layers}, {"d_model", l.d_model}, {"heads", l.heads}, {"d_ff", l.d_ff},
-          {"norm_first", l.norm_first}, {"activation", l.activation == nn::Activation::GELU ? "gelu" : "relu"},
+          {"norm_first", l.norm_first}, {"activation", activation_name(l.activation)},
           {"eps", l.eps},
           // the specials (<pad> <bos> <eos> <unk>) have fixed ids; the rest in id order
           {"tokens", std::vector<std::string>(vocab.tokens().begin() + data::Vocab::num_specials, vocab.tokens().end())}};
@@ -29,29 +30,12 @@ void write_card(const std::string& stem, const Json& card, const char* who) {
   write_file_atomic(lesson().path(stem + ".json"), card.dump(1) + "\n", who);
 }
 
-// A card read back, with a field() that names the card and the field it lacks.
-struct Card {
-  std::string file;
-  Json json;
-  const Json& field(const char* key) const {
-    if (!json.contains(key)) throw std::runtime_error("'" + file + "' has no \"" + key + "\"");
-    return json[key];
-  }
-};
-
+// A card read back (lessons/kit/model_card), refused when it describes another kind of model.
 Card read_card(const std::string& file, const std::string& kind, const char* who) {
-  Card c{file, {}};
-  try {
-    c.json = Json::parse(read_file(file, who));
-  } catch (const Json::exception& e) {
-    throw std::runtime_error(std::string(who) + ": '" + file + "' is not JSON: " + e.what());
-  }
-  try {
-    if (c.field("model") != kind)
-      throw std::runtime_error("'" + file + "' is the card of a " + c.json["model"].dump() + " model, not a " + kind);
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error(std::string(who) + ": " + e.what());
-  }
+  Card c = Card::read(file, who);
+  if (c.field("model") != kind)
+    throw std::runtime_error(std::string(who) + ": '" + file + "' is the card of a " + c.json["model"].dump() +
+                             " model, not a " + kind);
   return c;
 }
 
@@ -66,7 +50,7 @@ nn::LayerConfig layer_of(const Card& c) {
   l.d_model = c.field("d_model").get<std::size_t>(), l.heads = c.field("heads").get<std::size_t>();
   l.d_ff = c.field("d_ff").get<std::size_t>(), l.dropout = 0.0;  // inference: no dropout
   l.norm_first = c.field("norm_first").get<bool>();
-  l.activation = c.field("activation") == "gelu" ? nn::Activation::GELU : nn::Activation::ReLU;
+  l.activation = c.activation();
   l.eps = c.field("eps").get<double>();
   return l;
 }

@@ -45,8 +45,6 @@ std::vector<double> probe_outputs(Transformer& m) {
   return out;
 }
 
-std::string activation_name(nn::Activation a) { return a == nn::Activation::GELU ? "gelu" : "relu"; }
-
 // The card's "positions": the sinusoidal table described in words (what every card so far holds),
 // any other method by its name (lesson 08's section 6 trains relative, rope and alibi variants).
 std::string positions_entry(nn::Positional p) {
@@ -82,9 +80,6 @@ void write_transformer_card(const std::string& stem, Transformer& model, const d
 LoadedTransformer load_transformer(const std::string& folder, const std::string& stem) {
   const Card card = Card::read(folder + "/" + stem + ".json", "load_transformer");
   card.expect("model", "Seq2SeqTransformer", kRebuild);
-  const std::string activation = card.field("activation").get<std::string>();
-  if (activation != "gelu" && activation != "relu")
-    throw std::runtime_error("load_transformer: '" + card.file + "': unknown activation \"" + activation + "\"");
   LoadedTransformer m;
   m.source = vocab_from_card(card.field("source_tokens").get<std::vector<std::string>>());
   m.target = vocab_from_card(card.field("target_tokens").get<std::vector<std::string>>());
@@ -94,7 +89,7 @@ LoadedTransformer load_transformer(const std::string& folder, const std::string&
   c.decoder_layers = card.field("decoder_layers").get<std::size_t>();
   c.layer = nn::LayerConfig{card.field("d_model").get<std::size_t>(), card.field("heads").get<std::size_t>(),
                             card.field("d_ff").get<std::size_t>(), 0.0, card.field("norm_first").get<bool>(),
-                            activation == "gelu" ? nn::Activation::GELU : nn::Activation::ReLU,
+                            card.activation(),
                             card.field("norm_eps").get<double>()};
   c.final_norm = card.field("final_norm").get<bool>();
   c.tie_output = card.field("tie_output").get<bool>();

@@ -25,8 +25,6 @@ const char* const kRebuild = "a run of lesson 14 writes a model this code runs: 
                              "then --from DIR";
 constexpr double kProbeTolerance = 1e-3;  // on logits of order 1-10, computed in float
 
-std::string activation_name(nn::Activation a) { return a == nn::Activation::GELU ? "gelu" : "relu"; }
-
 std::vector<double> probe_outputs(nn::ViT<float>& vit) {
   NoGrad no_grad;
   vit.eval();
@@ -97,9 +95,6 @@ LoadedViT load_vit(const std::string& folder, const std::string& stem) {
   card.expect("model", "ViT", kRebuild);
   card.expect("positions", kPositions, kRebuild);
   nn::ViTConfig c;
-  const std::string activation = card.field("activation").get<std::string>();
-  if (activation != "gelu" && activation != "relu")
-    throw std::runtime_error("load_vit: '" + card.file + "': unknown activation \"" + activation + "\"");
   c.image_height = card.field("image_height").get<std::size_t>();
   c.image_width = card.field("image_width").get<std::size_t>();
   c.channels = card.field("channels").get<std::size_t>();
@@ -107,7 +102,7 @@ LoadedViT load_vit(const std::string& folder, const std::string& stem) {
   c.num_layers = card.field("layers").get<std::size_t>();
   c.layer = nn::LayerConfig{card.field("d_model").get<std::size_t>(), card.field("heads").get<std::size_t>(),
                             card.field("feed_forward").get<std::size_t>(), 0.0, card.field("norm_first").get<bool>(),
-                            activation == "gelu" ? nn::Activation::GELU : nn::Activation::ReLU,
+                            card.activation(),
                             card.field("norm_eps").get<double>()};
   LoadedViT m;
   m.classes = card.field("classes").get<std::vector<std::string>>();
