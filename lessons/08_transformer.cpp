@@ -268,6 +268,17 @@ plots::Series bleu_by_length(const Compared& c, const Task& t) {
   return curve(c.name, x, y);
 }
 
+// BLEU by source length of every curve in `series`, with the longest training sentence marked: the
+// figure of sections 3 and 6.
+void save_bleu_by_length(std::vector<plots::Series> series, const std::string& title, const std::string& stem,
+                         const std::string& caption) {
+  series.push_back(reference("longest training sentence", {double(kMaxTrainWords) + 0.5, double(kMaxTrainWords) + 0.5},
+                             {0.0, 1.0}));
+  LineFigureOptions style{title, text("source words (the last point: ", kLongestBucket, " and 15)"), "corpus BLEU"};
+  style.markers = true, style.ymin = 0.0, style.ymax = 1.0;
+  save_figure(line_figure(series, style), stem, caption);
+}
+
 Compared train_gru(const Plan& p, const Task& t, const std::string& score, const std::string& name,
                    const std::string& key, std::unique_ptr<nn::rnn::Seq2Seq>& model, History& h) {
   nn::rnn::Seq2SeqConfig c;
@@ -308,8 +319,6 @@ void the_bottleneck(const Plan& p, const Task& t, const std::vector<Compared>& m
     stops.push_back(text(c.name, " ", fixed(mean_length(c.longer), 2), " words (",
                          percent(double(short_) / double(c.longer.size()), 0), " no longer than ", kMaxTrainWords, ")"));
   }
-  series.push_back(reference("longest training sentence", {double(kMaxTrainWords) + 0.5, double(kMaxTrainWords) + 0.5},
-                             {0.0, 1.0}));
   say("Every model trained for ", p.epochs, " epochs on the same batches (", models.front().history->steps, " steps of ",
       p.batch, " sentences). BLEU is corpus BLEU-4 on words (0 to 1), greedy decoding (nn::translate).");
   table({"model", "parameters", "ms per step", "BLEU test", "BLEU longer", "mean output length, longer"}, rows);
@@ -344,12 +353,11 @@ void the_bottleneck(const Plan& p, const Task& t, const std::vector<Compared>& m
               "translations are, on average (the references: ", fixed(mean_length(t.longer_ids.target), 2), " words): ",
               listing(stops), "."),
          Expect::full_run});
-  LineFigureOptions style{"BLEU by source length (held-out: test up to 10 words, longer split after)",
-                          text("source words (the last point: ", kLongestBucket, " and 15)"), "corpus BLEU"};
-  style.markers = true, style.ymin = 0.0, style.ymax = 1.0;
-  save_figure(line_figure(series, style), "bleu_by_length",
-              "BLEU of held-out sentences grouped by their length, for the GRU without attention, the GRU with "
-              "additive attention and the Transformer. Right of the dashed line: lengths no model saw in training.");
+  save_bleu_by_length(series, "BLEU by source length (held-out: test up to 10 words, longer split after)",
+                      "bleu_by_length",
+                      "BLEU of held-out sentences grouped by their length, for the GRU without attention, the GRU "
+                      "with additive attention and the Transformer. Right of the dashed line: lengths no model saw "
+                      "in training.");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -661,13 +669,10 @@ void positions_that_extrapolate(const Plan& p, const Task& t, Transformer& sinus
               "epochs of the same would not close the gap."),
          Expect::either_way});
 
-  series.push_back(reference("longest training sentence", {double(kMaxTrainWords) + 0.5, double(kMaxTrainWords) + 0.5}, {0.0, 1.0}));
-  LineFigureOptions style{"BLEU by source length: where the Transformer's positions come from",
-                          text("source words (the last point: ", kLongestBucket, " and 15)"), "corpus BLEU"};
-  style.markers = true, style.ymin = 0.0, style.ymax = 1.0;
-  save_figure(line_figure(series, style), "bleu_by_length_positions",
-              "BLEU of held-out sentences by length for the GRU with attention and the Transformer with each positional "
-              "method. Right of the dashed line: lengths no model saw in training.");
+  save_bleu_by_length(series, "BLEU by source length: where the Transformer's positions come from",
+                      "bleu_by_length_positions",
+                      "BLEU of held-out sentences by length for the GRU with attention and the Transformer with each "
+                      "positional method. Right of the dashed line: lengths no model saw in training.");
   LineFigureOptions es{"BLEU on the longer sentences after each epoch", "epoch", "corpus BLEU, 11 to 15 words"};
   es.markers = true, es.ymin = 0.0, es.ymax = 1.0;
   save_figure(line_figure(by_epoch, es), "bleu_longer_by_epoch",
