@@ -205,15 +205,6 @@ void Figure::render(cairo_t* cr, TextLog* log) const {
   if (colorbar_) draw_colorbar(c, lay.colorbar, *colorbar_);
 }
 
-TextLog Figure::text_log() const {
-  // A recording surface: nothing is rasterized, the drawing calls are only kept (and discarded).
-  const Surface s(cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, nullptr));
-  const Context cr = context_on(s);
-  TextLog log;
-  render(cr.get(), &log);
-  return log;
-}
-
 Rect Figure::plot_rect(int row, int col) const {
   panel(row, col);  // range check
   const Surface s(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1));

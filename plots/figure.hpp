@@ -98,7 +98,9 @@ class Figure {
 
   // Format from the extension: .png, .svg or .pdf. Written to a temporary file in the same folder
   // and renamed into place, so a failed write leaves neither a partial file nor the temporary.
-  void save(const std::string& path) const;
+  // With a log, the text drawn is recorded there (its smallest font, in logical pixels: a PNG pixel
+  // is 1 / scale of one): how small the labels will read where the figure is shown smaller.
+  void save(const std::string& path, TextLog* log = nullptr) const;
 
   // The data rectangle of panel (row, col) in PNG device pixels, after layout: tests use it to
   // find a heatmap cell in the decoded image.
@@ -106,10 +108,6 @@ class Figure {
 
   // Draws the whole figure in logical units onto cr (and records its text in log, when given).
   void render(cairo_t* cr, TextLog* log = nullptr) const;
-
-  // The figure's text as drawn (its smallest font, in logical pixels: a PNG pixel is 1 / scale of
-  // one): how small its labels will read where the figure is shown smaller than its PNG.
-  TextLog text_log() const;
 
  private:
   struct Layout {

@@ -45,11 +45,11 @@ struct Sink {
 
 // Renders onto a fresh vector surface and returns the status once the surface is finished
 // (cairo writes SVG and PDF output on finish).
-cairo_status_t render_vector(const Figure& fig, Surface surface) {
+cairo_status_t render_vector(const Figure& fig, Surface surface, TextLog* log) {
   cairo_status_t st;
   {
     const Context cr = context_on(surface);
-    fig.render(cr.get());
+    fig.render(cr.get(), log);
     st = cairo_status(cr.get());
   }
   cairo_surface_finish(surface.get());
@@ -59,7 +59,7 @@ cairo_status_t render_vector(const Figure& fig, Surface surface) {
 
 }  // namespace
 
-void Figure::save(const std::string& path) const {
+void Figure::save(const std::string& path, TextLog* log) const {
   const std::string ext = extension_of(path);
   require(ext == "png" || ext == "svg" || ext == "pdf", "Figure::save", "unknown format of \"", path,
           "\": the extension must be .png, .svg or .pdf");
@@ -72,16 +72,16 @@ void Figure::save(const std::string& path) const {
       {
         const Context cr = context_on(s);
         cairo_scale(cr.get(), scale_, scale_);
-        render(cr.get());
+        render(cr.get(), log);
         st = cairo_status(cr.get());
       }
       if (st == CAIRO_STATUS_SUCCESS) st = cairo_surface_write_to_png_stream(s.get(), &Sink::write, &sink);
     } else if (ext == "svg") {
       Surface s(cairo_svg_surface_create_for_stream(&Sink::write, &sink, width(), height()));
       cairo_svg_surface_set_document_unit(s.get(), CAIRO_SVG_UNIT_PX);
-      st = render_vector(*this, std::move(s));
+      st = render_vector(*this, std::move(s), log);
     } else {
-      st = render_vector(*this, Surface(cairo_pdf_surface_create_for_stream(&Sink::write, &sink, width(), height())));
+      st = render_vector(*this, Surface(cairo_pdf_surface_create_for_stream(&Sink::write, &sink, width(), height())), log);
     }
     if (!sink.error.empty()) throw IoError(sink.error);
     if (st != CAIRO_STATUS_SUCCESS) fail("Figure::save", "cannot draw \"", path, "\": ", cairo_status_to_string(st));

@@ -13,8 +13,9 @@ namespace attnlab::lessons {
 
 void save_figure(const plots::Figure& fig, const std::string& stem, const std::string& caption) {
   Lesson& L = lesson();
-  for (const std::string& format : L.figure_formats()) fig.save(L.path(stem + "." + format));
-  const plots::TextLog text = fig.text_log();
+  plots::TextLog text;  // recorded while the PNG is drawn: what lesson_check reads at the book's width
+  for (const std::string& format : L.figure_formats())
+    fig.save(L.path(stem + "." + format), format == "png" ? &text : nullptr);
   L.figure(stem, caption, {fig.width_px(), fig.height_px(), text.smallest * fig.scale()});
 }
 
