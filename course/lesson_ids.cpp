@@ -17,6 +17,7 @@ std::vector<std::string> only_list(const std::string& value) {
   std::string list = value + ",";
   for (std::size_t at; (at = list.find(',')) != std::string::npos; list.erase(0, at + 1))
     if (at > 0) out.push_back(list.substr(0, at));
+  if (out.empty()) throw UsageError("--only names no lesson in '" + value + "' (say which: --only 01,04)");
   return out;
 }
 

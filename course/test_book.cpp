@@ -17,10 +17,12 @@
 
 #include "course/book.hpp"
 #include "course/html.hpp"
+#include "course/lesson_ids.hpp"
 #include "course/markdown.hpp"
 #include "course/questions.hpp"
 #include "course/slides.hpp"
 #include "io/files.hpp"
+#include "io/program.hpp"
 #include "lessons/story/book_layout.hpp"
 #include "lessons/story/math.hpp"
 #include "tests/helpers.hpp"
@@ -580,4 +582,16 @@ TEST_CASE("slides: the checks can fail: a slide too full is named, a blank page 
   CHECK_THROWS_WITH_AS(print_pdf(chrome, two, d / "one.pdf", 1, d / "one.log"),
                        doctest::Contains("has 1 slides but printed as 2 pages"), std::runtime_error);
   CHECK_FALSE(fs::exists(d / "one.pdf"));
+}
+
+TEST_CASE("--only: lessons by number, in the order given; a list naming none, or a lesson not there, is refused") {
+  CHECK(only_list("01,,04") == std::vector<std::string>{"01", "04"});
+  CHECK_THROWS_AS(only_list(","), UsageError);
+  CHECK_THROWS_AS(only_list(""), UsageError);
+  const std::vector<std::string> ids = {"01_attention_pooling", "04_scaled_dot_product", "06_attention_backward"};
+  CHECK(select_lessons(ids, {"06", "01"}, "bin") == std::vector<std::string>{"06_attention_backward", "01_attention_pooling"});
+  CHECK(select_lessons(ids, {}, "bin") == ids);
+  CHECK_THROWS_WITH_AS(select_lessons(ids, {"99"}, "bin"), "--only: no lesson '99' in bin", UsageError);
+  CHECK(is_lesson_id("04_scaled_dot_product"));
+  CHECK_FALSE(is_lesson_id("4_x"));
 }
