@@ -14,7 +14,6 @@
 #include <cmath>
 #include <map>
 #include <memory>
-#include <numeric>
 
 #include <xtensor/xview.hpp>
 
@@ -293,16 +292,12 @@ void the_bottleneck(const Plan& p, const Task& t, const std::vector<Translator>&
   table({"model", "parameters", "ms per step", "BLEU test", "BLEU longer", "mean output length, longer"}, rows);
   say("Without attention every sentence must pass through the encoder's final states, ", 2 * p.gru_hidden, " numbers; "
       "with attention the decoder reads every source word again at every step.");
+  const std::string bleus = text(fixed(on_test["gru_attention"], 3), " (GRU with attention) and ",
+                                 fixed(on_test["transformer"], 3), " (Transformer) against ", fixed(on_test["gru_plain"], 3), ".");
   claim({"attention_beats_bottleneck",
          "bleu_test_gru_attention > bleu_test_gru_plain + 0.15 and bleu_test_transformer > bleu_test_gru_plain + 0.15",
-         text("Both attention models clearly beat the GRU without attention on held-out test sentences: BLEU ",
-              fixed(on_test["gru_attention"], 3), " (GRU with attention) and ",
-              fixed(on_test["transformer"], 3), " (Transformer) against ",
-              fixed(on_test["gru_plain"], 3), "."),
-         text("The attention models do not both beat the GRU without attention by 0.15 BLEU: ",
-              fixed(on_test["gru_attention"], 3), " (GRU with attention) and ",
-              fixed(on_test["transformer"], 3), " (Transformer) against ",
-              fixed(on_test["gru_plain"], 3), ".")});
+         "Both attention models clearly beat the GRU without attention on held-out test sentences: BLEU " + bleus,
+         "The attention models do not both beat the GRU without attention by 0.15 BLEU: " + bleus});
   claim({"bottleneck_falls_with_length",
          "bleu_shortest_gru_plain - bleu_at_10_words_gru_plain > bleu_shortest_gru_attention - bleu_at_10_words_gru_attention + 0.1",
          text("From the shortest test sentences to the longest training length (", kMaxTrainWords, " words), BLEU goes ",
@@ -310,17 +305,16 @@ void the_bottleneck(const Plan& p, const Task& t, const std::vector<Translator>&
          text("From the shortest test sentences to the longest training length (", kMaxTrainWords, " words), BLEU goes ",
               listing(falls), ": the model without attention does not lose clearly more with length (by 0.1) than "
               "the GRU with attention.")});
+  const std::string lengths = text("). The translations are, on average (the references: ",
+                                   fixed(mean_words(t.longer_ids.target), 2), " words): ", listing(stops), ".");
   claim({"transformer_extrapolates_worse",
          "bleu_longer_transformer < bleu_longer_gru_attention",
          text("On sentences longer than any trained on, the Transformer scores ", fixed(on_longer["transformer"], 3),
-              ", below the GRU with attention (", fixed(on_longer["gru_attention"], 3), "). The "
-              "translations are, on average (the references: ", fixed(mean_words(t.longer_ids.target), 2), " words): ",
-              listing(stops), ". The Transformer's positions past the training lengths are sinusoidal vectors no "
-              "layer was trained on, while the recurrent model applies the same step once more."),
+              ", below the GRU with attention (", fixed(on_longer["gru_attention"], 3), lengths, " The Transformer's "
+              "positions past the training lengths are sinusoidal vectors no layer was trained on, while the recurrent "
+              "model applies the same step once more."),
          text("On sentences longer than any trained on, the Transformer scores ", fixed(on_longer["transformer"], 3),
-              ", not below the GRU with attention (", fixed(on_longer["gru_attention"], 3), "). The "
-              "translations are, on average (the references: ", fixed(mean_words(t.longer_ids.target), 2), " words): ",
-              listing(stops), "."),
+              ", not below the GRU with attention (", fixed(on_longer["gru_attention"], 3), lengths),
          Expect::full_run});
   bleu_by_length_figure(series, "BLEU by source length (held-out: test up to 10 words, longer split after)",
                         "bleu_by_length",
@@ -424,11 +418,10 @@ void cross_attention_vs_truth(Transformer& m, const Task& t) {
               "means to translate."),
          text("No head aligns much better than the same-order guess: the best, head ", best_h + 1, " of layer ",
               best_l + 1, ", scores AER ", fixed(aer(best_l, best_h), 3), " against ", fixed(diagonal, 3), ".")});
+  const std::string second = "The second column scores the row one step later, which has the target word as its "
+                             "input, where alignments are often read (Garg et al. 2019); here it is ";
   claim({"shifted_row_aligns_better", "aer_best_head_shifted < aer_best_head",
-         text("The second column scores the row one step later, which has the target word as its input, where "
-              "alignments are often read (Garg et al. 2019); here it is better: best ", fixed(shifted, 3), "."),
-         text("The second column scores the row one step later, which has the target word as its input, where "
-              "alignments are often read (Garg et al. 2019); here it is no better: best ", fixed(shifted, 3), "."),
+         second + text("better: best ", fixed(shifted, 3), "."), second + text("no better: best ", fixed(shifted, 3), "."),
          Expect::either_way});
 
   plots::HeatmapOptions ho;
@@ -488,7 +481,17 @@ struct Variant {
 const std::vector<Variant> kVariants = {{nn::Positional::RelativeBias, "Transformer, T5 relative bias", "relative"},
                                         {nn::Positional::Rotary, "Transformer, RoPE", "rope"}};
 
-void positions_that_extrapolate(const Plan& p, const Task& t, Transformer& sinusoidal, const std::vector<Translator>& earlier) {
+// The Transformers of section 6 (the sinusoidal one of section 2 first) and, to compare them with,
+// the GRU with attention: all[0] the GRU, all[i + 1] transformers[i].
+struct Positioned {
+  std::vector<std::unique_ptr<Transformer>> trained;  // the ones trained here
+  std::vector<History> histories;
+  std::vector<Transformer*> transformers;
+  std::vector<Translator> all;
+};
+
+Positioned train_with_positions(const Plan& p, const Task& t, Transformer& sinusoidal,
+                                const std::vector<Translator>& earlier) {
   say("Section 3 left the Transformer below the GRU with attention on sentences longer than any it trained on. Its "
       "positions are absolute: word $p$ has the sinusoid of $p$ added to its embedding, and past ", kMaxTrainWords,
       " words these are inputs no layer was trained on. The methods of lesson 05 that extrapolate put only distances "
@@ -500,25 +503,34 @@ void positions_that_extrapolate(const Plan& p, const Task& t, Transformer& sinus
       "positions changed, trained for ", p.position_epochs, " epochs (the sinusoidal one: ", p.epochs, "; ALiBi, lesson "
       "05's third such method, is left out for the lesson's 10-minute budget). Every Transformer's greedy BLEU on the "
       "longer sentences was measured after each epoch, so that the comparison is also one at equal training.");
-  std::vector<std::unique_ptr<Transformer>> models;
-  std::vector<History> histories(kVariants.size());
-  std::vector<Translator> all = {earlier[1], earlier[2]};  // the GRU with attention, the sinusoidal Transformer
-  all[1].name = "Transformer, sinusoidal";
-  std::vector<Transformer*> transformers = {&sinusoidal};
+  Positioned out{{}, std::vector<History>(kVariants.size()), {&sinusoidal}, {earlier[1], earlier[2]}};
+  out.all[1].name = "Transformer, sinusoidal";
   for (std::size_t i = 0; i < kVariants.size(); ++i) {
     nn::Seq2SeqConfig c = transformer_config(p, t);
     c.positional = kVariants[i].method;
     Generator gen(seed() + 3);
-    transformers.push_back(models.emplace_back(std::make_unique<Transformer>(c, gen)).get());
+    Transformer& m = *out.trained.emplace_back(std::make_unique<Transformer>(c, gen));
     Recipe r = transformer_recipe(p);
     r.label = kVariants[i].name, r.epochs = p.position_epochs;
-    histories[i] = train_transformer(*models.back(), t, r);
-    all.push_back(translator(kVariants[i].name, kVariants[i].key, *models.back(), histories[i], t));
+    out.histories[i] = train_transformer(m, t, r);
+    out.transformers.push_back(&m);
+    out.all.push_back(translator(kVariants[i].name, kVariants[i].key, m, out.histories[i], t));
   }
+  return out;
+}
+
+// Each Transformer's best-aligning head of its last decoder layer on the longer split, and its AER.
+struct LastLayerHead {
+  std::size_t head;
+  double aer;
+};
+
+std::vector<LastLayerHead> compare_on_longer(const Plan& p, const Task& t, const Positioned& m) {
+  const std::vector<Translator>& all = m.all;
   const std::vector<Mask> truths = nn::true_alignments(t.longer);
   std::vector<plots::Series> series, by_epoch;
   std::vector<std::vector<std::string>> rows;
-  std::vector<std::size_t> heads;  // each Transformer's best-aligning head of its last layer
+  std::vector<LastLayerHead> heads;
   std::map<std::string, double> longer, cut, aer_of, gain_of;
   std::size_t best = 2;  // of all
   for (std::size_t i = 0; i < all.size(); ++i) {
@@ -533,14 +545,12 @@ void positions_that_extrapolate(const Plan& p, const Task& t, Transformer& sinus
     std::string at_k = "", aer = "";
     if (i > 0) {  // a Transformer: BLEU on the longer sentences by epoch, and its alignment of them
       const std::vector<double>& b = c.history->validation_of("bleu_longer");
-      std::vector<double> epochs(b.size());
-      std::iota(epochs.begin(), epochs.end(), 1.0);
-      by_epoch.push_back(curve(c.name, epochs, b));
+      by_epoch.push_back(curve(c.name, b));
       at_k = fixed(b[std::size_t(p.position_epochs) - 1], 3);
       metric("bleu_longer_equal_epochs_" + c.key, b[std::size_t(p.position_epochs) - 1]);
       metric("bleu_longer_last_gain_" + c.key, gain_of[c.key] = b.size() > 1 ? b.back() - b[b.size() - 2] : b.back());
-      const auto [head, error] = nn::score_heads_as_aligners(*transformers[i - 1], t.longer_ids, truths).best_in_layer(p.layers - 1);
-      heads.push_back(head), aer = fixed(error, 3);
+      const auto [head, error] = nn::score_heads_as_aligners(*m.transformers[i - 1], t.longer_ids, truths).best_in_layer(p.layers - 1);
+      heads.push_back({head, error}), aer = fixed(error, 3);
       metric("aer_longer_" + c.key, aer_of[c.key] = error);
     }
     rows.push_back(row(c.name, c.history->epoch_loss.size(), fixed(bleu_of(c.test, t.test), 3), at_k, fixed(longer[c.key], 3),
@@ -596,18 +606,24 @@ void positions_that_extrapolate(const Plan& p, const Task& t, Transformer& sinus
   es.markers = true, es.ymin = 0.0, es.ymax = 1.0;
   save_figure(line_figure(by_epoch, es), "bleu_longer_by_epoch",
               "Greedy BLEU of every Transformer on the longer split after each epoch of its training.");
+  return heads;
+}
 
+// The longest sentence of the longer split, translated by every Transformer, and the cross-attention
+// of each one's best-aligning head of its last layer there.
+void the_longest_sentence(const Plan& p, const Task& t, const Positioned& m, const std::vector<LastLayerHead>& heads) {
   const std::size_t pick = nn::longest_pair(t.longer);  // the first of the longest sentences
   const data::TranslationPair& pr = t.longer[pick];
   const std::size_t n = data::word_count(pr);
-  xt::xarray<double> maps = xt::zeros<double>({transformers.size(), n, n});
+  xt::xarray<double> maps = xt::zeros<double>({m.transformers.size(), n, n});
   std::vector<std::string> titles;
   std::vector<std::pair<std::string, std::string>> outputs;
-  for (std::size_t i = 0; i < transformers.size(); ++i) {
-    const Translator& c = all[i + 1];
-    xt::view(maps, i) = xt::view(nn::sentence_cross_attention(*transformers[i], t.longer_ids, pick, {{p.layers - 1, heads[i]}}), 0);
-    titles.push_back(text(c.name.substr(std::string("Transformer, ").size()), ", head ", heads[i] + 1, " (AER ",
-                          fixed(aer_of[c.key], 2), ")"));
+  for (std::size_t i = 0; i < m.transformers.size(); ++i) {
+    const Translator& c = m.all[i + 1];
+    const std::size_t head = heads[i].head;
+    xt::view(maps, i) = xt::view(nn::sentence_cross_attention(*m.transformers[i], t.longer_ids, pick, {{p.layers - 1, head}}), 0);
+    titles.push_back(text(c.name.substr(std::string("Transformer, ").size()), ", head ", head + 1, " (AER ",
+                          fixed(heads[i].aer, 2), ")"));
     outputs.push_back({i ? c.key : "sinusoidal", t.target_vocab.decode(c.longer[pick], data::Tokenizer::words)});
   }
   say("The longest of the longer sentences, translated greedily by each Transformer:");
@@ -665,6 +681,7 @@ int main(int argc, char** argv) {
     explore(transformer, task);
 
     section("6. Longer than any training sentence: positions that extrapolate");
-    positions_that_extrapolate(plan, task, transformer, models);
+    const Positioned positioned = train_with_positions(plan, task, transformer, models);
+    the_longest_sentence(plan, task, positioned, compare_on_longer(plan, task, positioned));
   });
 }
