@@ -188,11 +188,9 @@ void the_schedule(const Plan& p, const Task& t, const Recipe& r, const History& 
       "$1/\\sqrt{s}$ after. Adam divides each step by a running mean of squared gradients; in the first steps that "
       "mean rests on few samples, and the warm-up keeps the steps small while it settles (Liu et al. 2020). Training: ",
       describe(r, h.steps), ".");
-  std::vector<double> steps;
-  for (std::size_t s = 1; s <= h.lr.size(); ++s) steps.push_back(double(s));
   LineFigureOptions style{text("Noam schedule, d = ", p.d_model, ", warm-up ", p.warmup, " steps"), "training step",
                           "learning rate"};
-  save_figure(line_figure({curve("learning rate of each step", steps, h.lr)}, style), "noam_schedule",
+  save_figure(line_figure({curve("learning rate of each step", h.lr)}, style), "noam_schedule",
               "The learning rate of every training step of the Transformer below.");
   const double V = double(t.target_vocab.size()), eps = kSmoothing;
   const double q_true = 1 - eps + eps / V, q_other = eps / V;
