@@ -4,7 +4,7 @@
 // self-attention in the encoder, masked self-attention and cross-attention in the decoder, the
 // Noam learning-rate schedule and label smoothing. The task is a toy translation whose target
 // language puts the words in another order, where the true word alignment of every sentence is
-// known. Three questions, each answered by a measurement: does attention remove the fixed-vector
+// known. Four questions, each answered by a measurement: does attention remove the fixed-vector
 // bottleneck of a recurrent encoder-decoder (BLEU by sentence length, sentences longer than any
 // trained on included)? What does beam search buy over greedy decoding? Do the decoder's
 // cross-attention heads find the true alignment, and which ones? Do positions given as distances
@@ -22,7 +22,6 @@
 #include "lessons/kit/seq2seq.hpp"
 #include "lessons/kit/translation_model.hpp"
 #include "lessons/kit/translators.hpp"
-#include "nn/alignment.hpp"
 #include "nn/data/translation_task.hpp"
 #include "nn/parameter_blocks.hpp"
 #include "nn/transformer/seq2seq.hpp"
@@ -38,13 +37,11 @@ namespace {
 using nn::bleu_of;
 using nn::mean_words;
 using Transformer = nn::Seq2SeqTransformer<float>;
-using Sequences = std::vector<data::Sequence>;
 
 // Training sentences have at most kMaxTrainWords source words; the length split holds the longer
 // ones the grammar makes (up to 15 words), which no model sees in training.
 constexpr std::size_t kMaxTrainWords = 10;
 constexpr std::size_t kLongestBucket = 14;  // BLEU by length: 14 and 15 words share one point (15 is rare)
-constexpr Index kPad = data::Vocab::pad;
 
 // The task's and the models' sizes; how each model trains is its Recipe (transformer_recipe, gru_recipe).
 struct Plan {
@@ -133,7 +130,7 @@ nn::Seq2SeqConfig transformer_config(const Plan& p, const Task& t) {
   c.tgt_vocab = t.target_vocab.size();
   c.encoder_layers = c.decoder_layers = p.layers;
   c.layer = nn::LayerConfig{p.d_model, p.heads, p.d_ff, 0.1, /*pre_norm=*/false, nn::Activation::ReLU, 1e-5};
-  c.pad_id = kPad;
+  c.pad_id = data::Vocab::pad;
   return c;
 }
 
