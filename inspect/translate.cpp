@@ -9,6 +9,12 @@
 // of them (cross_attention_mean_N.png), and explorer.html for all sentences. The source is read as
 // lower-case words, punctuation dropped; a word the model never saw is refused by name (exit 2):
 // its <unk> embedding was never trained, so a translation of it would be a guess, not the model's.
+//
+// With --beam K each sentence is also translated by beam search of K beams (nn::beam_translate,
+// the decoder of the lesson's section 4; --alpha A its length penalty, 1 by default: hypotheses
+// ranked by their mean log-probability per token), printed beside the greedy one with its score,
+// with the same figures for it (beam_cross_attention_N.png, beam_cross_attention_mean_N.png) and
+// its own entry in the explorer. --beam 1 --alpha 0 is greedy decoding again.
 #include <algorithm>
 #include <cctype>
 #include <iostream>
@@ -57,7 +63,43 @@ void refuse_unknown_words(const std::vector<std::vector<std::string>>& sentences
                    listing(known) + ", ...)");
 }
 
+// What one translation of a sentence read: prints (when `print`), for every word it wrote, the source
+// word the mean of every head of every layer read most, and adds the figures of its cross-attention
+// to `figures` (<prefix>cross_attention_<n>.png, every head; <prefix>cross_attention_mean_<n>.png).
+void show_translation(const AttentionInput& in, const std::vector<std::string>& keys, std::size_t L, std::size_t H,
+                      const std::string& prefix, std::size_t n, const std::string& which, bool print,
+                      std::vector<std::pair<std::string, plots::Figure>>& figures) {
+  const std::vector<std::string>& queries = in.queries;
+  const std::size_t S = keys.size(), T = queries.size();
+  xt::xarray<double> all = xt::zeros<double>({L * H, T, S}), mean = xt::zeros<double>({T, S});
+  std::vector<std::string> titles;
+  for (std::size_t l = 0; l < L; ++l)
+    for (std::size_t h = 0; h < H; ++h) {
+      xt::view(all, l * H + h) = in.heads[l][h];
+      mean += in.heads[l][h] / double(L * H);
+      titles.push_back(text("layer ", l + 1, ", head ", h + 1));
+    }
+  for (std::size_t t = 0; print && t < T; ++t) {
+    const std::size_t best = std::size_t(std::max_element(&mean(t, 0), &mean(t, 0) + S) - &mean(t, 0));
+    std::cout << "  writes " << queries[t] << "  reading " << keys[best] << " (" << percent(mean(t, best)) << ")\n";
+  }
+  plots::HeatmapGridOptions g;
+  g.heatmap = attention_style(keys, queries);
+  g.cols = int(H), g.panel_titles = titles;
+  g.title = text("Sentence ", n, which, ": every cross-attention head while the decoder writes each target word");
+  g.xlabel = "source words (keys)", g.ylabel = "target words (queries)";
+  g.width_px = 2400, g.height_px = int(700 * L + 200);
+  figures.push_back({text(prefix, "cross_attention_", n), plots::heatmap_grid(all, g)});
+  AttentionFigureOptions style{text("Sentence ", n, which, ": cross-attention, the mean of every head and layer"), 1, 1600, 1000};
+  style.keys_label = "source words (keys)", style.queries_label = "target words (queries)";
+  style.annotate = true;
+  figures.push_back({text(prefix, "cross_attention_mean_", n), attention_figure({{mean, keys, queries, ""}}, style)});
+}
+
 int run_translate(const Request& r) {
+  const long long beam = integer_option(r, "--beam", 0, 1, 16);  // 0: greedy only
+  const double alpha = real_option(r, "--alpha", 1.0, 0.0, 2.0);
+  if (r.options.count("--alpha") && !beam) throw UsageError("--alpha is the beam's length penalty: give --beam K too");
   const LoadedTransformer m =
       load_checkpoint_of("08_transformer", "translate", [&] { return load_transformer(r.from, "transformer"); });
   std::vector<std::vector<std::string>> words;
@@ -70,55 +112,49 @@ int run_translate(const Request& r) {
   data::EncodedPairs split;
   for (const auto& w : words) split.source.push_back(m.source.encode(w)), split.target.push_back({});
   split.target = nn::translate(*m.model, split);
+  data::EncodedPairs beamed = split;  // the beam's translations, when asked for
+  std::vector<nn::Hypothesis> hypotheses;
+  for (std::size_t i = 0; beam && i < split.size(); ++i) {
+    hypotheses.push_back(nn::beam_translate(*m.model, split.source[i], std::size_t(beam), alpha));
+    beamed.target[i] = hypotheses.back().tokens;
+  }
   const std::size_t L = m.model->decoder.size(), H = m.model->config().layer.heads;
 
   ExplorerPage page;
   page.title = "Lesson 08's Transformer on your sentences";
   page.query_side = "target words", page.key_side = "source words";
   page.note = "The model of " + m.lesson + " (seed " + std::to_string(m.seed) + ", from " + r.from +
-              "), greedy decoding. Each target word (right) draws lines to the source words (left) the decoder's "
+              "), greedy decoding" + (beam ? text(" and beam search of ", beam, " beams (alpha ", alpha, ")") : "") +
+              ". Each target word (right) draws lines to the source words (left) the decoder's "
               "cross-attention read while it wrote that word; choose the layer and head, hover a word to read its weights.";
   std::vector<std::pair<std::string, plots::Figure>> figures;
   for (std::size_t i = 0; i < split.size(); ++i) {
     const std::vector<std::string>& keys = words[i];
-    AttentionInput in = translated_sentence_input(*m.model, split, i, m.source, m.target);
-    const std::vector<std::string>& queries = in.queries;
-    const std::size_t S = keys.size(), T = queries.size();
+    const AttentionInput in = translated_sentence_input(*m.model, split, i, m.source, m.target);
     std::cout << in.name << "\n";
-    if (S > m.task.max_train_words)
-      std::cout << "  (" << S << " words: longer than any training sentence, " << m.task.max_train_words
+    if (keys.size() > m.task.max_train_words)
+      std::cout << "  (" << keys.size() << " words: longer than any training sentence, " << m.task.max_train_words
                 << "; lesson 08 measures how the model fares there)\n";
-    xt::xarray<double> all = xt::zeros<double>({L * H, T, S}), mean = xt::zeros<double>({T, S});
-    std::vector<std::string> titles;
-    for (std::size_t l = 0; l < L; ++l)
-      for (std::size_t h = 0; h < H; ++h) {
-        xt::view(all, l * H + h) = in.heads[l][h];
-        mean += in.heads[l][h] / double(L * H);
-        titles.push_back(text("layer ", l + 1, ", head ", h + 1));
-      }
-    for (std::size_t t = 0; t < T; ++t) {
-      const std::size_t best = std::size_t(std::max_element(&mean(t, 0), &mean(t, 0) + S) - &mean(t, 0));
-      std::cout << "  writes " << queries[t] << "  reading " << keys[best] << " (" << percent(mean(t, best)) << ")\n";
-    }
+    show_translation(in, keys, L, H, "", i + 1, "", true, figures);
     page.inputs.push_back(in);
-    plots::HeatmapGridOptions g;
-    g.heatmap = attention_style(keys, queries);
-    g.cols = int(H), g.panel_titles = titles;
-    g.title = text("Sentence ", i + 1, ": every cross-attention head while the decoder writes each target word");
-    g.xlabel = "source words (keys)", g.ylabel = "target words (queries)";
-    g.width_px = 2400, g.height_px = int(700 * L + 200);
-    figures.push_back({text("cross_attention_", i + 1), plots::heatmap_grid(all, g)});
-    AttentionFigureOptions style{text("Sentence ", i + 1, ": cross-attention, the mean of every head and layer"), 1, 1600, 1000};
-    style.keys_label = "source words (keys)", style.queries_label = "target words (queries)";
-    style.annotate = true;
-    figures.push_back({text("cross_attention_mean_", i + 1), attention_figure({{mean, keys, queries, ""}}, style)});
+    if (!beam) continue;
+    AttentionInput b = translated_sentence_input(*m.model, beamed, i, m.source, m.target);
+    const nn::Hypothesis& h = hypotheses[i];
+    const bool same = h.tokens == split.target[i];
+    std::cout << "  beam " << beam << " (alpha " << alpha << ") -> " << m.target.decode(h.tokens, data::Tokenizer::words)
+              << (same ? "   (the same as greedy)" : "") << "\n  score " << fixed(h.score, 4) << " (log-probability "
+              << fixed(h.log_prob, 4) << " over " << h.tokens.size() + 1 << " tokens with <eos>, divided by "
+              << h.tokens.size() + 1 << "^alpha)\n";
+    show_translation(b, keys, L, H, "beam_", i + 1, text(", beam ", beam), !same, figures);
+    b.name = text("beam ", beam, ": ", b.name);
+    page.inputs.push_back(b);
   }
   const std::string html = explorer_html(page);
   const std::string why = make_dirs_or_why(r.out);
   if (!why.empty()) throw std::runtime_error("--out '" + r.out + "': " + why);
   for (const auto& [name, fig] : figures) fig.save(r.out + "/" + name + ".png");
   write_file_atomic(r.out + "/explorer.html", html, "inspect");
-  std::cout << "Wrote cross_attention_N.png and cross_attention_mean_N.png for " << counted(long(split.size()), "sentence")
+  std::cout << "Wrote cross_attention_N.png and cross_attention_mean_N.png" << (beam ? " (and beam_ ones)" : "") << " for " << counted(long(split.size()), "sentence")
             << " and explorer.html to " << r.out << "/.\n";
   return 0;
 }
@@ -133,9 +169,13 @@ InspectModel translate_model() {
           "               naming it. Greedy decoding. Prints the translation and the source word each target\n"
           "               word reads most; writes cross_attention_N.png (every head),\n"
           "               cross_attention_mean_N.png and explorer.html. Reference checkpoint:\n"
-          "               lessons/checkpoints/08_transformer (--from out/08_transformer)\n",
+          "               lessons/checkpoints/08_transformer (--from out/08_transformer)\n"
+          "    --beam K         also beam search of K beams (1 to 16), printed beside greedy with its score;\n"
+          "                     writes beam_cross_attention_N.png and beam_cross_attention_mean_N.png too\n"
+          "    --alpha A        the beam's length penalty, 0 to 2 (default 1: ranked by the mean log-probability\n"
+          "                     per token; --beam 1 --alpha 0 is greedy decoding again)\n",
           "lessons/checkpoints/08_transformer",
-          {},
+          {"--beam", "--alpha"},
           run_translate};
 }
 

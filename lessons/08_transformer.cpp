@@ -4,7 +4,7 @@
 // self-attention in the encoder, masked self-attention and cross-attention in the decoder, the
 // Noam learning-rate schedule and label smoothing. The task is a toy translation whose target
 // language puts the words in another order, where the true word alignment of every sentence is
-// known. Three questions, each answered by a measurement: does attention remove the fixed-vector
+// known. Four questions, each answered by a measurement: does attention remove the fixed-vector
 // bottleneck of a recurrent encoder-decoder (BLEU by sentence length, sentences longer than any
 // trained on included)? What does beam search buy over greedy decoding? Do the decoder's
 // cross-attention heads find the true alignment, and which ones? Do positions given as distances
@@ -14,7 +14,6 @@
 #include <cmath>
 #include <map>
 #include <memory>
-#include <numeric>
 
 #include <xtensor/xview.hpp>
 
@@ -22,11 +21,12 @@
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/seq2seq.hpp"
 #include "lessons/kit/translation_model.hpp"
-#include "nn/alignment.hpp"
+#include "lessons/kit/translators.hpp"
 #include "nn/data/translation_task.hpp"
 #include "nn/parameter_blocks.hpp"
 #include "nn/transformer/seq2seq.hpp"
 #include "nn/translate.hpp"
+#include "nn/translation_scores.hpp"
 
 using namespace attnlab;
 using namespace attnlab::lessons;
@@ -34,14 +34,14 @@ namespace data = attnlab::nn::data;
 
 namespace {
 
+using nn::bleu_of;
+using nn::mean_words;
 using Transformer = nn::Seq2SeqTransformer<float>;
-using Sequences = std::vector<data::Sequence>;
 
 // Training sentences have at most kMaxTrainWords source words; the length split holds the longer
 // ones the grammar makes (up to 15 words), which no model sees in training.
 constexpr std::size_t kMaxTrainWords = 10;
 constexpr std::size_t kLongestBucket = 14;  // BLEU by length: 14 and 15 words share one point (15 is rare)
-constexpr Index kPad = data::Vocab::pad;
 
 // The task's and the models' sizes; how each model trains is its Recipe (transformer_recipe, gru_recipe).
 struct Plan {
@@ -130,7 +130,7 @@ nn::Seq2SeqConfig transformer_config(const Plan& p, const Task& t) {
   c.tgt_vocab = t.target_vocab.size();
   c.encoder_layers = c.decoder_layers = p.layers;
   c.layer = nn::LayerConfig{p.d_model, p.heads, p.d_ff, 0.1, /*pre_norm=*/false, nn::Activation::ReLU, 1e-5};
-  c.pad_id = kPad;
+  c.pad_id = data::Vocab::pad;
   return c;
 }
 
@@ -149,21 +149,12 @@ Recipe transformer_recipe(const Plan& p) {
   return r;
 }
 
-// Every Transformer of the lesson trains so; after each epoch, its held-out loss and the BLEU of
-// its greedy translations of the longer sentences (measured, never used to choose anything).
+// Every Transformer of the lesson trains so: the smoothed loss, the held-out loss after each epoch
+// (train_translation) and the BLEU of its greedy translations of the longer sentences (measured,
+// never used to choose anything).
 History train_transformer(Transformer& m, const Task& task, Recipe r) {
-  r.validate = [&] {
-    const nn::TokenScores s = nn::teacher_forced_scores(m, task.validation, kSmoothing);
-    return Scores{{"loss", s.loss}, {"nll", s.nll},
-                  {"bleu_longer", nn::corpus_bleu(nn::translate(m, task.longer_ids), task.longer_ids.target).score}};
-  };
-  CrossEntropyOptions ce;
-  ce.ignore_index = kPad, ce.label_smoothing = kSmoothing;
-  return train(m, task.train.size(), [&](const std::vector<std::size_t>& rows) {
-    const data::Seq2SeqBatch b = data::make_seq2seq_batch(task.train, rows, /*source_eos=*/false);
-    return cross_entropy(m.forward(b.source.ids, b.decoder_input.ids, b.source.allowed(), b.decoder_input.allowed()),
-                         b.decoder_target.ids, ce);
-  }, r);
+  r.validate = [&] { return Scores{{"bleu_longer", nn::bleu_of(nn::translate(m, task.longer_ids), task.longer_ids)}}; };
+  return train_translation(m, task, r, kSmoothing);
 }
 
 void the_architecture(const Plan& p, const Task& t, const Transformer& m) {
@@ -194,11 +185,9 @@ void the_schedule(const Plan& p, const Task& t, const Recipe& r, const History& 
       "$1/\\sqrt{s}$ after. Adam divides each step by a running mean of squared gradients; in the first steps that "
       "mean rests on few samples, and the warm-up keeps the steps small while it settles (Liu et al. 2020). Training: ",
       describe(r, h.steps), ".");
-  std::vector<double> steps;
-  for (std::size_t s = 1; s <= h.lr.size(); ++s) steps.push_back(double(s));
   LineFigureOptions style{text("Noam schedule, d = ", p.d_model, ", warm-up ", p.warmup, " steps"), "training step",
                           "learning rate"};
-  save_figure(line_figure({curve("learning rate of each step", steps, h.lr)}, style), "noam_schedule",
+  save_figure(line_figure({curve("learning rate of each step", h.lr)}, style), "noam_schedule",
               "The learning rate of every training step of the Transformer below.");
   const double V = double(t.target_vocab.size()), eps = kSmoothing;
   const double q_true = 1 - eps + eps / V, q_other = eps / V;
@@ -244,43 +233,17 @@ void the_training(const History& h) {
 // ---------------------------------------------------------------------------------------------
 // 3. The bottleneck, measured.
 
-struct Compared {
-  std::string name, key;
-  std::size_t parameters;
-  const History* history;
-  Sequences test, longer;
-};
-
-double bleu(const Sequences& hyps, const data::EncodedPairs& split) { return nn::corpus_bleu(hyps, split.target).score; }
-
-double mean_length(const Sequences& s) {
-  double n = 0;
-  for (const auto& x : s) n += double(x.size());
-  return n / double(s.size());
+// BLEU by source length of every curve in `series` (the Translators' bleu_by_length), with the
+// longest training sentence marked: the figure of sections 3 and 6.
+void bleu_by_length_figure(std::vector<plots::Series> series, const std::string& title, const std::string& stem,
+                           const std::string& caption) {
+  lessons::save_bleu_by_length(std::move(series), double(kMaxTrainWords) + 0.5,
+                               {title, text("source words (the last point: ", kLongestBucket, " and 15)"), "corpus BLEU"},
+                               stem, caption);
 }
 
-// BLEU by source length over the test and the longer split (the last point: kLongestBucket words and more).
-plots::Series bleu_by_length(const Compared& c, const Task& t) {
-  std::vector<double> x, y;
-  for (const auto& [hyps, split] : {std::pair{&c.test, &t.test}, std::pair{&c.longer, &t.longer_ids}})
-    for (const nn::GroupBleu& g : nn::score_by_length(*hyps, *split, kLongestBucket).by_length)
-      x.push_back(double(g.group)), y.push_back(g.bleu.score);
-  return curve(c.name, x, y);
-}
-
-// BLEU by source length of every curve in `series`, with the longest training sentence marked: the
-// figure of sections 3 and 6.
-void save_bleu_by_length(std::vector<plots::Series> series, const std::string& title, const std::string& stem,
-                         const std::string& caption) {
-  series.push_back(reference("longest training sentence", {double(kMaxTrainWords) + 0.5, double(kMaxTrainWords) + 0.5},
-                             {0.0, 1.0}));
-  LineFigureOptions style{title, text("source words (the last point: ", kLongestBucket, " and 15)"), "corpus BLEU"};
-  style.markers = true, style.ymin = 0.0, style.ymax = 1.0;
-  save_figure(line_figure(series, style), stem, caption);
-}
-
-Compared train_gru(const Plan& p, const Task& t, const std::string& score, const std::string& name,
-                   const std::string& key, std::unique_ptr<nn::rnn::Seq2Seq>& model, History& h) {
+Translator train_gru(const Plan& p, const Task& t, const std::string& score, const std::string& name,
+                     const std::string& key, std::unique_ptr<nn::rnn::Seq2Seq>& model, History& h) {
   nn::rnn::Seq2SeqConfig c;
   c.style = nn::rnn::DecoderStyle::Bahdanau;
   c.score = score;
@@ -291,32 +254,32 @@ Compared train_gru(const Plan& p, const Task& t, const std::string& score, const
   r.label = name, r.epochs = p.epochs, r.batch = p.batch, r.seed = seed() + 4;
   r.lr = 3e-3, r.decay = Decay::constant;
   h = train_seq2seq(*model, t, r);
-  return {name, key, model->parameter_count(), &h, nn::translate(*model, t.test), nn::translate(*model, t.longer_ids)};
+  return translator(name, key, *model, h, t);
 }
 
-void the_bottleneck(const Plan& p, const Task& t, const std::vector<Compared>& models) {
+void the_bottleneck(const Plan& p, const Task& t, const std::vector<Translator>& models) {
   std::vector<plots::Series> series;
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> falls, stops;
   std::map<std::string, double> on_test, on_longer;
-  for (const Compared& c : models) {
-    series.push_back(bleu_by_length(c, t));
+  for (const Translator& c : models) {
+    series.push_back(bleu_by_length(c, t, kLongestBucket));
     const xt::xarray<double>&x = series.back().x, &y = series.back().y;
     const double at_longest = y(std::size_t(std::find(x.begin(), x.end(), double(kMaxTrainWords)) - x.begin()));
     falls.push_back(text(c.name, " from ", fixed(y(0), 3), " to ", fixed(at_longest, 3)));
     metric("bleu_shortest_" + c.key, y(0));
     metric("bleu_at_" + std::to_string(kMaxTrainWords) + "_words_" + c.key, at_longest);
-    const double bt = bleu(c.test, t.test), bl = bleu(c.longer, t.longer_ids);
+    const double bt = bleu_of(c.test, t.test), bl = bleu_of(c.longer, t.longer_ids);
     on_test[c.key] = bt, on_longer[c.key] = bl;
     rows.push_back(row(c.name, c.parameters, fixed(c.history->median_step_ms(), 1), fixed(bt, 3), fixed(bl, 3),
-                       fixed(mean_length(c.longer), 2)));
+                       fixed(mean_words(c.longer), 2)));
     metric("bleu_test_" + c.key, bt);
     metric("bleu_longer_" + c.key, bl);
     metric("parameters_" + c.key, double(c.parameters));
     timing("train_seconds_" + c.key, c.history->seconds);
     std::size_t short_ = 0;
     for (const auto& h : c.longer) short_ += h.size() <= kMaxTrainWords;
-    stops.push_back(text(c.name, " ", fixed(mean_length(c.longer), 2), " words (",
+    stops.push_back(text(c.name, " ", fixed(mean_words(c.longer), 2), " words (",
                          percent(double(short_) / double(c.longer.size()), 0), " no longer than ", kMaxTrainWords, ")"));
   }
   say("Every model trained for ", p.epochs, " epochs on the same batches (", models.front().history->steps, " steps of ",
@@ -324,16 +287,12 @@ void the_bottleneck(const Plan& p, const Task& t, const std::vector<Compared>& m
   table({"model", "parameters", "ms per step", "BLEU test", "BLEU longer", "mean output length, longer"}, rows);
   say("Without attention every sentence must pass through the encoder's final states, ", 2 * p.gru_hidden, " numbers; "
       "with attention the decoder reads every source word again at every step.");
+  const std::string bleus = text(fixed(on_test["gru_attention"], 3), " (GRU with attention) and ",
+                                 fixed(on_test["transformer"], 3), " (Transformer) against ", fixed(on_test["gru_plain"], 3), ".");
   claim({"attention_beats_bottleneck",
          "bleu_test_gru_attention > bleu_test_gru_plain + 0.15 and bleu_test_transformer > bleu_test_gru_plain + 0.15",
-         text("Both attention models clearly beat the GRU without attention on held-out test sentences: BLEU ",
-              fixed(on_test["gru_attention"], 3), " (GRU with attention) and ",
-              fixed(on_test["transformer"], 3), " (Transformer) against ",
-              fixed(on_test["gru_plain"], 3), "."),
-         text("The attention models do not both beat the GRU without attention by 0.15 BLEU: ",
-              fixed(on_test["gru_attention"], 3), " (GRU with attention) and ",
-              fixed(on_test["transformer"], 3), " (Transformer) against ",
-              fixed(on_test["gru_plain"], 3), ".")});
+         "Both attention models clearly beat the GRU without attention on held-out test sentences: BLEU " + bleus,
+         "The attention models do not both beat the GRU without attention by 0.15 BLEU: " + bleus});
   claim({"bottleneck_falls_with_length",
          "bleu_shortest_gru_plain - bleu_at_10_words_gru_plain > bleu_shortest_gru_attention - bleu_at_10_words_gru_attention + 0.1",
          text("From the shortest test sentences to the longest training length (", kMaxTrainWords, " words), BLEU goes ",
@@ -341,23 +300,22 @@ void the_bottleneck(const Plan& p, const Task& t, const std::vector<Compared>& m
          text("From the shortest test sentences to the longest training length (", kMaxTrainWords, " words), BLEU goes ",
               listing(falls), ": the model without attention does not lose clearly more with length (by 0.1) than "
               "the GRU with attention.")});
+  const std::string lengths = text("). The translations are, on average (the references: ",
+                                   fixed(mean_words(t.longer_ids.target), 2), " words): ", listing(stops), ".");
   claim({"transformer_extrapolates_worse",
          "bleu_longer_transformer < bleu_longer_gru_attention",
          text("On sentences longer than any trained on, the Transformer scores ", fixed(on_longer["transformer"], 3),
-              ", below the GRU with attention (", fixed(on_longer["gru_attention"], 3), "). The "
-              "translations are, on average (the references: ", fixed(mean_length(t.longer_ids.target), 2), " words): ",
-              listing(stops), ". The Transformer's positions past the training lengths are sinusoidal vectors no "
-              "layer was trained on, while the recurrent model applies the same step once more."),
+              ", below the GRU with attention (", fixed(on_longer["gru_attention"], 3), lengths, " The Transformer's "
+              "positions past the training lengths are sinusoidal vectors no layer was trained on, while the recurrent "
+              "model applies the same step once more."),
          text("On sentences longer than any trained on, the Transformer scores ", fixed(on_longer["transformer"], 3),
-              ", not below the GRU with attention (", fixed(on_longer["gru_attention"], 3), "). The "
-              "translations are, on average (the references: ", fixed(mean_length(t.longer_ids.target), 2), " words): ",
-              listing(stops), "."),
+              ", not below the GRU with attention (", fixed(on_longer["gru_attention"], 3), lengths),
          Expect::full_run});
-  save_bleu_by_length(series, "BLEU by source length (held-out: test up to 10 words, longer split after)",
-                      "bleu_by_length",
-                      "BLEU of held-out sentences grouped by their length, for the GRU without attention, the GRU "
-                      "with additive attention and the Transformer. Right of the dashed line: lengths no model saw "
-                      "in training.");
+  bleu_by_length_figure(series, "BLEU by source length (held-out: test up to 10 words, longer split after)",
+                        "bleu_by_length",
+                        "BLEU of held-out sentences grouped by their length, for the GRU without attention, the GRU "
+                        "with additive attention and the Transformer. Right of the dashed line: lengths no model saw "
+                        "in training.");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -379,32 +337,18 @@ void decoding(const Plan& p, const Task& t, Transformer& m) {
   const double w0 = wall_ms();
   const nn::BeamSweep dt = nn::beam_sweep(m, test, kWidest, kAlphas), dl = nn::beam_sweep(m, longer, kWidest, kAlphas);
   timing("decoding_seconds", (wall_ms() - w0) / 1000);
-  std::vector<std::vector<std::string>> rows;
-  rows.push_back(row("greedy", fixed(bleu(dt.greedy, test), 4), fixed(bleu(dt.greedy, test), 4),
-                     fixed(bleu(dl.greedy, longer), 4), fixed(bleu(dl.greedy, longer), 4)));
-  std::size_t best_w = 1;
-  double best_a = 0.0, best = -1;
-  for (std::size_t w = 1; w <= kWidest; ++w) {
-    std::vector<std::string> r = {text("beam ", w)};
-    for (const auto* d : {&dt, &dl})
-      for (double a : kAlphas) {
-        const double b = bleu(d->at(w, a), d == &dt ? test : longer);
-        r.push_back(fixed(b, 4));
-        if (d == &dt && b > best + 1e-12) best = b, best_w = w, best_a = a;
-      }
-    rows.push_back(r);
-  }
-  table({"decoder", "test, $\\alpha = 0$", "test, $\\alpha = 1$", "longer, $\\alpha = 0$", "longer, $\\alpha = 1$"}, rows);
-  const double greedy = bleu(dt.greedy, test);
+  const std::vector<SweptSplit> swept = {{"test", &dt, &test}, {"longer", &dl, &longer}};
+  table({"decoder", "test, $\\alpha = 0$", "test, $\\alpha = 1$", "longer, $\\alpha = 0$", "longer, $\\alpha = 1$"},
+        beam_sweep_rows(swept, kWidest, kAlphas));
+  const double greedy = bleu_of(dt.greedy, test);
+  const nn::BestBeam best = nn::best_beam(dt, test);
   metric("greedy_bleu_test_subset", greedy);
-  metric("greedy_bleu_longer_subset", bleu(dl.greedy, longer));
-  metric("best_beam_bleu_test_subset", best);
-  metric("best_beam_width", double(best_w));
-  metric("beam_gain_over_greedy", best - greedy);
-  for (std::size_t w : {std::size_t(4), kWidest}) metric(text("beam_bleu_test_w", w, "_norm"), bleu(dt.at(w, 1.0), test));
-  std::size_t same = 0;
-  for (const auto* d : {&dt, &dl})
-    for (std::size_t i = 0; i < d->greedy.size(); ++i) same += d->at(1, 0.0)[i] == d->greedy[i];
+  metric("greedy_bleu_longer_subset", bleu_of(dl.greedy, longer));
+  metric("best_beam_bleu_test_subset", best.bleu);
+  metric("best_beam_width", double(best.width));
+  metric("beam_gain_over_greedy", best.bleu - greedy);
+  for (std::size_t w : {std::size_t(4), kWidest}) metric(text("beam_bleu_test_w", w, "_norm"), bleu_of(dt.at(w, 1.0), test));
+  const std::size_t same = nn::same_count(dt.at(1, 0.0), dt.greedy) + nn::same_count(dl.at(1, 0.0), dl.greedy);
   metric("beam1_equals_greedy", double(same) / double(test.size() + longer.size()));
   claim({"beam1_is_greedy", "beam1_equals_greedy == 1",
          text("Beam width 1 with $\\alpha = 0$ gives the greedy translation for all ", test.size() + longer.size(),
@@ -412,50 +356,24 @@ void decoding(const Plan& p, const Task& t, Transformer& m) {
          text("Beam width 1 with $\\alpha = 0$ gives the greedy translation for only ", same, " of ",
               test.size() + longer.size(), " sentences.")});
   claim({"beam_helps", "beam_gain_over_greedy > 0.005",
-         text("On the test sentences the best beam is width ", best_w, " with $\\alpha = ", int(best_a), "$: BLEU ",
-              fixed(best, 4), " against ", fixed(greedy, 4), " for greedy decoding."),
+         text("On the test sentences the best beam is width ", best.width, " with $\\alpha = ", int(best.alpha), "$: BLEU ",
+              fixed(best.bleu, 4), " against ", fixed(greedy, 4), " for greedy decoding."),
          text("No beam beats greedy decoding by more than 0.005 BLEU on the test sentences: the best of the sweep "
-              "scores ", fixed(best, 4), " against greedy's ", fixed(greedy, 4), ". Beam search can only change a "
+              "scores ", fixed(best.bleu, 4), " against greedy's ", fixed(greedy, 4), ". Beam search can only change a "
               "translation where the model gives another one a higher probability than the greedy one."),
          Expect::either_way});
-
-  std::vector<double> widths;
-  for (std::size_t w = 1; w <= kWidest; ++w) widths.push_back(double(w));
-  std::vector<plots::Series> bleus, lengths;
-  for (const auto* d : {&dt, &dl})
-    for (double a : kAlphas) {
-      std::vector<double> b, l;
-      for (std::size_t w = 1; w <= kWidest; ++w)
-        b.push_back(bleu(d->at(w, a), d == &dt ? test : longer)), l.push_back(mean_length(d->at(w, a)));
-      const std::string name = text(d == &dt ? "test" : "longer", ", alpha ", int(a));
-      bleus.push_back(curve(name, widths, b));
-      lengths.push_back(curve(name, widths, l));
-    }
-  plots::Series ref_test = reference("references, test", widths, std::vector<double>(widths.size(), mean_length(test.target)));
-  plots::Series ref_longer = curve("references, longer", widths, std::vector<double>(widths.size(), mean_length(longer.target)));
-  ref_longer.dashed = true;
-  ref_longer.color = plots::Color{0.0, 0.0, 0.0};
-  lengths.push_back(ref_test);
-  lengths.push_back(ref_longer);
-  LineFigureOptions bs{"Beam search: BLEU by beam width", "beam width", "corpus BLEU"};
-  bs.markers = true, bs.ymin = 0.0, bs.ymax = 1.0;
-  save_figure(line_figure(bleus, bs), "beam_width",
-              "BLEU of beam search by width, with ($\\alpha = 1$) and without ($\\alpha = 0$) length normalization, on "
-              "test sentences and on longer ones.");
-  LineFigureOptions ls{"Beam search: mean output length by beam width", "beam width", "words"};
-  ls.markers = true;
-  save_figure(line_figure(lengths, ls), "beam_length",
-              "Mean output length of beam search by width; dashed: the references' mean lengths (grey: test, black: longer).");
+  save_beam_sweep_figures(swept, kWidest, kAlphas,
+                          "BLEU of beam search by width, with ($\\alpha = 1$) and without ($\\alpha = 0$) length "
+                          "normalization, on test sentences and on longer ones.",
+                          "Mean output length of beam search by width; dashed: the references' mean lengths (grey: "
+                          "test, black: longer).");
 
   auto words_of = [&](const data::Sequence& ids) { return t.target_vocab.decode(ids, data::Tokenizer::words); };
   std::string shown;
   for (const auto& [pairs, rws, d] : {std::tuple{&t.pairs.test, &test_rows, &dt}, std::tuple{&t.longer, &longer_rows, &dl}})
-    for (std::size_t i = 0; i < std::min<std::size_t>(3, d->greedy.size()); ++i) {
-      const data::TranslationPair& pr = (*pairs)[(*rws)[i]];
-      const std::string g = words_of(d->greedy[i]), b = words_of(d->at(4, 1.0)[i]);
-      shown += text("source     ", pr.source, "\nreference  ", pr.target, "\ngreedy     ", g,
-                    g == pr.target ? "   (right)" : "", "\nbeam 4     ", b, b == pr.target ? "   (right)" : "", "\n\n");
-    }
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, d->greedy.size()); ++i)
+      shown += compared_translations((*pairs)[(*rws)[i]], {{"greedy", words_of(d->greedy[i])},
+                                                           {"beam 4", words_of(d->at(4, 1.0)[i])}}) + "\n";
   say("Three test sentences and three longer ones with their references (beam: width 4, $\\alpha = 1$):");
   verbatim(shown);
 }
@@ -470,27 +388,20 @@ void cross_attention_vs_truth(Transformer& m, const Task& t) {
       "source word its head attends to most, the links $A$, and compare them with the true links $S$ over all ",
       t.test.size(), " test sentences, teacher-forced on their references, by the alignment error rate (Och & Ney "
       "2003) $$\\mathrm{AER} = 1 - \\frac{2\\,|A \\cap S|}{|A| + |S|},$$ 0 for the true alignment, 1 for not one right link.");
-  std::vector<Mask> truths;
-  nn::AlignmentCounts same_order;  // target word j linked to source word j: no reordering at all
-  for (const data::TranslationPair& p : t.pairs.test) {
-    truths.push_back(data::alignment_matrix(p));
-    const std::size_t n = data::word_count(p);
-    same_order += nn::count_links(Mask(xt::eye<bool>(n)), truths.back(), truths.back());
-  }
+  const std::vector<Mask> truths = nn::true_alignments(t.pairs.test);
   const nn::HeadAlignment s = nn::score_heads_as_aligners(m, t.test, truths);
-  xt::xarray<double> aer = xt::zeros<double>({L, H}), aer_in = xt::zeros<double>({L, H});
+  const xt::xarray<double> aer = nn::error_rates(s.at_output), aer_in = nn::error_rates(s.at_input);
   std::size_t best_l = 0, best_h = 0;
   std::vector<std::vector<std::string>> rows;
   for (std::size_t l = 0; l < L; ++l)
     for (std::size_t h = 0; h < H; ++h) {
-      aer(l, h) = s.at_output[l][h].error_rate();
-      aer_in(l, h) = s.at_input[l][h].error_rate();
       if (aer(l, h) < aer(best_l, best_h)) best_l = l, best_h = h;
       rows.push_back(row(l + 1, h + 1, fixed(aer(l, h), 3), fixed(aer_in(l, h), 3)));
       metric(text("aer_layer", l + 1, "_head", h + 1), aer(l, h));
     }
   table({"layer", "head", "AER, row predicting the word", "AER, row that has just read it"}, rows);
-  const double diagonal = same_order.error_rate(), shifted = xt::amin(aer_in)();
+  // the same-order guess: target word j linked to source word j, no reordering at all
+  const double diagonal = nn::same_order_counts(truths).error_rate(), shifted = xt::amin(aer_in)();
   metric("aer_best_head", aer(best_l, best_h));
   metric("aer_best_head_layer", double(best_l + 1));
   metric("aer_best_head_shifted", shifted);
@@ -502,11 +413,10 @@ void cross_attention_vs_truth(Transformer& m, const Task& t) {
               "means to translate."),
          text("No head aligns much better than the same-order guess: the best, head ", best_h + 1, " of layer ",
               best_l + 1, ", scores AER ", fixed(aer(best_l, best_h), 3), " against ", fixed(diagonal, 3), ".")});
+  const std::string second = "The second column scores the row one step later, which has the target word as its "
+                             "input, where alignments are often read (Garg et al. 2019); here it is ";
   claim({"shifted_row_aligns_better", "aer_best_head_shifted < aer_best_head",
-         text("The second column scores the row one step later, which has the target word as its input, where "
-              "alignments are often read (Garg et al. 2019); here it is better: best ", fixed(shifted, 3), "."),
-         text("The second column scores the row one step later, which has the target word as its input, where "
-              "alignments are often read (Garg et al. 2019); here it is no better: best ", fixed(shifted, 3), "."),
+         second + text("better: best ", fixed(shifted, 3), "."), second + text("no better: best ", fixed(shifted, 3), "."),
          Expect::either_way});
 
   plots::HeatmapOptions ho;
@@ -520,8 +430,7 @@ void cross_attention_vs_truth(Transformer& m, const Task& t) {
   save_figure(heatmap_figure(aer, ho, hf), "head_aer",
               "AER of each decoder cross-attention head against the true alignment, all test sentences.");
 
-  std::size_t pick = 0;  // a held-out sentence of 8 or 9 words
-  while (pick + 1 < t.pairs.test.size() && (data::word_count(t.pairs.test[pick]) < 8 || data::word_count(t.pairs.test[pick]) > 9)) ++pick;
+  const std::size_t pick = nn::first_with_words(t.pairs.test, 8, 9);  // a held-out sentence of 8 or 9 words
   const data::TranslationPair& p = t.pairs.test[pick];
   std::vector<std::pair<std::size_t, std::size_t>> all_heads;
   std::vector<std::string> titles;
@@ -567,7 +476,17 @@ struct Variant {
 const std::vector<Variant> kVariants = {{nn::Positional::RelativeBias, "Transformer, T5 relative bias", "relative"},
                                         {nn::Positional::Rotary, "Transformer, RoPE", "rope"}};
 
-void positions_that_extrapolate(const Plan& p, const Task& t, Transformer& sinusoidal, const std::vector<Compared>& earlier) {
+// The Transformers of section 6 (the sinusoidal one of section 2 first) and, to compare them with,
+// the GRU with attention: all[0] the GRU, all[i + 1] transformers[i].
+struct Positioned {
+  std::vector<std::unique_ptr<Transformer>> trained;  // the ones trained here
+  std::vector<History> histories;
+  std::vector<Transformer*> transformers;
+  std::vector<Translator> all;
+};
+
+Positioned train_with_positions(const Plan& p, const Task& t, Transformer& sinusoidal,
+                                const std::vector<Translator>& earlier) {
   say("Section 3 left the Transformer below the GRU with attention on sentences longer than any it trained on. Its "
       "positions are absolute: word $p$ has the sinusoid of $p$ added to its embedding, and past ", kMaxTrainWords,
       " words these are inputs no layer was trained on. The methods of lesson 05 that extrapolate put only distances "
@@ -579,52 +498,57 @@ void positions_that_extrapolate(const Plan& p, const Task& t, Transformer& sinus
       "positions changed, trained for ", p.position_epochs, " epochs (the sinusoidal one: ", p.epochs, "; ALiBi, lesson "
       "05's third such method, is left out for the lesson's 10-minute budget). Every Transformer's greedy BLEU on the "
       "longer sentences was measured after each epoch, so that the comparison is also one at equal training.");
-  std::vector<std::unique_ptr<Transformer>> models;
-  std::vector<History> histories(kVariants.size());
-  std::vector<Compared> all = {earlier[1], earlier[2]};  // the GRU with attention, the sinusoidal Transformer
-  all[1].name = "Transformer, sinusoidal";
-  std::vector<Transformer*> transformers = {&sinusoidal};
+  Positioned out{{}, std::vector<History>(kVariants.size()), {&sinusoidal}, {earlier[1], earlier[2]}};
+  out.all[1].name = "Transformer, sinusoidal";
   for (std::size_t i = 0; i < kVariants.size(); ++i) {
     nn::Seq2SeqConfig c = transformer_config(p, t);
     c.positional = kVariants[i].method;
     Generator gen(seed() + 3);
-    transformers.push_back(models.emplace_back(std::make_unique<Transformer>(c, gen)).get());
+    Transformer& m = *out.trained.emplace_back(std::make_unique<Transformer>(c, gen));
     Recipe r = transformer_recipe(p);
     r.label = kVariants[i].name, r.epochs = p.position_epochs;
-    histories[i] = train_transformer(*models.back(), t, r);
-    all.push_back({kVariants[i].name, kVariants[i].key, models.back()->parameter_count(), &histories[i],
-                   nn::translate(*models.back(), t.test), nn::translate(*models.back(), t.longer_ids)});
+    out.histories[i] = train_transformer(m, t, r);
+    out.transformers.push_back(&m);
+    out.all.push_back(translator(kVariants[i].name, kVariants[i].key, m, out.histories[i], t));
   }
-  std::vector<Mask> truths;  // of the longer sentences
-  for (const data::TranslationPair& pr : t.longer) truths.push_back(data::alignment_matrix(pr));
+  return out;
+}
+
+// Each Transformer's best-aligning head of its last decoder layer on the longer split, and its AER.
+struct LastLayerHead {
+  std::size_t head;
+  double aer;
+};
+
+std::vector<LastLayerHead> compare_on_longer(const Plan& p, const Task& t, const Positioned& m) {
+  const std::vector<Translator>& all = m.all;
+  const std::vector<Mask> truths = nn::true_alignments(t.longer);
   std::vector<plots::Series> series, by_epoch;
   std::vector<std::vector<std::string>> rows;
-  std::vector<std::size_t> heads;  // each Transformer's best-aligning head of its last layer
+  std::vector<LastLayerHead> heads;
   std::map<std::string, double> longer, cut, aer_of, gain_of;
   std::size_t best = 2;  // of all
   for (std::size_t i = 0; i < all.size(); ++i) {
-    const Compared& c = all[i];
+    const Translator& c = all[i];
     const nn::LengthScores ll = nn::score_by_length(c.longer, t.longer_ids, kLongestBucket);
-    series.push_back(bleu_by_length(c, t));
-    longer[c.key] = bleu(c.longer, t.longer_ids), cut[c.key] = ll.cut_short;
+    series.push_back(bleu_by_length(c, t, kLongestBucket));
+    longer[c.key] = bleu_of(c.longer, t.longer_ids), cut[c.key] = ll.cut_short;
     if (i > 2 && longer[c.key] > longer[all[best].key]) best = i;
     metric("bleu_longer_" + c.key, longer[c.key]);
     metric("cut_short_" + c.key, ll.cut_short);
-    if (i >= 2) metric("bleu_test_" + c.key, bleu(c.test, t.test));
+    if (i >= 2) metric("bleu_test_" + c.key, bleu_of(c.test, t.test));
     std::string at_k = "", aer = "";
     if (i > 0) {  // a Transformer: BLEU on the longer sentences by epoch, and its alignment of them
       const std::vector<double>& b = c.history->validation_of("bleu_longer");
-      std::vector<double> epochs(b.size());
-      std::iota(epochs.begin(), epochs.end(), 1.0);
-      by_epoch.push_back(curve(c.name, epochs, b));
+      by_epoch.push_back(curve(c.name, b));
       at_k = fixed(b[std::size_t(p.position_epochs) - 1], 3);
       metric("bleu_longer_equal_epochs_" + c.key, b[std::size_t(p.position_epochs) - 1]);
       metric("bleu_longer_last_gain_" + c.key, gain_of[c.key] = b.size() > 1 ? b.back() - b[b.size() - 2] : b.back());
-      const auto [head, error] = nn::score_heads_as_aligners(*transformers[i - 1], t.longer_ids, truths).best_in_layer(p.layers - 1);
-      heads.push_back(head), aer = fixed(error, 3);
+      const auto [head, error] = nn::score_heads_as_aligners(*m.transformers[i - 1], t.longer_ids, truths).best_in_layer(p.layers - 1);
+      heads.push_back({head, error}), aer = fixed(error, 3);
       metric("aer_longer_" + c.key, aer_of[c.key] = error);
     }
-    rows.push_back(row(c.name, c.history->epoch_loss.size(), fixed(bleu(c.test, t.test), 3), at_k, fixed(longer[c.key], 3),
+    rows.push_back(row(c.name, c.history->epoch_loss.size(), fixed(bleu_of(c.test, t.test), 3), at_k, fixed(longer[c.key], 3),
                        percent(ll.cut_short, 0), fixed(ll.mean_words, 2), aer));
   }
   const std::string b = all[best].key, best_name = all[best].name;
@@ -635,7 +559,7 @@ void positions_that_extrapolate(const Plan& p, const Task& t, Transformer& sinus
   metric("aer_longer_best_positions", aer_of[b]);
   metric("bleu_longer_last_gain_best_positions", gain_of[b]);
   say("Greedy decoding as in section 3. Cut short: a translation of a longer sentence with fewer words than its "
-      "reference (the references have ", fixed(mean_length(t.longer_ids.target), 2), " words on average). AER: the best "
+      "reference (the references have ", fixed(mean_words(t.longer_ids.target), 2), " words on average). AER: the best "
       "cross-attention head of the last decoder layer on the longer sentences, teacher-forced on their references, "
       "as in section 5: whether the model still finds the source word to translate when it is given the right prefix. "
       "The claims below name the better of the two methods on these very sentences: a choice made on the scores it "
@@ -669,33 +593,36 @@ void positions_that_extrapolate(const Plan& p, const Task& t, Transformer& sinus
               "epochs of the same would not close the gap."),
          Expect::either_way});
 
-  save_bleu_by_length(series, "BLEU by source length: where the Transformer's positions come from",
-                      "bleu_by_length_positions",
-                      "BLEU of held-out sentences by length for the GRU with attention and the Transformer with each "
-                      "positional method. Right of the dashed line: lengths no model saw in training.");
+  bleu_by_length_figure(series, "BLEU by source length: where the Transformer's positions come from",
+                        "bleu_by_length_positions",
+                        "BLEU of held-out sentences by length for the GRU with attention and the Transformer with each "
+                        "positional method. Right of the dashed line: lengths no model saw in training.");
   LineFigureOptions es{"BLEU on the longer sentences after each epoch", "epoch", "corpus BLEU, 11 to 15 words"};
   es.markers = true, es.ymin = 0.0, es.ymax = 1.0;
   save_figure(line_figure(by_epoch, es), "bleu_longer_by_epoch",
               "Greedy BLEU of every Transformer on the longer split after each epoch of its training.");
+  return heads;
+}
 
-  std::size_t pick = 0;  // the first of the longest sentences
-  for (std::size_t i = 0; i < t.longer.size(); ++i)
-    if (data::word_count(t.longer[i]) > data::word_count(t.longer[pick])) pick = i;
+// The longest sentence of the longer split, translated by every Transformer, and the cross-attention
+// of each one's best-aligning head of its last layer there.
+void the_longest_sentence(const Plan& p, const Task& t, const Positioned& m, const std::vector<LastLayerHead>& heads) {
+  const std::size_t pick = nn::longest_pair(t.longer);  // the first of the longest sentences
   const data::TranslationPair& pr = t.longer[pick];
   const std::size_t n = data::word_count(pr);
-  xt::xarray<double> maps = xt::zeros<double>({transformers.size(), n, n});
+  xt::xarray<double> maps = xt::zeros<double>({m.transformers.size(), n, n});
   std::vector<std::string> titles;
-  std::string shown = text("source     ", pr.source, "\nreference  ", pr.target, "\n");
-  for (std::size_t i = 0; i < transformers.size(); ++i) {
-    const Compared& c = all[i + 1];
-    xt::view(maps, i) = xt::view(nn::sentence_cross_attention(*transformers[i], t.longer_ids, pick, {{p.layers - 1, heads[i]}}), 0);
-    titles.push_back(text(c.name.substr(std::string("Transformer, ").size()), ", head ", heads[i] + 1, " (AER ",
-                          fixed(aer_of[c.key], 2), ")"));
-    const std::string out = t.target_vocab.decode(c.longer[pick], data::Tokenizer::words), who = i ? c.key : "sinusoidal";
-    shown += text(who, std::string(11 - who.size(), ' '), out, out == pr.target ? "   (right)" : "", "\n");
+  std::vector<std::pair<std::string, std::string>> outputs;
+  for (std::size_t i = 0; i < m.transformers.size(); ++i) {
+    const Translator& c = m.all[i + 1];
+    const std::size_t head = heads[i].head;
+    xt::view(maps, i) = xt::view(nn::sentence_cross_attention(*m.transformers[i], t.longer_ids, pick, {{p.layers - 1, head}}), 0);
+    titles.push_back(text(c.name.substr(std::string("Transformer, ").size()), ", head ", head + 1, " (AER ",
+                          fixed(heads[i].aer, 2), ")"));
+    outputs.push_back({i ? c.key : "sinusoidal", t.target_vocab.decode(c.longer[pick], data::Tokenizer::words)});
   }
   say("The longest of the longer sentences, translated greedily by each Transformer:");
-  verbatim(shown);
+  verbatim(compared_translations(pr, outputs));
   save_figure(alignment_grid(maps, pr, titles, text("Last decoder layer's cross-attention on a ", n,
                                                      "-word sentence; boxes: the true alignment"),
                              "target words (queries, teacher-forced)"),
@@ -732,14 +659,13 @@ int main(int argc, char** argv) {
     section("3. The bottleneck: no attention, additive attention, the Transformer");
     std::unique_ptr<nn::rnn::Seq2Seq> plain, additive;
     History hp, ha;
-    const std::vector<Compared> models = {
+    const std::vector<Translator> models = {
         train_gru(plan, task, "none", "GRU, no attention", "gru_plain", plain, hp),
         train_gru(plan, task, "additive", "GRU + additive attention", "gru_attention", additive, ha),
-        {"Transformer", "transformer", transformer.parameter_count(), &th, nn::translate(transformer, task.test),
-         nn::translate(transformer, task.longer_ids)}};
+        translator("Transformer", "transformer", transformer, th, task)};
     the_bottleneck(plan, task, models);
     write_transformer_card("transformer", transformer, task_options(plan), task.source_vocab, task.target_vocab,
-                           {"bleu_test_transformer", bleu(models.back().test, task.test), task.test.size(),
+                           {"bleu_test_transformer", bleu_of(models.back().test, task.test), task.test.size(),
                             "the test split: held-out sentences of the training lengths, greedy decoding"});
 
     section("4. Decoding: greedy and beam search");
@@ -750,6 +676,7 @@ int main(int argc, char** argv) {
     explore(transformer, task);
 
     section("6. Longer than any training sentence: positions that extrapolate");
-    positions_that_extrapolate(plan, task, transformer, models);
+    const Positioned positioned = train_with_positions(plan, task, transformer, models);
+    the_longest_sentence(plan, task, positioned, compare_on_longer(plan, task, positioned));
   });
 }

@@ -136,6 +136,22 @@ BeamSweep beam_sweep(Seq2SeqTransformer<float>& model, const data::EncodedPairs&
   return d;
 }
 
+Hypothesis beam_translate(Seq2SeqTransformer<float>& model, const data::Sequence& source, std::size_t width,
+                          double alpha, std::size_t extra) {
+  if (source.empty()) throw std::invalid_argument("beam_translate: the source has no words");
+  if (width == 0) throw std::invalid_argument("beam_translate: the beam width must be at least 1, got 0");
+  if (!(alpha >= 0.0))
+    throw std::invalid_argument("beam_translate: the length penalty alpha must be 0 or more, got " + std::to_string(alpha));
+  model.eval();
+  IndexArray src = IndexArray::from_shape({source.size()});
+  std::copy(source.begin(), source.end(), src.begin());
+  BeamOptions o;
+  o.width = width, o.length_penalty = alpha, o.max_len = source.size() + extra;
+  Hypothesis best = beam_search(seq2seq_step(model, src), kBos, kEos, o).front();
+  best.tokens = before_end(best.tokens, kEos);
+  return best;
+}
+
 TokenScores teacher_forced_scores(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split,
                                   double smoothing, std::size_t batch) {
   check_split("teacher_forced_scores", split, batch);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "nn/alignment.hpp"
+#include "nn/decode.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/metrics.hpp"
 #include "nn/rnn/seq2seq.hpp"
@@ -66,6 +67,14 @@ struct BeamSweep {
 // std::invalid_argument naming the function for an empty split, widest 0 or no alpha.
 BeamSweep beam_sweep(Seq2SeqTransformer<float>& model, const data::EncodedPairs& split, std::size_t widest,
                      const std::vector<double>& alphas, std::size_t extra = 6);
+
+// One source (ids, without <eos>) translated by beam search of `width` beams and length penalty
+// `alpha` (BeamOptions::length_penalty), at most (its length + extra) tokens, as beam_sweep decodes
+// each sentence: the best hypothesis, its tokens cut before <eos> (the log_prob and the score are
+// beam_search's, <eos> counted). Width 1 with alpha 0 is greedy decoding. The model is put in eval
+// mode. std::invalid_argument naming the function for an empty source, width 0 or a negative alpha.
+Hypothesis beam_translate(Seq2SeqTransformer<float>& model, const data::Sequence& source, std::size_t width,
+                          double alpha, std::size_t extra = 6);
 
 // Teacher-forced scores of a split per real target token (padding excluded), without the tape:
 // the loss with label smoothing `smoothing`, the plain cross-entropy (nll), the share of tokens

@@ -9,6 +9,7 @@
 
 #include "io/files.hpp"
 #include "lessons/kit/translation_model.hpp"
+#include "lessons/story/text.hpp"
 #include "nn/metrics.hpp"
 #include "nn/translate.hpp"
 #include "tests/helpers.hpp"
@@ -115,5 +116,55 @@ TEST_CASE("inspect translate: translations, figures and explorer; unknown words 
   CHECK(run("translate") == 2);
   CHECK(run("translate 'a cat' --from '" + d / "nothing" + "' --out '" + d / "none" + "'") == 1);
   CHECK(contains(read_file(log), "08_transformer --out DIR"));
+  CHECK(!std::filesystem::exists(d / "none"));
+}
+
+TEST_CASE("inspect translate --beam K: the beam's translation and score are nn::beam_translate's; --beam 1 --alpha 0 "
+          "is greedy; a bad K or an --alpha without a beam is refused, nothing written" * doctest::skip(!kHaveCourse)) {
+  TempDir d;
+  const std::string inspect = kBin + "/inspect", out = d / "out", log = d / "log";
+  auto run = [&](const std::string& args) { return std::system((inspect + " " + args + " > '" + log + "' 2>&1").c_str()) >> 8; };
+  // A held-out test sentence and one longer than any training sentence.
+  const LoadedTransformer m = load_transformer(kReference, "transformer");
+  const data::TranslationTask task = data::make_translation_task(m.task);
+  const std::vector<std::string> typed = {task.pairs.test[0].source, task.longer[0].source};
+  const std::vector<data::Sequence> sources = {task.test.source[0], task.longer_ids.source[0]};
+  const std::string inputs = "'" + typed[0] + "' '" + typed[1] + "'";
+  auto words = [&](const data::Sequence& ids) { return m.target.decode(ids, data::Tokenizer::words); };
+
+  REQUIRE(run("translate " + inputs + " --beam 4 --out '" + out + "'") == 0);
+  const std::string beam4 = read_file(log);
+  for (std::size_t i = 0; i < 2; ++i) {
+    // The decoder called directly: 4 beams, alpha 1 (the default), what the program must print.
+    const nn::Hypothesis h = nn::beam_translate(*m.model, sources[i], 4, 1.0);
+    CHECK(contains(beam4, "  beam 4 (alpha 1) -> " + words(h.tokens)));
+    CHECK(contains(beam4, "  score " + fixed(h.score, 4) + " (log-probability " + fixed(h.log_prob, 4) + " over " +
+                              std::to_string(h.tokens.size() + 1) + " tokens with <eos>"));
+  }
+  for (const char* f : {"cross_attention_1.png", "beam_cross_attention_1.png", "beam_cross_attention_mean_2.png", "explorer.html"})
+    CHECK(std::filesystem::exists(out + "/" + f));
+  CHECK(contains(read_file(out + "/explorer.html"), "beam 4: "));
+
+  // One beam ranked by the raw log-probability is greedy decoding: the same words as the greedy line.
+  data::EncodedPairs split;
+  for (const auto& s : sources) split.source.push_back(s), split.target.push_back({});
+  const std::vector<data::Sequence> greedy = nn::translate(*m.model, split);
+  REQUIRE(run("translate " + inputs + " --beam 1 --alpha 0 --out '" + d / "one" + "'") == 0);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(nn::beam_translate(*m.model, sources[i], 1, 0.0).tokens == greedy[i]);
+    CHECK(contains(read_file(log), "\"" + typed[i] + "\" -> " + words(greedy[i]) + "\n"));
+    CHECK(contains(read_file(log), "  beam 1 (alpha 0) -> " + words(greedy[i]) + "   (the same as greedy)\n"));
+  }
+
+  // Bad K: exit 2 with the usage, and nothing written.
+  for (const std::string k : {"0", "17", "two", "-1"}) {
+    CHECK(run("translate " + inputs + " --beam " + k + " --out '" + d / "none" + "'") == 2);
+    CHECK(contains(read_file(log), "inspect: --beam needs an integer from 1 to 16, got '" + k + "'"));
+    CHECK(contains(read_file(log), "usage: inspect MODEL"));
+  }
+  CHECK(run("translate " + inputs + " --alpha 0.5 --out '" + d / "none" + "'") == 2);
+  CHECK(contains(read_file(log), "inspect: --alpha is the beam's length penalty: give --beam K too"));
+  CHECK(run("translate " + inputs + " --beam 2 --alpha 3 --out '" + d / "none" + "'") == 2);
+  CHECK(contains(read_file(log), "--alpha needs a number from 0 to 2, got '3'"));
   CHECK(!std::filesystem::exists(d / "none"));
 }

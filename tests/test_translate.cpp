@@ -101,6 +101,31 @@ TEST_CASE("beam_sweep: width 1 with alpha 0 is greedy; every (width, alpha) has 
   CHECK(contains(error_of<std::invalid_argument>([&] { beam_sweep(model, split, 2, {}); }), "alpha"));
 }
 
+TEST_CASE("beam_translate: beam_sweep's translation of each sentence, scored; width 1 with alpha 0 is greedy") {
+  Generator gen(5);
+  Seq2SeqTransformer<float> model(tiny(), gen);
+  const data::EncodedPairs split = pairs();
+  const BeamSweep d = beam_sweep(model, split, 3, {0.0, 1.0});
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    CHECK(beam_translate(model, split.source[i], 1, 0.0).tokens == d.greedy[i]);
+    for (std::size_t w = 1; w <= 3; ++w)
+      for (double a : {0.0, 1.0}) CHECK(beam_translate(model, split.source[i], w, a).tokens == d.at(w, a)[i]);
+    // The score is beam_search's own, <eos> counted in the length.
+    IndexArray src = IndexArray::from_shape({split.source[i].size()});
+    std::copy(split.source[i].begin(), split.source[i].end(), src.begin());
+    BeamOptions o;
+    o.width = 3, o.length_penalty = 1.0, o.max_len = split.source[i].size() + 6;
+    const Hypothesis direct = beam_search(seq2seq_step(model, src), kBos, kEos, o).front();
+    const Hypothesis h = beam_translate(model, split.source[i], 3, 1.0);
+    CHECK(h.score == direct.score);
+    CHECK(h.log_prob == direct.log_prob);
+    CHECK(h.tokens == before_end(direct.tokens, kEos));
+  }
+  CHECK(contains(error_of<std::invalid_argument>([&] { beam_translate(model, {}, 2, 1.0); }), "beam_translate: the source"));
+  CHECK(contains(error_of<std::invalid_argument>([&] { beam_translate(model, {4, 5}, 0, 1.0); }), "width must be at least 1"));
+  CHECK(contains(error_of<std::invalid_argument>([&] { beam_translate(model, {4, 5}, 2, -1.0); }), "alpha must be 0 or more"));
+}
+
 TEST_CASE("teacher_forced_scores: the nll is the mean cross-entropy per real token, batch size does not matter") {
   Generator gen(6);
   Seq2SeqTransformer<float> model(tiny(), gen);
