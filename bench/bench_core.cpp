@@ -15,6 +15,11 @@
 //      approximations (local, linear, Linformer): forward + backward time and the peak bytes
 //      each holds beyond its inputs (core/runtime/allocator.hpp).
 //
+//  (f) the thread pool's cost per parallel region (core/runtime/parallel.hpp): an empty region
+//      called back to back (the pool's threads polling) and after the caller has worked alone
+//      for 2 ms (its threads asleep), and where splitting a memory pass (y = a + b) in two starts
+//      to pay, both ways: the numbers behind pass_grain.
+//
 //   bench_core [--threads N] [--quick]
 //
 // Each number is the median of N timed repeats after warm-up runs, with the best run beside it
@@ -44,7 +49,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Config {
   bool quick = false;
-  std::string sections = "abcde";  // which sections to run
+  std::string sections = "abcdef";  // which sections to run
   int threads = 1;  // OpenBLAS and attnlab kernels (core/runtime/parallel)
 };
 
@@ -257,13 +262,87 @@ void attention_against_n(const Config& cfg) {
   std::printf("(vs fused: the fused op's median time over this op's; above 1, this op is faster)\n");
 }
 
+// (f): what a parallel region costs, and where a split memory pass pays.
+// Microseconds of `region` run `reps` times back to back, per call.
+double hot_us(const std::function<void()>& region, int reps) {
+  const auto t0 = Clock::now();
+  for (int i = 0; i < reps; ++i) region();
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / reps;
+}
+
+// Microseconds of one call of `region` after the caller has spun alone for 2 ms, long enough for
+// the pool's threads to stop polling and sleep.
+double cold_us(const std::function<void()>& region) {
+  const auto until = Clock::now() + std::chrono::milliseconds(2);
+  while (Clock::now() < until) {
+  }
+  const auto t0 = Clock::now();
+  region();
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void pool_cost(const Config& cfg) {
+  std::printf("\n(f) the thread pool at %d threads: microseconds per parallel region, median over rounds\n",
+              threads());
+  if (threads() < 2) {
+    std::printf("    one thread: every region runs inline on the caller (run with --threads 2)\n");
+    return;
+  }
+  const std::size_t chunks = static_cast<std::size_t>(threads());
+  const auto empty = [&] { parallel_for(chunks, 1, [](std::size_t, std::size_t) {}); };
+  const int rounds = cfg.quick ? 15 : 41;
+  std::vector<double> hot, cold;
+  for (int r = 0; r < rounds; ++r) hot.push_back(hot_us(empty, 200)), cold.push_back(cold_us(empty));
+  rule(96);
+  std::printf("empty region, back to back: %.2f us;  after 2 ms alone (threads asleep): %.2f us\n",
+              median_of(hot), median_of(cold));
+  rule(96);
+  // y = a + b over n floats: inline, or in `chunks` parts on the pool, hot and cold, alternating.
+  std::printf("%10s | %12s | %12s | %8s | %12s | %12s | %8s\n", "n (floats)", "inline hot", "split hot",
+              "ratio", "inline cold", "split cold", "ratio");
+  rule(96);
+  const std::vector<std::size_t> sizes = cfg.quick ? std::vector<std::size_t>{1 << 12, 1 << 16, 1 << 20}
+                                                   : std::vector<std::size_t>{1 << 10, 1 << 12, 1 << 14, 1 << 15,
+                                                                              1 << 16, 1 << 17, 1 << 18, 1 << 20};
+  for (std::size_t n : sizes) {
+    std::vector<float> a(n, 1.0f), b(n, 2.0f), y(n);
+    auto pass = [&](std::size_t grain) {
+      return [&, grain] {
+        parallel_for(n, grain, [&](std::size_t lo, std::size_t hi) {
+          for (std::size_t i = lo; i < hi; ++i) y[i] = a[i] + b[i];
+        });
+      };
+    };
+    const auto inline_pass = pass(n), split_pass = pass((n + chunks - 1) / chunks);
+    const int reps = static_cast<int>(std::clamp<std::size_t>((std::size_t(1) << 22) / n, 4, 2000));
+    std::vector<double> ih, sh, ic, sc;
+    for (int r = 0; r < rounds; ++r) {
+      ih.push_back(hot_us(inline_pass, reps));
+      sh.push_back(hot_us(split_pass, reps));
+      ic.push_back(cold_us(inline_pass));
+      sc.push_back(cold_us(split_pass));
+    }
+    std::printf("%10zu | %12.2f | %12.2f | %7.2fx | %12.2f | %12.2f | %7.2fx\n", n, median_of(ih), median_of(sh),
+                median_of(ih) / median_of(sh), median_of(ic), median_of(sc), median_of(ic) / median_of(sc));
+    std::fflush(stdout);
+  }
+  rule(96);
+  std::printf("(ratio: inline time over split time; above 1, splitting pays. pass_grain = %zu floats a chunk)\n",
+              pass_grain);
+}
+
 }  // namespace
 
 constexpr const char* kUsage =
     "usage: bench_core [--threads N] [--quick] [--sections LETTERS] [--help] [--version]\n"
     "  --threads N          threads for OpenBLAS and attnlab's kernels (default 1)\n"
     "  --quick              smaller sizes, fewer repeats\n"
-    "  --sections LETTERS   run only these sections, e.g. 'ce' (default abcde)\n";
+    "  --sections LETTERS   run only these sections, e.g. 'ce' (default abcdef)\n";
 
 int run(const std::vector<std::string>& args) {
   Config cfg;
@@ -271,8 +350,8 @@ int run(const std::vector<std::string>& args) {
     if (args[i] == "--quick") cfg.quick = true;
     else if (args[i] == "--sections" && i + 1 < args.size()) {
       cfg.sections = args[++i];
-      if (cfg.sections.empty() || cfg.sections.find_first_not_of("abcde") != std::string::npos)
-        throw UsageError("--sections takes letters among abcde, got '" + cfg.sections + "'");
+      if (cfg.sections.empty() || cfg.sections.find_first_not_of("abcdef") != std::string::npos)
+        throw UsageError("--sections takes letters among abcdef, got '" + cfg.sections + "'");
     } else if (args[i] == "--threads" && i + 1 < args.size())
       cfg.threads = static_cast<int>(integer_argument("--threads", args[++i], 1, 256));
     else throw UsageError("unknown or incomplete argument '" + args[i] + "'");
@@ -389,6 +468,7 @@ int run(const std::vector<std::string>& args) {
     // (e) Attention against sequence length.
     attention_against_n(cfg);
   }
+  if (cfg.sections.find('f') != std::string::npos) pool_cost(cfg);
   return 0;
 }
 

@@ -3,17 +3,22 @@
 //
 //   bench_race [--rounds R] [--warmup W] [--models bahdanau,transformer,vit,vit11,gpt,large]
 //              [--attn-threads 1,2] [--torch-threads 1,2] [--no-torch]
-//   bench_race --worker MODEL --threads N      (internal: one contestant, driven over a pipe)
+//   bench_race --worker MODEL --threads N      (internal: one contestant, driven over a pipe;
+//                                               MODEL "sgemm" times raw sgemm only)
 //
 // Fairness on a shared machine: every contestant (attnlab and PyTorch, at 1 and at 2 threads)
 // is its own long-lived worker process; the driver runs them round-robin, a few steps each per
 // round, so that load changes on the machine hit every contestant alike. Reported: the median
 // step time of each, the best thread count of each side, the ratio attnlab / PyTorch, and the
 // peak resident set (ru_maxrss) of each worker process, with the part of it the step itself
-// added (peak minus the resident set once the model and batch are built).
+// added (peak minus the resident set once the model and batch are built). And the FLOP
+// utilization: the operations of the step's products, counted as attnlab runs them, over its
+// step time, against the raw sgemm rate at the same thread count, timed in the same rounds by a
+// worker of its own (the large model's FFN product, (2048 x 512) x (512 x 2048)).
 //
 // Worker protocol (bench/race_torch.py speaks it too), one line each way:
 //   -> "ready <maxrss_kb>"   <- "run K" -> "t ms ... ms"   <- "sgemm K" -> "t ms ... ms"
+//   <- "flops" -> "f <operations of one step>" (products only, core/runtime/flops.hpp)
 //   <- "quit" -> "rss <maxrss_kb>"
 //   <- "profile K" -> "ok" (K steps under OpProfiler, its table on stderr; run it by hand:
 //      printf "run 3\nprofile 20\nquit\n" | bench_race --worker transformer --threads 1)
@@ -36,6 +41,7 @@
 #include <vector>
 
 #include "core/runtime/blas.hpp"
+#include "core/runtime/flops.hpp"
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/profile.hpp"
 #include "core/ops.hpp"
@@ -188,27 +194,22 @@ Workload build(const std::string& name, Generator& gen) {
   return w;
 }
 
-// The large model's step in floating-point operations: every GEMM of the forward (projections,
-// attention scores and mixing, FFN, head) counted 2 m n k, and the backward as twice the forward
-// (dA and dB per GEMM). Elementwise work is left out: this is the GEMM-bound rate.
-double encoder_step_flops(double B, double L, double d, double ff, double layers, double vocab) {
-  const double N = B * L;
-  const double per_layer = 2 * N * d * d * 4 + 2 * N * d * ff * 2 + 2 * 2 * B * L * L * d;
-  return 3.0 * (layers * per_layer + 2 * N * d * vocab);
-}
-
 // ---------------------------------------------------------------- worker
 
 int run_worker(const std::string& model, int threads) {
   set_threads(threads);
+  // The "sgemm" worker builds no model: it only times raw sgemm, in a process of its own so that
+  // its buffers never count in a model's memory.
   Generator gen(0);
-  Workload w = build(model, gen);
-  nn::Adam<F> opt(w.model->parameters(), 1e-3);
+  Workload w = model == "sgemm" ? Workload{} : build(model, gen);
+  std::unique_ptr<nn::Adam<F>> opt;
+  if (w.model) opt = std::make_unique<nn::Adam<F>>(w.model->parameters(), 1e-3);
   auto step = [&] {
-    opt.zero_grad();
+    if (!w.model) throw UsageError("the sgemm worker has no model to step");
+    opt->zero_grad();
     Tensor<F> loss = w.loss();
     loss.backward();
-    opt.step();
+    opt->step();
   };
   // The raw GEMM the large model's FFN runs: (B L, d) x (d, d_ff) = (2048, 512) x (512, 2048).
   const std::size_t gm = 2048, gk = 512, gn = 2048;
@@ -237,17 +238,22 @@ int run_worker(const std::string& model, int threads) {
         reply += " " + std::to_string(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
       }
       std::printf("%s\n", reply.c_str());
+    } else if (cmd == "flops") {
+      const std::uint64_t before = flops_counted();
+      step();
+      std::printf("f %.0f\n", double(flops_counted() - before));
     } else if (cmd == "profile") {
       // K steps under the op profiler; the table goes to stderr (the pipe carries one line).
+      if (!w.model) throw UsageError("the sgemm worker has no model to profile");
       OpProfiler prof;
       for (long i = 0; i < k; ++i) {
-        opt.zero_grad();
+        opt->zero_grad();
         prof.mark("zero_grad");
         Tensor<F> loss = w.loss();
         prof.mark("forward glue");
         loss.backward();
         prof.mark("backward glue");
-        opt.step();
+        opt->step();
         prof.mark("optimizer step");
       }
       std::fprintf(stderr, "%s: %ld steps\n%s", model.c_str(), k, prof.table().c_str());
@@ -269,7 +275,9 @@ int run_worker(const std::string& model, int threads) {
 // A worker process with a pipe each way.
 class Worker {
  public:
-  Worker(std::string label, const std::vector<std::string>& argv) : label_(std::move(label)) {
+  // `unset`: environment variables removed for this worker only.
+  Worker(std::string label, const std::vector<std::string>& argv, const std::vector<std::string>& unset = {})
+      : label_(std::move(label)) {
     int to_child[2], from_child[2];
     if (pipe(to_child) != 0 || pipe(from_child) != 0) fail("bench_race", "pipe failed");
     pid_ = fork();
@@ -281,6 +289,7 @@ class Worker {
       close(to_child[1]);
       close(from_child[0]);
       close(from_child[1]);
+      for (const auto& name : unset) unsetenv(name.c_str());
       std::vector<char*> args;
       for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
       args.push_back(nullptr);
@@ -308,23 +317,25 @@ class Worker {
   const std::string& label() const { return label_; }
   long base_kb() const { return base_kb_; }
 
-  // Send a command; return the times of its reply (empty on a broken worker).
-  std::vector<double> times(const std::string& cmd) {
+  // Send a command; return the numbers of its reply, which starts with `tag` (empty on a
+  // broken worker, which is then marked failed).
+  std::vector<double> ask(const std::string& cmd, const std::string& tag) {
     if (!ok_) return {};
     std::fprintf(in_, "%s\n", cmd.c_str());
     std::fflush(in_);
     const std::string reply = read();
     std::vector<double> t;
-    if (reply.rfind("t", 0) != 0) {
+    if (reply != tag && reply.rfind(tag + " ", 0) != 0) {
       std::fprintf(stderr, "bench_race: %s answered '%s' to '%s'\n", label_.c_str(), reply.c_str(),
                    cmd.c_str());
       ok_ = false;
       return t;
     }
-    std::istringstream in(reply.substr(1));
+    std::istringstream in(reply.substr(tag.size()));
     for (double x; in >> x;) t.push_back(x);
     return t;
   }
+  std::vector<double> times(const std::string& cmd) { return ask(cmd, "t"); }
   // Ask for the peak resident set and let the worker exit.
   long quit() {
     if (!ok_) return 0;
@@ -375,14 +386,21 @@ std::vector<std::string> parse_list(const std::string& s) {
 }
 
 struct Contestant {
-  std::string side;  // "attnlab" or "torch"
+  // "attnlab", "torch", or raw sgemm, the reference rate: "sgemm" on the environment's OpenBLAS
+  // kernels, "sgemm-own" on those OpenBLAS picks for the CPU (OPENBLAS_CORETYPE unset).
+  std::string side;
   int threads;
   std::unique_ptr<Worker> worker;
   std::vector<double> ms{};
   long peak_kb = 0;
   bool pruned = false;
-  std::vector<double> gemm_ms{};  // raw sgemm times (attnlab workers, large model)
+  double step_flops = NAN;  // operations of one step's products (attnlab workers)
 };
+
+// The raw sgemm the "sgemm" workers time: the large model's FFN product.
+constexpr double kSgemmFlops = 2.0 * 2048 * 512 * 2048;
+
+bool is_sgemm(const Contestant& c) { return c.side == "sgemm" || c.side == "sgemm-own"; }
 
 struct Row {
   std::string model;
@@ -391,6 +409,8 @@ struct Row {
   double attn_mb = NAN, torch_mb = NAN, attn_step_mb = NAN, torch_step_mb = NAN;
   double target = 0;
   std::map<int, double> attn_by_threads, torch_by_threads;  // median ms at each thread count
+  double step_flops = NAN;     // operations of the step's products, as attnlab counts them
+  double sgemm_gflops = NAN;   // the best raw sgemm at attnlab's thread count
 };
 
 // Step time at 1 thread over step time at 2, or NaN when either is missing.
@@ -434,8 +454,13 @@ int run_driver(const std::vector<std::string>& args) {
   std::printf("bench_race: one training step (forward, backward, Adam), float32, median of %d "
               "rounds after %d warm-up steps; contestants interleaved round-robin\n",
               rounds, warmup);
+  // Both sides multiply with OpenBLAS, on the kernels the environment chooses (the same for
+  // both). Where OPENBLAS_CORETYPE is set, the machine's sgemm rate is also timed without it, on
+  // the kernels OpenBLAS picks for this CPU itself: utilization is quoted against the faster.
+  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+  std::printf("OpenBLAS kernels: %s (%s), for both sides\n", openblas_core_name().c_str(),
+              coretype ? "OPENBLAS_CORETYPE in the environment" : "OpenBLAS's own choice for this CPU");
   std::vector<Row> rows;
-  double large_flops = 0, sgemm_gflops = NAN;
   for (const std::string& model : models) {
     std::vector<Contestant> cs;
     for (int t : attn_threads)
@@ -450,13 +475,34 @@ int run_driver(const std::vector<std::string>& args) {
                           "torch/" + std::to_string(t),
                           std::vector<std::string>{"/usr/bin/python3", script, "--model", model,
                                                    "--threads", std::to_string(t)})});
+    for (int t : attn_threads)
+      for (bool own : {false, true}) {
+        if (own && !coretype) continue;
+        cs.push_back({own ? "sgemm-own" : "sgemm", t,
+                      std::make_unique<Worker>((own ? "sgemm-own/" : "sgemm/") + std::to_string(t),
+                                               std::vector<std::string>{self, "--worker", "sgemm", "--threads",
+                                                                        std::to_string(t)},
+                                               own ? std::vector<std::string>{"OPENBLAS_CORETYPE"}
+                                                   : std::vector<std::string>{})});
+      }
     // Steps per round: about the same wall time per round for small and large models.
     const int per_round = model == "large" ? 1 : 3;
-    for (auto& c : cs) c.worker->times("run " + std::to_string(warmup));
+    for (auto& c : cs) {
+      if (is_sgemm(c)) continue;
+      c.worker->times("run " + std::to_string(warmup));
+      if (c.side == "attnlab") {
+        const std::vector<double> f = c.worker->ask("flops", "f");
+        if (!f.empty()) c.step_flops = f[0];
+      }
+    }
     for (int r = 0; r < rounds; ++r)
       for (auto& c : cs) {
         // After two rounds, a contestant more than twice as slow as the best of its own side
         // (typically 2 threads on a busy machine) sits out: it cannot be that side's best.
+        if (is_sgemm(c)) {
+          for (double t : c.worker->times("sgemm 1")) c.ms.push_back(t);
+          continue;
+        }
         if (r >= 2) {
           double best = INFINITY;
           for (auto& o : cs)
@@ -467,15 +513,23 @@ int run_driver(const std::vector<std::string>& args) {
           }
         }
         for (double t : c.worker->times("run " + std::to_string(per_round))) c.ms.push_back(t);
-        if (model == "large" && c.side == "attnlab")
-          for (double t : c.worker->times("sgemm 2")) c.gemm_ms.push_back(t);
       }
     Row row;
     row.model = model;
     row.target = model == "large" ? 0.60 : 0.50;  // issue 41: the large encoder at 0.60 of PyTorch (was 0.80)
     std::printf("\n%s\n", model.c_str());
+    std::map<int, double> sgemm_gflops;  // the best raw sgemm rate at each thread count
     for (auto& c : cs) {
       c.peak_kb = c.worker->quit();
+      if (is_sgemm(c)) {
+        if (c.ms.empty()) continue;
+        const double rate = kSgemmFlops / (median(c.ms) * 1e6);
+        sgemm_gflops[c.threads] = std::max(sgemm_gflops[c.threads], rate);
+        std::printf("  raw sgemm (2048x512)x(512x2048), %d thread%s, %s: %.1f GFLOP/s\n", c.threads,
+                    c.threads == 1 ? "" : "s",
+                    c.side == "sgemm" ? "the environment's kernels" : "OpenBLAS's own kernels for this CPU", rate);
+        continue;
+      }
       const double med = median(c.ms);
       const double mb = c.peak_kb / 1024.0, step_mb = (c.peak_kb - c.worker->base_kb()) / 1024.0;
       std::printf("  %-8s %d thread%s  median %9.2f ms  (best %9.2f, %zu steps)  peak %7.1f MB "
@@ -492,21 +546,10 @@ int run_driver(const std::vector<std::string>& args) {
         (c.side == "attnlab" ? row.attn_threads : row.torch_threads) = c.threads;
         (c.side == "attnlab" ? row.attn_mb : row.torch_mb) = mb;
         (c.side == "attnlab" ? row.attn_step_mb : row.torch_step_mb) = step_mb;
+        if (c.side == "attnlab") row.step_flops = c.step_flops;
       }
     }
-    if (model == "large") {
-      large_flops = encoder_step_flops(8, 256, 512, 2048, 2, 1000);
-      int gemm_threads = 0;
-      for (auto& c : cs) {
-        if (c.gemm_ms.empty()) continue;
-        const double g = 2.0 * 2048 * 512 * 2048 / (median(c.gemm_ms) * 1e-3) * 1e-9;
-        std::printf("  raw sgemm (2048x512)x(512x2048), %d thread%s: %.1f GFLOP/s\n", c.threads,
-                    c.threads == 1 ? "" : "s", g);
-        if (std::isnan(sgemm_gflops) || g > sgemm_gflops) sgemm_gflops = g, gemm_threads = c.threads;
-      }
-      std::printf("  step = %.1f GFLOP of GEMM work; best raw sgemm %.1f GFLOP/s (%d threads)\n",
-                  large_flops * 1e-9, sgemm_gflops, gemm_threads);
-    }
+    if (sgemm_gflops.count(row.attn_threads)) row.sgemm_gflops = sgemm_gflops[row.attn_threads];
     rows.push_back(row);
   }
 
@@ -525,15 +568,22 @@ int run_driver(const std::vector<std::string>& args) {
                 t, ratio, r.target, r.attn_mb - r.attn_step_mb, r.attn_step_mb,
                 r.torch_mb - r.torch_step_mb, r.torch_step_mb, speedup(r.attn_by_threads),
                 speedup(r.torch_by_threads), verdict.c_str());
-    if (r.model == "large" && large_flops > 0) {
-      const double gemm_rate = large_flops / (r.attn_ms * 1e-3) * 1e-9;
-      std::printf("%-12s %16.1f %16.1f  GFLOP/s (GEMM work / step time); raw sgemm %.1f: attnlab at %.1f %% "
-                  "(target 90 %%) %s\n",
-                  "", gemm_rate, large_flops / (r.torch_ms * 1e-3) * 1e-9, sgemm_gflops,
-                  100 * gemm_rate / sgemm_gflops, gemm_rate >= 0.9 * sgemm_gflops ? "met" : "MISSED");
-    }
   }
   std::printf("(MB: resident set once built + what the training step added on top, per process)\n");
+
+  // FLOP utilization: the step's counted products over each side's step time, and attnlab's rate
+  // as a share of the best raw sgemm at attnlab's thread count (what its products could reach).
+  std::printf("\n%-12s %10s %12s %12s %12s %10s\n", "model", "GFLOP/step", "attnlab GF/s", "PyTorch GF/s",
+              "sgemm GF/s", "attnlab MFU");
+  for (const Row& r : rows) {
+    const double attn_rate = r.step_flops / (r.attn_ms * 1e6), torch_rate = r.step_flops / (r.torch_ms * 1e6);
+    char sgemm[32];
+    std::snprintf(sgemm, sizeof sgemm, "%.1f (%dt)", r.sgemm_gflops, r.attn_threads);
+    std::printf("%-12s %10.3f %12.1f %12.1f %12s %9.1f%%\n", r.model.c_str(), r.step_flops * 1e-9, attn_rate,
+                torch_rate, sgemm, 100 * attn_rate / r.sgemm_gflops);
+  }
+  std::printf("(GFLOP: the operations of the step's matrix products as attnlab runs them, 2 m n k each, "
+              "counted; MFU: attnlab's rate over the best raw sgemm at its thread count)\n");
   return 0;
 }
 

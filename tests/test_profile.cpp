@@ -70,3 +70,21 @@ TEST_CASE("OpProfiler: one at a time, its own thread only, nothing recorded with
   OpProfiler later;
   CHECK(later.times().empty());
 }
+
+TEST_CASE("OpProfiler charges each op the products it ran, forward and backward") {
+  // linear: Y (4 x 2) = X (4 x 3) W^T; backward dX = dY W and dW = dY^T X, the same size each.
+  Tensor<double> x(rand_array({4, 3}, 1), true), w(rand_array({2, 3}, 2), true);
+  OpProfiler prof;
+  for (int step = 0; step < 3; ++step) {
+    Tensor<double> loss = sum(relu(linear(x, w, Tensor<double>())));
+    loss.backward();
+  }
+  const double one = 2.0 * 4 * 2 * 3;
+  const auto times = prof.times();
+  REQUIRE(find(times, "linear") != nullptr);
+  CHECK(find(times, "linear")->forward_flops == 3 * one);
+  CHECK(find(times, "linear")->backward_flops == 3 * 2 * one);
+  CHECK(find(times, "relu")->total_flops() == 0);
+  CHECK(prof.total_flops() == 3 * 3 * one);
+  CHECK(contains(prof.table(), "GFLOP/s"));
+}

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/runtime/flops.hpp"
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/vmath.hpp"
 
@@ -120,6 +121,7 @@ template <class T>
 void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, T alpha, const T* a, std::size_t lda,
           const T* b, std::size_t ldb, T beta, T* c, std::size_t ldc) {
   if (m == 0 || n == 0) return;
+  count_product(m, n, k);
   if (degenerate(m, n, k)) return degenerate_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   gemm_in_parts(ta, tb, m, n, k, a, lda, b, ldb, c, ldc,
                 [&](std::size_t pm, std::size_t pn, const T* pa, const T* pb, T* pc) {
@@ -132,9 +134,11 @@ template void gemm<float>(bool, bool, std::size_t, std::size_t, std::size_t, flo
 template void gemm<double>(bool, bool, std::size_t, std::size_t, std::size_t, double, const double*, std::size_t,
                            const double*, std::size_t, double, double*, std::size_t);
 
+std::string openblas_core_name() { return openblas_get_corename(); }
+
 bool blas_runs_avx512() {
   static const bool avx512 = [] {
-    const std::string core = openblas_get_corename();  // "Haswell", "Zen", "SkylakeX", ...
+    const std::string core = openblas_core_name();
     for (const char* name : {"SkylakeX", "Cooperlake", "SapphireRapids"})
       if (core == name) return true;
     return false;

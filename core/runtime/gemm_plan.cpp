@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "core/runtime/blas.hpp"
+#include "core/runtime/flops.hpp"
 
 namespace attnlab {
 
@@ -78,10 +79,11 @@ void GemmPlan<T>::operator()(const T* a, const T* b, T* c) const {
       for (std::size_t i = 0; i < m_; ++i) std::fill(c + i * ldc_, c + i * ldc_ + n_, T(0));
     return;
   }
-  if (!kernel_) {
+  if (!kernel_) {  // gemm counts the product itself
     gemm<T>(trans_a_, false, m_, n_, k_, T(1), a, lda_, b, ldb_, accumulate_ ? T(1) : T(0), c, ldc_);
     return;
   }
+  count_product(m_, n_, k_);
   if constexpr (std::is_same_v<T, float>)
     reinterpret_cast<libxsmm_smmfunction>(kernel_)(b, a, c);
   else

@@ -7,6 +7,8 @@
 // checks in a module, building a mask). mark(name) charges the time since the previous mark to a
 // named section of your own, e.g. the optimizer step, so it is not charged to the next op.
 // Backward time is exact per node. Cost when no profiler lives: one atomic load per op.
+// Work is charged the same way: the floating-point operations of the products run in between
+// (core/runtime/flops.hpp), so the table gives each op's GFLOP/s beside its time.
 //
 //   OpProfiler prof;
 //   for (...) { loss = model(x); prof.mark("forward glue"); loss.backward(); opt.step();
@@ -15,6 +17,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <thread>
@@ -28,7 +31,9 @@ struct OpTime {
   double forward_ms = 0.0;   // time charged at record / mark
   long backward_calls = 0;
   double backward_ms = 0.0;
+  double forward_flops = 0.0, backward_flops = 0.0;  // products' operations charged alongside
   double total_ms() const { return forward_ms + backward_ms; }
+  double total_flops() const { return forward_flops + backward_flops; }
 };
 
 class OpProfiler {
@@ -41,7 +46,8 @@ class OpProfiler {
   void mark(const std::string& section);  // charge the time since the last mark to `section`
   std::vector<OpTime> times() const;      // slowest (forward + backward) first
   double total_ms() const;
-  std::string table() const;              // a text table: op, calls, forward, backward, share
+  double total_flops() const;
+  std::string table() const;  // a text table: op, calls, forward, backward, share, GFLOP/s
 
   // Called by the tape.
   static OpProfiler* active();
@@ -53,6 +59,7 @@ class OpProfiler {
   OpTime& entry(const std::string& op);
   std::map<std::string, OpTime> times_;
   Clock::time_point last_mark_;
+  std::uint64_t last_flops_ = 0;  // flops_counted() at the last mark or backward
   std::thread::id owner_;
 };
 
