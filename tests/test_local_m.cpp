@@ -150,6 +150,11 @@ TEST_CASE("Seq2Seq with local-m: the step index reaches teacher forcing, single 
         if (std::abs(double(j) - centre) > 1.0) CHECK(d.attention[row](t, j) == 0.0);
         else CHECK(d.attention[row](t, j) > 0.0);
       }
+  // window_centres: each example's centres over its own output steps (target and <eos>).
+  const std::vector<std::vector<double>> all = rnn::window_centres(model, p, 1);
+  CHECK(all == std::vector<std::vector<double>>{{0, 1, 2, 3}, {0, 1}});
+  CHECK_THROWS_AS(rnn::window_centres(global, p), std::logic_error);
+  CHECK_THROWS_WITH_AS(rnn::window_centres(model, p, 0), doctest::Contains("window_centres"), std::invalid_argument);
   c.style = rnn::DecoderStyle::Bahdanau;
   CHECK_THROWS_WITH_AS(rnn::Seq2Seq(c, 8, 9, gen), doctest::Contains("local_window"), std::invalid_argument);
 }

@@ -261,6 +261,22 @@ double mean_loss(Seq2Seq& model, const data::EncodedPairs& split, std::size_t ba
   return total / double(tokens);
 }
 
+std::vector<std::vector<double>> window_centres(Seq2Seq& model, const data::EncodedPairs& split, std::size_t batch) {
+  auto* luong = dynamic_cast<LuongDecoder*>(model.decoder.get());
+  if (!luong) throw std::logic_error("window_centres: a Bahdanau decoder has no local window");
+  NoGrad ng;
+  std::vector<std::vector<double>> centres;
+  batches_of("window_centres", split.size(), batch, [&](const std::vector<std::size_t>& rows) {
+    const data::Seq2SeqBatch b = data::make_seq2seq_batch(split, rows);
+    const Array<F> p = luong->local_positions(model.encoder.forward(b.source), b.decoder_input.ids).value();
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      centres.emplace_back();
+      for (std::size_t t = 0; t < split.target[rows[k]].size() + 1; ++t) centres.back().push_back(p(k, t));
+    }
+  });
+  return centres;
+}
+
 Evaluation evaluate(Seq2Seq& model, const data::EncodedPairs& split, const std::vector<data::Pair>& pairs,
                     const data::Vocab& target_vocab, std::size_t batch) {
   if (pairs.size() != split.size())

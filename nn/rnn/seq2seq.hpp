@@ -191,6 +191,13 @@ class Seq2Seq : public Module<F> {
 // the tape. std::invalid_argument for an empty split or a batch of 0.
 double mean_loss(Seq2Seq& model, const data::EncodedPairs& split, std::size_t batch = 256);
 
+// The window centres p_t of a local-attention model (local-p or local-m) over a split, teacher-forced
+// as in training, `batch` pairs at a time: per example, one centre per output step (its target's
+// tokens and <eos>). std::logic_error for a model that attends globally, std::invalid_argument for an
+// empty split or a batch of 0.
+std::vector<std::vector<double>> window_centres(Seq2Seq& model, const data::EncodedPairs& split,
+                                                std::size_t batch = 256);
+
 struct Evaluation {
   double exact_match = 0, char_accuracy = 0;
   std::vector<std::string> predictions;
