@@ -5,6 +5,7 @@
 #include "io/files.hpp"
 #include "lessons/story/lesson.hpp"
 #include "nn/checkpoint.hpp"
+#include "nn/optim.hpp"
 
 namespace attnlab::lessons {
 
@@ -22,6 +23,45 @@ History train_seq2seq(nn::rnn::Seq2Seq& model, const nn::data::EncodedSplits& da
   return train(model, data.train.size(), [&](const std::vector<std::size_t>& rows) {
     return model.loss(nn::data::make_seq2seq_batch(data.train, rows));
   }, recipe);
+}
+
+std::vector<ScoreCost> time_scores(const nn::rnn::Seq2SeqConfig& model, const std::vector<std::string>& scores,
+                                   std::size_t source_vocab, std::size_t target_vocab,
+                                   const nn::data::Seq2SeqBatch& batch, int rounds, std::uint64_t seed) {
+  if (scores.empty() || rounds < 1)
+    throw std::invalid_argument("time_scores: need at least one score and one round, got " +
+                                std::to_string(scores.size()) + " scores and " + std::to_string(rounds) + " rounds");
+  const std::size_t B = batch.source.ids.shape()[0], S = batch.source.ids.shape()[1];
+  const std::size_t T = batch.decoder_input.ids.shape()[1];
+  std::vector<std::unique_ptr<nn::rnn::Seq2Seq>> models;
+  std::vector<std::unique_ptr<nn::Adam<float>>> opts;
+  Generator gen(seed);
+  const nn::rnn::Tns q0 = nn::rnn::Tns::randn({B, T, model.decoder_hidden}, gen);
+  const nn::rnn::Tns k0 = nn::rnn::Tns::randn({B, S, 2 * model.encoder_hidden}, gen);
+  std::vector<std::function<void()>> work;
+  for (const std::string& score : scores) {
+    nn::rnn::Seq2SeqConfig c = model;
+    c.score = score;
+    models.push_back(std::make_unique<nn::rnn::Seq2Seq>(c, source_vocab, target_vocab, gen));
+    opts.push_back(std::make_unique<nn::Adam<float>>(models.back()->parameters(), 1e-3));
+    nn::rnn::Seq2Seq& m = *models.back();
+    nn::Adam<float>& opt = *opts.back();
+    work.push_back([&] {
+      opt.zero_grad();
+      m.loss(batch).backward();
+      nn::clip_grad_norm(opt.params(), 1.0);
+      opt.step();
+    });
+    work.push_back([&] {
+      const nn::rnn::Tns q = q0.detach().set_requires_grad(true), k = k0.detach().set_requires_grad(true);
+      sum(m.decoder->attention()(q, k, k, batch.source.allowed()).output).backward();
+      m.zero_grad();
+    });
+  }
+  const std::vector<Timing> t = interleaved_medians(work, rounds);
+  std::vector<ScoreCost> costs;
+  for (std::size_t i = 0; i < scores.size(); ++i) costs.push_back({t[2 * i], t[2 * i + 1]});
+  return costs;
 }
 
 namespace {
