@@ -6,12 +6,14 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <xtensor/xadapt.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xview.hpp>
 
 #include "nn/attention/attention.hpp"
 #include "nn/attention/local_m.hpp"
 #include "nn/data/batch.hpp"
+#include "nn/decode.hpp"
 #include "nn/rnn/seq2seq.hpp"
 #include "tests/helpers.hpp"
 
@@ -157,4 +159,34 @@ TEST_CASE("Seq2Seq with local-m: the step index reaches teacher forcing, single 
   CHECK_THROWS_WITH_AS(rnn::window_centres(model, p, 0), doctest::Contains("window_centres"), std::invalid_argument);
   c.style = rnn::DecoderStyle::Bahdanau;
   CHECK_THROWS_WITH_AS(rnn::Seq2Seq(c, 8, 9, gen), doctest::Contains("local_window"), std::invalid_argument);
+}
+
+TEST_CASE("rnn_seq2seq_step: greedy_decode and beam search of width 1 find what Seq2Seq::greedy finds, local-m or global") {
+  for (const std::size_t window : {std::size_t(0), std::size_t(1)}) {
+    rnn::Seq2SeqConfig c;
+    c.style = rnn::DecoderStyle::Luong, c.score = "general", c.embed = 4, c.encoder_hidden = 3, c.decoder_hidden = 6;
+    c.attention_hidden = 5, c.local_window = window, c.local_alignment = rnn::LocalAlignment::monotonic;
+    Generator gen(8);
+    rnn::Seq2Seq model(c, 8, 9, gen);
+    data::EncodedPairs p;
+    p.source = {{4, 5, 6, 7, 4, 5, 6, 7}, {5, 4}};
+    p.target = {{6}, {7}};
+    const data::Seq2SeqBatch b = data::make_seq2seq_batch(p, {0, 1});
+    const rnn::Decoded greedy = model.greedy(b.source, 6);
+    for (std::size_t row = 0; row < 2; ++row) {
+      data::Sequence with_eos = p.source[row];
+      with_eos.push_back(data::Vocab::eos);  // as the batches append it
+      const IndexArray src = xt::adapt(with_eos);
+      const StepFn step = rnn_seq2seq_step(model, src);
+      CHECK(greedy_decode(step, data::Vocab::bos, data::Vocab::eos, 6) == greedy.ids[row]);
+      BeamOptions one;
+      one.width = 1, one.max_len = 6;
+      CHECK(beam_search(step, data::Vocab::bos, data::Vocab::eos, one).front().tokens == greedy.ids[row]);
+    }
+  }
+  Generator gen(9);
+  rnn::Seq2SeqConfig c;
+  c.style = rnn::DecoderStyle::Luong, c.score = "dot", c.embed = 4, c.encoder_hidden = 3, c.decoder_hidden = 6;
+  rnn::Seq2Seq model(c, 8, 9, gen);
+  CHECK(contains(error_of([&] { rnn_seq2seq_step(model, IndexArray::from_shape({0})); }), "rnn_seq2seq_step"));
 }
