@@ -80,11 +80,15 @@ nn::data::Vocab vocab_of(const std::vector<std::string>& tokens) {
 
 void write_model_card(const std::string& stem, const nn::rnn::Seq2SeqConfig& c, const nn::data::Vocab& source,
                       const nn::data::Vocab& target) {
-  const Json card = {{"lesson", lesson().info().id}, {"seed", seed()}, {"quick", quick()},
+  Json card = {{"lesson", lesson().info().id}, {"seed", seed()}, {"quick", quick()},
                      {"style", c.style == nn::rnn::DecoderStyle::Bahdanau ? "bahdanau" : "luong"},
                      {"score", c.score}, {"embed", c.embed}, {"encoder_hidden", c.encoder_hidden},
                      {"decoder_hidden", c.decoder_hidden}, {"attention_hidden", c.attention_hidden},
                      {"source_tokens", ordinary_tokens(source)}, {"target_tokens", ordinary_tokens(target)}};
+  if (c.local_window > 0) {  // a global model's card stays as it was
+    card["local_window"] = c.local_window;
+    card["local_alignment"] = c.local_alignment == nn::rnn::LocalAlignment::monotonic ? "monotonic" : "predictive";
+  }
   write_file_atomic(lesson().path(stem + ".json"), card.dump(1) + "\n", "write_model_card");
 }
 
@@ -107,6 +111,15 @@ LoadedSeq2Seq load_seq2seq(const std::string& folder, const std::string& stem) {
   c.encoder_hidden = field("encoder_hidden").get<std::size_t>();
   c.decoder_hidden = field("decoder_hidden").get<std::size_t>();
   c.attention_hidden = field("attention_hidden").get<std::size_t>();
+  if (card.contains("local_window")) {  // local attention; a card without it is a global model
+    c.local_window = card["local_window"].get<std::size_t>();
+    const std::string alignment = field("local_alignment").get<std::string>();
+    if (alignment != "predictive" && alignment != "monotonic")
+      throw std::runtime_error("load_seq2seq: '" + card_file + "' names local_alignment \"" + alignment +
+                               "\"; expected \"predictive\" (local-p) or \"monotonic\" (local-m)");
+    c.local_alignment = alignment == "monotonic" ? nn::rnn::LocalAlignment::monotonic
+                                                 : nn::rnn::LocalAlignment::predictive;
+  }
   LoadedSeq2Seq m;
   m.source = vocab_of(field("source_tokens").get<std::vector<std::string>>());
   m.target = vocab_of(field("target_tokens").get<std::vector<std::string>>());

@@ -45,8 +45,9 @@ std::vector<ScoreCost> time_scores(const nn::rnn::Seq2SeqConfig& model, const st
                                    const nn::data::Seq2SeqBatch& batch, int rounds, std::uint64_t seed);
 
 // A trained encoder-decoder as files another program can run: <stem>.npz, its weights (the
-// recipe's checkpoint), and <stem>.json, its model card: the sizes, the score, both vocabularies in
-// id order, and what the lesson and seed were. write_model_card writes the card into the output
+// recipe's checkpoint), and <stem>.json, its model card: the sizes, the score, a local window and
+// how it is placed (only for local attention), both vocabularies in id order, and what the lesson
+// and seed were. write_model_card writes the card into the output
 // folder (atomically).
 void write_model_card(const std::string& stem, const nn::rnn::Seq2SeqConfig& c, const nn::data::Vocab& source,
                       const nn::data::Vocab& target);
