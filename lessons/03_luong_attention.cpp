@@ -321,10 +321,9 @@ struct LocalRun {
   std::vector<std::vector<double>> centres;  // p_t per test example and output step (teacher-forced)
 };
 
-LocalRun train_local(const Seq2SeqPlan& s, const data::DateTask& task, nn::rnn::LocalAlignment alignment) {
-  const bool predictive = alignment == nn::rnn::LocalAlignment::predictive;
-  LocalRun r;
-  r.name = predictive ? "local-p" : "local-m", r.key = predictive ? "local_p" : "local_m";
+LocalRun train_local(const Seq2SeqPlan& s, const data::DateTask& task, nn::rnn::LocalAlignment alignment,
+                     const std::string& name, const std::string& key) {
+  LocalRun r{name, key};
   nn::rnn::Seq2SeqConfig c = s.model;
   c.score = "general", c.local_window = kWindow, c.local_alignment = alignment;
   Generator gen(seed() + 3);  // the global models' draw: the same encoder, decoder and score weights to start
@@ -353,8 +352,8 @@ LocalRun train_local(const Seq2SeqPlan& s, const data::DateTask& task, nn::rnn::
 
 void local_attention(const std::vector<Trained>& runs, const Seq2SeqPlan& s, const data::DateTask& task) {
   const Trained& global = runs[1];  // general, global
-  const LocalRun p = train_local(s, task, nn::rnn::LocalAlignment::predictive);
-  const LocalRun m = train_local(s, task, nn::rnn::LocalAlignment::monotonic);
+  const LocalRun p = train_local(s, task, nn::rnn::LocalAlignment::predictive, "local-p", "local_p");
+  const LocalRun m = train_local(s, task, nn::rnn::LocalAlignment::monotonic, "local-m", "local_m");
   say("Global attention compares every query with every source position. Luong et al. also proposed local attention: "
       "a window of $2D + 1$ positions around a centre $p_t$, and two ways to place it. In the predictive form "
       "(local-p) the decoder predicts the centre from its state; in the monotonic form (local-m) the centre is the "
@@ -440,10 +439,11 @@ void local_attention(const std::vector<Trained>& runs, const Seq2SeqPlan& s, con
   // The figure: p_t step by step for four test inputs of different lengths, and one input's maps.
   std::vector<plots::Series> lines;
   const std::vector<std::size_t> picked = data::lengths_apart(task.pairs.test, 4, 4);
+  std::vector<double> steps(p.centres[picked.front()].size());  // every target is YYYY-MM-DD: 11 steps
+  std::iota(steps.begin(), steps.end(), 0.0);
   for (std::size_t i = 0; i < picked.size(); ++i) {
     const data::Pair& pr = task.pairs.test[picked[i]];
-    std::vector<double> steps(p.centres[picked[i]].size()), year_steps, year_at;
-    std::iota(steps.begin(), steps.end(), 0.0);
+    std::vector<double> year_steps, year_at;
     lines.push_back(curve("\"" + pr.source + "\"", steps, p.centres[picked[i]]));
     lines.back().color = plots::series_color(i);
     for (std::size_t t = 0, at = pr.source.rfind(pr.target.substr(0, 4)); at != std::string::npos && t < 4; ++t)
@@ -452,8 +452,6 @@ void local_attention(const std::vector<Trained>& runs, const Seq2SeqPlan& s, con
     lines.push_back(plus_marks(xt::adapt(year_steps), xt::adapt(year_at), 0.18, 0.45));
     lines.back().color = plots::series_color(i);
   }
-  std::vector<double> steps(p.centres[picked.front()].size());
-  std::iota(steps.begin(), steps.end(), 0.0);
   lines.push_back(reference("local-m: p_t = t", steps, steps));
   const LineFigureOptions style{text("Where the window goes (D = ", kWindow, "): p_t on test inputs, + their year's digits"),
                                 "Output step t (t = 0..3 write the year)", "Window centre p_t (input position)",
