@@ -3,14 +3,17 @@
 // Write each function in plain xtensor (loops, xt::tanh ...), not with the engine's ops;
 // product(a, b) and transposed(a) (exercises/grading/exercise.hpp) multiply and transpose matrices.
 #include <cmath>
+#include <memory>
 #include <sstream>
 #include <tuple>
 
+#include <xtensor/xbuilder.hpp>
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xview.hpp>
 
 #include "core/ops.hpp"
 #include "exercises/grading/exercise.hpp"
+#include "nn/attention/local_m.hpp"
 #include "nn/attention/scores.hpp"
 
 using namespace attnlab;
@@ -55,6 +58,16 @@ Array<double> concat_scores(const Array<double>& Q, const Array<double>& K, cons
 // same R), the share whose largest score is the match, on three rotations. Target: at least 0.9
 // (the dot score, W = I, gets about 1/16).
 Array<double> general_from_examples(const Array<double>& queries, const Array<double>& keys) {
+  not_attempted();  // delete this line and write your answer
+}
+
+// ---- 03.5 Local-m's weights ----------------------------------------------------------------------
+// scores (T, S): score(h_t, hbar_s) of one example's T output steps against its S input positions
+// (all real). Local-m centres a window of half-width D at the output step itself, p_t = t, but never
+// past the last input position. Return the (T, S) weights: inside the window, the softmax of the
+// scores over the window's positions only, scaled down by a Gaussian around p_t of sigma = D / 2
+// (1 at p_t itself); outside the window, exactly 0.
+Array<double> local_m_weights(const Array<double>& scores, std::size_t D) {
   not_attempted();  // delete this line and write your answer
 }
 
@@ -105,6 +118,23 @@ void grade_concat_scores(const std::function<Array<double>(const Array<double>&,
           1e-10, "the first dq columns of W multiply the query, the last dk the key; tanh of their sum, then . v");
 }
 
+
+// 03.5: against nn::local_m_attention with the dot score, on one example: more input positions
+// than output steps, then fewer (the centre stops at the last input position).
+void grade_local_m_weights(const std::function<Array<double>(const Array<double>&, std::size_t)>& answer, Grader& g) {
+  Generator gen(61);
+  const std::unique_ptr<nn::Score<double>> score = nn::make_score<double>("dot", 4, 4, gen, 1);
+  for (const auto& [steps, inputs, D] : {std::tuple{6, 9, 2}, std::tuple{6, 4, 1}}) {
+    const Array<double> Q = random_array({std::size_t(steps), 4}, 62), K = random_array({std::size_t(inputs), 4}, 63);
+    const Tensor<double> q(Array<double>(xt::expand_dims(Q, 0))), k(Array<double>(xt::expand_dims(K, 0)));
+    const Allowed all = Allowed::where(Mask(xt::ones<bool>({std::size_t(1), std::size_t(inputs)})));
+    const Array<double> engine = xt::view(nn::local_m_attention(*score, q, k, k, all, D, 0).weights.value(), 0);
+    g.close(std::to_string(steps) + " output steps, " + std::to_string(inputs) + " inputs, D = " + std::to_string(D) +
+                ", against nn::local_m_attention",
+            answer(engine_scores(*score, Q, K), std::size_t(D)), engine, 1e-10,
+            "the softmax runs over the window only, the Gaussian multiplies after it, and the centre stops at S - 1");
+  }
+}
 
 // 03.4: a random rotation (Gram-Schmidt on a normal matrix), its examples and its retrieval test.
 Array<double> random_rotation(std::size_t d, Generator& gen) {
@@ -182,8 +212,12 @@ HINT(concat_scores,
      "W [q; k] = W[:, :dq] q + W[:, dq:] k: project the queries by the first dq columns and the keys by the last dk, "
      "then s_ij = v . tanh(Pq_i + Pk_j).");
 EXERCISE(general_from_examples, "Experiment: learn W from examples", grade_general_from_examples);
+EXERCISE(local_m_weights, "Local-m's weights: a window at the output step", grade_local_m_weights);
 HINT(general_from_examples,
      "For a match k = R q (R a rotation, R^T R = I), q^T W k = q^T W R q is |q|^2, well above what an unrelated "
      "key scores, when W R = I: W = R^T. The examples estimate it: with q of independent unit-variance "
      "entries, the mean over examples of q k^T is E[q q^T] R^T = R^T. So W = Q^T K / 200 (or the least-squares "
      "fit of q from k).");
+HINT(local_m_weights,
+     "p_t = min(t, S - 1); window: |s - p_t| <= D; a_t(s) = exp(score_ts) / sum over the window of exp(score_ts') "
+     "times exp(-(s - p_t)^2 / (2 sigma^2)), sigma = D / 2; 0 outside the window.");

@@ -2,6 +2,7 @@
 // values, score bias), with and without masks (double, tiny sizes, dropout off).
 #include "gradcheck/cases.hpp"
 #include "nn/attention/attention.hpp"
+#include "nn/attention/local_m.hpp"
 #include "nn/attention/local_p.hpp"
 #include "nn/attention/multi_head.hpp"
 
@@ -175,6 +176,26 @@ GRADCHECK_CASE("LocalPAttention decoder step", "q (2,4), keys (2,4,4), D 2", [] 
   return gradcheck(
       [&](const Inputs& x) { return local.forward(*score, x[0], x[1], x[2], Allowed::where(keys4())).output; },
       with_params(local, {rnd({2, 4}, 1), rnd({2, 4, 4}, 2), rnd({2, 4, 2}, 3)}));
+});
+
+// Luong's local-m: the window at the decoder's step (a constant centre, clipped to the input's
+// last key in the padded row), the score's softmax inside it times the Gaussian.
+GRADCHECK_CASE("local_m_attention general", "q (2,3,4) from step 1, keys (2,4,4), values (2,4,2), D 1, padded", [] {
+  Generator gen(14);
+  const std::unique_ptr<nn::Score<D>> score = nn::make_score<D>("general", 4, 4, gen, 3);
+  Inputs in = {rnd({2, 3, 4}, 1), rnd({2, 4, 4}, 2), rnd({2, 4, 2}, 3)};
+  for (const TD& p : score->parameters()) in.push_back(p);
+  return gradcheck(
+      [&](const Inputs& x) { return nn::local_m_attention(*score, x[0], x[1], x[2], Allowed::where(keys4()), 1, 1).output; },
+      in);
+});
+
+GRADCHECK_CASE("local_m_attention decoder step", "q (2,4) at step 2, keys (2,4,4), D 1", [] {
+  Generator gen(15);
+  const std::unique_ptr<nn::Score<D>> score = nn::make_score<D>("dot", 4, 4, gen, 3);
+  return gradcheck(
+      [&](const Inputs& x) { return nn::local_m_attention(*score, x[0], x[1], x[2], Allowed::where(keys4()), 1, 2).output; },
+      {rnd({2, 4}, 1), rnd({2, 4, 4}, 2), rnd({2, 4, 2}, 3)});
 });
 
 }  // namespace attnlab::cases

@@ -5,12 +5,13 @@
 // compared three scores: dot (q^T k), general (q^T W k) and concat (v^T tanh(W [q; k]), which is
 // additive attention). We train all of them, plus Bahdanau's additive score, in one decoder with one
 // budget on the date task of lesson 02, and measure accuracy, parameters and the cost of each score,
-// alone and inside a whole training step. Last, Luong's local attention (local-p): predict where to
-// look, and attend only inside a window there.
+// alone and inside a whole training step. Last, Luong's local attention: a window placed where the
+// decoder predicts (local-p) or at its own step (local-m), and where each puts it.
 #include <algorithm>
-#include <cmath>
 #include <memory>
 #include <numeric>
+
+#include <xtensor/xadapt.hpp>
 
 #include "lessons/kit/explorer.hpp"
 #include "lessons/kit/kit.hpp"
@@ -158,47 +159,13 @@ void compare_accuracy(const std::vector<Trained>& runs, const data::DateTask& ta
 // ---------------------------------------------------------------------------------------------
 // 3. What each score costs
 
-// Times, for fresh models of each score, (1) a whole training step (forward, backward, clipping,
-// Adam) on one fixed batch and (2) the attention alone, forward and backward, on tensors of that
-// batch's shapes, the eight in turn in every round (lessons/kit/timing.hpp).
-void benchmark(std::vector<Trained>& runs, const Seq2SeqPlan& s, const data::DateTask& task,
-               const data::Seq2SeqBatch& batch, int rounds) {
-  const std::size_t B = batch.source.ids.shape()[0], S = batch.source.ids.shape()[1];
-  const std::size_t T = batch.decoder_input.ids.shape()[1];
-  std::vector<std::unique_ptr<nn::rnn::Seq2Seq>> models;
-  std::vector<std::unique_ptr<nn::Adam<float>>> opts;
-  Generator gen(seed() + 5);
-  const nn::rnn::Tns q0 = nn::rnn::Tns::randn({B, T, s.model.decoder_hidden}, gen);
-  const nn::rnn::Tns k0 = nn::rnn::Tns::randn({B, S, 2 * s.model.encoder_hidden}, gen);
-  std::vector<std::function<void()>> work;
-  for (const Trained& r : runs) {
-    nn::rnn::Seq2SeqConfig c = s.model;
-    c.score = r.score;
-    models.push_back(std::make_unique<nn::rnn::Seq2Seq>(c, task.source_vocab.size(), task.target_vocab.size(), gen));
-    opts.push_back(std::make_unique<nn::Adam<float>>(models.back()->parameters(), 1e-3));
-    nn::rnn::Seq2Seq& m = *models.back();
-    nn::Adam<float>& opt = *opts.back();
-    work.push_back([&] {
-      opt.zero_grad();
-      m.loss(batch).backward();
-      nn::clip_grad_norm(opt.params(), 1.0);
-      opt.step();
-    });
-    work.push_back([&] {
-      const nn::rnn::Tns q = q0.detach().set_requires_grad(true), k = k0.detach().set_requires_grad(true);
-      sum(m.decoder->attention()(q, k, k, batch.source.allowed()).output).backward();
-      m.zero_grad();
-    });
-  }
-  const std::vector<Timing> t = interleaved_medians(work, rounds);
-  for (std::size_t i = 0; i < runs.size(); ++i) runs[i].step = t[2 * i], runs[i].attention = t[2 * i + 1];
-}
-
 void speed(std::vector<Trained>& runs, const Seq2SeqPlan& s, const data::DateTask& task) {
   const double load_at_start = load_average();
   const int rounds = full_or_quick(60, 20);
   const data::Seq2SeqBatch batch = data::make_seq2seq_batch(task.train, data::first_rows(s.recipe.batch));
-  benchmark(runs, s, task, batch, rounds);
+  const std::vector<ScoreCost> costs = time_scores(s.model, kScores, task.source_vocab.size(), task.target_vocab.size(),
+                                                   batch, rounds, seed() + 5);
+  for (std::size_t i = 0; i < runs.size(); ++i) runs[i].step = costs[i].step, runs[i].attention = costs[i].attention;
   say("Times depend on the machine and its load (load average ", fixed(load_at_start, 1), " when the timing "
       "started), so we compare the scores with each other, never with a clock: CPU time, which counts only this "
       "program's own work, as medians of ", rounds, " rounds in which the four models take turns (a burst of load "
@@ -337,156 +304,176 @@ void explore_the_four(const std::vector<Trained>& runs, const data::DateTask& ta
 }
 
 // ---------------------------------------------------------------------------------------------
-// 5. Local attention: predict where to look
+// 5. Local attention: predict where to look, or follow the step
 
 constexpr std::size_t kWindow = 5;  // D: the window [p_t - D, p_t + D], sigma = D / 2
 
-// Each map's rows scaled to sum to 1 (local-p's weights sum to less: the Gaussian scales them down).
-std::vector<xt::xarray<double>> as_shares(std::vector<xt::xarray<double>> maps) {
-  for (xt::xarray<double>& m : maps)
-    for (std::size_t t = 0; t < m.shape()[0]; ++t) {
-      double total = 0;
-      for (std::size_t s = 0; s < m.shape()[1]; ++s) total += m(t, s);
-      if (total > 0)
-        for (std::size_t s = 0; s < m.shape()[1]; ++s) m(t, s) /= total;
-    }
-  return maps;
-}
-
-// Where the window goes: the predicted centres p_t (teacher-forced, as in training) of the test
-// examples, and for the year's four steps, how far p_t is from the digit being written.
-struct WindowPlacement {
-  std::vector<std::vector<double>> centres;  // per test example, p_t for each output step
-  double within_window = 0, mean_distance = 0;  // over year steps: |p_t - digit| <= D, and its mean
-  double middle_within = 0;  // the same share for a window fixed at the input's middle, (S - 1) / 2
+// A local model (general score) trained from the global models' first draw with their recipe, its
+// held-out scores, and where its window went on the test inputs.
+struct LocalRun {
+  std::string name, key;  // "local-p" and the metrics' suffix "local_p"
+  std::size_t parameters = 0;
+  History history;
+  nn::rnn::Evaluation test;
+  double year_share = 0;                     // of the year steps' attention, on the year's digits
+  data::YearWindow window;                   // the year's digit inside the window?
+  data::DateFields fields;                   // which fields of the date it gets right
+  std::vector<std::vector<double>> centres;  // p_t per test example and output step (teacher-forced)
 };
 
-WindowPlacement place_windows(nn::rnn::Seq2Seq& model, const data::DateTask& task) {
-  auto& decoder = dynamic_cast<nn::rnn::LuongDecoder&>(*model.decoder);
-  WindowPlacement w;
-  std::size_t steps = 0;
-  for (std::size_t first = 0; first < task.test.size(); first += 256) {
-    std::vector<std::size_t> rows;
-    for (std::size_t r = first; r < std::min(first + 256, task.test.size()); ++r) rows.push_back(r);
-    const data::Seq2SeqBatch b = data::make_seq2seq_batch(task.test, rows);
-    NoGrad no_grad;
-    const Array<float> p = decoder.local_positions(model.encoder.forward(b.source), b.decoder_input.ids).value();
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const data::Pair& pair = task.pairs.test[rows[i]];
-      w.centres.emplace_back();
-      for (std::size_t t = 0; t < pair.target.size() + 1; ++t) w.centres.back().push_back(p(i, t));
-      const std::size_t at = pair.source.rfind(pair.target.substr(0, 4));  // the year's digits, if spelled out
-      if (at == std::string::npos) continue;
-      const double middle = double(pair.source.size()) / 2.0;  // S - 1 = the source's characters, then <eos>
-      for (std::size_t t = 0; t < 4; ++t, ++steps) {
-        const double distance = std::abs(double(p(i, t)) - double(at + t));
-        w.middle_within += std::abs(middle - double(at + t)) <= double(kWindow) ? 1.0 : 0.0;
-        w.mean_distance += distance;
-        w.within_window += distance <= double(kWindow) ? 1.0 : 0.0;
-      }
-    }
-  }
-  if (steps) w.within_window /= double(steps), w.mean_distance /= double(steps), w.middle_within /= double(steps);
-  return w;
+LocalRun train_local(const Seq2SeqPlan& s, const data::DateTask& task, nn::rnn::LocalAlignment alignment,
+                     const std::string& name, const std::string& key) {
+  LocalRun r{name, key};
+  nn::rnn::Seq2SeqConfig c = s.model;
+  c.score = "general", c.local_window = kWindow, c.local_alignment = alignment;
+  Generator gen(seed() + 3);  // the global models' draw: the same encoder, decoder and score weights to start
+  nn::rnn::Seq2Seq model(c, task.source_vocab.size(), task.target_vocab.size(), gen);
+  r.parameters = model.parameter_count();
+  Recipe rc = s.recipe;
+  rc.label = r.name;
+  r.history = train_seq2seq(model, task, rc);
+  r.test = nn::rnn::evaluate(model, task.test, task.pairs.test, task.target_vocab);
+  // Local weights sum to less than 1 (the Gaussian), so the year's share is taken of each row's total.
+  r.year_share = data::year_attention(data::row_shares(r.test.decoded.attention), task.pairs.test).mass;
+  r.centres = nn::rnn::window_centres(model, task.test);
+  r.window = data::year_window(r.centres, task.pairs.test, double(kWindow));
+  metric("test_exact_match_" + r.key, r.test.exact_match);
+  metric("test_char_accuracy_" + r.key, r.test.char_accuracy);
+  metric("validation_loss_" + r.key, r.history.validation_of("loss").back());
+  metric("test_year_attention_" + r.key, r.year_share);
+  metric(r.key + "_year_digit_in_window", r.window.within);
+  metric(r.key + "_year_centre_distance", r.window.mean_distance);
+  r.fields = data::date_fields(r.test.predictions, task.pairs.test);
+  metric("test_year_right_" + r.key, r.fields.year), metric("test_month_right_" + r.key, r.fields.month);
+  metric("test_day_right_" + r.key, r.fields.day);
+  timing("cpu_ms_step_in_training_" + r.key, r.history.median_step_cpu_ms());
+  return r;
 }
 
 void local_attention(const std::vector<Trained>& runs, const Seq2SeqPlan& s, const data::DateTask& task) {
+  const Trained& global = runs[1];  // general, global
+  const LocalRun p = train_local(s, task, nn::rnn::LocalAlignment::predictive, "local-p", "local_p");
+  const LocalRun m = train_local(s, task, nn::rnn::LocalAlignment::monotonic, "local-m", "local_m");
   say("Global attention compares every query with every source position. Luong et al. also proposed local attention: "
-      "the decoder first predicts a position, then attends only near it. In the predictive form (local-p),");
-  say("$$p_t = (S - 1)\\,\\sigma\\big(v_p^\\top \\tanh(W_p h_t)\\big), \\qquad a_t(s) = "
+      "a window of $2D + 1$ positions around a centre $p_t$, and two ways to place it. In the predictive form "
+      "(local-p) the decoder predicts the centre from its state; in the monotonic form (local-m) the centre is the "
+      "output step itself, on the bet that input and output run in step:");
+  say("$$p_t^{\\text{local-p}} = (S - 1)\\,\\sigma\\big(v_p^\\top \\tanh(W_p h_t)\\big), \\qquad "
+      "p_t^{\\text{local-m}} = \\min(t, S - 1), \\qquad a_t(s) = "
       "\\mathrm{softmax}_{\\lvert s - p_t \\rvert \\le D}\\big(\\mathrm{score}(h_t, \\bar h_s)\\big)\\, "
       "\\exp\\Big(-\\frac{(s - p_t)^2}{2\\sigma^2}\\Big), \\qquad \\sigma = D / 2,$$");
-  say("with $S$ the input's length. The window's edges jump as $p_t$ moves, so they pass no gradient; $p_t$ learns "
-      "through the Gaussian alone, whose derivative is $g\\,(s - p_t)/\\sigma^2$ (the op core of "
-      "nn/attention/local_p.cpp, gradient-checked). We train it with the general score (Luong's choice for local-p), "
-      "$D = ", kWindow, "$, and the same recipe as global general above; the predictor adds $W_p$ and $v_p$, ",
-      s.model.decoder_hidden * s.model.attention_hidden + s.model.attention_hidden, " parameters.");
-  nn::rnn::Seq2SeqConfig c = s.model;
-  c.score = "general", c.local_window = kWindow;
-  Generator gen(seed() + 3);  // the global models' draw: the same encoder, decoder and score weights to start
-  nn::rnn::Seq2Seq model(c, task.source_vocab.size(), task.target_vocab.size(), gen);
-  Recipe rc = s.recipe;
-  rc.label = "local-p";
-  const History history = train_seq2seq(model, task, rc);
-  const nn::rnn::Evaluation test = nn::rnn::evaluate(model, task.test, task.pairs.test, task.target_vocab);
-  const Trained& global = runs[1];  // general, global
-  const data::YearAttention local_year = data::year_attention(as_shares(test.decoded.attention), task.pairs.test);
-  const WindowPlacement w = place_windows(model, task);
-  metric("test_exact_match_local_p", test.exact_match);
-  metric("test_char_accuracy_local_p", test.char_accuracy);
-  metric("validation_loss_local_p", history.validation_of("loss").back());
-  metric("test_year_attention_local_p", local_year.mass);
-  metric("local_p_year_digit_in_window", w.within_window);
-  metric("local_p_year_centre_distance", w.mean_distance);
-  metric("middle_window_year_digit_in_window", w.middle_within);
-  timing("cpu_ms_step_in_training_local_p", history.median_step_cpu_ms());
+  say("with $S$ the input's length. The window's edges jump as $p_t$ moves, so they pass no gradient; local-p's "
+      "$p_t$ learns through the Gaussian alone, whose derivative is $g\\,(s - p_t)/\\sigma^2$ (the op core of "
+      "nn/attention/local_p.cpp, gradient-checked). Local-m learns nothing about where to look: its $p_t$ is a "
+      "constant, so the decoder needs only its step number (nn/attention/local_m.cpp; the paper's local-m has no "
+      "Gaussian, we keep it so that the two forms differ only in the centre). Both use the general score (Luong's "
+      "choice), $D = ", kWindow, "$, and the recipe and first draw of global general above; local-p's predictor adds "
+      "$W_p$ and $v_p$, ", p.parameters - global.model->parameter_count(), " parameters, local-m none. The output "
+      "writes the year first; most written forms put it last.");
+  metric("middle_window_year_digit_in_window", p.window.middle_within);
+  std::vector<std::vector<std::string>> rows = {
+      row("global", fixed(global.test.exact_match, 4), fixed(global.test.char_accuracy, 4),
+          fixed(global.history.validation_of("loss").back(), 4),
+          percent(data::year_attention(global.test.decoded.attention, task.pairs.test).mass), "(all)",
+          global.model->parameter_count(), fixed(global.history.median_step_cpu_ms(), 1))};
+  for (const LocalRun* r : {&p, &m})
+    rows.push_back(row(text(r->name, ", D = ", kWindow), fixed(r->test.exact_match, 4), fixed(r->test.char_accuracy, 4),
+                       fixed(r->history.validation_of("loss").back(), 4), percent(r->year_share),
+                       percent(r->window.within), r->parameters, fixed(r->history.median_step_cpu_ms(), 1)));
   table({"general score", "test exact match", "test per-character accuracy", "validation loss",
-         "share of the year steps' attention on the year", "median training step, CPU ms"},
-        {row("global", fixed(global.test.exact_match, 4), fixed(global.test.char_accuracy, 4),
-             fixed(global.history.validation_of("loss").back(), 4), percent(data::year_attention(global.test.decoded.attention, task.pairs.test).mass),
-             fixed(global.history.median_step_cpu_ms(), 1)),
-         row(text("local-p, D = ", kWindow), fixed(test.exact_match, 4), fixed(test.char_accuracy, 4),
-             fixed(history.validation_of("loss").back(), 4), percent(local_year.mass),
-             fixed(history.median_step_cpu_ms(), 1))});
+         "share of the year steps' attention on the year", "year digit inside the window", "parameters",
+         "median training step, CPU ms"}, rows);
   claim({"local_p_learns", "test_exact_match_local_p >= 0.8",
-         text("Local-p learns the task: test exact match ", fixed(test.exact_match, 3), " (global general: ",
+         text("Local-p learns the task: test exact match ", fixed(p.test.exact_match, 3), " (global general: ",
               fixed(global.test.exact_match, 3), ")."),
-         text("Local-p reaches only ", fixed(test.exact_match, 3), " test exact match at this budget (global general: ",
+         text("Local-p reaches only ", fixed(p.test.exact_match, 3), " test exact match at this budget (global general: ",
               fixed(global.test.exact_match, 3), "): it learns more slowly, since its centre must move first; the full "
               "run's budget takes it to 0.8 or more."),
          Expect::full_run});
   claim({"local_p_keeps_up", "test_exact_match_local_p >= test_exact_match_general - 0.02",
          text("Seeing at most ", 2 * kWindow + 1, " input characters per step costs it nothing here: ",
-              fixed(test.exact_match, 3), " against ", fixed(global.test.exact_match, 3), " for global attention."),
-         text("The window costs accuracy here: ", fixed(test.exact_match, 3), " against ",
+              fixed(p.test.exact_match, 3), " against ", fixed(global.test.exact_match, 3), " for global attention."),
+         text("The window costs accuracy here: ", fixed(p.test.exact_match, 3), " against ",
               fixed(global.test.exact_match, 3), " for global attention, more than 0.02 below."),
          Expect::either_way});
   claim({"window_finds_the_year",
          "local_p_year_digit_in_window >= 0.8 and local_p_year_digit_in_window >= middle_window_year_digit_in_window + 0.2",
-         text("The predicted centre goes where the answer is: for ", percent(w.within_window), " of the year-writing "
+         text("The predicted centre goes where the answer is: for ", percent(p.window.within), " of the year-writing "
               "steps the digit being written lies inside the window (mean distance from $p_t$ ",
-              fixed(w.mean_distance, 2), " characters), where a window fixed at the middle of the input would hold it "
-              "for ", percent(w.middle_within), "."),
-         text("The window holds the digit being written on only ", percent(w.within_window), " of the year-writing "
-              "steps (mean distance from $p_t$ ", fixed(w.mean_distance, 2), " characters; a window fixed at the "
-              "middle of the input: ", percent(w.middle_within), ").")});
-  say("This implementation computes the score for every position and masks outside the window, so it saves no work "
-      "at these lengths (the step times above include the predictor); local attention pays off only when the score "
-      "is computed inside the window alone, over inputs much longer than $2D + 1$.");
+              fixed(p.window.mean_distance, 2), " characters), where a window fixed at the middle of the input would "
+              "hold it for ", percent(p.window.middle_within), "."),
+         text("The window holds the digit being written on only ", percent(p.window.within), " of the year-writing "
+              "steps (mean distance from $p_t$ ", fixed(p.window.mean_distance, 2), " characters; a window fixed at the "
+              "middle of the input: ", percent(p.window.middle_within), ").")});
+  claim({"local_m_window_off_the_year",
+         "local_m_year_digit_in_window <= 0.5 and local_m_year_digit_in_window <= local_p_year_digit_in_window - 0.4",
+         text("Local-m's window, walking in step with the output, holds the year digit being written on only ",
+              percent(m.window.within), " of the year-writing steps (local-p's: ", percent(p.window.within), "): the "
+              "year is written first and read, in most forms, last."),
+         text("Local-m's window holds the year digit being written on ", percent(m.window.within), " of the "
+              "year-writing steps, against local-p's ", percent(p.window.within), ": more of these inputs put the "
+              "year near their start than the formats suggest.")});
+  claim({"local_m_behind", "test_exact_match_local_m <= test_exact_match_local_p - 0.03",
+         text("Following the step costs accuracy: local-m reaches ", fixed(m.test.exact_match, 3), " test exact match, "
+              "against ", fixed(p.test.exact_match, 3), " for local-p and ", fixed(global.test.exact_match, 3),
+              " for global attention."),
+         text("Following the step costs little here: local-m reaches ", fixed(m.test.exact_match, 3), " test exact "
+              "match, against ", fixed(p.test.exact_match, 3), " for local-p and ", fixed(global.test.exact_match, 3),
+              " for global attention."),
+         Expect::either_way});
+  claim({"local_m_year_without_the_digits", "test_year_right_local_m >= 0.9 and local_m_year_digit_in_window <= 0.5",
+         text("Yet local-m writes the year right on ", percent(m.fields.year), " of the test inputs (month ",
+              percent(m.fields.month), ", day ", percent(m.fields.day), "), with the digits mostly outside its window: "
+              "the year reaches it another way, through annotations the bidirectional encoder computed from the whole "
+              "input, or through the decoder's first state, the encoder's summary (this lesson does not separate the "
+              "two)."),
+         text("Local-m writes the year right on only ", percent(m.fields.year), " of the test inputs (month ",
+              percent(m.fields.month), ", day ", percent(m.fields.day), ") with the digit being written inside its "
+              "window on ", percent(m.window.within), " of the year steps; the full run's budget teaches it to write "
+              "the year right on 90% or more with the digits mostly out of view."),
+         Expect::full_run});
+  say("This implementation computes the score for every position and masks outside the window, so neither form saves "
+      "work at these lengths: the step times above, taken one model after another rather than interleaved as in "
+      "section 3, differ by the machine's load, not by design. Local attention pays off only when the score is "
+      "computed inside the window alone, over inputs much longer than $2D + 1$.");
   // The figure: p_t step by step for four test inputs of different lengths, and one input's maps.
   std::vector<plots::Series> lines;
-  std::vector<std::size_t> picked;
-  for (std::size_t r = 0; r < task.pairs.test.size() && picked.size() < 4; ++r) {
-    const std::size_t len = task.pairs.test[r].source.size();
-    bool fresh = true;
-    for (std::size_t q : picked) fresh = fresh && task.pairs.test[q].source.size() / 4 != len / 4;
-    if (fresh) picked.push_back(r);
+  const std::vector<std::size_t> picked = data::lengths_apart(task.pairs.test, 4, 4);
+  std::vector<double> steps(p.centres[picked.front()].size());  // every target is YYYY-MM-DD: 11 steps
+  std::iota(steps.begin(), steps.end(), 0.0);
+  for (std::size_t i = 0; i < picked.size(); ++i) {
+    const data::Pair& pr = task.pairs.test[picked[i]];
+    std::vector<double> year_steps, year_at;
+    lines.push_back(curve("\"" + pr.source + "\"", steps, p.centres[picked[i]]));
+    lines.back().color = plots::series_color(i);
+    for (std::size_t t = 0, at = pr.source.rfind(pr.target.substr(0, 4)); at != std::string::npos && t < 4; ++t)
+      year_steps.push_back(double(t)), year_at.push_back(double(at + t));
+    if (year_steps.empty()) continue;  // a two-digit year: nothing to mark
+    lines.push_back(plus_marks(xt::adapt(year_steps), xt::adapt(year_at), 0.18, 0.45));
+    lines.back().color = plots::series_color(i);
   }
-  for (std::size_t r : picked) {
-    std::vector<double> steps(w.centres[r].size());
-    std::iota(steps.begin(), steps.end(), 0.0);
-    lines.push_back(curve("\"" + task.pairs.test[r].source + "\"", steps, w.centres[r]));
-  }
-  const LineFigureOptions style{text("Where local-p puts its window (D = ", kWindow, "), test inputs"),
-                                "Output step t (t = 0..3 write the year)", "Predicted centre p_t (input position)",
-                                false, false, true, 0.0, std::nullopt, 1800, 950};
-  save_figure(line_figure(lines, style), "local_p_centres",
-              "The predicted centre $p_t$ (teacher-forced) at each output step of four test inputs of different "
-              "lengths and formats; the window covers $p_t \\pm " + std::to_string(kWindow) + "$. Steps 0 to 3 write "
-              "the year, 5 and 6 the month, 8 and 9 the day.");
+  lines.push_back(reference("local-m: p_t = t", steps, steps));
+  const LineFigureOptions style{text("Where the window goes (D = ", kWindow, "): p_t on test inputs, + their year's digits"),
+                                "Output step t (t = 0..3 write the year)", "Window centre p_t (input position)",
+                                false, false, false, 0.0, std::nullopt, 1800, 950};
+  save_figure(line_figure(lines, style), "window_centres",
+              "Local-p's predicted centre $p_t$ (teacher-forced) at each output step of four test inputs of different "
+              "lengths and formats, local-m's $p_t = t$ (dashed; on an input shorter than the output it stops at the "
+              "last character), and + where each input's year digits are, at the steps that write them; the window "
+              "covers $p_t \\pm " + std::to_string(kWindow) + "$. Steps 5 and 6 write the month, 8 and 9 the day.");
   const std::size_t r = picked.front();
   const data::Pair& pr = task.pairs.test[r];
-  AttentionFigureOptions maps{"Global against local-p attention (general score) on \"" + pr.source + "\"", 2, 2200, 900};
+  AttentionFigureOptions maps{"Global, local-p and local-m attention (general score) on \"" + pr.source + "\"", 3, 2100, 780};
   maps.keys_label = "input characters (keys)", maps.queries_label = "output characters (queries)";
-  save_figure(attention_figure({{global.test.decoded.attention[r], char_labels(pr.source, true),
-                                 token_labels(global.test.decoded.ids[r], task.target_vocab),
-                                 "global: " + global.test.predictions[r]},
-                                {test.decoded.attention[r], char_labels(pr.source, true),
-                                 token_labels(test.decoded.ids[r], task.target_vocab),
-                                 "local-p: " + test.predictions[r]}}, maps),
-              "local_p_alignments",
-              text("Global attention (left) against local-p (right) on one test input: local-p's weights are zero "
-                   "outside $[p_t - ", kWindow, ", p_t + ", kWindow, "]$ and shrink away from $p_t$."));
+  std::vector<AttentionMap> panels = {{global.test.decoded.attention[r], char_labels(pr.source, true),
+                                       token_labels(global.test.decoded.ids[r], task.target_vocab),
+                                       "global: " + global.test.predictions[r]}};
+  for (const LocalRun* run : {&p, &m})
+    panels.push_back({run->test.decoded.attention[r], char_labels(pr.source, true),
+                      token_labels(run->test.decoded.ids[r], task.target_vocab), run->name + ": " + run->test.predictions[r]});
+  save_figure(attention_figure(panels, maps), "local_alignments",
+              text("Global attention (left), local-p (middle) and local-m (right) on one test input: the local weights "
+                   "are zero outside $[p_t - ", kWindow, ", p_t + ", kWindow, "]$ and shrink away from $p_t$."));
 }
 
 }  // namespace
@@ -508,7 +495,7 @@ int main(int argc, char** argv) {
                       section("4. Four ways of looking at the same input");
                       four_ways_of_looking(runs, task);
                       explore_the_four(runs, task);
-                      section("5. Local attention: predict where to look");
+                      section("5. Local attention: predict where to look, or follow the step");
                       local_attention(runs, plan, task);
                     });
 }

@@ -6,6 +6,8 @@
 
 #include "core/error.hpp"
 #include "core/tensor.hpp"
+#include "nn/data/batch.hpp"
+#include "nn/rnn/seq2seq.hpp"
 
 namespace attnlab::nn {
 
@@ -226,6 +228,28 @@ StepFn seq2seq_step(Seq2SeqTransformer<T>& model, const IndexArray& src) {
     for (std::size_t i = 0; i < n; ++i) std::copy(memory.begin(), memory.end(), repeated.begin() + i * s * d);
     NoGrad no_grad;
     return last_log_probs(model.decode(ids, Tensor<T>(std::move(repeated))).value(), prefixes);
+  };
+}
+
+StepFn rnn_seq2seq_step(rnn::Seq2Seq& model, const IndexArray& src) {
+  const char* where = "rnn_seq2seq_step";
+  check(src.dimension() == 1 && src.size() > 0, where, "src must be one non-empty sequence of ids, got shape ",
+        shape_str(src.shape()));
+  const data::PaddedBatch one = data::pad_sequences({data::Sequence(src.begin(), src.end())});
+  const rnn::Encoded e = [&] {
+    NoGrad no_grad;
+    return model.encoder.forward(one);  // (1, S, 2He), encoded once for every step
+  }();
+  return [&model, e, where](const std::vector<std::vector<Index>>& prefixes) -> Array<float> {
+    const IndexArray ids = pad_prefixes(where, prefixes);
+    const std::size_t n = prefixes.size(), S = e.real.shape()[1];
+    NoGrad no_grad;
+    const auto repeat = [n](const rnn::Tns& t) { return concat<float>(std::vector<rnn::Tns>(n, t), 0); };
+    Mask real = Mask::from_shape({n, S});
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < S; ++j) real(i, j) = e.real.mask()(0, j);
+    const rnn::Encoded each{repeat(e.annotations), repeat(e.summary), repeat(e.init), Allowed::where(std::move(real))};
+    return last_log_probs(model.decoder->teacher_forced(each, ids).value(), prefixes);
   };
 }
 

@@ -62,6 +62,18 @@ StepFn causal_lm_step(CausalLM<T>& model);
 template <class T>
 StepFn seq2seq_step(Seq2SeqTransformer<T>& model, const IndexArray& src);
 
+namespace rnn {
+class Seq2Seq;
+}
+
+// The same for the recurrent encoder-decoder of nn/rnn (lessons 02 and 03): src (S,) the source's
+// ids as the model reads them, with the <eos> make_seq2seq_batch appends, encoded once. Each call teacher-forces the
+// decoder over every prefix (right-padded as above: the recurrence never looks ahead) and keeps
+// each prefix's last position, so every step sits at its own output position t (where local-m
+// centres its window). The state is not carried between calls: O(L^2) for L tokens. The model
+// must outlive the StepFn.
+StepFn rnn_seq2seq_step(rnn::Seq2Seq& model, const IndexArray& src);
+
 // Greedy decoding of a whole batch of sources at once (greedy_decode one sentence at a time is the
 // same search, B times slower): src (B, S) ids with src_allowed (B, S) its real tokens. Every row
 // grows by its argmax each step (ties: lower id), the whole prefix decoded again (no cache), until

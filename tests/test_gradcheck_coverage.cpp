@@ -34,7 +34,7 @@ TEST_CASE("every core op has a gradcheck row") {
 TEST_CASE("every nn module has a gradcheck row") {
   check_all_have_rows({"Linear", "Embedding", "LayerNorm", "FeedForward", "GRUCell", "GRU",
                        "Attention additive", "Attention dot", "Attention scaled dot", "Attention general",
-                       "Attention concat", "gaussian_window", "LocalPAttention", "MultiHeadAttention", "MultiHeadAttention head gate",
+                       "Attention concat", "gaussian_window", "LocalPAttention", "local_m_attention", "MultiHeadAttention", "MultiHeadAttention head gate",
                        "MultiHeadAttention causal", "MultiHeadAttention padding mask",
                        "MultiHeadAttention no bias",
                        "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "RelativePositionBias",

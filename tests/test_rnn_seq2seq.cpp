@@ -111,6 +111,42 @@ TEST_CASE("year_attention: the year steps' weight on the year's digits, against 
                        std::invalid_argument);
 }
 
+TEST_CASE("year_window: the year's digit within D of the window's centre, against a window at the middle") {
+  // "3 march 1997": the year at characters 8..11 of 12, the middle at 6; "1997-03-03": at 0..3, middle 5.
+  const std::vector<data::Pair> pairs = {{"3 march 1997", "1997-03-03"}, {"1997-03-03", "1997-03-03"},
+                                         {"03/03/97", "1997-03-03"}};
+  const std::vector<std::vector<double>> centres = {{8, 9, 10, 11, 0, 0, 0, 0, 0, 0, 0},  // on each digit
+                                                    {4, 5, 6, 7, 0, 0, 0, 0, 0, 0, 0},    // 4 behind
+                                                    {0, 1, 2, 3}};                        // no "1997": skipped
+  const data::YearWindow near = data::year_window(centres, pairs, 4.0), tight = data::year_window(centres, pairs, 3.0);
+  CHECK(near.steps == 8);
+  CHECK(near.within == doctest::Approx(1.0));
+  CHECK(near.mean_distance == doctest::Approx(2.0));
+  CHECK(tight.within == doctest::Approx(0.5));
+  // Middle at 6: digits 8..11 are 2..5 away (3 of 4 within 4); middle at 5: digits 0..3 are 5..2 away (3 of 4).
+  CHECK(near.middle_within == doctest::Approx(0.75));
+  CHECK_THROWS_WITH_AS(data::year_window({{1, 2, 3, 4}}, pairs, 4.0), doctest::Contains("1 rows of centres for 3 examples"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("lengths_apart: the first source of each band of lengths, up to the number wanted") {
+  const std::vector<data::Pair> pairs = {{"1/2/99", ""}, {"3/4/99", ""}, {"12 march 1999", ""}, {"1999-03-12", ""},
+                                         {"friday 12th march 1999", ""}};
+  // Lengths 6, 6, 13, 10, 22: bands of 4 are 1, 1, 3, 2, 5.
+  CHECK(data::lengths_apart(pairs, 10, 4) == std::vector<std::size_t>{0, 2, 3, 4});
+  CHECK(data::lengths_apart(pairs, 2, 4) == std::vector<std::size_t>{0, 2});
+  CHECK(data::lengths_apart(pairs, 10, 100) == std::vector<std::size_t>{0});
+  CHECK_THROWS_WITH_AS(data::lengths_apart(pairs, 2, 0), doctest::Contains("lengths_apart"), std::invalid_argument);
+}
+
+TEST_CASE("row_shares: each row scaled to sum to 1, a row of zeros left alone") {
+  const std::vector<xt::xarray<double>> maps = data::row_shares({xt::xarray<double>{{0.1, 0.3}, {0.0, 0.0}}});
+  CHECK(maps[0](0, 0) == doctest::Approx(0.25));
+  CHECK(maps[0](0, 1) == doctest::Approx(0.75));
+  CHECK(maps[0](1, 0) == 0.0);
+  CHECK(maps[0](1, 1) == 0.0);
+}
+
 TEST_CASE("date_fields and iso_shaped: each field of a prediction scored on its own; mismatched counts named") {
   CHECK(data::iso_shaped("1997-03-03"));
   CHECK_FALSE(data::iso_shaped("1997-3-03"));

@@ -1,4 +1,5 @@
 // Solutions to exercises/03_luong_attention.cpp, and the mistakes the grader must catch.
+#include <algorithm>
 #include <cmath>
 #include <tuple>
 
@@ -91,5 +92,42 @@ Array<double> general_from_examples_forward_map(const Array<double>& queries, co
 }
 WRONG_ANSWER(general_from_examples, general_from_examples_forward_map,
              "W = mean of k q^T, the rotation R itself: it rotates the key further instead of back");
+
+// 03.5: the softmax over the window [p_t - D, p_t + D], p_t = min(t, S - 1), times the Gaussian.
+Array<double> local_m(const Array<double>& scores, std::size_t D, bool clip, bool renormalize, bool gaussian) {
+  const std::size_t T = scores.shape()[0], S = scores.shape()[1];
+  const double sigma = D / 2.0;
+  Array<double> a = xt::zeros<double>({T, S});
+  for (std::size_t t = 0; t < T; ++t) {
+    const double p = clip ? double(std::min(t, S - 1)) : double(t);
+    double total = 0.0;
+    for (std::size_t s = 0; s < S; ++s)
+      if (!renormalize || std::abs(double(s) - p) <= double(D)) total += std::exp(scores(t, s));
+    for (std::size_t s = 0; s < S; ++s)
+      if (std::abs(double(s) - p) <= double(D))
+        a(t, s) = std::exp(scores(t, s)) / total * (gaussian ? std::exp(-(s - p) * (s - p) / (2 * sigma * sigma)) : 1.0);
+  }
+  return a;
+}
+
+Array<double> local_m_weights(const Array<double>& scores, std::size_t D) { return local_m(scores, D, true, true, true); }
+SOLUTION(local_m_weights);
+
+Array<double> local_m_weights_unclipped(const Array<double>& scores, std::size_t D) {
+  return local_m(scores, D, false, true, true);
+}
+WRONG_ANSWER(local_m_weights, local_m_weights_unclipped,
+             "p_t = t past the input's end: the last steps' windows hold fewer positions, or none");
+
+Array<double> local_m_weights_global_softmax(const Array<double>& scores, std::size_t D) {
+  return local_m(scores, D, true, false, true);
+}
+WRONG_ANSWER(local_m_weights, local_m_weights_global_softmax,
+             "the softmax over every position, then cut to the window: the window's weights sum to less than they should");
+
+Array<double> local_m_weights_no_gaussian(const Array<double>& scores, std::size_t D) {
+  return local_m(scores, D, true, true, false);
+}
+WRONG_ANSWER(local_m_weights, local_m_weights_no_gaussian, "the window without the Gaussian (the paper's local-m)");
 
 }  // namespace

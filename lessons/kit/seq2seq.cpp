@@ -5,6 +5,7 @@
 #include "io/files.hpp"
 #include "lessons/story/lesson.hpp"
 #include "nn/checkpoint.hpp"
+#include "nn/optim.hpp"
 
 namespace attnlab::lessons {
 
@@ -24,6 +25,45 @@ History train_seq2seq(nn::rnn::Seq2Seq& model, const nn::data::EncodedSplits& da
   }, recipe);
 }
 
+std::vector<ScoreCost> time_scores(const nn::rnn::Seq2SeqConfig& model, const std::vector<std::string>& scores,
+                                   std::size_t source_vocab, std::size_t target_vocab,
+                                   const nn::data::Seq2SeqBatch& batch, int rounds, std::uint64_t seed) {
+  if (scores.empty() || rounds < 1)
+    throw std::invalid_argument("time_scores: need at least one score and one round, got " +
+                                std::to_string(scores.size()) + " scores and " + std::to_string(rounds) + " rounds");
+  const std::size_t B = batch.source.ids.shape()[0], S = batch.source.ids.shape()[1];
+  const std::size_t T = batch.decoder_input.ids.shape()[1];
+  std::vector<std::unique_ptr<nn::rnn::Seq2Seq>> models;
+  std::vector<std::unique_ptr<nn::Adam<float>>> opts;
+  Generator gen(seed);
+  const nn::rnn::Tns q0 = nn::rnn::Tns::randn({B, T, model.decoder_hidden}, gen);
+  const nn::rnn::Tns k0 = nn::rnn::Tns::randn({B, S, 2 * model.encoder_hidden}, gen);
+  std::vector<std::function<void()>> work;
+  for (const std::string& score : scores) {
+    nn::rnn::Seq2SeqConfig c = model;
+    c.score = score;
+    models.push_back(std::make_unique<nn::rnn::Seq2Seq>(c, source_vocab, target_vocab, gen));
+    opts.push_back(std::make_unique<nn::Adam<float>>(models.back()->parameters(), 1e-3));
+    nn::rnn::Seq2Seq& m = *models.back();
+    nn::Adam<float>& opt = *opts.back();
+    work.push_back([&] {
+      opt.zero_grad();
+      m.loss(batch).backward();
+      nn::clip_grad_norm(opt.params(), 1.0);
+      opt.step();
+    });
+    work.push_back([&] {
+      const nn::rnn::Tns q = q0.detach().set_requires_grad(true), k = k0.detach().set_requires_grad(true);
+      sum(m.decoder->attention()(q, k, k, batch.source.allowed()).output).backward();
+      m.zero_grad();
+    });
+  }
+  const std::vector<Timing> t = interleaved_medians(work, rounds);
+  std::vector<ScoreCost> costs;
+  for (std::size_t i = 0; i < scores.size(); ++i) costs.push_back({t[2 * i], t[2 * i + 1]});
+  return costs;
+}
+
 namespace {
 
 std::vector<std::string> ordinary_tokens(const nn::data::Vocab& v) {  // the specials are fixed
@@ -40,11 +80,15 @@ nn::data::Vocab vocab_of(const std::vector<std::string>& tokens) {
 
 void write_model_card(const std::string& stem, const nn::rnn::Seq2SeqConfig& c, const nn::data::Vocab& source,
                       const nn::data::Vocab& target) {
-  const Json card = {{"lesson", lesson().info().id}, {"seed", seed()}, {"quick", quick()},
+  Json card = {{"lesson", lesson().info().id}, {"seed", seed()}, {"quick", quick()},
                      {"style", c.style == nn::rnn::DecoderStyle::Bahdanau ? "bahdanau" : "luong"},
                      {"score", c.score}, {"embed", c.embed}, {"encoder_hidden", c.encoder_hidden},
                      {"decoder_hidden", c.decoder_hidden}, {"attention_hidden", c.attention_hidden},
                      {"source_tokens", ordinary_tokens(source)}, {"target_tokens", ordinary_tokens(target)}};
+  if (c.local_window > 0) {  // a global model's card stays as it was
+    card["local_window"] = c.local_window;
+    card["local_alignment"] = c.local_alignment == nn::rnn::LocalAlignment::monotonic ? "monotonic" : "predictive";
+  }
   write_file_atomic(lesson().path(stem + ".json"), card.dump(1) + "\n", "write_model_card");
 }
 
@@ -67,6 +111,15 @@ LoadedSeq2Seq load_seq2seq(const std::string& folder, const std::string& stem) {
   c.encoder_hidden = field("encoder_hidden").get<std::size_t>();
   c.decoder_hidden = field("decoder_hidden").get<std::size_t>();
   c.attention_hidden = field("attention_hidden").get<std::size_t>();
+  if (card.contains("local_window")) {  // local attention; a card without it is a global model
+    c.local_window = card["local_window"].get<std::size_t>();
+    const std::string alignment = field("local_alignment").get<std::string>();
+    if (alignment != "predictive" && alignment != "monotonic")
+      throw std::runtime_error("load_seq2seq: '" + card_file + "' names local_alignment \"" + alignment +
+                               "\"; expected \"predictive\" (local-p) or \"monotonic\" (local-m)");
+    c.local_alignment = alignment == "monotonic" ? nn::rnn::LocalAlignment::monotonic
+                                                 : nn::rnn::LocalAlignment::predictive;
+  }
   LoadedSeq2Seq m;
   m.source = vocab_of(field("source_tokens").get<std::vector<std::string>>());
   m.target = vocab_of(field("target_tokens").get<std::vector<std::string>>());

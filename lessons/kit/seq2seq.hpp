@@ -2,9 +2,12 @@
 // training entry point: the lesson states a Recipe, this says what a batch's loss is.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "lessons/kit/timing.hpp"
 #include "lessons/kit/train.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/rnn/seq2seq.hpp"
@@ -28,9 +31,23 @@ void record(const Seq2SeqPlan& plan);
 // naming the recipe's label when the training or the validation split is empty.
 History train_seq2seq(nn::rnn::Seq2Seq& model, const nn::data::EncodedSplits& data, Recipe recipe);
 
+// What each attention score costs in the encoder-decoder of `model`'s sizes, one fresh model per
+// score (drawn from `seed`): the median CPU and wall time of (1) a whole training step on `batch`
+// (forward, backward, clipping at 1, Adam) and (2) the decoder's attention alone, forward and
+// backward, on random queries (B, T, Hd) and keys (B, S, 2He) of the batch's shapes. The
+// 2 x scores pieces take turns in every one of `rounds` rounds (interleaved_medians), so a burst
+// of load hits all alike. std::invalid_argument for no scores or fewer than 1 round.
+struct ScoreCost {
+  Timing step, attention;
+};
+std::vector<ScoreCost> time_scores(const nn::rnn::Seq2SeqConfig& model, const std::vector<std::string>& scores,
+                                   std::size_t source_vocab, std::size_t target_vocab,
+                                   const nn::data::Seq2SeqBatch& batch, int rounds, std::uint64_t seed);
+
 // A trained encoder-decoder as files another program can run: <stem>.npz, its weights (the
-// recipe's checkpoint), and <stem>.json, its model card: the sizes, the score, both vocabularies in
-// id order, and what the lesson and seed were. write_model_card writes the card into the output
+// recipe's checkpoint), and <stem>.json, its model card: the sizes, the score, a local window and
+// how it is placed (only for local attention), both vocabularies in id order, and what the lesson
+// and seed were. write_model_card writes the card into the output
 // folder (atomically).
 void write_model_card(const std::string& stem, const nn::rnn::Seq2SeqConfig& c, const nn::data::Vocab& source,
                       const nn::data::Vocab& target);

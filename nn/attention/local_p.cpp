@@ -66,42 +66,69 @@ Tensor<T> LocalPAttention<T>::centres(const Tensor<T>& query, const std::vector<
 }
 
 template <class T>
-LocalAttentionResult<T> LocalPAttention<T>::forward(const Score<T>& score, const Tensor<T>& query,
-                                                    const Tensor<T>& keys, const Tensor<T>& values,
-                                                    const Allowed& real) const {
-  const char* who = "LocalPAttention";
+Tensor<T> local_query(const char* who, const Tensor<T>& query, const Tensor<T>& keys, const Tensor<T>& values,
+                      const Allowed& real, std::vector<std::size_t>& lengths) {
   need(who, query, "query");
   need(who, keys, "keys");
   need(who, values, "values");
-  const bool step = query.ndim() == 2;  // one decoder step: (B, dq)
-  const Tensor<T> q = step ? unsqueeze(query, 1) : query;
+  const Tensor<T> q = query.ndim() == 2 ? unsqueeze(query, 1) : query;  // one decoder step: (B, dq)
   check(q.ndim() == 3 && keys.ndim() == 3 && values.ndim() == 3 && q.dim(0) == keys.dim(0) &&
             keys.dim(0) == values.dim(0) && keys.dim(1) == values.dim(1),
         who, "expected query (B, Lq, dq) or (B, dq), keys (B, Lk, dk), values (B, Lk, dv); got ",
         shape_str(query.shape()), ", ", shape_str(keys.shape()), ", ", shape_str(values.shape()));
-  const std::size_t B = q.dim(0), Lq = q.dim(1), Lk = keys.dim(1);
+  const std::size_t B = q.dim(0), Lk = keys.dim(1);
   check(real.shape() == Shape{B, Lk}, who, "real keys must be (B, Lk) = ", shape_str(Shape{B, Lk}), ", got ",
         shape_str(real.shape()));
-  std::vector<std::size_t> lengths(B, 0);
+  lengths.assign(B, 0);
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t s = 0; s < Lk; ++s) lengths[b] += real.mask()(b, s) ? 1 : 0;
-  const Tensor<T> p = centres(q, lengths);  // (B, Lq)
+  return q;
+}
+
+template <class T>
+LocalAttentionResult<T> window_attention(const char* who, const Score<T>& score, const Tensor<T>& q,
+                                         const Tensor<T>& keys, const Tensor<T>& values, const Allowed& real,
+                                         const Tensor<T>& p, std::size_t half_window) {
+  const std::size_t B = q.dim(0), Lq = q.dim(1), Lk = keys.dim(1);
+  check(p.shape() == Shape{B, Lq}, who, "centres must be (B, Lq) = ", shape_str(Shape{B, Lq}), ", got ",
+        shape_str(p.shape()));
   // The window: real keys within D of p_t (a step function of p_t: no gradient through it).
   Mask window = Mask::from_shape({B, Lq, Lk});
-  const double D = double(half_window_);
+  const double D = double(half_window);
   for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t i = 0; i < Lq; ++i)
-      for (std::size_t s = 0; s < Lk; ++s)
+    for (std::size_t i = 0; i < Lq; ++i) {
+      bool any = false;
+      for (std::size_t s = 0; s < Lk; ++s) {
         window(b, i, s) = real.mask()(b, s) && std::abs(double(s) - double(p.value()(b, i))) <= D;
+        any = any || window(b, i, s);
+      }
+      check(any, who, "query (", b, ", ", i, ") has no real key within ", half_window, " of its centre ",
+            p.value()(b, i));
+    }
   const Tensor<T> a = masked_softmax(score.compare(q, score.read_keys(keys)), Allowed::where(std::move(window)));
-  const Tensor<T> w = mul(a, gaussian_window(p, Lk, sigma()));
-  const Tensor<T> out = matmul(w, values);
-  if (step) return {squeeze(out, 1), squeeze(w, 1).detach(), squeeze(p, 1).detach()};
-  return {out, w.detach(), p.detach()};
+  const Tensor<T> w = mul(a, gaussian_window(p, Lk, half_window / 2.0));
+  return {matmul(w, values), w.detach(), p.detach()};
+}
+
+template <class T>
+LocalAttentionResult<T> LocalPAttention<T>::forward(const Score<T>& score, const Tensor<T>& query,
+                                                    const Tensor<T>& keys, const Tensor<T>& values,
+                                                    const Allowed& real) const {
+  const char* who = "LocalPAttention";
+  std::vector<std::size_t> lengths;
+  const Tensor<T> q = local_query(who, query, keys, values, real, lengths);
+  LocalAttentionResult<T> r = window_attention(who, score, q, keys, values, real, centres(q, lengths), half_window_);
+  if (query.ndim() == 2) return {squeeze(r.output, 1), squeeze(r.weights, 1), squeeze(r.positions, 1)};
+  return r;
 }
 
 #define ATTNLAB_INSTANTIATE(T)                                                        \
   template Tensor<T> gaussian_window<T>(const Tensor<T>&, std::size_t, double); \
+  template Tensor<T> local_query<T>(const char*, const Tensor<T>&, const Tensor<T>&, const Tensor<T>&,         \
+                                     const Allowed&, std::vector<std::size_t>&);                                 \
+  template LocalAttentionResult<T> window_attention<T>(const char*, const Score<T>&, const Tensor<T>&,        \
+                                                       const Tensor<T>&, const Tensor<T>&, const Allowed&,       \
+                                                       const Tensor<T>&, std::size_t);                           \
   template class LocalPAttention<T>;
 ATTNLAB_INSTANTIATE(float)
 ATTNLAB_INSTANTIATE(double)

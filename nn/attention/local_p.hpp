@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "core/ops.hpp"
 #include "nn/attention/scores.hpp"
@@ -32,6 +33,23 @@ struct LocalAttentionResult {
   Tensor<T> weights;    // (B, Lq, Lk) or (B, Lk): the weights used, for plots (no gradient)
   Tensor<T> positions;  // (B, Lq) or (B): the predicted centres p_t (no gradient)
 };
+
+// What both local forms share once the centres p (B, Lq) are known (local-p predicts them, local-m
+// takes the decoder's step, nn/attention/local_m.hpp): the score's softmax over the real keys
+// within D of p_t, times the Gaussian of sigma = D / 2 around p_t, then the weighted values.
+// query (B, Lq, dq), keys (B, Lk, dk), values (B, Lk, dv), real (B, Lk). Every row needs a real key
+// within D of its centre (ShapeError naming `who` and the row otherwise).
+template <class T>
+LocalAttentionResult<T> window_attention(const char* who, const Score<T>& score, const Tensor<T>& query,
+                                         const Tensor<T>& keys, const Tensor<T>& values, const Allowed& real,
+                                         const Tensor<T>& p, std::size_t half_window);
+
+// The shapes both local forms take: query (B, Lq, dq) or (B, dq) (returned as (B, Lq, dq)), keys
+// (B, Lk, dk), values (B, Lk, dv), real (B, Lk); fills each row's number of real keys. ShapeError
+// naming `who` and the shapes otherwise.
+template <class T>
+Tensor<T> local_query(const char* who, const Tensor<T>& query, const Tensor<T>& keys, const Tensor<T>& values,
+                      const Allowed& real, std::vector<std::size_t>& lengths);
 
 // The position predictor (W_p (A, dq), v_p (A), no biases, as in the paper) and the half-width D.
 // It attends with a score it is given (the decoder's own, which global attention uses as well), so

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <functional>
 #include <set>
 #include <stdexcept>
@@ -51,6 +52,40 @@ YearAttention year_attention(const std::vector<xt::xarray<double>>& attention, c
   return y;
 }
 
+std::vector<xt::xarray<double>> row_shares(std::vector<xt::xarray<double>> maps) {
+  for (xt::xarray<double>& m : maps) {
+    if (m.dimension() != 2) continue;
+    for (std::size_t t = 0; t < m.shape()[0]; ++t) {
+      double total = 0;
+      for (std::size_t s = 0; s < m.shape()[1]; ++s) total += m(t, s);
+      if (total > 0)
+        for (std::size_t s = 0; s < m.shape()[1]; ++s) m(t, s) /= total;
+    }
+  }
+  return maps;
+}
+
+YearWindow year_window(const std::vector<std::vector<double>>& centres, const std::vector<Pair>& pairs,
+                       double half_window) {
+  if (centres.size() != pairs.size())
+    throw std::invalid_argument("year_window: " + std::to_string(centres.size()) + " rows of centres for " +
+                                std::to_string(pairs.size()) + " examples");
+  YearWindow w;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const std::size_t at = pairs[i].source.rfind(pairs[i].target.substr(0, 4));  // the year's digits, if spelled out
+    if (at == std::string::npos || centres[i].size() < 4) continue;
+    const double middle = double(pairs[i].source.size()) / 2.0;
+    for (std::size_t t = 0; t < 4; ++t, ++w.steps) {
+      const double distance = std::abs(centres[i][t] - double(at + t));
+      w.middle_within += std::abs(middle - double(at + t)) <= half_window ? 1.0 : 0.0;
+      w.mean_distance += distance;
+      w.within += distance <= half_window ? 1.0 : 0.0;
+    }
+  }
+  if (w.steps) w.within /= double(w.steps), w.mean_distance /= double(w.steps), w.middle_within /= double(w.steps);
+  return w;
+}
+
 bool iso_shaped(const std::string& s) {
   if (s.size() != 10) return false;
   for (std::size_t i = 0; i < 10; ++i)
@@ -72,6 +107,15 @@ DateFields date_fields(const std::vector<std::string>& predictions, const std::v
   }
   const double n = double(pairs.size());
   return {right[0] / n, right[1] / n, right[2] / n, shaped / n};
+}
+
+std::vector<std::size_t> lengths_apart(const std::vector<Pair>& pairs, std::size_t want, std::size_t band) {
+  if (band == 0) throw std::invalid_argument("lengths_apart: the band of lengths must be at least 1 character, got 0");
+  std::vector<std::size_t> picked;
+  std::set<std::size_t> bands;
+  for (std::size_t r = 0; r < pairs.size() && picked.size() < want; ++r)
+    if (bands.insert(pairs[r].source.size() / band).second) picked.push_back(r);
+  return picked;
 }
 
 std::vector<std::size_t> varied_examples(const std::vector<Pair>& pairs, std::size_t want) {

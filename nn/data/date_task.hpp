@@ -37,6 +37,23 @@ struct YearAttention {
 };
 YearAttention year_attention(const std::vector<xt::xarray<double>>& attention, const std::vector<Pair>& pairs);
 
+// Each map's rows scaled to sum to 1 (a row of zeros stays zero): local attention's weights sum to
+// less than 1, the Gaussian scales them down, and year_attention compares shares.
+std::vector<xt::xarray<double>> row_shares(std::vector<xt::xarray<double>> maps);
+
+// Where a local window goes when the year is written: over the examples whose input spells the
+// year with four digits, at position `at`, the share of the year-writing steps t = 0..3 whose digit
+// (at + t) lies within D of the window's centre p_t, the mean distance |p_t - (at + t)|, and the
+// share a window fixed at the middle of the input (S / 2, S the characters before <eos>) would get.
+// centres[i] holds example i's p_t per output step (nn::rnn::window_centres). std::invalid_argument
+// when the counts differ.
+struct YearWindow {
+  double within = 0, mean_distance = 0, middle_within = 0;
+  std::size_t steps = 0;  // year-writing steps counted
+};
+YearWindow year_window(const std::vector<std::vector<double>>& centres, const std::vector<Pair>& pairs,
+                       double half_window);
+
 // Whether a string is shaped like an ISO date, YYYY-MM-DD: ten characters, digits where digits belong.
 bool iso_shaped(const std::string& s);
 
@@ -47,6 +64,11 @@ struct DateFields {
   double year = 0, month = 0, day = 0, iso_shaped = 0;
 };
 DateFields date_fields(const std::vector<std::string>& predictions, const std::vector<Pair>& pairs);
+
+// Up to `want` rows of `pairs` whose sources differ in length: the first row of each band of
+// `band` characters (lengths 0 .. band - 1, band .. 2 band - 1, ...), in the order met.
+// std::invalid_argument for a band of 0.
+std::vector<std::size_t> lengths_apart(const std::vector<Pair>& pairs, std::size_t want, std::size_t band);
 
 // Up to `want` rows of `pairs` that show different written forms: the first source with " of ",
 // a word then a slash, a long form with ", ", a dash, a dot, digits only, in that order, then the

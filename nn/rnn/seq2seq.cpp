@@ -33,6 +33,13 @@ Decoder::Decoder(std::size_t vocab, const Seq2SeqConfig& c, Generator& gen)
   register_module("embed", embed);
 }
 
+Step Decoder::step(const Encoded& e, const IndexArray& prev, const Tns& state) {
+  if (needs_position())
+    throw std::logic_error("Decoder::step: this decoder's local-m window is centred at the output step; "
+                           "call step(e, prev, state, t)");
+  return step(e, prev, state, 0);
+}
+
 namespace {
 constexpr const char* kNoAttention = "none";
 
@@ -61,12 +68,12 @@ std::optional<Memory<F>> BahdanauDecoder::memory(const Encoded& e) const {
   return attention_->memory(e.annotations, e.annotations, e.real);
 }
 
-Step BahdanauDecoder::step(const Encoded& e, const IndexArray& prev, const Tns& state) {
-  return step(e, memory(e), prev, state);
+Step BahdanauDecoder::step(const Encoded& e, const IndexArray& prev, const Tns& state, std::size_t) {
+  return step_over(e, memory(e), prev, state);
 }
 
-Step BahdanauDecoder::step(const Encoded& e, const std::optional<Memory<F>>& memory,
-                           const IndexArray& prev, const Tns& state) {
+Step BahdanauDecoder::step_over(const Encoded& e, const std::optional<Memory<F>>& memory,
+                                const IndexArray& prev, const Tns& state) {
   // c_t (B, 2He): read by attention, or the one summary vector for every step.
   AttentionResult<F> a;
   if (memory) a = attention_->forward(state, *memory);
@@ -81,7 +88,7 @@ Tns BahdanauDecoder::teacher_forced(const Encoded& e, const IndexArray& inputs, 
   const std::optional<Memory<F>> m = memory(e);  // the keys read once for all T steps
   for (std::size_t t = 0; t < inputs.shape()[1]; ++t) {
     const IndexArray prev = xt::view(inputs, xt::all(), t);
-    Step s = step(e, m, prev, state);
+    Step s = step_over(e, m, prev, state);
     logits.push_back(s.logits);
     if (weights && attention_) ws.push_back(s.weights);
     state = s.state;
@@ -108,15 +115,22 @@ LuongDecoder::LuongDecoder(std::size_t vocab, const Seq2SeqConfig& c, Generator&
   register_module("attention", attention_);
   register_module("combine", combine);
   register_module("out", out);
-  if (c.local_window > 0) {
+  if (c.local_window > 0 && c.local_alignment == LocalAlignment::monotonic) {
+    monotonic_window = c.local_window;  // local-m: nothing to learn about where to look
+  } else if (c.local_window > 0) {
     local = std::make_unique<LocalPAttention<F>>(c.decoder_hidden, c.attention_hidden, c.local_window, gen);
     register_module("local", *local);
   }
 }
 
-Tns LuongDecoder::attend_and_predict(const Encoded& e, const Tns& states, Tns* weights) {
+Tns LuongDecoder::attend_and_predict(const Encoded& e, const Tns& states, Tns* weights, std::size_t first_step) {
   Tns context;
-  if (local) {
+  if (monotonic_window > 0) {
+    const LocalAttentionResult<F> a = local_m_attention(attention_.score(), states, e.annotations, e.annotations,
+                                                        e.real, monotonic_window, first_step);
+    context = a.output;
+    if (weights) *weights = a.weights;
+  } else if (local) {
     const LocalAttentionResult<F> a = local->forward(attention_.score(), states, e.annotations, e.annotations, e.real);
     context = a.output;
     if (weights) *weights = a.weights;
@@ -129,6 +143,7 @@ Tns LuongDecoder::attend_and_predict(const Encoded& e, const Tns& states, Tns* w
 }
 
 Tns LuongDecoder::local_positions(const Encoded& e, const IndexArray& inputs) {
+  if (monotonic_window > 0) return Tns(monotonic_centres<F>(e.real, inputs.shape()[1], 0));
   if (!local) throw std::logic_error("LuongDecoder::local_positions: this decoder attends globally (local_window 0)");
   NoGrad no_grad;
   const Tns states = gru.forward(embed(inputs), unsqueeze(e.init, 0)).output;  // (B, T, Hd)
@@ -140,15 +155,15 @@ Tns LuongDecoder::local_positions(const Encoded& e, const IndexArray& inputs) {
 
 Tns LuongDecoder::teacher_forced(const Encoded& e, const IndexArray& inputs, Tns* weights) {
   GRUOutput<F> o = gru.forward(embed(inputs), unsqueeze(e.init, 0));
-  return attend_and_predict(e, o.output, weights);
+  return attend_and_predict(e, o.output, weights, 0);
 }
 
-Step LuongDecoder::step(const Encoded& e, const IndexArray& prev, const Tns& state) {
+Step LuongDecoder::step(const Encoded& e, const IndexArray& prev, const Tns& state, std::size_t t) {
   IndexArray ids = prev;
   ids.reshape({prev.size(), std::size_t(1)});
   GRUOutput<F> o = gru.forward(embed(ids), unsqueeze(state, 0));
   Tns w;
-  const Tns logits = attend_and_predict(e, o.output, &w);
+  const Tns logits = attend_and_predict(e, o.output, &w, t);
   return {squeeze(logits, 1), squeeze(o.state, 0), squeeze(w, 1)};
 }
 
@@ -157,7 +172,7 @@ Seq2Seq::Seq2Seq(const Seq2SeqConfig& c, std::size_t source_vocab, std::size_t t
   register_module("encoder", encoder);
   if (c.style == DecoderStyle::Bahdanau && c.local_window > 0)
     throw std::invalid_argument("Seq2Seq: local_window " + std::to_string(c.local_window) +
-                                " (local-p attention) is for the Luong decoder only");
+                                " (local attention) is for the Luong decoder only");
   if (c.style == DecoderStyle::Bahdanau)
     decoder = std::make_unique<BahdanauDecoder>(target_vocab, c, gen);
   else
@@ -186,7 +201,7 @@ Decoded Seq2Seq::greedy(const data::PaddedBatch& src, std::size_t max_len) {
   std::vector<std::vector<std::vector<double>>> rows(B);
   std::vector<bool> done(B, false);
   for (std::size_t t = 0; t < max_len; ++t) {
-    Step s = decoder->step(e, prev, state);
+    Step s = decoder->step(e, prev, state, t);
     prev = argmax_last(s.logits.value());
     state = s.state;
     bool all = true;
@@ -244,6 +259,22 @@ double mean_loss(Seq2Seq& model, const data::EncodedPairs& split, std::size_t ba
     tokens += n;
   });
   return total / double(tokens);
+}
+
+std::vector<std::vector<double>> window_centres(Seq2Seq& model, const data::EncodedPairs& split, std::size_t batch) {
+  auto* luong = dynamic_cast<LuongDecoder*>(model.decoder.get());
+  if (!luong) throw std::logic_error("window_centres: a Bahdanau decoder has no local window");
+  NoGrad ng;
+  std::vector<std::vector<double>> centres;
+  batches_of("window_centres", split.size(), batch, [&](const std::vector<std::size_t>& rows) {
+    const data::Seq2SeqBatch b = data::make_seq2seq_batch(split, rows);
+    const Array<F> p = luong->local_positions(model.encoder.forward(b.source), b.decoder_input.ids).value();
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      centres.emplace_back();
+      for (std::size_t t = 0; t < split.target[rows[k]].size() + 1; ++t) centres.back().push_back(p(k, t));
+    }
+  });
+  return centres;
 }
 
 Evaluation evaluate(Seq2Seq& model, const data::EncodedPairs& split, const std::vector<data::Pair>& pairs,

@@ -27,6 +27,7 @@
 
 #include "core/ops.hpp"
 #include "nn/attention/attention.hpp"
+#include "nn/attention/local_m.hpp"
 #include "nn/attention/local_p.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/data/pair.hpp"
@@ -45,6 +46,10 @@ using Tns = Tensor<F>;
 
 enum class DecoderStyle { Bahdanau, Luong };
 
+// Where a local window's centre comes from (Luong et al. 2015): predicted from the decoder state
+// (local-p, nn/attention/local_p.hpp) or the decoder's own step, p_t = t (local-m, local_m.hpp).
+enum class LocalAlignment { predictive, monotonic };
+
 struct Seq2SeqConfig {
   DecoderStyle style = DecoderStyle::Bahdanau;
   std::string score = "additive";     // any score of nn/attention/scores.hpp; "none": no attention
@@ -56,6 +61,8 @@ struct Seq2SeqConfig {
   // D > 0 (Luong style only): Luong's local-p attention, the same score inside a predicted window
   // [p_t - D, p_t + D] with a Gaussian around p_t (nn/attention/local_p.hpp); 0: global attention.
   std::size_t local_window = 0;
+  // With local_window > 0: local-p (predictive) or local-m (monotonic).
+  LocalAlignment local_alignment = LocalAlignment::predictive;
 };
 
 struct Encoded {
@@ -85,8 +92,14 @@ class Decoder : public Module<F> {
  public:
   // Teacher forcing: logits (B, T, V) for inputs <bos> y_1 .. y_{T-1}; weights (B, T, S) if asked.
   virtual Tns teacher_forced(const Encoded& e, const IndexArray& inputs, Tns* weights = nullptr) = 0;
-  // One greedy step from the previous tokens (B) and state (B, Hd).
-  virtual Step step(const Encoded& e, const IndexArray& prev, const Tns& state) = 0;
+  // One step at output position t (t = 0 writes the first token) from the previous tokens (B) and
+  // state (B, Hd). Only local-m's window depends on t: it is centred at p_t = t.
+  virtual Step step(const Encoded& e, const IndexArray& prev, const Tns& state, std::size_t t) = 0;
+  // The same for a decoder whose attention does not depend on the position; std::logic_error for
+  // one that does (local-m), which must be told t.
+  Step step(const Encoded& e, const IndexArray& prev, const Tns& state);
+  // Whether step needs the output position (local-m).
+  virtual bool needs_position() const { return false; }
   virtual bool has_attention() const { return true; }
   // std::logic_error for a decoder without attention.
   virtual const Attention<F>& attention() const = 0;
@@ -102,7 +115,8 @@ class BahdanauDecoder : public Decoder {
  public:
   BahdanauDecoder(std::size_t vocab, const Seq2SeqConfig& c, Generator& gen);
   Tns teacher_forced(const Encoded& e, const IndexArray& inputs, Tns* weights) override;
-  Step step(const Encoded& e, const IndexArray& prev, const Tns& state) override;
+  using Decoder::step;
+  Step step(const Encoded& e, const IndexArray& prev, const Tns& state, std::size_t t) override;
   bool has_attention() const override { return attention_ != nullptr; }
   const Attention<F>& attention() const override;
 
@@ -113,28 +127,32 @@ class BahdanauDecoder : public Decoder {
  private:
   // The annotations as the attention's memory (none without attention), and a step over it.
   std::optional<Memory<F>> memory(const Encoded& e) const;
-  Step step(const Encoded& e, const std::optional<Memory<F>>& memory, const IndexArray& prev,
-            const Tns& state);
+  Step step_over(const Encoded& e, const std::optional<Memory<F>>& memory, const IndexArray& prev,
+                 const Tns& state);
 };
 
 class LuongDecoder : public Decoder {
  public:
   LuongDecoder(std::size_t vocab, const Seq2SeqConfig& c, Generator& gen);
   Tns teacher_forced(const Encoded& e, const IndexArray& inputs, Tns* weights) override;
-  Step step(const Encoded& e, const IndexArray& prev, const Tns& state) override;
+  using Decoder::step;
+  Step step(const Encoded& e, const IndexArray& prev, const Tns& state, std::size_t t) override;
+  bool needs_position() const override { return monotonic_window > 0; }
   const Attention<F>& attention() const override { return attention_; }
-  // Local-p only: the predicted centres p_t (B, T) of the teacher-forced decoder states, without
-  // gradient; std::logic_error for global attention.
+  // Local attention only: the window centres p_t (B, T) of the teacher-forced decoder states,
+  // without gradient: predicted (local-p) or min(t, S - 1) (local-m); std::logic_error for global
+  // attention.
   Tns local_positions(const Encoded& e, const IndexArray& inputs);
 
   GRU<F> gru;
   Attention<F> attention_;  // global attention; with local_window, its score serves the local one
   Linear<F> combine, out;
   std::unique_ptr<LocalPAttention<F>> local;  // the position predictor of local-p; null for global
+  std::size_t monotonic_window = 0;           // local-m's D; 0 unless local-m
 
  private:
-  // States (B, T, Hd) attend with T queries at once.
-  Tns attend_and_predict(const Encoded& e, const Tns& states, Tns* weights);
+  // States (B, T, Hd), at output steps first_step .., attend with T queries at once.
+  Tns attend_and_predict(const Encoded& e, const Tns& states, Tns* weights, std::size_t first_step);
 };
 
 // A greedy decoding of a batch: per example, the tokens up to and including <eos> (if it came)
@@ -172,6 +190,13 @@ class Seq2Seq : public Module<F> {
 // Mean teacher-forced cross-entropy per target token over a split, `batch` pairs at a time, without
 // the tape. std::invalid_argument for an empty split or a batch of 0.
 double mean_loss(Seq2Seq& model, const data::EncodedPairs& split, std::size_t batch = 256);
+
+// The window centres p_t of a local-attention model (local-p or local-m) over a split, teacher-forced
+// as in training, `batch` pairs at a time: per example, one centre per output step (its target's
+// tokens and <eos>). std::logic_error for a model that attends globally, std::invalid_argument for an
+// empty split or a batch of 0.
+std::vector<std::vector<double>> window_centres(Seq2Seq& model, const data::EncodedPairs& split,
+                                                std::size_t batch = 256);
 
 struct Evaluation {
   double exact_match = 0, char_accuracy = 0;
