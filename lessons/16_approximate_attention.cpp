@@ -16,9 +16,9 @@
 
 #include <xtensor/xview.hpp>
 
+#include "lessons/kit/attention_spectra.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/recall_training.hpp"
-#include "lessons/kit/spectrum.hpp"
 #include "nn/attention/linformer.hpp"
 #include "nn/attention/structure.hpp"
 #include "nn/data/batch.hpp"
@@ -179,15 +179,10 @@ void three_approximations() {
 // ---------------------------------------------------------------------------------------------
 // 2. The spectrum of attention matrices (on the recall task, which section 4 trains every attention on).
 
-RecallTask make_task() {
-  RecallTask t;
-  // length, keys, values, pairs
-  t.config = {full_or_quick<std::size_t>(512, 128), 64, 16, full_or_quick<std::size_t>(32, 16)};
-  t.band = t.config.length / 8;
-  Generator gen(seed() + 5);
-  t.train = data::make_recall(t.config, full_or_quick<std::size_t>(1024, 512), gen);
-  t.held_out = data::make_recall(t.config, full_or_quick<std::size_t>(512, 256), gen);
-  return t;
+RecallTask make_task() {  // length, keys, values, pairs; the window and rank: an eighth of the length
+  const data::RecallConfig c = {full_or_quick<std::size_t>(512, 128), 64, 16, full_or_quick<std::size_t>(32, 16)};
+  return make_recall_task(c, full_or_quick<std::size_t>(1024, 512), full_or_quick<std::size_t>(512, 256), c.length / 8,
+                          seed() + 5);
 }
 
 Recipe recall_recipe(const std::string& label) {
@@ -200,50 +195,6 @@ Recipe recall_recipe(const std::string& label) {
 // Every attention from the same weights and by the same recipe (lessons/kit/recall_training.hpp).
 RecallRun trained_on(const RecallTask& task, const std::string& name, AttentionKind kind) {
   return train_recall(task, name, kind, kD, recall_recipe(name), seed() + 9);
-}
-
-struct Spectrum {
-  std::string name;
-  SpectrumSummary summary;  // sigma_r / sigma_1, the rank for 90 % of the energy, the share in rank `band`
-  double segment_share = 0;     // the energy kept by `band` segment means
-};
-
-Spectrum spectrum_of(const std::string& name, const std::vector<xt::xarray<double>>& matrices, std::size_t band) {
-  double kept = 0;
-  for (const auto& P : matrices) kept += nn::segment_mean_share(P, band) / double(matrices.size());
-  return {name, summarize_spectra(matrices, band), kept};
-}
-
-void spectrum_figure(const std::vector<Spectrum>& spectra, std::size_t n, std::size_t band) {
-  plots::Figure fig(2400, 1000, 1, 2);
-  fig.title(text("Singular values of attention matrices, n = ", n));
-  plots::LineOptions lo;
-  lo.log_y = true;
-  std::vector<plots::Series> sv, cum;
-  for (const Spectrum& sp : spectra) {
-    std::vector<double> idx, s;
-    for (double sigma : sp.summary.sigma) {
-      idx.push_back(double(idx.size() + 1));
-      s.push_back(sigma >= 1e-4 ? sigma : NAN);  // below 1e-4: rounding, not drawn
-    }
-    sv.push_back(curve(sp.name, idx, s));
-    cum.push_back(curve(sp.name, idx, cumulative_energy_share(sp.summary.sigma)));
-  }
-  plots::line_plot(fig.panel(0).title("σ_r / σ_1 (mean over matrices; below 10⁻⁴ not drawn)").xlabel("r")
-                       .ylabel("σ_r / σ_1 (log scale)"),
-                   sv, lo);
-  cum.push_back(reference(text("r = ", band), {double(band), double(band)}, {0.0, 1.0}));
-  plots::LineOptions lc;
-  lc.log_x = true;
-  lc.legend = false;  // the colours of the left panel
-  lc.ymin = 0.0, lc.ymax = 1.02;
-  plots::line_plot(fig.panel(1).title(text("Share of the energy in the r largest (dashed: r = ", band, ")"))
-                       .xlabel("r (log scale)").ylabel("share of Σ σ²"),
-                   cum, lc);
-  save_figure(fig, "singular_values",
-              "Singular values of attention matrices: trained on the recall task, the same model untrained, iid "
-              "queries and keys, a broad and a narrow band; left, each normalized by the largest; right, the "
-              "cumulative share of the energy");
 }
 
 RecallRun low_rank(const RecallTask& task) {
@@ -267,21 +218,13 @@ RecallRun low_rank(const RecallTask& task) {
   Generator init_gen(seed() + 9);
   const nn::RecallModel untrained(task.config, AttentionKind::exact, kD, task.band, init_gen);
   Generator gen(seed() + 31);
-  auto family = [&](double sharpness) {
-    std::vector<xt::xarray<double>> out;
-    for (std::size_t s = 0; s < (sharpness > 0 ? 1 : count); ++s) {  // a band is the same every time
-      const auto [q, k] = nn::banded_queries_keys(n, kD, sharpness, gen);
-      const Tensor<float> K(k);
-      out.push_back(leading_matrices(scaled_dot_product_attention(Tensor<float>(q), K, K).weights.value(), 1)[0]);
-    }
-    return out;
-  };
-  std::vector<Spectrum> spectra = {
-      spectrum_of("trained on recall", leading_matrices(exact.model->exact_weights(some), count), task.band),
-      spectrum_of("same model, untrained", leading_matrices(untrained.exact_weights(some), count), task.band)};
-  for (const Family& f : kFamilies) spectra.push_back(spectrum_of(f.name, family(f.sharpness), task.band));
+  std::vector<NamedSpectrum> spectra = {
+      named_spectrum("trained on recall", leading_matrices(exact.model->exact_weights(some), count), task.band),
+      named_spectrum("same model, untrained", leading_matrices(untrained.exact_weights(some), count), task.band)};
+  for (const Family& f : kFamilies)
+    spectra.push_back(named_spectrum(f.name, banded_attention_matrices(n, kD, f.sharpness, count, gen), task.band));
   std::vector<std::vector<std::string>> rows;
-  for (const Spectrum& sp : spectra)
+  for (const NamedSpectrum& sp : spectra)
     rows.push_back(row(sp.name, fixed(sp.summary.rank_for_share, 1), percent(sp.summary.share_in_rank, 1),
                        percent(sp.segment_share, 1)));
   say("The energy of a matrix is the sum of its squared entries, $\\|P\\|_F^2 = \\sum_r \\sigma_r^2$, so the best "
@@ -291,7 +234,7 @@ RecallRun low_rank(const RecallTask& task) {
   table({"attention matrix ($n = " + rounded(double(n)) + "$)", "rank for 90 % of the energy",
          text("energy in the best rank ", task.band), text("energy kept by ", task.band, " segment means")},
         rows);
-  const Spectrum &trained = spectra[0], &broad = spectra[3], &narrow = spectra[4];
+  const NamedSpectrum &trained = spectra[0], &broad = spectra[3], &narrow = spectra[4];
   const double r_trained = trained.summary.rank_for_share, kept = trained.summary.share_in_rank;
   metric("rank90_share_trained_recall", r_trained / double(n));  // as a share of the full rank n
   metric("rank90_share_broad", broad.summary.rank_for_share / double(n));
@@ -320,7 +263,10 @@ RecallRun low_rank(const RecallTask& task) {
          text("The segment means keep ", percent(broad.segment_share, 0), " of the broad band and ",
               percent(trained.segment_share, 0), " of the trained recall matrices: not the split between structure "
               "in position and structure in content.")});
-  spectrum_figure(spectra, n, task.band);
+  save_figure(singular_value_figure(spectra, n, task.band), "singular_values",
+              "Singular values of attention matrices: trained on the recall task, the same model untrained, iid "
+              "queries and keys, a broad and a narrow band; left, each normalized by the largest; right, the "
+              "cumulative share of the energy");
   return exact;
 }
 
