@@ -425,7 +425,7 @@ void sparse_patterns(const RecallTask& task, double exact_acc, double local_acc)
       "attention, plus a few tokens that see and are seen by every position. BigBird fixes them (here the first ",
       nn::kGlobalTokens, " positions); Longformer gives global attention to the tokens the task is about, such as a "
       "question's. The Sparse Transformer adds every ", w, "-th position back and forth (a stride). The masks run "
-      "on the exact kernel here: the weights are what a block-sparse kernel would give, the cost is the dense one.");
+      "on the tiled kernel of lesson 15, which skips every tile the mask allows nothing in: a block-sparse kernel.");
   std::vector<RecallRun> runs;
   runs.push_back(trained_on(task, text("window + ", nn::kGlobalTokens, " fixed global tokens"), AttentionKind::fixed_global));
   runs.push_back(trained_on(task, "window + global asking tokens", AttentionKind::asking_global));
