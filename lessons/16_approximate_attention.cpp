@@ -16,6 +16,7 @@
 
 #include <xtensor/xview.hpp>
 
+#include "lessons/kit/approximations.hpp"
 #include "lessons/kit/attention_spectra.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/recall_training.hpp"
@@ -35,14 +36,6 @@ namespace {
 constexpr std::size_t kD = 64;     // the head width of every measurement and of the model
 constexpr std::size_t kBand = 64;  // local attention's window and Linformer's rank, in sections 1 and 3
 
-// The three approximations (Linformer's projections have n columns, so it is built per length n).
-AttentionFn local_at(std::size_t w) { return [w](auto& q, auto& k, auto& v) { return local_attention(q, k, v, w); }; }
-AttentionFn linear_at() { return [](auto& q, auto& k, auto& v) { return linear_attention(q, k, v); }; }
-AttentionFn linformer_at(std::size_t n, std::size_t rank) {
-  auto lin = std::make_shared<nn::Linformer<float>>(n, std::min(rank, n));  // E and F at their segment means
-  return [lin](auto& q, auto& k, auto& v) { return lin->forward(q, k, v); };
-}
-
 // ---------------------------------------------------------------------------------------------
 // 1. Three approximations.
 
@@ -59,51 +52,10 @@ const std::vector<Family> kFamilies = {{"iid normal q, k", "random", 0.0},
                                        {"narrow band (q = k = 2 PE)", "narrow", 2.0}};
 
 
-// The output errors of local, linear and Linformer attention against exact attention on one family
-// at length n, then the exact attention's weight within the window and energy kept by segment means.
-std::vector<double> errors_of(double sharpness, std::size_t n, const Array<float>& v, Generator& gen) {
+// The errors of the approximations (lessons/kit/approximations) on one family at length n.
+ApproximationErrors errors_of(double sharpness, std::size_t n, const Array<float>& v, Generator& gen) {
   const auto [q, k] = nn::banded_queries_keys(n, kD, sharpness, gen);
-  const Tensor<float> Q(q), K(k), V(v);
-  const AttentionResult<float> exact = scaled_dot_product_attention(Q, K, V);
-  const auto as_double = [](const Array<float>& a) { return xt::xarray<double>(xt::cast<double>(xt::view(a, 0))); };
-  std::vector<double> e;
-  for (const AttentionFn& f : {local_at(kBand), linear_at(), linformer_at(n, kBand)})
-    e.push_back(nn::relative_error(as_double(f(Q, K, V).value()), as_double(exact.output.value())));
-  e.push_back(nn::weight_in_band(as_double(exact.weights.value()), kBand));
-  e.push_back(nn::segment_mean_share(as_double(exact.weights.value()), kBand));
-  return e;
-}
-
-void error_sweep_figure(std::size_t n, const Array<float>& v, Generator& gen) {
-  const std::vector<double> sharpness = {0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0};
-  std::vector<std::vector<double>> err(5);
-  for (double a : sharpness) {
-    const std::vector<double> e = errors_of(a, n, v, gen);
-    for (std::size_t i = 0; i < 5; ++i) err[i].push_back(e[i]);
-  }
-  plots::Figure fig(2400, 1000, 1, 2);
-  fig.title(text("A band q = k = a PE from broad to narrow, n = ", n));
-  plots::LineOptions lo;
-  lo.markers = true;
-  lo.log_y = true;
-  const std::string names[] = {text("local, window ", kBand), "linear", text("Linformer, rank ", kBand)};
-  std::vector<plots::Series> lines;
-  for (std::size_t i = 0; i < 3; ++i) lines.push_back(curve(names[i], sharpness, err[i]));
-  plots::line_plot(fig.panel(0).title("Output error against exact attention").xlabel("sharpness a (broad → narrow)")
-                       .ylabel("‖O − O_exact‖ / ‖O_exact‖ (log scale)"),
-                   lines, lo);
-  plots::LineOptions ls;
-  ls.markers = true;
-  ls.ymin = 0.0, ls.ymax = 1.3;  // room above the curves for the legend
-  plots::line_plot(fig.panel(1).title("What the exact attention looks like").xlabel("sharpness a (broad → narrow)")
-                       .ylabel("share"),
-                   {curve(text("weight within ", kBand, " positions"), sharpness, err[3]),
-                    curve(text("energy in ", kBand, " segment means"), sharpness, err[4])},
-                   ls);
-  save_figure(fig, "errors_by_sharpness",
-              "Left: output error of local, linear and Linformer attention against exact attention as the band of "
-              "attention narrows. Right: the share of the exact weights within local attention's window, and the "
-              "share of their energy the segment means (Linformer's untrained E) keep");
+  return approximation_errors(q, k, v, kBand);
 }
 
 void three_approximations() {
@@ -129,7 +81,8 @@ void three_approximations() {
   for (const std::string& name : op_names) rows.push_back(row(name));
   std::map<std::string, double> e;  // "local_broad" -> error
   for (const Family& f : kFamilies) {
-    const std::vector<double> errors = errors_of(f.sharpness, n, v, gen);
+    const ApproximationErrors r = errors_of(f.sharpness, n, v, gen);
+    const double errors[] = {r.local, r.linear, r.linformer};
     for (std::size_t i = 0; i < 3; ++i) {
       rows[i].push_back(fixed(errors[i], 3));
       e[text(short_names[i], "_", f.key)] = errors[i];
@@ -173,7 +126,13 @@ void three_approximations() {
   say("The figure sweeps the sharpness $a$ from broad to narrow: the errors on the left, and on the right what the "
       "exact attention looks like, the share of its weight within local attention's window and the share of its "
       "energy $\\sum_{ij} P_{ij}^2$ that Linformer's segment means keep.");
-  error_sweep_figure(n, v, gen);
+  const std::vector<double> sharpness = {0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0};
+  std::vector<ApproximationErrors> sweep;
+  for (double a : sharpness) sweep.push_back(errors_of(a, n, v, gen));
+  save_figure(error_sweep_figure(sharpness, sweep, n, kBand), "errors_by_sharpness",
+              "Left: output error of local, linear and Linformer attention against exact attention as the band of "
+              "attention narrows. Right: the share of the exact weights within local attention's window, and the "
+              "share of their energy the segment means (Linformer's untrained E) keep");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -273,6 +232,57 @@ RecallRun low_rank(const RecallTask& task) {
 // ---------------------------------------------------------------------------------------------
 // 3. Time and memory against n.
 
+// The sparse patterns (c[6], c[7]) beside the tiled kernel they run on (c[1]) and the window alone (c[2]).
+void sparse_costs(const std::vector<CostCurve>& c) {
+  const CostCurve &tiled = c[1], &local = c[2], &global = c[6], &stride = c[7];
+  const double mask_mib = 4096.0 * 4096.0 / (1024.0 * 1024.0), at_global = global.at(global.peak_mib, 4096);
+  const double global_mem = global.last_slope(global.peak_mib), stride_mem = stride.last_slope(stride.peak_mib);
+  metric("memory_slope_fixed_global", global_mem);
+  metric("memory_slope_strided", stride_mem);
+  metric("fixed_global_peak_over_mask_n4096", at_global / mask_mib);
+  claim({"patterns_hold_their_mask", "memory_slope_fixed_global >= memory_slope_local + 0.5 and memory_slope_strided >= "
+         "memory_slope_local + 0.5 and fixed_global_peak_over_mask_n4096 >= 1",
+         text("The patterns hold their mask: the op keeps a copy of it for the backward, $n^2$ bytes, ",
+              fixed(mask_mib, 0), " MiB at $n = 4096$ of the window + global tokens' ", fixed(at_global, 1), " MiB. "
+              "Their memory grows like $n^{", fixed(global_mem, 2), "}$ and $n^{", fixed(stride_mem, 2), "}$ where "
+              "the window alone grows like $n^{", fixed(local.last_slope(local.peak_mib), 2), "}$: a kernel that "
+              "computed the pattern from positions, as Longformer's and BigBird's do, would hold no mask."),
+         text("The patterns' memory grows like $n^{", fixed(global_mem, 2), "}$ and $n^{", fixed(stride_mem, 2), "}$ "
+              "(the window alone: $n^{", fixed(local.last_slope(local.peak_mib), 2), "}$), ", fixed(at_global, 1),
+              " MiB at $n = 4096$ beside a mask of ", fixed(mask_mib, 0), " MiB.")});
+  const double global_time = global.last_slope(global.cpu_ms), tiled_time = tiled.last_slope(tiled.cpu_ms),
+               global_speedup = tiled.at(tiled.cpu_ms, 4096) / global.at(global.cpu_ms, 4096),
+               stride_ratio = stride.at(stride.cpu_ms, 4096) / tiled.at(tiled.cpu_ms, 4096);
+  timing("cpu_time_ratio_tiled_over_fixed_global_n4096", global_speedup);
+  timing("cpu_time_ratio_strided_over_tiled_n4096", stride_ratio);
+  claim({"global_tokens_skip_tiles", "global_speedup >= 2 and global_time_slope <= tiled_time_slope - 0.3",
+         text("In time the block-sparse kernel pays off for the window + global tokens: ", fixed(global_speedup, 1),
+              " times faster than exact attention on the same kernel at $n = 4096$, its time growing like $n^{",
+              fixed(global_time, 2), "}$ against $n^{", fixed(tiled_time, 2), "}$ (one interleaved run): it visits "
+              "the band's tiles and the global tokens' row and column of tiles, a number linear in $n$; what stays "
+              "quadratic is copying the mask and reading it to find them."),
+         text("In time the window + global tokens ran ", fixed(global_speedup, 1), " times faster than exact attention "
+              "on the same kernel at $n = 4096$, growing like $n^{", fixed(global_time, 2), "}$ against $n^{",
+              fixed(tiled_time, 2), "}$: not the clear saving that skipping all but a band of tiles should give."),
+         Expect::either_way, {{"global_speedup", global_speedup}, {"global_time_slope", global_time},
+                              {"tiled_time_slope", tiled_time}}});
+  claim({"stride_visits_every_tile", "stride_ratio >= 0.7",
+         text("The stride saves nothing: it took ", fixed(stride_ratio, 2), " times exact attention's time at "
+              "$n = 4096$. A tile of 64 queries by 32 keys spans 95 offsets $i - j$, one of them a multiple of ", kBand,
+              ", so every tile holds an allowed entry: none is skipped, and each is checked entry by entry against "
+              "the mask. A block-sparse kernel needs patterns that empty whole blocks."),
+         text("The stride took ", fixed(stride_ratio, 2), " times exact attention's time at $n = 4096$, though every "
+              "tile holds an allowed entry (a tile of 64 queries by 32 keys spans 95 offsets, one a multiple of ",
+              kBand, ")."),
+         Expect::either_way, {{"stride_ratio", stride_ratio}}});
+  save_figure(cost_figure({&c[0], &tiled, &local, &global, &stride},
+                          {text("Sparse patterns on the block-sparse tiled kernel: forward + backward, d = ", kD),
+                           {{0, 2.0}, {3, 1.0}}, {{0, 2.0}, {3, 1.0}}}),
+              "time_memory_sparse", "CPU time and peak memory of forward + backward against n for the sparse patterns "
+              "beside exact attention (fused and tiled) and the window alone, log-log, with n² and n guides; in "
+              "memory the two patterns hold the same bytes (one line hides the other), as tiled and local do");
+}
+
 void cost_against_n() {
   const std::vector<std::size_t> sizes =
       full_or_quick(std::vector<std::size_t>{128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768},
@@ -282,12 +292,14 @@ void cost_against_n() {
   o.rounds = [](std::size_t n) { return n <= 1024 ? full_or_quick(7, 3) : n <= 4096 ? full_or_quick(3, 2) : 1; };
   auto fused = [](auto& q, auto& k, auto& v) { return scaled_dot_product_attention(q, k, v).output; };
   auto tiled = [](auto& q, auto& k, auto& v) { return tiled_attention(q, k, v); };
-  auto causal = [](auto& q, auto& k, auto& v) { return linear_attention(q, k, v, {true}); };
   const std::vector<CostCurve> c = costs_against_n(
       {attention_cost("fused (lesson 06)", fused, kD), attention_cost("tiled (lesson 15)", tiled, kD),
-       attention_cost(text("local, window ", kBand), local_at(kBand), kD), attention_cost("linear", linear_at(), kD),
-       attention_cost("linear, causal", causal, kD),
-       attention_cost(text("Linformer, rank ", kBand), [](std::size_t n) { return linformer_at(n, kBand); }, kD)},
+       attention_cost(text("local, window ", kBand), local_fn(kBand), kD), attention_cost("linear", linear_fn(), kD),
+       attention_cost("linear, causal", linear_fn(true), kD),
+       attention_cost(text("Linformer, rank ", kBand), [](std::size_t n) { return linformer_fn(n, kBand); }, kD),
+       attention_cost(text("window + ", nn::kGlobalTokens, " global tokens"),
+                      [](std::size_t n) { return sparse_pattern_fn(n, kBand, nn::kGlobalTokens, false); }, kD),
+       attention_cost(text("window + stride ", kBand), [](std::size_t n) { return sparse_pattern_fn(n, kBand, 0, true); }, kD)},
       sizes, o);
   say("Forward and backward of each attention on one sequence of $n$ tokens, one head, $d = ", kD, "$, float, the "
       "ops timed in turn (medians of interleaved rounds, CPU time), and the most bytes each holds beyond its inputs, "
@@ -307,7 +319,7 @@ void cost_against_n() {
   table(header, rows);
   const char* keys[] = {"fused", "tiled", "local", "linear", "linear_causal", "linformer"};  // metric names
   double worst_ratio = 1e300, worst_slope = 0, least_speedup = 1e300, steepest = 0;
-  for (std::size_t i = 2; i < c.size(); ++i) {  // the four approximations
+  for (std::size_t i = 2; i < 6; ++i) {  // the four approximations
     const double memory = fused_c.at(fused_c.peak_mib, 4096) / c[i].at(c[i].peak_mib, 4096),
                  speedup = fused_c.at(fused_c.cpu_ms, 4096) / c[i].at(c[i].cpu_ms, 4096);
     metric(text("memory_ratio_fused_over_", keys[i], "_n4096"), memory);
@@ -346,8 +358,9 @@ void cost_against_n() {
          text("In time the picture is mixed here: the smallest speedup over the fused op at $n = 4096$ is ",
               fixed(least_speedup, 1), ", and the CPU time grows up to $n^{", fixed(steepest, 2), "}$."),
          Expect::every_run, {{"least_speedup", least_speedup}, {"steepest_time_slope", steepest}}});
+  sparse_costs(c);
   std::vector<const CostCurve*> all;
-  for (const CostCurve& k : c) all.push_back(&k);
+  for (std::size_t i = 0; i < 6; ++i) all.push_back(&c[i]);  // the sparse patterns have their own figure
   save_figure(cost_figure(all, {text("Every attention: forward + backward, one head, d = ", kD, " (float)"),
                                 {{0, 2.0}}, {{0, 2.0}, {1, 1.0}}}),
               "time_memory_all", "CPU time and peak memory of forward + backward against n for every attention of "

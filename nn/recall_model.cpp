@@ -6,6 +6,7 @@
 #include <string>
 
 #include <xtensor/xbuilder.hpp>
+#include <xtensor/xview.hpp>
 
 #include "core/error.hpp"
 
@@ -53,9 +54,23 @@ Tensor<float> RecallModel::embed(const data::Recall& b) const {
   return add(key_embed(b.keys), value_embed(b.values));
 }
 
+Mask sparse_pattern(std::size_t length, std::size_t band, const std::vector<bool>& global, bool strided) {
+  check(band > 0 && global.size() == length, "sparse_pattern", "needs a band > 0 and a global flag per position, got band ",
+        band, " and ", global.size(), " flags for length ", length);
+  Mask m = Mask::from_shape({length, length});
+  for (std::size_t i = 0; i < length; ++i)
+    for (std::size_t j = 0; j < length; ++j) {
+      const std::size_t d = i > j ? i - j : j - i;
+      m(i, j) = d <= band || global[i] || global[j] || (strided && d % band == 0);
+    }
+  return m;
+}
+
 Allowed RecallModel::pattern(const data::Recall& b) const {
+  if (kind_ != AttentionKind::fixed_global && kind_ != AttentionKind::asking_global && kind_ != AttentionKind::strided)
+    throw std::logic_error(std::string("RecallModel::pattern: ") + kind_name(kind_) + " is not a sparse pattern");
   const std::size_t n = b.size(), L = b.length();
-  Mask m = xt::zeros<bool>({n, L, L});
+  Mask m = Mask::from_shape({n, L, L});
   for (std::size_t s = 0; s < n; ++s) {
     // A token asks when it shows a key and no value (nn/data/recall.hpp).
     std::vector<bool> global(L, false);
@@ -64,14 +79,8 @@ Allowed RecallModel::pattern(const data::Recall& b) const {
                   : kind_ == AttentionKind::asking_global ? b.keys(s, i) != Index(config_.keys) &&
                                                                 b.values(s, i) == Index(config_.values)
                                                           : false;
-    for (std::size_t i = 0; i < L; ++i)
-      for (std::size_t j = 0; j < L; ++j) {
-        const std::size_t d = i > j ? i - j : j - i;
-        m(s, i, j) = d <= band_ || global[i] || global[j] || (kind_ == AttentionKind::strided && d % band_ == 0);
-      }
+    xt::view(m, s) = sparse_pattern(L, band_, global, kind_ == AttentionKind::strided);
   }
-  if (kind_ != AttentionKind::fixed_global && kind_ != AttentionKind::asking_global && kind_ != AttentionKind::strided)
-    throw std::logic_error(std::string("RecallModel::pattern: ") + kind_name(kind_) + " is not a sparse pattern");
   return Allowed::where(std::move(m));
 }
 

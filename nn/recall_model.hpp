@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "core/ops.hpp"
 #include "nn/attention/linformer.hpp"
@@ -33,6 +34,11 @@ inline constexpr std::size_t kGlobalTokens = 4;
 
 // "exact", "local", "linear", "linformer", "fixed_global", "asking_global", "strided": names for metrics.
 const char* kind_name(AttentionKind kind);
+
+// The keys each query may see under a sparse pattern over one sequence, (length, length): key j
+// for query i when |i - j| <= band, or i or j is global, or (strided) |i - j| is a multiple of
+// band. ShapeError naming sparse_pattern for a band of 0 or `global` not of `length` entries.
+Mask sparse_pattern(std::size_t length, std::size_t band, const std::vector<bool>& global, bool strided);
 
 class RecallModel : public Module<float> {
  public:

@@ -112,6 +112,23 @@ TEST_CASE("recall model: sizes it cannot use are refused, naming the model and t
                        ShapeError);
 }
 
+TEST_CASE("sparse_pattern: the window, the global rows and columns, the stride; bad sizes named") {
+  std::vector<bool> global(10, false);
+  global[3] = true;
+  const Mask m = sparse_pattern(10, 2, global, false), st = sparse_pattern(10, 3, std::vector<bool>(10, false), true);
+  REQUIRE(m.shape() == std::vector<std::size_t>{10, 10});
+  CHECK(m(0, 2));
+  CHECK_FALSE(m(0, 5));
+  CHECK(m(3, 9));  // a global query sees every key
+  CHECK(m(9, 3));  // and every query sees it
+  CHECK_FALSE(m(9, 0));
+  CHECK(st(0, 9));  // 9 is a multiple of 3
+  CHECK_FALSE(st(0, 8));
+  CHECK_FALSE(st(1, 5));
+  CHECK_THROWS_WITH_AS(sparse_pattern(10, 0, global, false), Contains("sparse_pattern: needs a band > 0"), ShapeError);
+  CHECK_THROWS_AS(sparse_pattern(9, 2, global, false), ShapeError);
+}
+
 TEST_CASE("recall model: the sparse patterns see the window, their global tokens and their stride, and nothing else") {
   const data::RecallConfig c = small();  // length 16
   Generator data_gen(3);

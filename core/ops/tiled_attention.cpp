@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -178,6 +179,8 @@ void tiled_forward(const Tiling<T>& t, const T* Q, const T* K, const T* V, T* O,
 
 // For each batch block and tile, whether the mask allows any of its entries (the kernel skips the
 // tiles it does not): one pass over the mask, a row of a tile at a time.
+static_assert(sizeof(bool) == 1, "tiles_the_mask_allows searches a mask's bools as bytes");
+
 template <class T>
 std::vector<char> tiles_the_mask_allows(const Tiling<T>& t) {
   std::vector<char> allows(t.B * t.q_tiles() * t.k_tiles(), 0);
@@ -188,9 +191,13 @@ std::vector<char> tiles_the_mask_allows(const Tiling<T>& t) {
       for (std::size_t kt = 0; kt < t.k_tiles(); ++kt) {
         char& any = allows[item * t.k_tiles() + kt];
         const std::size_t nk = t.mask_map.col_stride == 0 ? 1 : t.rows_k(kt);  // a stretched row: one entry
-        for (std::size_t r = 0; r < t.rows_q(qt) && !any; ++r)
-          for (std::size_t c = 0; c < nk && !any; ++c)
-            any = mask[t.mask_map.at(b, qt * t.bq + r, kt * t.bk + c)];
+        for (std::size_t r = 0; r < t.rows_q(qt) && !any; ++r) {
+          const bool* row = mask + t.mask_map.at(b, qt * t.bq + r, kt * t.bk);
+          if (t.mask_map.col_stride <= 1)  // contiguous (or one entry): a byte search
+            any = std::memchr(row, 1, nk) != nullptr;
+          else
+            for (std::size_t c = 0; c < nk && !any; ++c) any = row[c * t.mask_map.col_stride];
+        }
       }
     }
   });
