@@ -305,18 +305,8 @@ void cost_against_n() {
       "ops timed in turn (medians of interleaved rounds, CPU time), and the most bytes each holds beyond its inputs, "
       "counted by the allocator (lessons/kit/timing.hpp). The fused op stops at this run's budget of 512 MiB.");
   const CostCurve& fused_c = c[0];
-  const double last = sizes.back();
-  std::vector<std::vector<std::string>> rows;
-  for (const CostCurve& k : c) {
-    rows.push_back(row(k.name, fixed(k.at(k.cpu_ms, 4096), 2), fixed(k.at(k.peak_mib, 4096), 2),
-                       fixed(fused_c.at(fused_c.cpu_ms, 4096) / k.at(k.cpu_ms, 4096), 1),
-                       fixed(fused_c.at(fused_c.peak_mib, 4096) / k.at(k.peak_mib, 4096), 1)));
-    if (last > 4096) rows.back().push_back(k.ran_at(last) ? fixed(k.peak_mib.back(), 1) : "over budget");
-  }
-  std::vector<std::string> header = {"attention", "CPU ms at $n = 4096$", "peak MiB at 4096", "CPU time: fused / op",
-                                     "memory: fused / op"};
-  if (last > 4096) header.push_back(text("peak MiB at ", rounded(last)));
-  table(header, rows);
+  const CostTable costs = cost_table(c, 0, 4096, double(sizes.back()));
+  table(costs.header, costs.rows);
   const char* keys[] = {"fused", "tiled", "local", "linear", "linear_causal", "linformer"};  // metric names
   double worst_ratio = 1e300, worst_slope = 0, least_speedup = 1e300, steepest = 0;
   for (std::size_t i = 2; i < 6; ++i) {  // the four approximations
