@@ -19,6 +19,7 @@
 #include "lessons/kit/approximations.hpp"
 #include "lessons/kit/attention_spectra.hpp"
 #include "lessons/kit/kit.hpp"
+#include "lessons/kit/recall_explorer.hpp"
 #include "lessons/kit/recall_training.hpp"
 #include "nn/attention/linformer.hpp"
 #include "nn/attention/structure.hpp"
@@ -360,8 +361,8 @@ void cost_against_n() {
 // ---------------------------------------------------------------------------------------------
 // 4. Associative recall.
 
-// Returns exact and local attention's held-out accuracy, which section 5 compares against.
-std::pair<double, double> recall(const RecallTask& task, RecallRun exact) {
+// Returns the trained runs (exact, local, linear, Linformer): section 5 compares against them.
+std::vector<RecallRun> recall(const RecallTask& task, RecallRun exact) {
   say("The same model, data and recipe with each approximation in turn: local (window ", task.band, "), linear "
       "($\\mathrm{elu} + 1$, non-causal) and Linformer (rank ", task.band, ", $E$ and $F$ trained with the rest).");
   std::vector<RecallRun> runs;
@@ -416,13 +417,13 @@ std::pair<double, double> recall(const RecallTask& task, RecallRun exact) {
               "every epoch, against training steps and against the CPU seconds spent training");
   say("Exercises (exercises/16_approximate_attention.cpp, graded by scripts/grade.sh 16): 16.1 causal linear "
       "attention as an RNN; 16.2 an experiment: choose the approximation for each width of band.");
-  return {exact_acc, local};
+  return runs;
 }
 
 // ---------------------------------------------------------------------------------------------
 // 5. Sparse patterns: which tokens may see far
 
-void sparse_patterns(const RecallTask& task, double exact_acc, double local_acc) {
+std::vector<RecallRun> sparse_patterns(const RecallTask& task, double exact_acc, double local_acc) {
   const std::size_t L = task.config.length, w = task.band;
   say("A sparse pattern keeps exact softmax attention but lets each query see only some keys: the window of local "
       "attention, plus a few tokens that see and are seen by every position. BigBird fixes them (here the first ",
@@ -472,6 +473,17 @@ void sparse_patterns(const RecallTask& task, double exact_acc, double local_acc)
   save_figure(fig, "sparse_patterns", "Held-out recall accuracy of exact attention, the window alone, and the window "
                                       "with fixed global tokens, with global attention on the asking tokens, and with a "
                                       "stride");
+  return runs;
+}
+
+// The attention explorer (lessons/kit/recall_explorer): every trained attention whose weights are
+// over the tokens, on the first held-out sequence.
+void explore(const RecallTask& task, const std::vector<RecallRun>& approx, const std::vector<RecallRun>& sparse) {
+  std::vector<const RecallRun*> runs = {&approx[0], &sparse[1], &approx[1], &sparse[0], &sparse[2], &approx[2]};
+  show_explorer(recall_explorer(task, runs, 0), "explorer",
+                "The attention explorer: each question of a held-out sequence against every token, under exact "
+                "attention, global attention on the questions, the window, fixed global tokens, the stride and linear "
+                "attention; hover a question to read its weights");
 }
 
 }  // namespace
@@ -492,8 +504,8 @@ int main(int argc, char** argv) {
                       section("3. Time and memory against n");
                       cost_against_n();
                       section("4. Associative recall");
-                      const auto [exact_acc, local_acc] = recall(task, std::move(exact));
+                      const std::vector<RecallRun> approx = recall(task, std::move(exact));
                       section("5. Sparse patterns: which tokens may see far");
-                      sparse_patterns(task, exact_acc, local_acc);
+                      explore(task, approx, sparse_patterns(task, approx[0].accuracy, approx[1].accuracy));
                     });
 }

@@ -117,6 +117,42 @@ Array<float> RecallModel::exact_weights(const data::Recall& b) const {
   return scaled_dot_product_attention(q_proj(x), k, k).weights.value();
 }
 
+Array<float> RecallModel::attention_weights(const data::Recall& b) const {
+  NoGrad ng;
+  const Tensor<float> x = embed(b), q = q_proj(x), k = k_proj(x);
+  AttentionOptions<float> o;
+  switch (kind_) {
+    case AttentionKind::exact: break;
+    case AttentionKind::local: {
+      const std::size_t L = b.length();
+      o.allowed = Allowed::where(sparse_pattern(L, band_, std::vector<bool>(L, false), false));
+      break;
+    }
+    case AttentionKind::fixed_global:
+    case AttentionKind::asking_global:
+    case AttentionKind::strided: o.allowed = pattern(b); break;
+    case AttentionKind::linear: {
+      // phi(x) = elu(x) + 1, as core/ops/linear_attention.cpp; weights phi(q_i) . phi(k_j) over the row's sum.
+      const auto phi = [](const Array<float>& a) { return Array<float>(xt::where(a > 0.f, a + 1.f, xt::exp(a))); };
+      Array<float> w = matmul(Tensor<float>(phi(q.value())), Tensor<float>(phi(k.value())), false, true).value();
+      const LinearAttentionOptions defaults;
+      const std::size_t B = w.shape()[0], L = w.shape()[1];
+      for (std::size_t s = 0; s < B; ++s)
+        for (std::size_t i = 0; i < L; ++i) {
+          float* row = w.data() + (s * L + i) * L;
+          double sum = 0;
+          for (std::size_t j = 0; j < L; ++j) sum += row[j];
+          for (std::size_t j = 0; j < L; ++j) row[j] = float(row[j] / (sum + defaults.eps));
+        }
+      return w;
+    }
+    case AttentionKind::linformer:
+      throw std::logic_error("RecallModel::attention_weights: Linformer's weights are over its projected rows, not "
+                             "the tokens");
+  }
+  return scaled_dot_product_attention(q, k, k, o).weights.value();
+}
+
 double recall_accuracy(const RecallModel& m, const data::Recall& set, std::size_t batch) {
   check(batch > 0, "recall_accuracy", "the batch size must be positive, got 0");
   NoGrad ng;

@@ -55,6 +55,12 @@ class RecallModel : public Module<float> {
   Allowed pattern(const data::Recall& batch) const;
   // The weights (B, L, L) exact attention would give on these sequences, whatever the kind; no tape.
   Array<float> exact_weights(const data::Recall& batch) const;
+  // The weights (B, L, L) of the model's own attention, no tape: softmax weights for exact, local
+  // (zero outside the band) and the sparse patterns (zero outside the pattern); for linear
+  // attention phi(q_i) . phi(k_j) / (phi(q_i) . sum_j phi(k_j) + eps), the weights its output is
+  // the sum under. std::logic_error for Linformer, whose weights are over its projected rows, not
+  // over the tokens.
+  Array<float> attention_weights(const data::Recall& batch) const;
 
   AttentionKind kind() const { return kind_; }
   const data::RecallConfig& config() const { return config_; }

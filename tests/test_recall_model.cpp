@@ -157,3 +157,31 @@ TEST_CASE("recall model: the sparse patterns see the window, their global tokens
   const RecallModel exact(c, AttentionKind::exact, 8, 2, gen2);
   CHECK_THROWS_WITH_AS(exact.pattern(set), Contains("exact is not a sparse pattern"), std::logic_error);
 }
+
+TEST_CASE("recall model: attention_weights are the weights its output is the sum under, for every kind but Linformer") {
+  const data::RecallConfig c = small();
+  Generator data_gen(6);
+  const data::Recall set = data::make_recall(c, 2, data_gen);
+  for (AttentionKind kind : {AttentionKind::exact, AttentionKind::local, AttentionKind::linear,
+                             AttentionKind::fixed_global, AttentionKind::asking_global, AttentionKind::strided}) {
+    CAPTURE(kind_name(kind));
+    Generator gen(7);
+    const RecallModel m(c, kind, 8, 2, gen);
+    const Array<float> w = m.attention_weights(set);
+    REQUIRE(w.shape() == std::vector<std::size_t>{2, 16, 16});
+    NoGrad ng;
+    const Tensor<float> x = add(m.key_embed(set.keys), m.value_embed(set.values));
+    const Array<float> logits = m.out(matmul(Tensor<float>(w), m.v_proj(x))).value(), want = m.forward(set).value();
+    CHECK(xt::allclose(logits, want, 1e-4, 1e-5));
+    for (std::size_t i = 0; i < 16; ++i) {  // rows are distributions (linear: up to its eps)
+      double sum = 0;
+      for (std::size_t j = 0; j < 16; ++j) sum += w(1, i, j);
+      CHECK(sum == doctest::Approx(1.0).epsilon(1e-4));
+    }
+    if (kind == AttentionKind::local) CHECK(w(0, 0, 5) == 0.0f);  // beyond the window of 2
+  }
+  Generator gen(7);
+  const RecallModel linformer(c, AttentionKind::linformer, 8, 2, gen);
+  CHECK_THROWS_WITH_AS(linformer.attention_weights(set), Contains("RecallModel::attention_weights: Linformer"),
+                       std::logic_error);
+}
