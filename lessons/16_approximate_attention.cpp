@@ -9,19 +9,14 @@
 // time and memory against n, and train each on a long-sequence lookup task to see what it costs in
 // accuracy.
 #include <algorithm>
-#include <cmath>
 #include <map>
-#include <memory>
 #include <string>
-
-#include <xtensor/xview.hpp>
 
 #include "lessons/kit/approximations.hpp"
 #include "lessons/kit/attention_spectra.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/recall_explorer.hpp"
 #include "lessons/kit/recall_training.hpp"
-#include "nn/attention/linformer.hpp"
 #include "nn/attention/structure.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/data/recall.hpp"
@@ -51,7 +46,6 @@ struct Family {
 const std::vector<Family> kFamilies = {{"iid normal q, k", "random", 0.0},
                                        {"broad band (q = k = 0.75 PE)", "broad", 0.75},
                                        {"narrow band (q = k = 2 PE)", "narrow", 2.0}};
-
 
 // The errors of the approximations (lessons/kit/approximations) on one family at length n.
 ApproximationErrors errors_of(double sharpness, std::size_t n, const Array<float>& v, Generator& gen) {
@@ -292,9 +286,9 @@ void cost_against_n() {
   o.budget_bytes = 512 * 1024.0 * 1024.0;  // the fused op stops at n = 4096
   o.rounds = [](std::size_t n) { return n <= 1024 ? full_or_quick(7, 3) : n <= 4096 ? full_or_quick(3, 2) : 1; };
   auto fused = [](auto& q, auto& k, auto& v) { return scaled_dot_product_attention(q, k, v).output; };
-  auto tiled = [](auto& q, auto& k, auto& v) { return tiled_attention(q, k, v); };
   const std::vector<CostCurve> c = costs_against_n(
-      {attention_cost("fused (lesson 06)", fused, kD), attention_cost("tiled (lesson 15)", tiled, kD),
+      {attention_cost("fused (lesson 06)", fused, kD),
+       attention_cost("tiled (lesson 15)", [](auto& q, auto& k, auto& v) { return tiled_attention(q, k, v); }, kD),
        attention_cost(text("local, window ", kBand), local_fn(kBand), kD), attention_cost("linear", linear_fn(), kD),
        attention_cost("linear, causal", linear_fn(true), kD),
        attention_cost(text("Linformer, rank ", kBand), [](std::size_t n) { return linformer_fn(n, kBand); }, kD),
@@ -423,8 +417,10 @@ std::vector<RecallRun> recall(const RecallTask& task, RecallRun exact) {
 // ---------------------------------------------------------------------------------------------
 // 5. Sparse patterns: which tokens may see far
 
-std::vector<RecallRun> sparse_patterns(const RecallTask& task, double exact_acc, double local_acc) {
+// Beside the runs of section 4 (exact, local, linear, Linformer); all but Linformer in the explorer.
+void sparse_patterns(const RecallTask& task, const std::vector<RecallRun>& approx) {
   const std::size_t L = task.config.length, w = task.band;
+  const double exact_acc = approx[0].accuracy, local_acc = approx[1].accuracy;
   say("A sparse pattern keeps exact softmax attention but lets each query see only some keys: the window of local "
       "attention, plus a few tokens that see and are seen by every position. BigBird fixes them (here the first ",
       nn::kGlobalTokens, " positions); Longformer gives global attention to the tokens the task is about, such as a "
@@ -473,14 +469,7 @@ std::vector<RecallRun> sparse_patterns(const RecallTask& task, double exact_acc,
   save_figure(fig, "sparse_patterns", "Held-out recall accuracy of exact attention, the window alone, and the window "
                                       "with fixed global tokens, with global attention on the asking tokens, and with a "
                                       "stride");
-  return runs;
-}
-
-// The attention explorer (lessons/kit/recall_explorer): every trained attention whose weights are
-// over the tokens, on the first held-out sequence.
-void explore(const RecallTask& task, const std::vector<RecallRun>& approx, const std::vector<RecallRun>& sparse) {
-  std::vector<const RecallRun*> runs = {&approx[0], &sparse[1], &approx[1], &sparse[0], &sparse[2], &approx[2]};
-  show_explorer(recall_explorer(task, runs, 0), "explorer",
+  show_explorer(recall_explorer(task, {&approx[0], &runs[1], &approx[1], &runs[0], &runs[2], &approx[2]}, 0), "explorer",
                 "The attention explorer: each question of a held-out sequence against every token, under exact "
                 "attention, global attention on the questions, the window, fixed global tokens, the stride and linear "
                 "attention; hover a question to read its weights");
@@ -506,6 +495,6 @@ int main(int argc, char** argv) {
                       section("4. Associative recall");
                       const std::vector<RecallRun> approx = recall(task, std::move(exact));
                       section("5. Sparse patterns: which tokens may see far");
-                      explore(task, approx, sparse_patterns(task, approx[0].accuracy, approx[1].accuracy));
+                      sparse_patterns(task, approx);
                     });
 }
