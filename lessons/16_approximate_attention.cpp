@@ -245,22 +245,22 @@ void sparse_costs(const std::vector<CostCurve>& c) {
          text("The patterns' memory grows like $n^{", fixed(global_mem, 2), "}$ and $n^{", fixed(stride_mem, 2), "}$ "
               "(the window alone: $n^{", fixed(local.last_slope(local.peak_mib), 2), "}$), ", fixed(at_global, 1),
               " MiB at $n = 4096$ beside a mask of ", fixed(mask_mib, 0), " MiB.")});
-  const double global_time = global.last_slope(global.cpu_ms), tiled_time = tiled.last_slope(tiled.cpu_ms),
-               global_speedup = tiled.at(tiled.cpu_ms, 4096) / global.at(global.cpu_ms, 4096),
+  const auto speedup = [&](double n) { return tiled.at(tiled.cpu_ms, n) / global.at(global.cpu_ms, n); };
+  const double global_speedup = speedup(4096), speedup_growth = speedup(4096) / speedup(1024),
                stride_ratio = stride.at(stride.cpu_ms, 4096) / tiled.at(tiled.cpu_ms, 4096);
   timing("cpu_time_ratio_tiled_over_fixed_global_n4096", global_speedup);
   timing("cpu_time_ratio_strided_over_tiled_n4096", stride_ratio);
-  claim({"global_tokens_skip_tiles", "global_speedup >= 2 and global_time_slope <= tiled_time_slope - 0.3",
-         text("In time the block-sparse kernel pays off for the window + global tokens: ", fixed(global_speedup, 1),
-              " times faster than exact attention on the same kernel at $n = 4096$, its time growing like $n^{",
-              fixed(global_time, 2), "}$ against $n^{", fixed(tiled_time, 2), "}$ (one interleaved run): it visits "
-              "the band's tiles and the global tokens' row and column of tiles, a number linear in $n$; what stays "
-              "quadratic is copying the mask and reading it to find them."),
-         text("In time the window + global tokens ran ", fixed(global_speedup, 1), " times faster than exact attention "
-              "on the same kernel at $n = 4096$, growing like $n^{", fixed(global_time, 2), "}$ against $n^{",
-              fixed(tiled_time, 2), "}$: not the clear saving that skipping all but a band of tiles should give."),
-         Expect::either_way, {{"global_speedup", global_speedup}, {"global_time_slope", global_time},
-                              {"tiled_time_slope", tiled_time}}});
+  claim({"global_tokens_skip_tiles", "global_speedup >= 2 and speedup_growth >= 1.5",
+         text("In time the block-sparse kernel pays off for the window + global tokens: ", fixed(speedup(1024), 1),
+              " times faster than exact attention on the same kernel at $n = 1024$, ", fixed(global_speedup, 1),
+              " times at $n = 4096$ (timed in the same rounds): it visits the band's tiles and the global tokens' row "
+              "and column of tiles, a number linear in $n$, while exact attention visits $n^2$. What stays quadratic "
+              "is copying the mask and reading it to find them."),
+         text("In time the window + global tokens ran ", fixed(speedup(1024), 1), " times faster than exact attention "
+              "on the same kernel at $n = 1024$ and ", fixed(global_speedup, 1), " times at $n = 4096$: not the "
+              "growing saving that skipping all but a band of tiles should give; copying and reading the $n^2$-byte "
+              "mask on every call costs time too."),
+         Expect::either_way, {{"global_speedup", global_speedup}, {"speedup_growth", speedup_growth}}});
   claim({"stride_visits_every_tile", "stride_ratio >= 0.7",
          text("The stride saves nothing: it took ", fixed(stride_ratio, 2), " times exact attention's time at "
               "$n = 4096$. A tile of 64 queries by 32 keys spans 95 offsets $i - j$, one of them a multiple of ", kBand,
