@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "lessons/kit/explorer.hpp"
 #include "lessons/kit/kit.hpp"
+#include "lessons/kit/translation_model.hpp"
 #include "nn/data/translation_task.hpp"
 #include "nn/transformer/seq2seq.hpp"
 #include "nn/translate.hpp"
@@ -154,6 +156,21 @@ void label_smoothing(const Plan& p, const data::TranslationTask& t) {
             {{"smoothing 0", {bleu_a, a.accuracy, a.confidence}}, {"smoothing 0.1", {bleu_b, b.accuracy, b.confidence}}},
             3, 1.05);
   save_figure(fig, "ablation_smoothing", "Held-out BLEU, word accuracy and confidence with and without label smoothing.");
+  // Both models' cross-attention side by side in the attention explorer (lessons/kit/explorer.hpp).
+  const data::EncodedPairs shown = nn::spread_evenly(t.test, 3);
+  ExplorerPage page{"Lesson 09: cross-attention with and without label smoothing", "target words", "source words",
+                    "The two models of section 1 on three test sentences, teacher-forced on the reference translation. "
+                    "Each target word draws lines to the source words its decoder read while predicting it; the layers "
+                    "of the model trained without smoothing come first, then the smoothed model's. Hover a word to "
+                    "read its weights, click it for the neuron view.", {}};
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    AttentionInput none = translated_sentence_input(*plain.model, shown, i, t.source_vocab, t.target_vocab);
+    const std::string name = none.name;
+    page.inputs.push_back(side_by_side(name, {{"ε = 0", std::move(none)},
+        {"ε = 0.1", translated_sentence_input(*smoothed.model, shown, i, t.source_vocab, t.target_vocab)}}));
+  }
+  show_explorer(page, "explorer", "The attention explorer: the cross-attention of the models trained with and without "
+                                  "label smoothing, side by side, on three test sentences");
 }
 
 // ---------------------------------------------------------------------------------------------

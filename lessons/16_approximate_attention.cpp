@@ -9,17 +9,14 @@
 // time and memory against n, and train each on a long-sequence lookup task to see what it costs in
 // accuracy.
 #include <algorithm>
-#include <cmath>
 #include <map>
-#include <memory>
 #include <string>
 
-#include <xtensor/xview.hpp>
-
+#include "lessons/kit/approximations.hpp"
+#include "lessons/kit/attention_spectra.hpp"
 #include "lessons/kit/kit.hpp"
+#include "lessons/kit/recall_explorer.hpp"
 #include "lessons/kit/recall_training.hpp"
-#include "lessons/kit/spectrum.hpp"
-#include "nn/attention/linformer.hpp"
 #include "nn/attention/structure.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/data/recall.hpp"
@@ -34,14 +31,6 @@ namespace {
 
 constexpr std::size_t kD = 64;     // the head width of every measurement and of the model
 constexpr std::size_t kBand = 64;  // local attention's window and Linformer's rank, in sections 1 and 3
-
-// The three approximations (Linformer's projections have n columns, so it is built per length n).
-AttentionFn local_at(std::size_t w) { return [w](auto& q, auto& k, auto& v) { return local_attention(q, k, v, w); }; }
-AttentionFn linear_at() { return [](auto& q, auto& k, auto& v) { return linear_attention(q, k, v); }; }
-AttentionFn linformer_at(std::size_t n, std::size_t rank) {
-  auto lin = std::make_shared<nn::Linformer<float>>(n, std::min(rank, n));  // E and F at their segment means
-  return [lin](auto& q, auto& k, auto& v) { return lin->forward(q, k, v); };
-}
 
 // ---------------------------------------------------------------------------------------------
 // 1. Three approximations.
@@ -58,52 +47,10 @@ const std::vector<Family> kFamilies = {{"iid normal q, k", "random", 0.0},
                                        {"broad band (q = k = 0.75 PE)", "broad", 0.75},
                                        {"narrow band (q = k = 2 PE)", "narrow", 2.0}};
 
-
-// The output errors of local, linear and Linformer attention against exact attention on one family
-// at length n, then the exact attention's weight within the window and energy kept by segment means.
-std::vector<double> errors_of(double sharpness, std::size_t n, const Array<float>& v, Generator& gen) {
+// The errors of the approximations (lessons/kit/approximations) on one family at length n.
+ApproximationErrors errors_of(double sharpness, std::size_t n, const Array<float>& v, Generator& gen) {
   const auto [q, k] = nn::banded_queries_keys(n, kD, sharpness, gen);
-  const Tensor<float> Q(q), K(k), V(v);
-  const AttentionResult<float> exact = scaled_dot_product_attention(Q, K, V);
-  const auto as_double = [](const Array<float>& a) { return xt::xarray<double>(xt::cast<double>(xt::view(a, 0))); };
-  std::vector<double> e;
-  for (const AttentionFn& f : {local_at(kBand), linear_at(), linformer_at(n, kBand)})
-    e.push_back(nn::relative_error(as_double(f(Q, K, V).value()), as_double(exact.output.value())));
-  e.push_back(nn::weight_in_band(as_double(exact.weights.value()), kBand));
-  e.push_back(nn::segment_mean_share(as_double(exact.weights.value()), kBand));
-  return e;
-}
-
-void error_sweep_figure(std::size_t n, const Array<float>& v, Generator& gen) {
-  const std::vector<double> sharpness = {0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0};
-  std::vector<std::vector<double>> err(5);
-  for (double a : sharpness) {
-    const std::vector<double> e = errors_of(a, n, v, gen);
-    for (std::size_t i = 0; i < 5; ++i) err[i].push_back(e[i]);
-  }
-  plots::Figure fig(2400, 1000, 1, 2);
-  fig.title(text("A band q = k = a PE from broad to narrow, n = ", n));
-  plots::LineOptions lo;
-  lo.markers = true;
-  lo.log_y = true;
-  const std::string names[] = {text("local, window ", kBand), "linear", text("Linformer, rank ", kBand)};
-  std::vector<plots::Series> lines;
-  for (std::size_t i = 0; i < 3; ++i) lines.push_back(curve(names[i], sharpness, err[i]));
-  plots::line_plot(fig.panel(0).title("Output error against exact attention").xlabel("sharpness a (broad → narrow)")
-                       .ylabel("‖O − O_exact‖ / ‖O_exact‖ (log scale)"),
-                   lines, lo);
-  plots::LineOptions ls;
-  ls.markers = true;
-  ls.ymin = 0.0, ls.ymax = 1.3;  // room above the curves for the legend
-  plots::line_plot(fig.panel(1).title("What the exact attention looks like").xlabel("sharpness a (broad → narrow)")
-                       .ylabel("share"),
-                   {curve(text("weight within ", kBand, " positions"), sharpness, err[3]),
-                    curve(text("energy in ", kBand, " segment means"), sharpness, err[4])},
-                   ls);
-  save_figure(fig, "errors_by_sharpness",
-              "Left: output error of local, linear and Linformer attention against exact attention as the band of "
-              "attention narrows. Right: the share of the exact weights within local attention's window, and the "
-              "share of their energy the segment means (Linformer's untrained E) keep");
+  return approximation_errors(q, k, v, kBand);
 }
 
 void three_approximations() {
@@ -129,7 +76,8 @@ void three_approximations() {
   for (const std::string& name : op_names) rows.push_back(row(name));
   std::map<std::string, double> e;  // "local_broad" -> error
   for (const Family& f : kFamilies) {
-    const std::vector<double> errors = errors_of(f.sharpness, n, v, gen);
+    const ApproximationErrors r = errors_of(f.sharpness, n, v, gen);
+    const double errors[] = {r.local, r.linear, r.linformer};
     for (std::size_t i = 0; i < 3; ++i) {
       rows[i].push_back(fixed(errors[i], 3));
       e[text(short_names[i], "_", f.key)] = errors[i];
@@ -173,21 +121,22 @@ void three_approximations() {
   say("The figure sweeps the sharpness $a$ from broad to narrow: the errors on the left, and on the right what the "
       "exact attention looks like, the share of its weight within local attention's window and the share of its "
       "energy $\\sum_{ij} P_{ij}^2$ that Linformer's segment means keep.");
-  error_sweep_figure(n, v, gen);
+  const std::vector<double> sharpness = {0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0};
+  std::vector<ApproximationErrors> sweep;
+  for (double a : sharpness) sweep.push_back(errors_of(a, n, v, gen));
+  save_figure(error_sweep_figure(sharpness, sweep, n, kBand), "errors_by_sharpness",
+              "Left: output error of local, linear and Linformer attention against exact attention as the band of "
+              "attention narrows. Right: the share of the exact weights within local attention's window, and the "
+              "share of their energy the segment means (Linformer's untrained E) keep");
 }
 
 // ---------------------------------------------------------------------------------------------
 // 2. The spectrum of attention matrices (on the recall task, which section 4 trains every attention on).
 
-RecallTask make_task() {
-  RecallTask t;
-  // length, keys, values, pairs
-  t.config = {full_or_quick<std::size_t>(512, 128), 64, 16, full_or_quick<std::size_t>(32, 16)};
-  t.band = t.config.length / 8;
-  Generator gen(seed() + 5);
-  t.train = data::make_recall(t.config, full_or_quick<std::size_t>(1024, 512), gen);
-  t.held_out = data::make_recall(t.config, full_or_quick<std::size_t>(512, 256), gen);
-  return t;
+RecallTask make_task() {  // length, keys, values, pairs; the window and rank: an eighth of the length
+  const data::RecallConfig c = {full_or_quick<std::size_t>(512, 128), 64, 16, full_or_quick<std::size_t>(32, 16)};
+  return make_recall_task(c, full_or_quick<std::size_t>(1024, 512), full_or_quick<std::size_t>(512, 256), c.length / 8,
+                          seed() + 5);
 }
 
 Recipe recall_recipe(const std::string& label) {
@@ -200,50 +149,6 @@ Recipe recall_recipe(const std::string& label) {
 // Every attention from the same weights and by the same recipe (lessons/kit/recall_training.hpp).
 RecallRun trained_on(const RecallTask& task, const std::string& name, AttentionKind kind) {
   return train_recall(task, name, kind, kD, recall_recipe(name), seed() + 9);
-}
-
-struct Spectrum {
-  std::string name;
-  SpectrumSummary summary;  // sigma_r / sigma_1, the rank for 90 % of the energy, the share in rank `band`
-  double segment_share = 0;     // the energy kept by `band` segment means
-};
-
-Spectrum spectrum_of(const std::string& name, const std::vector<xt::xarray<double>>& matrices, std::size_t band) {
-  double kept = 0;
-  for (const auto& P : matrices) kept += nn::segment_mean_share(P, band) / double(matrices.size());
-  return {name, summarize_spectra(matrices, band), kept};
-}
-
-void spectrum_figure(const std::vector<Spectrum>& spectra, std::size_t n, std::size_t band) {
-  plots::Figure fig(2400, 1000, 1, 2);
-  fig.title(text("Singular values of attention matrices, n = ", n));
-  plots::LineOptions lo;
-  lo.log_y = true;
-  std::vector<plots::Series> sv, cum;
-  for (const Spectrum& sp : spectra) {
-    std::vector<double> idx, s;
-    for (double sigma : sp.summary.sigma) {
-      idx.push_back(double(idx.size() + 1));
-      s.push_back(sigma >= 1e-4 ? sigma : NAN);  // below 1e-4: rounding, not drawn
-    }
-    sv.push_back(curve(sp.name, idx, s));
-    cum.push_back(curve(sp.name, idx, cumulative_energy_share(sp.summary.sigma)));
-  }
-  plots::line_plot(fig.panel(0).title("σ_r / σ_1 (mean over matrices; below 10⁻⁴ not drawn)").xlabel("r")
-                       .ylabel("σ_r / σ_1 (log scale)"),
-                   sv, lo);
-  cum.push_back(reference(text("r = ", band), {double(band), double(band)}, {0.0, 1.0}));
-  plots::LineOptions lc;
-  lc.log_x = true;
-  lc.legend = false;  // the colours of the left panel
-  lc.ymin = 0.0, lc.ymax = 1.02;
-  plots::line_plot(fig.panel(1).title(text("Share of the energy in the r largest (dashed: r = ", band, ")"))
-                       .xlabel("r (log scale)").ylabel("share of Σ σ²"),
-                   cum, lc);
-  save_figure(fig, "singular_values",
-              "Singular values of attention matrices: trained on the recall task, the same model untrained, iid "
-              "queries and keys, a broad and a narrow band; left, each normalized by the largest; right, the "
-              "cumulative share of the energy");
 }
 
 RecallRun low_rank(const RecallTask& task) {
@@ -267,21 +172,13 @@ RecallRun low_rank(const RecallTask& task) {
   Generator init_gen(seed() + 9);
   const nn::RecallModel untrained(task.config, AttentionKind::exact, kD, task.band, init_gen);
   Generator gen(seed() + 31);
-  auto family = [&](double sharpness) {
-    std::vector<xt::xarray<double>> out;
-    for (std::size_t s = 0; s < (sharpness > 0 ? 1 : count); ++s) {  // a band is the same every time
-      const auto [q, k] = nn::banded_queries_keys(n, kD, sharpness, gen);
-      const Tensor<float> K(k);
-      out.push_back(leading_matrices(scaled_dot_product_attention(Tensor<float>(q), K, K).weights.value(), 1)[0]);
-    }
-    return out;
-  };
-  std::vector<Spectrum> spectra = {
-      spectrum_of("trained on recall", leading_matrices(exact.model->exact_weights(some), count), task.band),
-      spectrum_of("same model, untrained", leading_matrices(untrained.exact_weights(some), count), task.band)};
-  for (const Family& f : kFamilies) spectra.push_back(spectrum_of(f.name, family(f.sharpness), task.band));
+  std::vector<NamedSpectrum> spectra = {
+      named_spectrum("trained on recall", leading_matrices(exact.model->exact_weights(some), count), task.band),
+      named_spectrum("same model, untrained", leading_matrices(untrained.exact_weights(some), count), task.band)};
+  for (const Family& f : kFamilies)
+    spectra.push_back(named_spectrum(f.name, banded_attention_matrices(n, kD, f.sharpness, count, gen), task.band));
   std::vector<std::vector<std::string>> rows;
-  for (const Spectrum& sp : spectra)
+  for (const NamedSpectrum& sp : spectra)
     rows.push_back(row(sp.name, fixed(sp.summary.rank_for_share, 1), percent(sp.summary.share_in_rank, 1),
                        percent(sp.segment_share, 1)));
   say("The energy of a matrix is the sum of its squared entries, $\\|P\\|_F^2 = \\sum_r \\sigma_r^2$, so the best "
@@ -291,7 +188,7 @@ RecallRun low_rank(const RecallTask& task) {
   table({"attention matrix ($n = " + rounded(double(n)) + "$)", "rank for 90 % of the energy",
          text("energy in the best rank ", task.band), text("energy kept by ", task.band, " segment means")},
         rows);
-  const Spectrum &trained = spectra[0], &broad = spectra[3], &narrow = spectra[4];
+  const NamedSpectrum &trained = spectra[0], &broad = spectra[3], &narrow = spectra[4];
   const double r_trained = trained.summary.rank_for_share, kept = trained.summary.share_in_rank;
   metric("rank90_share_trained_recall", r_trained / double(n));  // as a share of the full rank n
   metric("rank90_share_broad", broad.summary.rank_for_share / double(n));
@@ -320,12 +217,66 @@ RecallRun low_rank(const RecallTask& task) {
          text("The segment means keep ", percent(broad.segment_share, 0), " of the broad band and ",
               percent(trained.segment_share, 0), " of the trained recall matrices: not the split between structure "
               "in position and structure in content.")});
-  spectrum_figure(spectra, n, task.band);
+  save_figure(singular_value_figure(spectra, n, task.band), "singular_values",
+              "Singular values of attention matrices: trained on the recall task, the same model untrained, iid "
+              "queries and keys, a broad and a narrow band; left, each normalized by the largest; right, the "
+              "cumulative share of the energy");
   return exact;
 }
 
 // ---------------------------------------------------------------------------------------------
 // 3. Time and memory against n.
+
+// The sparse patterns (c[6], c[7]) beside the tiled kernel they run on (c[1]) and the window alone (c[2]).
+void sparse_costs(const std::vector<CostCurve>& c) {
+  const CostCurve &tiled = c[1], &local = c[2], &global = c[6], &stride = c[7];
+  const double mask_mib = 4096.0 * 4096.0 / (1024.0 * 1024.0), at_global = global.at(global.peak_mib, 4096);
+  const double global_mem = global.last_slope(global.peak_mib), stride_mem = stride.last_slope(stride.peak_mib);
+  metric("memory_slope_fixed_global", global_mem);
+  metric("memory_slope_strided", stride_mem);
+  metric("fixed_global_peak_over_mask_n4096", at_global / mask_mib);
+  claim({"patterns_hold_their_mask", "memory_slope_fixed_global >= memory_slope_local + 0.5 and memory_slope_strided >= "
+         "memory_slope_local + 0.5 and fixed_global_peak_over_mask_n4096 >= 1",
+         text("The patterns hold their mask: the op keeps a copy of it for the backward, $n^2$ bytes, ",
+              fixed(mask_mib, 0), " MiB at $n = 4096$ of the window + global tokens' ", fixed(at_global, 1), " MiB. "
+              "Their memory grows like $n^{", fixed(global_mem, 2), "}$ and $n^{", fixed(stride_mem, 2), "}$ where "
+              "the window alone grows like $n^{", fixed(local.last_slope(local.peak_mib), 2), "}$: a kernel that "
+              "computed the pattern from positions, as Longformer's and BigBird's do, would hold no mask."),
+         text("The patterns' memory grows like $n^{", fixed(global_mem, 2), "}$ and $n^{", fixed(stride_mem, 2), "}$ "
+              "(the window alone: $n^{", fixed(local.last_slope(local.peak_mib), 2), "}$), ", fixed(at_global, 1),
+              " MiB at $n = 4096$ beside a mask of ", fixed(mask_mib, 0), " MiB.")});
+  const auto speedup = [&](double n) { return tiled.at(tiled.cpu_ms, n) / global.at(global.cpu_ms, n); };
+  const double global_speedup = speedup(4096), speedup_growth = speedup(4096) / speedup(1024),
+               stride_ratio = stride.at(stride.cpu_ms, 4096) / tiled.at(tiled.cpu_ms, 4096);
+  timing("cpu_time_ratio_tiled_over_fixed_global_n4096", global_speedup);
+  timing("cpu_time_ratio_strided_over_tiled_n4096", stride_ratio);
+  claim({"global_tokens_skip_tiles", "global_speedup >= 2 and speedup_growth >= 1.5",
+         text("In time the block-sparse kernel pays off for the window + global tokens: ", fixed(speedup(1024), 1),
+              " times faster than exact attention on the same kernel at $n = 1024$, ", fixed(global_speedup, 1),
+              " times at $n = 4096$ (timed in the same rounds): it visits the band's tiles and the global tokens' row "
+              "and column of tiles, a number linear in $n$, while exact attention visits $n^2$. What stays quadratic "
+              "is copying the mask and reading it to find them."),
+         text("In time the window + global tokens ran ", fixed(speedup(1024), 1), " times faster than exact attention "
+              "on the same kernel at $n = 1024$ and ", fixed(global_speedup, 1), " times at $n = 4096$: not the "
+              "growing saving that skipping all but a band of tiles should give; copying and reading the $n^2$-byte "
+              "mask on every call costs time too."),
+         Expect::either_way, {{"global_speedup", global_speedup}, {"speedup_growth", speedup_growth}}});
+  claim({"stride_visits_every_tile", "stride_ratio >= 0.7",
+         text("The stride saves nothing: it took ", fixed(stride_ratio, 2), " times exact attention's time at "
+              "$n = 4096$. A tile of 64 queries by 32 keys spans 95 offsets $i - j$, one of them a multiple of ", kBand,
+              ", so every tile holds an allowed entry: none is skipped, and each is checked entry by entry against "
+              "the mask. A block-sparse kernel needs patterns that empty whole blocks."),
+         text("The stride took ", fixed(stride_ratio, 2), " times exact attention's time at $n = 4096$, though every "
+              "tile holds an allowed entry (a tile of 64 queries by 32 keys spans 95 offsets, one a multiple of ",
+              kBand, ")."),
+         Expect::either_way, {{"stride_ratio", stride_ratio}}});
+  save_figure(cost_figure({&c[0], &tiled, &local, &global, &stride},
+                          {text("Sparse patterns on the block-sparse tiled kernel: forward + backward, d = ", kD),
+                           {{0, 2.0}, {3, 1.0}}, {{0, 2.0}, {3, 1.0}}}),
+              "time_memory_sparse", "CPU time and peak memory of forward + backward against n for the sparse patterns "
+              "beside exact attention (fused and tiled) and the window alone, log-log, with n² and n guides; in "
+              "memory the two patterns hold the same bytes (one line hides the other), as tiled and local do");
+}
 
 void cost_against_n() {
   const std::vector<std::size_t> sizes =
@@ -335,33 +286,25 @@ void cost_against_n() {
   o.budget_bytes = 512 * 1024.0 * 1024.0;  // the fused op stops at n = 4096
   o.rounds = [](std::size_t n) { return n <= 1024 ? full_or_quick(7, 3) : n <= 4096 ? full_or_quick(3, 2) : 1; };
   auto fused = [](auto& q, auto& k, auto& v) { return scaled_dot_product_attention(q, k, v).output; };
-  auto tiled = [](auto& q, auto& k, auto& v) { return tiled_attention(q, k, v); };
-  auto causal = [](auto& q, auto& k, auto& v) { return linear_attention(q, k, v, {true}); };
   const std::vector<CostCurve> c = costs_against_n(
-      {attention_cost("fused (lesson 06)", fused, kD), attention_cost("tiled (lesson 15)", tiled, kD),
-       attention_cost(text("local, window ", kBand), local_at(kBand), kD), attention_cost("linear", linear_at(), kD),
-       attention_cost("linear, causal", causal, kD),
-       attention_cost(text("Linformer, rank ", kBand), [](std::size_t n) { return linformer_at(n, kBand); }, kD)},
+      {attention_cost("fused (lesson 06)", fused, kD),
+       attention_cost("tiled (lesson 15)", [](auto& q, auto& k, auto& v) { return tiled_attention(q, k, v); }, kD),
+       attention_cost(text("local, window ", kBand), local_fn(kBand), kD), attention_cost("linear", linear_fn(), kD),
+       attention_cost("linear, causal", linear_fn(true), kD),
+       attention_cost(text("Linformer, rank ", kBand), [](std::size_t n) { return linformer_fn(n, kBand); }, kD),
+       attention_cost(text("window + ", nn::kGlobalTokens, " global tokens"),
+                      [](std::size_t n) { return sparse_pattern_fn(n, kBand, nn::kGlobalTokens, false); }, kD),
+       attention_cost(text("window + stride ", kBand), [](std::size_t n) { return sparse_pattern_fn(n, kBand, 0, true); }, kD)},
       sizes, o);
   say("Forward and backward of each attention on one sequence of $n$ tokens, one head, $d = ", kD, "$, float, the "
       "ops timed in turn (medians of interleaved rounds, CPU time), and the most bytes each holds beyond its inputs, "
       "counted by the allocator (lessons/kit/timing.hpp). The fused op stops at this run's budget of 512 MiB.");
   const CostCurve& fused_c = c[0];
-  const double last = sizes.back();
-  std::vector<std::vector<std::string>> rows;
-  for (const CostCurve& k : c) {
-    rows.push_back(row(k.name, fixed(k.at(k.cpu_ms, 4096), 2), fixed(k.at(k.peak_mib, 4096), 2),
-                       fixed(fused_c.at(fused_c.cpu_ms, 4096) / k.at(k.cpu_ms, 4096), 1),
-                       fixed(fused_c.at(fused_c.peak_mib, 4096) / k.at(k.peak_mib, 4096), 1)));
-    if (last > 4096) rows.back().push_back(k.ran_at(last) ? fixed(k.peak_mib.back(), 1) : "over budget");
-  }
-  std::vector<std::string> header = {"attention", "CPU ms at $n = 4096$", "peak MiB at 4096", "CPU time: fused / op",
-                                     "memory: fused / op"};
-  if (last > 4096) header.push_back(text("peak MiB at ", rounded(last)));
-  table(header, rows);
+  const CostTable costs = cost_table(c, 0, 4096, double(sizes.back()));
+  table(costs.header, costs.rows);
   const char* keys[] = {"fused", "tiled", "local", "linear", "linear_causal", "linformer"};  // metric names
   double worst_ratio = 1e300, worst_slope = 0, least_speedup = 1e300, steepest = 0;
-  for (std::size_t i = 2; i < c.size(); ++i) {  // the four approximations
+  for (std::size_t i = 2; i < 6; ++i) {  // the four approximations
     const double memory = fused_c.at(fused_c.peak_mib, 4096) / c[i].at(c[i].peak_mib, 4096),
                  speedup = fused_c.at(fused_c.cpu_ms, 4096) / c[i].at(c[i].cpu_ms, 4096);
     metric(text("memory_ratio_fused_over_", keys[i], "_n4096"), memory);
@@ -400,8 +343,9 @@ void cost_against_n() {
          text("In time the picture is mixed here: the smallest speedup over the fused op at $n = 4096$ is ",
               fixed(least_speedup, 1), ", and the CPU time grows up to $n^{", fixed(steepest, 2), "}$."),
          Expect::every_run, {{"least_speedup", least_speedup}, {"steepest_time_slope", steepest}}});
+  sparse_costs(c);
   std::vector<const CostCurve*> all;
-  for (const CostCurve& k : c) all.push_back(&k);
+  for (std::size_t i = 0; i < 6; ++i) all.push_back(&c[i]);  // the sparse patterns have their own figure
   save_figure(cost_figure(all, {text("Every attention: forward + backward, one head, d = ", kD, " (float)"),
                                 {{0, 2.0}}, {{0, 2.0}, {1, 1.0}}}),
               "time_memory_all", "CPU time and peak memory of forward + backward against n for every attention of "
@@ -411,8 +355,8 @@ void cost_against_n() {
 // ---------------------------------------------------------------------------------------------
 // 4. Associative recall.
 
-// Returns exact and local attention's held-out accuracy, which section 5 compares against.
-std::pair<double, double> recall(const RecallTask& task, RecallRun exact) {
+// Returns the trained runs (exact, local, linear, Linformer): section 5 compares against them.
+std::vector<RecallRun> recall(const RecallTask& task, RecallRun exact) {
   say("The same model, data and recipe with each approximation in turn: local (window ", task.band, "), linear "
       "($\\mathrm{elu} + 1$, non-causal) and Linformer (rank ", task.band, ", $E$ and $F$ trained with the rest).");
   std::vector<RecallRun> runs;
@@ -467,19 +411,21 @@ std::pair<double, double> recall(const RecallTask& task, RecallRun exact) {
               "every epoch, against training steps and against the CPU seconds spent training");
   say("Exercises (exercises/16_approximate_attention.cpp, graded by scripts/grade.sh 16): 16.1 causal linear "
       "attention as an RNN; 16.2 an experiment: choose the approximation for each width of band.");
-  return {exact_acc, local};
+  return runs;
 }
 
 // ---------------------------------------------------------------------------------------------
 // 5. Sparse patterns: which tokens may see far
 
-void sparse_patterns(const RecallTask& task, double exact_acc, double local_acc) {
+// Beside the runs of section 4 (exact, local, linear, Linformer); all but Linformer in the explorer.
+void sparse_patterns(const RecallTask& task, const std::vector<RecallRun>& approx) {
   const std::size_t L = task.config.length, w = task.band;
+  const double exact_acc = approx[0].accuracy, local_acc = approx[1].accuracy;
   say("A sparse pattern keeps exact softmax attention but lets each query see only some keys: the window of local "
       "attention, plus a few tokens that see and are seen by every position. BigBird fixes them (here the first ",
       nn::kGlobalTokens, " positions); Longformer gives global attention to the tokens the task is about, such as a "
       "question's. The Sparse Transformer adds every ", w, "-th position back and forth (a stride). The masks run "
-      "on the exact kernel here: the weights are what a block-sparse kernel would give, the cost is the dense one.");
+      "on the tiled kernel of lesson 15, which skips every tile the mask allows nothing in: a block-sparse kernel.");
   std::vector<RecallRun> runs;
   runs.push_back(trained_on(task, text("window + ", nn::kGlobalTokens, " fixed global tokens"), AttentionKind::fixed_global));
   runs.push_back(trained_on(task, "window + global asking tokens", AttentionKind::asking_global));
@@ -523,6 +469,10 @@ void sparse_patterns(const RecallTask& task, double exact_acc, double local_acc)
   save_figure(fig, "sparse_patterns", "Held-out recall accuracy of exact attention, the window alone, and the window "
                                       "with fixed global tokens, with global attention on the asking tokens, and with a "
                                       "stride");
+  show_explorer(recall_explorer(task, {&approx[0], &runs[1], &approx[1], &runs[0], &runs[2], &approx[2]}, 0), "explorer",
+                "The attention explorer: each question of a held-out sequence against every token, under exact "
+                "attention, global attention on the questions, the window, fixed global tokens, the stride and linear "
+                "attention; hover a question to read its weights");
 }
 
 }  // namespace
@@ -543,8 +493,8 @@ int main(int argc, char** argv) {
                       section("3. Time and memory against n");
                       cost_against_n();
                       section("4. Associative recall");
-                      const auto [exact_acc, local_acc] = recall(task, std::move(exact));
+                      const std::vector<RecallRun> approx = recall(task, std::move(exact));
                       section("5. Sparse patterns: which tokens may see far");
-                      sparse_patterns(task, exact_acc, local_acc);
+                      sparse_patterns(task, approx);
                     });
 }

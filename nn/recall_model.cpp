@@ -6,6 +6,7 @@
 #include <string>
 
 #include <xtensor/xbuilder.hpp>
+#include <xtensor/xview.hpp>
 
 #include "core/error.hpp"
 
@@ -53,9 +54,23 @@ Tensor<float> RecallModel::embed(const data::Recall& b) const {
   return add(key_embed(b.keys), value_embed(b.values));
 }
 
+Mask sparse_pattern(std::size_t length, std::size_t band, const std::vector<bool>& global, bool strided) {
+  check(band > 0 && global.size() == length, "sparse_pattern", "needs a band > 0 and a global flag per position, got band ",
+        band, " and ", global.size(), " flags for length ", length);
+  Mask m = Mask::from_shape({length, length});
+  for (std::size_t i = 0; i < length; ++i)
+    for (std::size_t j = 0; j < length; ++j) {
+      const std::size_t d = i > j ? i - j : j - i;
+      m(i, j) = d <= band || global[i] || global[j] || (strided && d % band == 0);
+    }
+  return m;
+}
+
 Allowed RecallModel::pattern(const data::Recall& b) const {
+  if (kind_ != AttentionKind::fixed_global && kind_ != AttentionKind::asking_global && kind_ != AttentionKind::strided)
+    throw std::logic_error(std::string("RecallModel::pattern: ") + kind_name(kind_) + " is not a sparse pattern");
   const std::size_t n = b.size(), L = b.length();
-  Mask m = xt::zeros<bool>({n, L, L});
+  Mask m = Mask::from_shape({n, L, L});
   for (std::size_t s = 0; s < n; ++s) {
     // A token asks when it shows a key and no value (nn/data/recall.hpp).
     std::vector<bool> global(L, false);
@@ -64,14 +79,8 @@ Allowed RecallModel::pattern(const data::Recall& b) const {
                   : kind_ == AttentionKind::asking_global ? b.keys(s, i) != Index(config_.keys) &&
                                                                 b.values(s, i) == Index(config_.values)
                                                           : false;
-    for (std::size_t i = 0; i < L; ++i)
-      for (std::size_t j = 0; j < L; ++j) {
-        const std::size_t d = i > j ? i - j : j - i;
-        m(s, i, j) = d <= band_ || global[i] || global[j] || (kind_ == AttentionKind::strided && d % band_ == 0);
-      }
+    xt::view(m, s) = sparse_pattern(L, band_, global, kind_ == AttentionKind::strided);
   }
-  if (kind_ != AttentionKind::fixed_global && kind_ != AttentionKind::asking_global && kind_ != AttentionKind::strided)
-    throw std::logic_error(std::string("RecallModel::pattern: ") + kind_name(kind_) + " is not a sparse pattern");
   return Allowed::where(std::move(m));
 }
 
@@ -85,9 +94,8 @@ Tensor<float> RecallModel::attend(const data::Recall& b, const Tensor<float>& q,
     case AttentionKind::fixed_global:
     case AttentionKind::asking_global:
     case AttentionKind::strided: {
-      // The exact kernel under the pattern's mask: the same weights a block-sparse kernel would
-      // give, at the dense kernel's cost (every tile is visited; a kernel that skips the empty
-      // tiles is not built here).
+      // The exact kernel under the pattern's mask. It skips the tiles the mask allows nothing in
+      // (block-sparse); the mask itself is n^2 bytes a sequence, built and read once a call.
       TiledAttentionOptions<float> o;
       o.allowed = pattern(b);
       return tiled_attention(q, k, v, o);
@@ -107,6 +115,42 @@ Array<float> RecallModel::exact_weights(const data::Recall& b) const {
   NoGrad ng;
   const Tensor<float> x = embed(b), k = k_proj(x);
   return scaled_dot_product_attention(q_proj(x), k, k).weights.value();
+}
+
+Array<float> RecallModel::attention_weights(const data::Recall& b) const {
+  NoGrad ng;
+  const Tensor<float> x = embed(b), q = q_proj(x), k = k_proj(x);
+  AttentionOptions<float> o;
+  switch (kind_) {
+    case AttentionKind::exact: break;
+    case AttentionKind::local: {
+      const std::size_t L = b.length();
+      o.allowed = Allowed::where(sparse_pattern(L, band_, std::vector<bool>(L, false), false));
+      break;
+    }
+    case AttentionKind::fixed_global:
+    case AttentionKind::asking_global:
+    case AttentionKind::strided: o.allowed = pattern(b); break;
+    case AttentionKind::linear: {
+      // phi(x) = elu(x) + 1, as core/ops/linear_attention.cpp; weights phi(q_i) . phi(k_j) over the row's sum.
+      const auto phi = [](const Array<float>& a) { return Array<float>(xt::where(a > 0.f, a + 1.f, xt::exp(a))); };
+      Array<float> w = matmul(Tensor<float>(phi(q.value())), Tensor<float>(phi(k.value())), false, true).value();
+      const LinearAttentionOptions defaults;
+      const std::size_t B = w.shape()[0], L = w.shape()[1];
+      for (std::size_t s = 0; s < B; ++s)
+        for (std::size_t i = 0; i < L; ++i) {
+          float* row = w.data() + (s * L + i) * L;
+          double sum = 0;
+          for (std::size_t j = 0; j < L; ++j) sum += row[j];
+          for (std::size_t j = 0; j < L; ++j) row[j] = float(row[j] / (sum + defaults.eps));
+        }
+      return w;
+    }
+    case AttentionKind::linformer:
+      throw std::logic_error("RecallModel::attention_weights: Linformer's weights are over its projected rows, not "
+                             "the tokens");
+  }
+  return scaled_dot_product_attention(q, k, k, o).weights.value();
 }
 
 double recall_accuracy(const RecallModel& m, const data::Recall& set, std::size_t batch) {

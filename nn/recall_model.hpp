@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "core/ops.hpp"
 #include "nn/attention/linformer.hpp"
@@ -34,6 +35,11 @@ inline constexpr std::size_t kGlobalTokens = 4;
 // "exact", "local", "linear", "linformer", "fixed_global", "asking_global", "strided": names for metrics.
 const char* kind_name(AttentionKind kind);
 
+// The keys each query may see under a sparse pattern over one sequence, (length, length): key j
+// for query i when |i - j| <= band, or i or j is global, or (strided) |i - j| is a multiple of
+// band. ShapeError naming sparse_pattern for a band of 0 or `global` not of `length` entries.
+Mask sparse_pattern(std::size_t length, std::size_t band, const std::vector<bool>& global, bool strided);
+
 class RecallModel : public Module<float> {
  public:
   // band: local attention's window (keys within band positions each side) and Linformer's rank.
@@ -49,6 +55,12 @@ class RecallModel : public Module<float> {
   Allowed pattern(const data::Recall& batch) const;
   // The weights (B, L, L) exact attention would give on these sequences, whatever the kind; no tape.
   Array<float> exact_weights(const data::Recall& batch) const;
+  // The weights (B, L, L) of the model's own attention, no tape: softmax weights for exact, local
+  // (zero outside the band) and the sparse patterns (zero outside the pattern); for linear
+  // attention phi(q_i) . phi(k_j) / (phi(q_i) . sum_j phi(k_j) + eps), the weights its output is
+  // the sum under. std::logic_error for Linformer, whose weights are over its projected rows, not
+  // over the tokens.
+  Array<float> attention_weights(const data::Recall& batch) const;
 
   AttentionKind kind() const { return kind_; }
   const data::RecallConfig& config() const { return config_; }

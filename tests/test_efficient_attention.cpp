@@ -212,6 +212,52 @@ TEST_CASE("tiled and local attention: hidden keys get exactly zero gradient, an 
   for (double x : q2.grad()) CHECK(std::isfinite(x));
 }
 
+TEST_CASE("tiled_attention skips the tiles a sparse mask allows nothing in, with the fused op's result") {
+  // A sliding window (|i - j| <= 2) with global token 0 (BigBird), tiles of 4 x 4: most tiles empty.
+  const std::size_t L = 24;
+  Mask m = Mask::from_shape({L, L});
+  for (std::size_t i = 0; i < L; ++i)
+    for (std::size_t j = 0; j < L; ++j) m(i, j) = (i > j ? i - j : j - i) <= 2 || i == 0 || j == 0;
+  const Array<double> q = rand_array({1, L, 4}, 41, -2, 2), k = rand_array({1, L, 4}, 42, -2, 2), v = rand_array({1, L, 3}, 43);
+  const Grads want = run(
+      [&](const TD& Q, const TD& K, const TD& V) {
+        AttentionOptions<double> o;
+        o.allowed = Allowed::where(m);
+        return scaled_dot_product_attention(Q, K, V, o).output;
+      },
+      q, k, v, 44);
+  for (std::size_t b : {0, 4, 5}) {
+    CAPTURE(b);
+    const Grads got = run(
+        [&](const TD& Q, const TD& K, const TD& V) {
+          TiledAttentionOptions<double> o;
+          o.allowed = Allowed::where(m);
+          o.block_q = o.block_k = b;
+          return tiled_attention(Q, K, V, o);
+        },
+        q, k, v, 44);
+    check_same(got, want, 1e-13);
+  }
+  // Without the global token, the value of key 21 is read only by the tiles that may see it: NaN
+  // there reaches the query tiles of 16-19 and 20-23 (19 to 23 attend to it; the rest of their
+  // tile reads it with weight 0, and 0 * NaN is NaN) and no other row, where a kernel that visited
+  // every tile would spread it to every query.
+  for (std::size_t i = 0; i < L; ++i) m(0, i) = m(i, 0) = (i <= 2);
+  Array<double> v_nan = v;
+  for (std::size_t c = 0; c < 3; ++c) v_nan(0, 21, c) = std::numeric_limits<double>::quiet_NaN();
+  TiledAttentionOptions<double> o;
+  o.allowed = Allowed::where(m);
+  o.block_q = o.block_k = 4;
+  TD Q(q, true), K(k, true), V(v_nan, true);
+  const TD out = tiled_attention(Q, K, V, o);
+  out.backward(rand_array({1, L, 3}, 45));
+  for (std::size_t i = 0; i < L; ++i) {
+    CAPTURE(i);
+    CHECK(std::isnan(out.value()(0, i, 0)) == (i >= 16));
+    if (i < 16) CHECK(std::isfinite(Q.grad()(0, i, 0)));  // the query tiles that never read key 21's tile
+  }
+}
+
 TEST_CASE("tiled_attention gives the same bits at 1 and 2 threads") {
   const Shape s{1, 700, 32};
   const Array<float> q = xt::cast<float>(rand_array(s, 31)), k = xt::cast<float>(rand_array(s, 32)),

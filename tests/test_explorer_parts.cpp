@@ -109,3 +109,32 @@ TEST_CASE("with_score_parts: a causal self-attention's queries and keys, per hea
   CHECK(contains(error_of([&] { with_score_parts(in, {}, 0); }), "with_score_parts: 'x': 0 layers of queries and keys for 1 layers"));
   CHECK(contains(error_of([&] { with_score_parts(in, {att.score_parts()}, 2); }), "for example 2"));
 }
+
+TEST_CASE("side_by_side: two models' layers in turn, named by model, with their parts; disagreeing inputs refused") {
+  AttentionInput other = with_parts();
+  other.heads[0][0](0, 0) = 1.0, other.heads[0][0](0, 1) = 0.0;  // another model's weights (no longer its parts')
+  other.q.clear(), other.k.clear(), other.bias.clear();
+  AttentionInput plain = with_parts();
+  plain.q.clear(), plain.k.clear(), plain.bias.clear();
+  const AttentionInput both = side_by_side("both", {{"A", plain}, {"B", other}});
+  CHECK(both.name == "both");
+  CHECK(both.layers == std::vector<std::string>{"A: layer 1", "B: layer 1"});
+  REQUIRE(both.heads.size() == 2);
+  CHECK(both.heads[0][0] == plain.heads[0][0]);
+  CHECK(both.heads[1][0] == other.heads[0][0]);
+  CHECK(both.queries == plain.queries);
+  ExplorerPage page{"Both", "queries", "keys", "", {both}};
+  CHECK(contains(explorer_html(page), "B: layer 1"));
+  // With their parts: the neuron view's data follows each layer.
+  const AttentionInput parts = side_by_side("parts", {{"A", with_parts()}, {"B", with_parts()}});
+  CHECK(parts.q.size() == 2);
+  CHECK(parts.bias.size() == 2);
+  page.inputs = {parts};
+  CHECK(contains(explorer_html(page), "id=\"neuron-view\""));
+  CHECK(contains(error_of([&] { side_by_side("mixed", {{"A", with_parts()}, {"B", plain}}); }),
+                 "side_by_side: 'B' differs from 'A' in its queries, keys, scale or neuron view, for 'mixed'"));
+  AttentionInput renamed = plain;
+  renamed.keys[0] = "z";
+  CHECK(contains(error_of([&] { side_by_side("keys", {{"A", plain}, {"B", renamed}}); }), "'B' differs from 'A'"));
+  CHECK(contains(error_of([&] { side_by_side("none", {}); }), "side_by_side: no models for 'none'"));
+}

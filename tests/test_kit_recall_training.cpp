@@ -57,3 +57,21 @@ TEST_CASE("train_recall: the history's held-out accuracy, its last and half-way 
                        doctest::Contains("train_recall: 'short' needs at least 2 epochs, got 1"), std::invalid_argument);
   lesson.finish();
 }
+
+TEST_CASE("make_recall_task: both sets from one seed, training first; bad sizes named") {
+  const data::RecallConfig c = {32, 8, 4, 4};
+  const RecallTask t = make_recall_task(c, 6, 3, 4, 9);
+  CHECK(t.band == 4);
+  CHECK(t.config.length == 32);
+  CHECK(t.train.size() == 6);
+  CHECK(t.held_out.size() == 3);
+  Generator gen(9);  // the same draws, in the same order
+  const data::Recall train = data::make_recall(c, 6, gen), held_out = data::make_recall(c, 3, gen);
+  CHECK(t.train.keys == train.keys);
+  CHECK(t.held_out.values == held_out.values);
+  CHECK(t.held_out.targets == held_out.targets);
+  CHECK_THROWS_WITH_AS(make_recall_task(c, 6, 3, 0, 9), doctest::Contains("make_recall_task: needs 0 < band <= length"),
+                       std::invalid_argument);
+  CHECK_THROWS_AS(make_recall_task(c, 6, 3, 33, 9), std::invalid_argument);
+  CHECK_THROWS_AS(make_recall_task(c, 0, 3, 4, 9), std::invalid_argument);
+}

@@ -109,3 +109,17 @@ TEST_CASE("attention_cost: the fused op holds the n x n weights, the tiled one a
   CHECK(c[0].at(c[0].peak_mib, 256) * 1024 > 2 * 256);
   CHECK(c[1].at(c[1].peak_mib, 256) < c[0].at(c[0].peak_mib, 256) / 4);
 }
+
+TEST_CASE("cost_table: each curve at n against the reference, and the peak at the last size or over budget") {
+  const CostCurve fused{"fused (lesson 06)", {1024, 2048}, {4, 16}, {4, 16}, {8, 32}, {0, 0}};
+  const CostCurve tiled{"tiled", {1024, 2048, 4096}, {2, 8, 32}, {2, 8, 32}, {1, 2, 4}, {0, 0, 0}};
+  const CostTable t = cost_table({fused, tiled}, 0, 2048, 4096);
+  CHECK(t.header == std::vector<std::string>{"attention", "CPU ms at $n = 2048$", "peak MiB at 2048",
+                                             "CPU time: fused / op", "memory: fused / op", "peak MiB at 4096"});
+  REQUIRE(t.rows.size() == 2);
+  CHECK(t.rows[0] == std::vector<std::string>{"fused (lesson 06)", "16.00", "32.00", "1.0", "1.0", "over budget"});
+  CHECK(t.rows[1] == std::vector<std::string>{"tiled", "8.00", "2.00", "2.0", "16.0", "4.0"});
+  CHECK(cost_table({fused, tiled}, 1, 1024, 1024).header.size() == 5);  // no column beyond n
+  CHECK_THROWS_WITH_AS(cost_table({fused}, 1, 1024, 1024), doctest::Contains("cost_table: reference 1 is not one of"),
+                       std::invalid_argument);
+}

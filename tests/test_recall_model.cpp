@@ -112,6 +112,23 @@ TEST_CASE("recall model: sizes it cannot use are refused, naming the model and t
                        ShapeError);
 }
 
+TEST_CASE("sparse_pattern: the window, the global rows and columns, the stride; bad sizes named") {
+  std::vector<bool> global(10, false);
+  global[3] = true;
+  const Mask m = sparse_pattern(10, 2, global, false), st = sparse_pattern(10, 3, std::vector<bool>(10, false), true);
+  REQUIRE(m.shape() == std::vector<std::size_t>{10, 10});
+  CHECK(m(0, 2));
+  CHECK_FALSE(m(0, 5));
+  CHECK(m(3, 9));  // a global query sees every key
+  CHECK(m(9, 3));  // and every query sees it
+  CHECK_FALSE(m(9, 0));
+  CHECK(st(0, 9));  // 9 is a multiple of 3
+  CHECK_FALSE(st(0, 8));
+  CHECK_FALSE(st(1, 5));
+  CHECK_THROWS_WITH_AS(sparse_pattern(10, 0, global, false), Contains("sparse_pattern: needs a band > 0"), ShapeError);
+  CHECK_THROWS_AS(sparse_pattern(9, 2, global, false), ShapeError);
+}
+
 TEST_CASE("recall model: the sparse patterns see the window, their global tokens and their stride, and nothing else") {
   const data::RecallConfig c = small();  // length 16
   Generator data_gen(3);
@@ -139,4 +156,32 @@ TEST_CASE("recall model: the sparse patterns see the window, their global tokens
   Generator gen2(5);
   const RecallModel exact(c, AttentionKind::exact, 8, 2, gen2);
   CHECK_THROWS_WITH_AS(exact.pattern(set), Contains("exact is not a sparse pattern"), std::logic_error);
+}
+
+TEST_CASE("recall model: attention_weights are the weights its output is the sum under, for every kind but Linformer") {
+  const data::RecallConfig c = small();
+  Generator data_gen(6);
+  const data::Recall set = data::make_recall(c, 2, data_gen);
+  for (AttentionKind kind : {AttentionKind::exact, AttentionKind::local, AttentionKind::linear,
+                             AttentionKind::fixed_global, AttentionKind::asking_global, AttentionKind::strided}) {
+    CAPTURE(kind_name(kind));
+    Generator gen(7);
+    const RecallModel m(c, kind, 8, 2, gen);
+    const Array<float> w = m.attention_weights(set);
+    REQUIRE(w.shape() == std::vector<std::size_t>{2, 16, 16});
+    NoGrad ng;
+    const Tensor<float> x = add(m.key_embed(set.keys), m.value_embed(set.values));
+    const Array<float> logits = m.out(matmul(Tensor<float>(w), m.v_proj(x))).value(), want = m.forward(set).value();
+    CHECK(xt::allclose(logits, want, 1e-4, 1e-5));
+    for (std::size_t i = 0; i < 16; ++i) {  // rows are distributions (linear: up to its eps)
+      double sum = 0;
+      for (std::size_t j = 0; j < 16; ++j) sum += w(1, i, j);
+      CHECK(sum == doctest::Approx(1.0).epsilon(1e-4));
+    }
+    if (kind == AttentionKind::local) CHECK(w(0, 0, 5) == 0.0f);  // beyond the window of 2
+  }
+  Generator gen(7);
+  const RecallModel linformer(c, AttentionKind::linformer, 8, 2, gen);
+  CHECK_THROWS_WITH_AS(linformer.attention_weights(set), Contains("RecallModel::attention_weights: Linformer"),
+                       std::logic_error);
 }

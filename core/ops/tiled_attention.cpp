@@ -19,6 +19,11 @@
 // Hidden entries get S = -inf, so P = 0 and dS = 0 there; a row with nothing visible has P = 0
 // everywhere: a zero output and zero gradient, never NaN.
 //
+// A mask that allows nothing in a whole tile makes the kernel skip that tile, forward and backward
+// (block-sparse attention: a sliding window with global tokens visits only the band's tiles and
+// the global rows and columns). Same bits as visiting it: an empty tile adds exact zeros to every
+// sum. Finding the empty tiles reads the mask once, n^2 bytes against the n^2 d products skipped.
+//
 // Threads, with the same bits at any thread count. Forward: tiles of queries are independent.
 // Backward: the key tiles of a batch block are dealt to G groups (tile t to group t mod G, G fixed
 // by the sizes alone); each group owns its tiles' rows of dK and dV and adds dQ into its own
@@ -28,7 +33,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,8 +61,13 @@ struct Tiling {
   T scale = T(1);
   bool causal = false;
   std::optional<std::size_t> window;
-  std::optional<Allowed> allowed;
+  std::shared_ptr<const Allowed> allowed;  // one copy of the caller's mask, shared with the backward
   detail::BroadcastMap mask_map;
+  std::vector<char> tile_allows;  // with a mask: [b][qt][kt] whether it allows an entry of that tile
+
+  bool visits(std::size_t b, std::size_t qt, std::size_t kt) const {
+    return tile_allows.empty() || tile_allows[(b * q_tiles() + qt) * k_tiles() + kt];
+  }
 
   std::size_t q_tiles() const { return (Lq + bq - 1) / bq; }
   std::size_t k_tiles() const { return (Lk + bk - 1) / bk; }
@@ -133,7 +145,7 @@ void tiled_forward(const Tiling<T>& t, const T* Q, const T* K, const T* V, T* O,
       std::fill(acc.begin(), acc.end(), T(0));
       for (std::size_t kt = 0; kt < t.k_tiles(); ++kt) {
         const Overlap o = t.overlap(qt, kt);
-        if (o == Overlap::none) continue;
+        if (o == Overlap::none || !t.visits(b, qt, kt)) continue;
         const std::size_t j0 = kt * t.bk, nk = t.rows_k(kt);
         scores(t, qt, kt)(Qi, kt_all.data() + b * t.d * t.Lk + j0, S.data());
         t.hide(b, qt, kt, o, S.data());
@@ -163,6 +175,33 @@ void tiled_forward(const Tiling<T>& t, const T* Q, const T* K, const T* V, T* O,
       }
     }
   });
+}
+
+// For each batch block and tile, whether the mask allows any of its entries (the kernel skips the
+// tiles it does not): one pass over the mask, a row of a tile at a time.
+static_assert(sizeof(bool) == 1, "tiles_the_mask_allows searches a mask's bools as bytes");
+
+template <class T>
+std::vector<char> tiles_the_mask_allows(const Tiling<T>& t) {
+  std::vector<char> allows(t.B * t.q_tiles() * t.k_tiles(), 0);
+  const bool* mask = t.allowed->mask().data();
+  parallel_for(t.B * t.q_tiles(), 1, [&](std::size_t first, std::size_t last) {
+    for (std::size_t item = first; item < last; ++item) {
+      const std::size_t b = item / t.q_tiles(), qt = item % t.q_tiles();
+      for (std::size_t kt = 0; kt < t.k_tiles(); ++kt) {
+        char& any = allows[item * t.k_tiles() + kt];
+        const std::size_t nk = t.mask_map.col_stride == 0 ? 1 : t.rows_k(kt);  // a stretched row: one entry
+        for (std::size_t r = 0; r < t.rows_q(qt) && !any; ++r) {
+          const bool* row = mask + t.mask_map.at(b, qt * t.bq + r, kt * t.bk);
+          if (t.mask_map.col_stride <= 1)  // contiguous (or one entry): a byte search
+            any = std::memchr(row, 1, nk) != nullptr;
+          else
+            for (std::size_t c = 0; c < nk && !any; ++c) any = row[c * t.mask_map.col_stride];
+        }
+      }
+    }
+  });
+  return allows;
 }
 
 // Groups of key tiles per batch block in the backward: two work items even with one batch block
@@ -218,7 +257,7 @@ void tiled_backward(const Tiling<T>& t, const T* Q, const T* K, const T* V, cons
         }
         for (std::size_t qt = 0; qt < t.q_tiles(); ++qt) {
           const Overlap o = t.overlap(qt, ktile);
-          if (o == Overlap::none) continue;
+          if (o == Overlap::none || !t.visits(b, qt, ktile)) continue;
           const std::size_t i0 = qt * t.bq, nq = t.rows_q(qt);
           const T* Qi = Q + b * n_q + i0 * t.d;
           const T* dOi = dO + (b * t.Lq + i0) * t.dv;
@@ -274,7 +313,7 @@ Tensor<T> run(const char* op, const Tensor<T>& q, const Tensor<T>& k, const Tens
   const Shape score_shape = sh.scores(), out_shape = sh.output();
   if (options.allowed) {
     t.mask_map = detail::allowed_map(op, *options.allowed, score_shape, shapes);
-    t.allowed = *options.allowed;
+    t.allowed = std::make_shared<const Allowed>(*options.allowed);
   }
   t.causal = options.causal;
   t.window = window;
@@ -283,6 +322,7 @@ Tensor<T> run(const char* op, const Tensor<T>& q, const Tensor<T>& k, const Tens
   t.bk = options.block_k ? options.block_k : default_key_rows(t.bq, std::max(t.d, t.dv));
   t.bq = std::max<std::size_t>(1, std::min(t.bq, t.Lq));
   t.bk = std::max<std::size_t>(1, std::min(t.bk, t.Lk));
+  if (t.allowed && t.Lq > 0 && t.Lk > 0 && t.B > 0) t.tile_allows = tiles_the_mask_allows(t);
 
   Array<T> out = Array<T>::from_shape(out_shape);
   Array<T> lse = Array<T>::from_shape({t.B * t.Lq});

@@ -27,7 +27,9 @@ struct TiledAttentionOptions : AttentionScoreOptions {
 
 // Q (..., Lq, d), K (..., Lk, d), V (..., Lk, dv), the same leading dims -> (..., Lq, dv).
 // A key that is not allowed gets weight exactly 0 and gradient exactly 0; a query with no key
-// allowed gets a zero row and zero gradient, never NaN.
+// allowed gets a zero row and zero gradient, never NaN. A tile in which the mask allows nothing is
+// skipped (block-sparse attention): a sparse pattern costs the tiles it touches, plus one pass
+// over the mask to find them.
 template <class T>
 Tensor<T> tiled_attention(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
                           const TiledAttentionOptions<T>& options = {});

@@ -211,6 +211,25 @@ void write_explorer(const std::string& path, const ExplorerPage& page) {
   write_file_atomic(path, explorer_html(page), "explorer");
 }
 
+AttentionInput side_by_side(const std::string& name, const std::vector<std::pair<std::string, AttentionInput>>& models) {
+  if (models.empty()) throw std::invalid_argument("side_by_side: no models for '" + name + "'");
+  const AttentionInput& first = models.front().second;
+  AttentionInput in{name, first.queries, first.keys, {}, {}};
+  in.scale = first.scale;
+  for (const auto& [model, m] : models) {
+    if (m.queries != first.queries || m.keys != first.keys || m.scale != first.scale || m.q.empty() != first.q.empty() ||
+        m.bias.empty() != first.bias.empty())
+      throw std::invalid_argument("side_by_side: '" + model + "' differs from '" + models.front().first +
+                                  "' in its queries, keys, scale or neuron view, for '" + name + "'");
+    for (std::size_t l = 0; l < m.layers.size(); ++l) in.layers.push_back(model + ": " + m.layers[l]);
+    in.heads.insert(in.heads.end(), m.heads.begin(), m.heads.end());
+    in.q.insert(in.q.end(), m.q.begin(), m.q.end());
+    in.k.insert(in.k.end(), m.k.begin(), m.k.end());
+    in.bias.insert(in.bias.end(), m.bias.begin(), m.bias.end());
+  }
+  return in;
+}
+
 void show_explorer(const ExplorerPage& page, const std::string& stem, const std::string& caption) {
   write_explorer(lesson().path(stem + ".html"), page);
   lesson().page(stem + ".html", caption);

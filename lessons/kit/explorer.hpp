@@ -14,6 +14,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <xtensor/xarray.hpp>
@@ -42,6 +43,12 @@ struct ExplorerPage {
   std::string note;                     // one paragraph under the heading (plain text)
   std::vector<AttentionInput> inputs;
 };
+
+// Several models' attention on one input as one input: the layers of each in turn, named
+// "<model>: <layer>", so the head view switches between models like between layers. Their queries,
+// keys and scale must agree, and either all carry the neuron view's queries and keys or none;
+// std::invalid_argument naming side_by_side otherwise, or for no models.
+AttentionInput side_by_side(const std::string& name, const std::vector<std::pair<std::string, AttentionInput>>& models);
 
 // The page as HTML. std::invalid_argument naming "explorer" and the input, layer and head at fault
 // when a matrix's shape does not match its tokens, a layer's head count differs from its

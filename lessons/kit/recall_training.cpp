@@ -6,6 +6,21 @@
 
 namespace attnlab::lessons {
 
+RecallTask make_recall_task(const nn::data::RecallConfig& config, std::size_t train_count, std::size_t held_out_count,
+                            std::size_t band, std::uint64_t seed) {
+  if (band == 0 || band > config.length || train_count == 0 || held_out_count == 0)
+    throw std::invalid_argument(text("make_recall_task: needs 0 < band <= length and sequences in both sets, got band ",
+                                     band, ", length ", config.length, ", ", train_count, " training and ",
+                                     held_out_count, " held-out sequences"));
+  RecallTask t;
+  t.config = config;
+  t.band = band;
+  Generator gen(seed);
+  t.train = nn::data::make_recall(config, train_count, gen);
+  t.held_out = nn::data::make_recall(config, held_out_count, gen);
+  return t;
+}
+
 RecallRun train_recall(const RecallTask& task, const std::string& name, nn::AttentionKind kind, std::size_t width,
                        Recipe recipe, std::uint64_t init_seed) {
   if (recipe.epochs < 2)

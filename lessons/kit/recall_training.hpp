@@ -28,6 +28,13 @@ struct RecallRun {
   double accuracy = 0, half = 0;  // held-out accuracy at the end and after half the epochs
 };
 
+// The task: `train_count` training and then `held_out_count` held-out sequences of `config`, both
+// drawn from one Generator(seed), in that order; `band` is local attention's window and
+// Linformer's rank. std::invalid_argument naming make_recall_task for a band of 0 or longer than
+// the sequences, or no sequences in either set.
+RecallTask make_recall_task(const nn::data::RecallConfig& config, std::size_t train_count, std::size_t held_out_count,
+                            std::size_t band, std::uint64_t seed);
+
 // A RecallModel of `width` with attention `kind`, its weights drawn from Generator(init_seed),
 // trained on task.train by `recipe` (its label and validate are set here). std::invalid_argument
 // naming train_recall for a recipe of fewer than 2 epochs (there is no half way).

@@ -102,6 +102,22 @@ std::vector<CostCurve> costs_against_n(const std::vector<CostedOp>& ops, const s
   return curves;
 }
 
+CostTable cost_table(const std::vector<CostCurve>& curves, std::size_t reference, double n, double last) {
+  if (reference >= curves.size())
+    throw std::invalid_argument(text("cost_table: reference ", reference, " is not one of the ", curves.size(), " curves"));
+  const CostCurve& r = curves[reference];
+  const std::string at = rounded(n), of = r.name.substr(0, r.name.find(' '));  // "fused (lesson 06)" -> "fused"
+  CostTable t{{"attention", "CPU ms at $n = " + at + "$", "peak MiB at " + at, "CPU time: " + of + " / op",
+               "memory: " + of + " / op"}, {}};
+  if (last > n) t.header.push_back("peak MiB at " + rounded(last));
+  for (const CostCurve& k : curves) {
+    t.rows.push_back(row(k.name, fixed(k.at(k.cpu_ms, n), 2), fixed(k.at(k.peak_mib, n), 2),
+                         fixed(r.at(r.cpu_ms, n) / k.at(k.cpu_ms, n), 1), fixed(r.at(r.peak_mib, n) / k.at(k.peak_mib, n), 1)));
+    if (last > n) t.rows.back().push_back(k.ran_at(last) ? fixed(k.at(k.peak_mib, last), 1) : "over budget");
+  }
+  return t;
+}
+
 CostedOp attention_cost(const std::string& name, std::function<AttentionFn(std::size_t n)> make, std::size_t d) {
   if (!make || d == 0) throw std::invalid_argument("attention_cost: '" + name + "' needs an attention and d > 0");
   return {name, [make, d](std::size_t n) {

@@ -66,6 +66,16 @@ struct CostOptions {
 std::vector<CostCurve> costs_against_n(const std::vector<CostedOp>& ops, const std::vector<std::size_t>& sizes,
                                        const CostOptions& options = {});
 
+// The curves at size n against curves[reference], as a table: each one's CPU ms and peak MiB at n,
+// and the reference's CPU time and memory over its own; when last > n, a column of the peak at
+// last ("over budget" where the op stopped before). std::invalid_argument naming cost_table for a
+// reference that is not one of the curves.
+struct CostTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+CostTable cost_table(const std::vector<CostCurve>& curves, std::size_t reference, double n, double last);
+
 // ------------------------------------------------------------------ attention against n
 
 using AttentionFn = std::function<Tensor<float>(const Tensor<float>& q, const Tensor<float>& k, const Tensor<float>& v)>;
