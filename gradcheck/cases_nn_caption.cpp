@@ -51,6 +51,23 @@ GRADCHECK_CASE("PatchEncoder", "(2,8,8), patch 4, d 8, 2 heads, 1 layer -> (2,4,
   return gradcheck([&](const Inputs& x) { return enc.forward(x[0]); }, with_caption_params(enc, {rnd({2, 8, 8}, 44)}));
 });
 
+GRADCHECK_CASE("PatchEncoder no layers", "(2,8,8), patch 4, d 8: each patch its own annotation -> (2,4,8)", [] {
+  nn::ViTConfig c = tiny_encoder();
+  c.num_layers = 0;
+  Generator gen(49);
+  nn::PatchEncoder<D> enc(c, gen);
+  return gradcheck([&](const Inputs& x) { return enc.forward(x[0]); }, with_caption_params(enc, {rnd({2, 8, 8}, 50)}));
+});
+
+GRADCHECK_CASE("Captioner soft summary init", "s_0 = tanh(W mean a): logits (2,3,5)", [] {
+  nn::CaptionerConfig c = tiny_captioner();
+  c.summary_init = true;
+  Generator gen(51);
+  nn::Captioner<D> cap(c, gen);
+  return gradcheck([&](const Inputs& x) { return cap.teacher_forced(x[0], three_words(), nn::Glimpse::soft).logits; },
+                   with_caption_params(cap, {rnd({2, 8, 8}, 52)}));
+});
+
 GRADCHECK_CASE("Captioner soft", "(2,8,8), 3 words teacher-forced, 4 patches -> logits (2,3,5)", [] {
   Generator gen(45);
   nn::Captioner<D> cap(tiny_captioner(), gen);

@@ -16,12 +16,14 @@ PatchEncoder<T>::PatchEncoder(const ViTConfig& c, Generator& gen)
                        "patch size ", c.patch, " does not divide the image size ", c.image_height, "x", c.image_width),
                  (c.image_height / c.patch) * (c.image_width / c.patch)),
                 c.layer.d_model, gen),
-      encoder(c.num_layers, c.layer, gen, /*final_norm=*/true),
+      encoder(c.num_layers > 0 ? std::make_unique<Encoder<T>>(c.num_layers, c.layer, gen, /*final_norm=*/false) : nullptr),
+      norm(c.layer.d_model, c.layer.eps),
       config_(c),
       num_patches_((c.image_height / c.patch) * (c.image_width / c.patch)) {
   this->register_module("patch_embed", patch_embed);
   this->register_module("pos_embed", pos_embed);
-  this->register_module("encoder", encoder);
+  if (encoder) this->register_module("encoder", *encoder);
+  this->register_module("norm", norm);
 }
 
 template <class T>
@@ -30,7 +32,8 @@ Tensor<T> PatchEncoder<T>::forward(const Tensor<T>& images) {
   const Shape s = images.shape();
   check(s.size() >= 3 && s[s.size() - 2] == config_.image_height && s.back() == config_.image_width, "PatchEncoder",
         "expected images of ", config_.image_height, "x", config_.image_width, ", got ", shape_str(s));
-  return encoder.forward(pos_embed.forward(patch_embed(images)));
+  const Tensor<T> x = pos_embed.forward(patch_embed(images));
+  return norm(encoder ? encoder->forward(x) : x);
 }
 
 template <class T>
@@ -48,6 +51,12 @@ Captioner<T>::Captioner(const CaptionerConfig& c, Generator& gen)
   this->register_module("score", score);
   this->register_module("cell", cell);
   this->register_module("out", out);
+}
+
+template <class T>
+Tensor<T> Captioner<T>::first_state(const Tensor<T>& annotations) const {
+  if (config_.summary_init) return tanh(init(mean(annotations, {1})));
+  return Tensor<T>::zeros({annotations.shape()[0], config_.hidden});
 }
 
 template <class T>
@@ -107,7 +116,7 @@ CaptionPass<T> Captioner<T>::teacher_forced(const Tensor<T>& images, const Index
                                 shape_str(Shape(choices->shape().begin(), choices->shape().end())) + " must be " +
                                 shape_str(Shape{B, L}));
   const Tensor<T> a = encoder.forward(images), keys = score.read_keys(a);
-  Tensor<T> state = tanh(init(mean(a, {1})));
+  Tensor<T> state = first_state(a);
   std::vector<Tensor<T>> logits, weights, logp;
   CaptionPass<T> pass;
   if (glimpse == Glimpse::hard) pass.choices = IndexArray::from_shape({B, L});
@@ -133,7 +142,7 @@ Caption<T> Captioner<T>::greedy(const Tensor<T>& images, std::size_t length, Ind
   NoGrad off;
   const std::size_t B = images.shape()[0];
   const Tensor<T> a = encoder.forward(images), keys = score.read_keys(a);
-  Tensor<T> state = tanh(init(mean(a, {1})));
+  Tensor<T> state = first_state(a);
   Caption<T> c{IndexArray::from_shape({B, length}), Array<T>::from_shape({B, length, a.shape()[1]})};
   IndexArray prev = xt::full_like(IndexArray::from_shape({B}), bos);
   for (std::size_t t = 0; t < length; ++t) {

@@ -4,7 +4,8 @@
 //   encoder   images (B, H, W) -> patches -> Linear -> + learned positions -> pre-norm Transformer
 //             encoder -> final norm: annotations a_i (B, N, d), one per patch (lesson 14's ViT
 //             without its class token and head: nn::PatchEmbedding, LearnedPositionalEmbedding, Encoder)
-//   decoder   s_0 = tanh(W_init mean_i a_i); at step t, with the previous word y_{t-1}:
+//   decoder   s_0 = 0, or tanh(W_init mean_i a_i) with summary_init (the paper's); at step t, with
+//             the previous word y_{t-1}:
 //               e_ti = v^T tanh(W_q s_{t-1} + W_k a_i)        (the additive score, f_att of the paper)
 //               alpha_t = softmax_i(e_ti)                       (B, N)
 //               soft: z_t = sum_i alpha_ti a_i                  the expected patch, differentiable
@@ -18,6 +19,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 
 #include "core/ops.hpp"
@@ -32,6 +34,9 @@ namespace attnlab::nn {
 
 // Lesson 14's ViT without the class token and the head: every patch comes out as an annotation.
 // Uses config's image size, channels, patch, num_layers and layer (num_classes is not read).
+// num_layers may be 0: then each annotation is its own patch's embedding and position, normed, and
+// knows nothing of any other patch (as a CNN feature with a small receptive field); with layers,
+// self-attention mixes the patches before the decoder reads them.
 template <class T>
 class PatchEncoder : public Module<T> {
  public:
@@ -43,7 +48,8 @@ class PatchEncoder : public Module<T> {
 
   PatchEmbedding<T> patch_embed;
   LearnedPositionalEmbedding<T> pos_embed;  // (N, d)
-  Encoder<T> encoder;                       // pre-norm, with its final norm
+  std::unique_ptr<Encoder<T>> encoder;      // pre-norm, without a final norm; null at 0 layers
+  LayerNorm<T> norm;                        // the final norm
 
  private:
   ViTConfig config_;
@@ -55,6 +61,10 @@ enum class Glimpse { soft, hard };
 struct CaptionerConfig {
   ViTConfig encoder;  // image size, patch, layers
   std::size_t vocab = 16, embed = 32, hidden = 64, attention_hidden = 64;
+  // The paper starts the decoder from the mean annotation. That hands the decoder a summary of the
+  // whole image before it attends, which it can caption from without looking anywhere in
+  // particular; starting from zeros leaves attention the only way in.
+  bool summary_init = false;
 };
 
 template <class T>
@@ -87,7 +97,7 @@ class Captioner : public Module<T> {
   const CaptionerConfig& config() const { return config_; }
 
   PatchEncoder<T> encoder;
-  Linear<T> init;            // d -> hidden
+  Linear<T> init;            // d -> hidden (used with summary_init)
   Embedding<T> embed;        // the previous word
   AdditiveScore<T> score;    // s_{t-1} against a_i
   GRUCell<T> cell;           // [emb; z] -> hidden
@@ -98,6 +108,7 @@ class Captioner : public Module<T> {
     Tensor<T> logits, state, weights, log_choice;
     IndexArray choice;
   };
+  Tensor<T> first_state(const Tensor<T>& annotations) const;
   // One word: attend from `state`, read a glimpse, update the state, predict.
   Glance step(const Tensor<T>& annotations, const Tensor<T>& read_keys, const IndexArray& prev,
               const Tensor<T>& state, Glimpse glimpse, Generator* draws, const IndexArray* choice);
