@@ -288,7 +288,7 @@ void words_figure(const std::vector<FigureRow>& rows, const SceneSets& s, const 
       captions.push_back(text(r.label, ": ", data::caption_words()[std::size_t(c.words(0, w))]));
     }
   }
-  save_figure(looks_grid(images, captions, overlays, 4, text("Where each word looked: \"", caption_of(s.test.captions, n), "\""),
+  save_figure(looks_grid(images, captions, overlays, 4, text("Where each word looked (the true caption: \"", caption_of(s.test.captions, n), "\")"),
                          int(500 * rows.size())),
               stem, caption);
 }
@@ -307,9 +307,9 @@ void where_words_look(const Trained& soft, const Trained& hard, const SceneSets&
               " of the time against ", percent(soft.test.pointing, 0), " for soft, with ", percent(hard.test.share, 0),
               " of its weight inside (soft ", percent(soft.test.share, 0), "): a decoder that reads one patch must put "
               "its weight on the right one."),
-         text("Hard attention points less well than soft: peak in the box ", percent(hard.test.pointing, 0),
-              " of the time against ", percent(soft.test.pointing, 0), " (weight inside ", percent(hard.test.share, 0),
-              " against ", percent(soft.test.share, 0), ")."),
+         text("Hard attention's peak is in the box ", percent(hard.test.pointing, 0), " of the time against ",
+              percent(soft.test.pointing, 0), " for soft: no better at pointing (weight inside ",
+              percent(hard.test.share, 0), " against ", percent(soft.test.share, 0), ")."),
          Expect::either_way});
   words_figure({{"soft", &soft, nn::Glimpse::soft}, {"hard", &hard, nn::Glimpse::hard}}, s, "attention_by_word",
                "One test scene captioned by each decoder: the attention before each word over the scene (yellow: much), "
