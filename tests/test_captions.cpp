@@ -1,7 +1,8 @@
 // Lesson 18's plumbing: the caption scenes (captions that agree with where the garments are, boxes
 // around exactly their bright pixels), the patches a box holds, the log-probability of a chosen
 // entry, and the captioner (soft weights summing to 1, hard glimpses reading the patch drawn,
-// replays repeating a pass), with errors that name what is wrong.
+// replays repeating a pass), a patch encoder without layers keeping each annotation to its own patch,
+// with errors that name what is wrong.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -155,4 +156,29 @@ TEST_CASE("Captioner: soft weights are distributions; hard glimpses read the pat
   CHECK_THROWS_WITH_AS(cap.teacher_forced(images, words, nn::Glimpse::hard, nullptr, &wrong),
                        Contains("choices (1,2) must be (3,3)"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(cap.encoder.forward(Tensor<double>::zeros({1, 8, 16})), Contains("PatchEncoder"), ShapeError);
+}
+
+TEST_CASE("PatchEncoder without layers: each annotation reads its own patch only; with a layer, every patch") {
+  nn::ViTConfig c = small().encoder;  // 16x16, patch 4: 16 patches
+  Generator gen(5);
+  c.num_layers = 0;
+  nn::PatchEncoder<double> local(c, gen);
+  c.num_layers = 1;
+  nn::PatchEncoder<double> mixing(c, gen);
+  Array<double> image = random_uniform<double>({1, 16, 16}, gen, 0, 1);
+  const Array<double> before_local = local.forward(Tensor<double>(image)).value(),
+                      before_mixing = mixing.forward(Tensor<double>(image)).value();
+  image(0, 1, 2) += 0.5;  // a pixel of patch 0
+  const Array<double> after_local = local.forward(Tensor<double>(image)).value(),
+                      after_mixing = mixing.forward(Tensor<double>(image)).value();
+  for (std::size_t p = 0; p < 16; ++p) {
+    const double moved_local = xt::amax(xt::abs(xt::view(after_local, 0, p) - xt::view(before_local, 0, p)))();
+    const double moved_mixing = xt::amax(xt::abs(xt::view(after_mixing, 0, p) - xt::view(before_mixing, 0, p)))();
+    if (p == 0) {
+      CHECK(moved_local > 1e-6);
+    } else {
+      CHECK(moved_local == 0.0);
+      CHECK(moved_mixing > 1e-9);
+    }
+  }
 }
