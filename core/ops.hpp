@@ -3,6 +3,7 @@
 
 #include "core/ops/additive_score.hpp"
 #include "core/ops/attention.hpp"
+#include "core/ops/choice.hpp"
 #include "core/ops/elementwise.hpp"
 #include "core/ops/gru_cell.hpp"
 #include "core/ops/linear_attention.hpp"

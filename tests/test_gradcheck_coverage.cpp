@@ -28,7 +28,7 @@ TEST_CASE("every core op has a gradcheck row") {
                        "broadcast_to", "matmul", "linear", "softmax", "log_softmax", "masked_softmax", "cross_entropy", "mse",
                        "layer_norm", "dropout", "scaled_dot_product_attention", "multi_head_attention",
                        "multi_head_self_attention", "tiled_attention", "local_attention", "linear_attention",
-                       "additive_score"});
+                       "additive_score", "log_of_chosen"});
 }
 
 TEST_CASE("every nn module has a gradcheck row") {
@@ -43,7 +43,7 @@ TEST_CASE("every nn module has a gradcheck row") {
                        "DecoderLayer pre-norm", "DecoderLayer post-norm", "Encoder", "Decoder",
                        "Transformer", "Seq2SeqTransformer", "Seq2SeqTransformer relative",
                        "Seq2SeqTransformer rotary", "Seq2SeqTransformer alibi", "PatchEmbedding", "ViT", "Linformer", "GraphAttention",
-                       "MeanAggregation"});
+                       "MeanAggregation", "PatchEncoder", "Captioner soft", "Captioner hard"});
 }
 
 TEST_CASE("the check itself catches a wrong gradient and a backward that overwrites") {
