@@ -6,7 +6,7 @@
 
 #include "core/ops.hpp"
 #include "exercises/grading/exercise.hpp"
-#include "nn/data/scenes.hpp"
+#include "nn/data/caption_scenes.hpp"
 
 using namespace attnlab;
 using namespace attnlab::exercises;

@@ -16,7 +16,7 @@
 #include "lessons/kit/vit_model.hpp"
 #include "nn/caption/captioner.hpp"
 #include "nn/data/fashion_mnist.hpp"
-#include "nn/data/scenes.hpp"
+#include "nn/data/caption_scenes.hpp"
 
 using namespace attnlab;
 using namespace attnlab::lessons;
@@ -30,15 +30,15 @@ constexpr std::size_t kSide = 64, kPatch = 16, kGrid = kSide / kPatch, kWords = 
 constexpr std::uint64_t kSplitSeed = 2017;  // lesson 14's validation garments
 
 struct SceneSets {
-  data::Scenes train, validation, test;
+  data::CaptionScenes train, validation, test;
   double box_share = 0;  // the mean share of the patches inside a named garment's box: chance
 };
 
 // (B, 4) inputs <bos> A relation B and targets A relation B <eos> of some scenes.
-IndexArray inputs_of(const data::Scenes& s) { return xt::view(s.captions, xt::all(), xt::range(0, kWords)); }
-IndexArray targets_of(const data::Scenes& s) { return xt::view(s.captions, xt::all(), xt::range(1, kWords + 1)); }
-data::Scenes rows_of(const data::Scenes& s, const std::vector<std::size_t>& rows) {
-  data::Scenes out;
+IndexArray inputs_of(const data::CaptionScenes& s) { return xt::view(s.captions, xt::all(), xt::range(0, kWords)); }
+IndexArray targets_of(const data::CaptionScenes& s) { return xt::view(s.captions, xt::all(), xt::range(1, kWords + 1)); }
+data::CaptionScenes rows_of(const data::CaptionScenes& s, const std::vector<std::size_t>& rows) {
+  data::CaptionScenes out;
   out.images = xt::zeros<F>({rows.size(), kSide, kSide});
   out.captions = IndexArray::from_shape({rows.size(), data::kCaptionLength});
   for (std::size_t k = 0; k < rows.size(); ++k) {
@@ -51,7 +51,7 @@ data::Scenes rows_of(const data::Scenes& s, const std::vector<std::size_t>& rows
 
 // A scene in colour, the boxes of its garments drawn in orange (the first) and cyan (the second);
 // only = 0 or 1 draws that one box alone, -2 none.
-xt::xarray<double> with_boxes(const data::Scenes& s, std::size_t n, int only = -1) {
+xt::xarray<double> with_boxes(const data::CaptionScenes& s, std::size_t n, int only = -1) {
   xt::xarray<double> rgb = xt::zeros<double>({kSide, kSide, std::size_t(3)});
   for (std::size_t c = 0; c < 3; ++c) xt::view(rgb, xt::all(), xt::all(), c) = xt::view(s.images, n);
   const double colour[2][3] = {{1.0, 0.55, 0.0}, {0.0, 0.85, 1.0}};
@@ -80,9 +80,9 @@ SceneSets the_scenes() {
       5000, kSplitSeed, full_or_quick<std::size_t>(0, 12000), full_or_quick<std::size_t>(0, 3000));
   SceneSets s;
   const std::size_t train = full_or_quick<std::size_t>(12000, 2400), held_out = full_or_quick<std::size_t>(1000, 400);
-  s.train = data::make_scenes(g.train, train, 3 * seed() + 1);
-  s.validation = data::make_scenes(g.validation, held_out, 3 * seed() + 2);
-  s.test = data::make_scenes(g.test, held_out, 3 * seed() + 3);
+  s.train = data::make_caption_scenes(g.train, train, 3 * seed() + 1);
+  s.validation = data::make_caption_scenes(g.validation, held_out, 3 * seed() + 2);
+  s.test = data::make_caption_scenes(g.test, held_out, 3 * seed() + 3);
   config({{"train_scenes", train}, {"held_out_scenes", held_out}, {"canvas", kSide}, {"patch", kPatch}});
   double share = 0;
   for (std::size_t n = 0; n < s.test.size(); ++n)
@@ -131,13 +131,13 @@ struct Scored {
 // Greedy captions of held-out scenes, 200 at a time: exact match and token accuracy over the four
 // words (<eos> included), and for the two words that name a garment, the attention inside its box
 // and whether the peak patch is inside it.
-Scored score(nn::Captioner<F>& cap, const data::Scenes& s, nn::Glimpse glimpse) {
+Scored score(nn::Captioner<F>& cap, const data::CaptionScenes& s, nn::Glimpse glimpse) {
   Scored r;
   const IndexArray targets = targets_of(s);
   for (std::size_t from = 0; from < s.size(); from += 200) {
     std::vector<std::size_t> rows;
     for (std::size_t n = from; n < std::min(s.size(), from + 200); ++n) rows.push_back(n);
-    const data::Scenes part = rows_of(s, rows);
+    const data::CaptionScenes part = rows_of(s, rows);
     const nn::Caption<F> c = cap.greedy(Tns(part.images), kWords, data::kCaptionBos, glimpse);
     for (std::size_t k = 0; k < rows.size(); ++k) {
       bool all = true;
@@ -193,7 +193,7 @@ Trained train_one(nn::Glimpse glimpse, std::size_t layers, const std::string& na
     return Scores{{"exact", v.exact}, {"pointing", v.pointing}};
   };
   t.history = train(cap, s.train.size(), [&](const std::vector<std::size_t>& rows) {
-    const data::Scenes b = rows_of(s.train, rows);
+    const data::CaptionScenes b = rows_of(s.train, rows);
     const IndexArray in = inputs_of(b), want = targets_of(b);
     if (glimpse == nn::Glimpse::soft)
       return cross_entropy(cap.teacher_forced(Tns(b.images), in, glimpse).logits, want);
@@ -277,7 +277,7 @@ struct FigureRow {
 void words_figure(const std::vector<FigureRow>& rows, const SceneSets& s, const std::string& stem,
                   const std::string& caption) {
   const std::size_t n = 1;
-  const data::Scenes one = rows_of(s.test, {n});
+  const data::CaptionScenes one = rows_of(s.test, {n});
   std::vector<xt::xarray<double>> images, overlays;
   std::vector<std::string> captions;
   for (const FigureRow& r : rows) {
@@ -367,7 +367,7 @@ void estimator_variance(Trained& hard, const SceneSets& s) {
   nn::Captioner<F>& cap = *hard.model;
   std::vector<std::size_t> rows;
   for (std::size_t k = 0; k < 64; ++k) rows.push_back(k);
-  const data::Scenes b = rows_of(s.validation, rows);
+  const data::CaptionScenes b = rows_of(s.validation, rows);
   const IndexArray in = inputs_of(b), want = targets_of(b);
   const std::size_t draws_n = full_or_quick<std::size_t>(32, 16);
   Generator draws(seed() + 21);

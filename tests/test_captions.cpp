@@ -10,7 +10,7 @@
 #include "core/error.hpp"
 #include "core/ops.hpp"
 #include "nn/caption/captioner.hpp"
-#include "nn/data/scenes.hpp"
+#include "nn/data/caption_scenes.hpp"
 
 using namespace attnlab;
 namespace data = attnlab::nn::data;
@@ -31,9 +31,9 @@ data::FashionMnist<float> rectangles(std::size_t n) {
 }
 }  // namespace
 
-TEST_CASE("make_scenes: each caption names its garments and says where the first is from the second") {
+TEST_CASE("make_caption_scenes: each caption names its garments and says where the first is from the second") {
   const data::FashionMnist<float> g = rectangles(8);
-  const data::Scenes s = data::make_scenes(g, 200, 5);
+  const data::CaptionScenes s = data::make_caption_scenes(g, 200, 5);
   REQUIRE(s.images.shape() == std::vector<std::size_t>{200, 64, 64});
   REQUIRE(s.captions.shape() == std::vector<std::size_t>{200, 5});
   std::size_t relations[4] = {0, 0, 0, 0};
@@ -69,23 +69,23 @@ TEST_CASE("make_scenes: each caption names its garments and says where the first
   CHECK(double(xt::sum(xt::view(s.images, 0))()) == doctest::Approx(lit).epsilon(1e-5));
 }
 
-TEST_CASE("make_scenes: the same seed gives the same scenes, another seed others") {
+TEST_CASE("make_caption_scenes: the same seed gives the same scenes, another seed others") {
   const data::FashionMnist<float> g = rectangles(10);
-  const data::Scenes a = data::make_scenes(g, 30, 1), b = data::make_scenes(g, 30, 1), c = data::make_scenes(g, 30, 2);
+  const data::CaptionScenes a = data::make_caption_scenes(g, 30, 1), b = data::make_caption_scenes(g, 30, 1), c = data::make_caption_scenes(g, 30, 2);
   CHECK(a.images == b.images);
   CHECK(a.captions == b.captions);
   CHECK_FALSE(a.captions == c.captions);
 }
 
-TEST_CASE("make_scenes: bad options and garments are named") {
+TEST_CASE("make_caption_scenes: bad options and garments are named") {
   const data::FashionMnist<float> g = rectangles(3);
-  data::SceneOptions o;
+  data::CaptionSceneOptions o;
   o.jitter = 5;
-  CHECK_THROWS_WITH_AS(data::make_scenes(g, 1, 0, o), Contains("make_scenes: a garment (28) moved by up to 5"),
+  CHECK_THROWS_WITH_AS(data::make_caption_scenes(g, 1, 0, o), Contains("make_caption_scenes: a garment (28) moved by up to 5"),
                        std::invalid_argument);
   o = {}, o.side = 60;
-  CHECK_THROWS_WITH_AS(data::make_scenes(g, 1, 0, o), Contains("2 cells of 32"), std::invalid_argument);
-  CHECK_THROWS_WITH_AS(data::make_scenes(rectangles(0), 1, 0), Contains("no garments"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(data::make_caption_scenes(g, 1, 0, o), Contains("2 cells of 32"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(data::make_caption_scenes(rectangles(0), 1, 0), Contains("no garments"), std::invalid_argument);
 }
 
 TEST_CASE("caption_text and patches_in_box") {

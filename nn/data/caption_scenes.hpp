@@ -24,7 +24,7 @@
 
 namespace attnlab::nn::data {
 
-struct SceneOptions {
+struct CaptionSceneOptions {
   std::size_t side = 64, cell = 32, jitter = 4;
   float threshold = 0.2f;  // a garment's box: its pixels brighter than this
 };
@@ -42,7 +42,7 @@ struct Box {
   }
 };
 
-struct Scenes {
+struct CaptionScenes {
   Array<float> images;                   // (N, side, side) in [0, 1]
   IndexArray captions;                   // (N, 5): <bos> first relation second <eos>
   std::vector<std::array<Box, 2>> boxes; // per scene: the first and the second garment's box
@@ -55,8 +55,8 @@ struct Scenes {
 // each scene two garments at random (repeats allowed), two different cells, two jitters.
 // std::invalid_argument naming the function for an empty garment set, a grid that is not 2 x 2 of
 // cells holding a 28 x 28 garment moved by up to `jitter`, or a threshold outside [0, 1).
-Scenes make_scenes(const FashionMnist<float>& garments, std::size_t count, std::uint64_t seed,
-                   const SceneOptions& o = {});
+CaptionScenes make_caption_scenes(const FashionMnist<float>& garments, std::size_t count, std::uint64_t seed,
+                   const CaptionSceneOptions& o = {});
 
 // "bag left of sneaker": the words of tokens (any length), <bos> and <eos> left out.
 std::string caption_text(const std::vector<Index>& tokens);

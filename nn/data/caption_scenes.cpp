@@ -1,4 +1,4 @@
-#include "nn/data/scenes.hpp"
+#include "nn/data/caption_scenes.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -27,8 +27,8 @@ Index relation(std::size_t a_row, std::size_t a_col, std::size_t b_row, std::siz
 
 }  // namespace
 
-Scenes make_scenes(const FashionMnist<float>& garments, std::size_t count, std::uint64_t seed, const SceneOptions& o) {
-  auto fail = [](const std::string& why) { throw std::invalid_argument("make_scenes: " + why); };
+CaptionScenes make_caption_scenes(const FashionMnist<float>& garments, std::size_t count, std::uint64_t seed, const CaptionSceneOptions& o) {
+  auto fail = [](const std::string& why) { throw std::invalid_argument("make_caption_scenes: " + why); };
   if (garments.size() == 0) fail("no garments to place");
   if (garments.images.dimension() != 3 || garments.images.shape(1) != kGarment || garments.images.shape(2) != kGarment)
     fail("garments must be (M, 28, 28)");
@@ -37,7 +37,7 @@ Scenes make_scenes(const FashionMnist<float>& garments, std::size_t count, std::
     fail("a garment (28) moved by up to " + std::to_string(o.jitter) + " does not fit a cell of " + std::to_string(o.cell));
   if (!(o.threshold >= 0.0f && o.threshold < 1.0f)) fail("threshold must be in [0, 1)");
   Generator gen(seed);
-  Scenes s;
+  CaptionScenes s;
   s.images = xt::zeros<float>({count, o.side, o.side});
   s.captions = IndexArray::from_shape({count, kCaptionLength});
   for (std::size_t n = 0; n < count; ++n) {
