@@ -8,6 +8,7 @@
 #include "core/ops.hpp"
 #include "core/runtime/allocator.hpp"
 #include "lessons/kit/timing.hpp"
+#include "nn/layers.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;
@@ -108,4 +109,27 @@ TEST_CASE("attention_cost: the fused op holds the n x n weights, the tiled one a
   // At n = 256 the fused op keeps P, 256 x 256 floats (256 KiB), and makes dS beside it.
   CHECK(c[0].at(c[0].peak_mib, 256) * 1024 > 2 * 256);
   CHECK(c[1].at(c[1].peak_mib, 256) < c[0].at(c[0].peak_mib, 256) / 4);
+}
+
+TEST_CASE("training_step_medians: one step of each model per round, its weights moved by its own Adam") {
+  Generator gen(3);
+  nn::Linear<float> a(4, 2, gen), b(4, 2, gen);
+  const Tensor<float> x = Tensor<float>::randn({8, 4}, gen);
+  const Array<float> a_before = a.weight.value(), b_before = b.weight.value();
+  std::vector<int> calls(2, 0);
+  const std::vector<nn::Linear<float>*> layers{&a, &b};
+  const std::vector<Timing> t = training_step_medians({&a, &b}, [&](std::size_t i) {
+    ++calls[i];
+    const Tensor<float> y = layers[i]->forward(x);
+    return sum(mul(y, y));
+  }, 3);
+  REQUIRE(t.size() == 2);
+  CHECK(calls == std::vector<int>{4, 4});  // a warm-up round and three counted ones
+  for (const Timing& one : t) CHECK((one.wall_ms >= 0 && one.cpu_ms >= 0));
+  CHECK(xt::amax(xt::abs(a.weight.value() - a_before))() > 0);  // trained: the steps moved both models' weights
+  CHECK(xt::amax(xt::abs(b.weight.value() - b_before))() > 0);
+  CHECK_THROWS_WITH_AS(training_step_medians({}, [&](std::size_t) { return sum(x); }, 3),
+                       Contains("training_step_medians"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(training_step_medians({&a}, [&](std::size_t) { return sum(x); }, 0), Contains("rounds"),
+                       std::invalid_argument);
 }

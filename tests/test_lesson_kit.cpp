@@ -617,3 +617,14 @@ TEST_CASE("train_seq2seq and record: the recipe trains an encoder-decoder, the v
   CHECK_THROWS_WITH_AS(train_seq2seq(model, no_validation, r),
                        doctest::Contains("train_seq2seq 'copy': the validation split is empty"), std::invalid_argument);
 }
+
+TEST_CASE("History: the step at the end of each epoch, and the first epoch's end at which a score reached a level") {
+  History h;
+  h.steps_per_epoch = 5, h.epoch_loss = {1.0, 0.5, 0.25};
+  h.validation = {{"accuracy", {0.3, 0.9, 0.95}}};
+  CHECK(h.epoch_steps() == std::vector<double>{5, 10, 15});
+  CHECK(h.steps_to_reach("accuracy", 0.9) == 10);
+  CHECK(h.steps_to_reach("accuracy", 0.2) == 5);
+  CHECK(h.steps_to_reach("accuracy", 0.99) == 0);  // never
+  CHECK_THROWS_WITH_AS(h.steps_to_reach("loss", 0.1), doctest::Contains("loss"), std::out_of_range);
+}
