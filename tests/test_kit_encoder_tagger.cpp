@@ -85,6 +85,7 @@ TEST_CASE("explorer_input: every layer and head with the queries and keys that s
   const std::vector<std::string> tokens = {"a", "b", "c", "d", "e", "a"};
   const AttentionInput in = explorer_input(m, "six tokens", tokens, one);
   CHECK(in.name == "six tokens");
+  CHECK(at_positions({"3", "1", "3"}) == std::vector<std::string>{"3 @0", "1 @1", "3 @2"});
   CHECK(in.layers == std::vector<std::string>{"layer 1", "layer 2"});
   REQUIRE(in.heads.size() == 2);
   REQUIRE(in.q.size() == 2);

@@ -64,6 +64,12 @@ HeadWorth head_worth(nn::EncoderModel<float>& model, const nn::data::Tagged& val
   return w;
 }
 
+std::vector<std::string> at_positions(const std::vector<std::string>& tokens) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < tokens.size(); ++i) out.push_back(tokens[i] + " @" + std::to_string(i));
+  return out;
+}
+
 AttentionInput explorer_input(nn::EncoderModel<float>& model, const std::string& name,
                               const std::vector<std::string>& tokens, const IndexArray& one) {
   struct Drop {  // the kept queries and keys go however this ends

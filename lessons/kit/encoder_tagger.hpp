@@ -53,6 +53,10 @@ struct HeadWorth {
 HeadWorth head_worth(nn::EncoderModel<float>& model, const nn::data::Tagged& validation, const nn::data::Tagged& test,
                      Index ignore);
 
+// The explorer's tokens for a task where positions matter: "3 @0", "1 @1", ... (each token and its
+// position), so that equal tokens stay apart in the page's lists.
+std::vector<std::string> at_positions(const std::vector<std::string>& tokens);
+
 // One sequence `one` (1, L) through the model, its queries and keys kept for the neuron view:
 // every layer and head, named "layer 1", "layer 2", ..., as the explorer's input `name` with
 // `tokens` as queries and keys (self_attention_input, then with_score_parts; their errors when the
