@@ -97,3 +97,24 @@ TEST_CASE("explorer_input: every layer and head with the queries and keys that s
   nn::EncoderModel<float> pooled = small_tagger(6, nn::Pooling::Mean);
   CHECK_THROWS_WITH_AS(encoder_tags(pooled, one), doctest::Contains("encoder_tags"), ShapeError);
 }
+
+TEST_CASE("explorer_input of several models: their layers in turn, named by model; different scales refused") {
+  nn::EncoderModel<float> a = small_tagger(6), b = small_tagger(6);
+  const IndexArray one = {{1, 2, 3, 4}};
+  const std::vector<std::string> tokens = at_positions({"1", "2", "3", "4"});
+  const AttentionInput in = explorer_input({{"a", &a}, {"b", &b}}, "four tokens", tokens, one);
+  CHECK(in.layers == std::vector<std::string>{"a, layer 1", "a, layer 2", "b, layer 1", "b, layer 2"});
+  REQUIRE(in.heads.size() == 4);
+  CHECK(in.q.size() == 4);
+  CHECK(in.bias.size() == 4);
+  CHECK(in.heads[2][1] == explorer_input(b, "b alone", tokens, one).heads[0][1]);
+  CHECK_NOTHROW(explorer_html({"t", "q", "k", "", {in}}));
+  nn::EncoderModelConfig c = a.config();
+  c.layer.heads = 4;  // d_k 4 instead of 8: another scale
+  Generator gen(9);
+  nn::EncoderModel<float> narrow(c, gen);
+  CHECK_THROWS_WITH_AS(explorer_input({{"a", &a}, {"narrow", &narrow}}, "x", tokens, one),
+                       doctest::Contains("explorer_input: 'narrow' scores at scale"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(explorer_input(std::vector<NamedModel>{}, "x", tokens, one), doctest::Contains("no models"),
+                       std::invalid_argument);
+}

@@ -81,4 +81,22 @@ AttentionInput explorer_input(nn::EncoderModel<float>& model, const std::string&
   return with_score_parts(self_attention_input(name, tokens, layers), model.encoder.score_parts());
 }
 
+AttentionInput explorer_input(const std::vector<NamedModel>& models, const std::string& name,
+                              const std::vector<std::string>& tokens, const IndexArray& one) {
+  if (models.empty()) throw std::invalid_argument("explorer_input: no models for '" + name + "'");
+  AttentionInput all{name, tokens, tokens, {}, {}};
+  for (const auto& [model_name, model] : models) {
+    const AttentionInput in = explorer_input(*model, name, tokens, one);
+    if (all.layers.empty()) all.scale = in.scale;
+    if (in.scale != all.scale)
+      throw std::invalid_argument("explorer_input: '" + model_name + "' scores at scale " + std::to_string(in.scale) +
+                                  ", the models before it at " + std::to_string(all.scale));
+    for (std::size_t l = 0; l < in.layers.size(); ++l) {
+      all.layers.push_back(model_name + ", " + in.layers[l]);
+      all.heads.push_back(in.heads[l]), all.q.push_back(in.q[l]), all.k.push_back(in.k[l]), all.bias.push_back(in.bias[l]);
+    }
+  }
+  return all;
+}
+
 }  // namespace attnlab::lessons

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <xtensor/xarray.hpp>
@@ -62,6 +63,14 @@ std::vector<std::string> at_positions(const std::vector<std::string>& tokens);
 // `tokens` as queries and keys (self_attention_input, then with_score_parts; their errors when the
 // tokens do not fit).
 AttentionInput explorer_input(nn::EncoderModel<float>& model, const std::string& name,
+                              const std::vector<std::string>& tokens, const IndexArray& one);
+
+// Several models on the same sequence as one explorer input: the layers of each model in turn,
+// named "<its name>, layer 1", ... (the way to compare models in one page: choose a model's layer
+// as a layer). std::invalid_argument naming explorer_input for no models, or models whose heads
+// are scored at different scales (d_k).
+using NamedModel = std::pair<std::string, nn::EncoderModel<float>*>;
+AttentionInput explorer_input(const std::vector<NamedModel>& models, const std::string& name,
                               const std::vector<std::string>& tokens, const IndexArray& one);
 
 }  // namespace attnlab::lessons
