@@ -501,6 +501,26 @@ void attention_by_method(std::vector<Trained>& runs, const ShiftTask& task) {
   table({"method", "layer", "head", text("mean weight on key $i - ", kShift, "$")}, rows);
 }
 
+// The attention explorer (lessons/kit/explorer.hpp), the methods as its layers: every head of every
+// trained model on a held-out string, and on one of twice the length for the methods that run there.
+void explorer(std::vector<Trained>& runs, const ShiftTask& task) {
+  ExplorerPage page{text("Lesson 05: seven positional methods on the shift-by-", kShift, " task"), "positions (queries)",
+                    "positions (keys)", text("Each token is its digit @ its position; the tag of position i is the digit "
+                    "at i - ", kShift, ". Choose a method's layer and a head, hover a position to see where it looks, click "
+                    "it for its scores split into q · k and the bias that T5's, ALiBi's and Shaw's methods add."), {}};
+  for (const data::Tagged* set : {&task.test, &task.test_long}) {
+    const IndexArray one = set->slice(0, 1).inputs;
+    std::vector<NamedModel> models;
+    for (Trained& t : runs)
+      if (set == &task.test || t.runs_long()) models.push_back({t.method.name, t.model.get()});
+    const std::vector<std::string> digits = task.vocab.decode(std::vector<Index>(one.begin(), one.end()));
+    page.inputs.push_back(explorer_input(models, text("held-out string, L = ", set->length()), at_positions(digits), one));
+  }
+  show_explorer(page, "explorer", text("The attention explorer: every head of the seven models on a held-out string of "
+                                       "length ", kTrainLength, ", and of the six that run there on one of length ",
+                                       kLongLength, "; click a position for its query-key products"));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -525,6 +545,7 @@ int main(int argc, char** argv) {
     shaw_against_t5(runs, task);
     section("5. Attention weights, method by method");
     attention_by_method(runs, task);
+    explorer(runs, task);
     section("6. The methods side by side");
     say("Attention alone is a set operation: permuting the input permutes the output, and positional information "
         "breaks the symmetry. Absolute methods (sinusoidal, learned) stamp each token with its position; the "
