@@ -290,8 +290,8 @@ void held_out_accuracy(const std::vector<Trained>& runs, const ShiftTask& task) 
                                    : text("Training length L = ", kTrainLength)).ylabel("Accuracy"),
               names[i], {{"per-token accuracy", tok[i]}, {"exact match", ex[i]}}, 2, 1.1);
   save_figure(fig, "accuracy_by_method",
-              text("Per-token accuracy and exact match on held-out strings, at the training length (left) and at twice "
-                   "it (right). Bag-of-tokens rule: ", fixed(task.bag_rule, 2), "; chance: 0.09."));
+              text("Per-token accuracy and exact match on held-out strings, at the training length (top) and at twice "
+                   "it (bottom). Bag-of-tokens rule: ", fixed(task.bag_rule, 2), "; chance: 0.09."));
 }
 
 void extrapolation(const std::vector<Trained>& runs) {
