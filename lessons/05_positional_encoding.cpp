@@ -11,18 +11,16 @@
 #include <cmath>
 #include <memory>
 #include <numeric>
-#include <set>
 
-#include <xtensor/xadapt.hpp>
 #include <xtensor/xview.hpp>
 
+#include "lessons/kit/encoder_tagger.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/offset_profile.hpp"
-#include "nn/data/tagged.hpp"
-#include "nn/data/tasks.hpp"
-#include "nn/data/vocab.hpp"
+#include "nn/data/shift_tags.hpp"
 #include "nn/positional/positional.hpp"
 #include "nn/transformer/encoder_model.hpp"
+#include "nn/transformer/equivariance.hpp"
 
 using namespace attnlab;
 using namespace attnlab::lessons;
@@ -109,29 +107,10 @@ void the_sinusoidal_table() {
                                "diagonal (a function of the offset $p - q$).");
 }
 
-// ---------------------------------------------------------------------------------------------
-// The task: tag every position with the token k places to its left ('_' for the first k).
-
+// The task (nn/data/shift_tags): tag every position with the token kShift places to its left ('_'
+// for the first kShift), trained at kTrainLength and tested at twice it too.
 constexpr std::size_t kShift = 3, kTrainLength = 16, kLongLength = 2 * kTrainLength;
-// vocab: '_' and the ten digits (and the specials); bag_rule: the accuracy of the bag-of-tokens
-// rule (nn::data::most_frequent_other_tags) on the held-out strings.
-struct ShiftTask { data::Vocab vocab; data::Tagged train, test, test_long; data::Pair example; double bag_rule = 0; };
-
-ShiftTask make_shift_task(std::size_t n_train, std::size_t n_test, Generator& gen) {
-  auto shifted_strings = [&gen](std::size_t n, std::size_t length) {  // distinct, with their shifted copies as tags
-    data::SeqTaskConfig cfg{data::SeqTask::shift};
-    cfg.min_len = cfg.max_len = length, cfg.shift = kShift;
-    return data::make_seq_task(cfg, n, gen);
-  };
-  ShiftTask t;
-  for (const char* c : {"_", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}) t.vocab.add(c);
-  const std::vector<data::Pair> pairs = shifted_strings(n_train + n_test, kTrainLength);
-  const data::Tagged all = data::tag_pairs(pairs, t.vocab);
-  t.train = all.slice(0, n_train), t.test = all.slice(n_train, n_train + n_test), t.example = pairs[n_train];
-  t.test_long = data::tag_pairs(shifted_strings(n_test, kLongLength), t.vocab);
-  t.bag_rule = score_tags(data::most_frequent_other_tags(t.test.inputs, t.vocab.size()), t.test.targets).token;
-  return t;
-}
+using ShiftTask = data::ShiftTags;
 
 // ---------------------------------------------------------------------------------------------
 // The encoder and its seven positional methods.
@@ -161,17 +140,6 @@ std::unique_ptr<nn::EncoderModel<float>> make_model(nn::Positional method, std::
   return std::make_unique<nn::EncoderModel<float>>(c, gen);
 }
 
-// max over positions i and classes of |f(pi x)[i] - f(x)[pi(i)]|: zero (to rounding) exactly when
-// the model treats its input as a bag, whatever its weights.
-double permutation_error(nn::EncoderModel<float>& model, const IndexArray& one, const std::vector<std::size_t>& perm) {
-  NoGrad no_grad;
-  model.eval();
-  const IndexArray index = xt::cast<Index>(xt::adapt(perm));
-  const IndexArray shuffled = xt::view(one, xt::all(), xt::keep(perm));                // pi x
-  const Tensor<float> permuted_outputs = index_select(model.forward(one), 1, index);  // pi f(x)
-  return max_abs_diff(xt::cast<double>(model.forward(shuffled).value()), xt::cast<double>(permuted_outputs.value()));
-}
-
 void equivariance(const ShiftTask& task, Generator& gen) {
   say("Permute the tokens by $\\pi$: the embeddings permute alike; the scores $q_i \\cdot k_j$ are the same numbers, "
       "rows and columns permuted; softmax works row by row; the weighted sum over keys ignores their order; layer norm "
@@ -185,7 +153,7 @@ void equivariance(const ShiftTask& task, Generator& gen) {
   std::vector<std::vector<std::string>> rows;
   double none_error = 0.0, positional_min = 1e30;  // without positions; the smallest with them
   for (const Method& m : kMethods) {
-    const double err = permutation_error(*make_model(m.id, task.vocab.size()), task.test.slice(0, 1).inputs, perm);
+    const double err = nn::permutation_error(*make_model(m.id, task.vocab.size()), task.test.slice(0, 1).inputs, perm);
     metric(m.id == nn::Positional::None ? "none_permutation_error" : "permutation_error_" + m.name, err);
     if (m.id == nn::Positional::None) none_error = err;
     else positional_min = std::min(positional_min, err);
@@ -255,10 +223,7 @@ std::vector<Trained> train_all(const ShiftTask& task) {
   for (const Method& m : kMethods) {
     Trained t{m, make_model(m.id, task.vocab.size()), {}, {}, {}, ""};
     recipe.label = m.name;
-    t.history = train(*t.model, task.train.size(), [&](const std::vector<std::size_t>& rows) {
-      const data::Tagged b = task.train.rows(rows);
-      return cross_entropy(t.model->forward(b.inputs), b.targets);
-    }, recipe);
+    t.history = train_tagger(*t.model, task.train, recipe);
     timing("train_seconds_" + m.name, t.history.seconds);
     const Tagger logits_of = [&t](const IndexArray& inputs) { return t.model->forward(inputs); };
     t.at_train = evaluate_tagger(logits_of, task.test, 64);
@@ -306,7 +271,7 @@ void held_out_accuracy(const std::vector<Trained>& runs, const ShiftTask& task) 
               "and RoPE reaches ", fixed(worst, 3), " per token (none: ", fixed(none, 3), ").")});
   std::vector<std::size_t> reversal(kTrainLength);
   std::iota(reversal.rbegin(), reversal.rend(), 0);
-  const double mirror = permutation_error(*runs[kAlibi].model, task.test.slice(0, 1).inputs, reversal);
+  const double mirror = nn::permutation_error(*runs[kAlibi].model, task.test.slice(0, 1).inputs, reversal);
   metric("alibi_reversal_error", mirror);
   say("ALiBi's bias $-m_h \\lvert i - j \\rvert$ is symmetric: in an encoder (no causal mask) nothing else tells the "
       "keys ", kShift, " places left and right apart, so reversing the input reverses the output. The prediction at "
@@ -325,8 +290,8 @@ void held_out_accuracy(const std::vector<Trained>& runs, const ShiftTask& task) 
                                    : text("Training length L = ", kTrainLength)).ylabel("Accuracy"),
               names[i], {{"per-token accuracy", tok[i]}, {"exact match", ex[i]}}, 2, 1.1);
   save_figure(fig, "accuracy_by_method",
-              text("Per-token accuracy and exact match on held-out strings, at the training length (left) and at twice "
-                   "it (right). Bag-of-tokens rule: ", fixed(task.bag_rule, 2), "; chance: 0.09."));
+              text("Per-token accuracy and exact match on held-out strings, at the training length (top) and at twice "
+                   "it (bottom). Bag-of-tokens rule: ", fixed(task.bag_rule, 2), "; chance: 0.09."));
 }
 
 void extrapolation(const std::vector<Trained>& runs) {
@@ -364,11 +329,8 @@ void extrapolation(const std::vector<Trained>& runs) {
          text("On held-out length-", kLongLength, " strings the sinusoidal model scores ", fixed(seen_part, 3), " on "
               "positions 0..", kTrainLength - 1, " and ", fixed(new_part, 3), " on ", kTrainLength, "..",
               kLongLength - 1, ".")});
-  std::set<std::size_t> seen, reached;  // the T5 buckets of the offsets training saw, and of the long strings'
-  for (long r = -long(kLongLength) + 1; r < long(kLongLength); ++r)  // PositionalScheme's T5 settings
-    (std::abs(r) < long(kTrainLength) ? seen : reached).insert(nn::relative_position_bucket(r, 32, 128, true));
-  std::vector<std::string> new_buckets;
-  for (std::size_t b : reached) if (!seen.count(b)) new_buckets.push_back(std::to_string(b));
+  std::vector<std::string> new_buckets;  // PositionalScheme's T5 settings: 32 buckets up to distance 128, both ways
+  for (std::size_t b : nn::unseen_buckets(kTrainLength, kLongLength, 32, 128, true)) new_buckets.push_back(std::to_string(b));
   say("Relative methods see no absolute position, but longer strings bring unseen offsets, $\\lvert j - i \\rvert$ up "
       "to ", kLongLength - 1, " instead of ", kTrainLength - 1, ": RoPE scores such keys with rotation angles it never "
       "trained on; the T5 table puts them in buckets ", new_buckets.empty() ? std::string("(none)") : listing(new_buckets),
@@ -436,9 +398,7 @@ void shaw_against_t5(const std::vector<Trained>& runs, const ShiftTask& task) {
   // the key kShift places left, its mean weight by offset over held-out long strings.
   const auto strings = [](const data::Tagged& set) { return set.slice(0, std::min<std::size_t>(64, set.size())).inputs; };
   const auto best_head = [](const Trained& t, const IndexArray& inputs) {
-    NoGrad no_grad;
-    t.model->forward(inputs);
-    const std::vector<Tensor<float>> layers = t.model->attention_weights();
+    const std::vector<Tensor<float>> layers = attention_on(*t.model, inputs);
     return std::make_pair(head_for_offset(layers, long(kShift)), layers);
   };
   std::vector<plots::Series> series;
@@ -446,11 +406,7 @@ void shaw_against_t5(const std::vector<Trained>& runs, const ShiftTask& task) {
   for (std::size_t m : {std::size_t(kRelative), std::size_t(kRope), std::size_t(kShaw)}) {
     const auto [pick, layers] = best_head(runs[m], strings(task.test_long));
     const Array<float>& w = layers[pick.layer].value();  // (B, h, L, L)
-    for (std::size_t b = 0; b < w.shape()[0]; ++b)  // the mean over queries of their weight on keys >= kTrainLength away
-      for (std::size_t i = 0; i < kLongLength; ++i)
-        for (std::size_t j = 0; j < kLongLength; ++j)
-          if (std::max(i, j) - std::min(i, j) >= kTrainLength) unseen[m] += w(b, pick.head, i, j);
-    unseen[m] /= double(w.shape()[0] * kLongLength);
+    unseen[m] = far_mass(w, kTrainLength)[pick.head];      // a query's weight on keys >= kTrainLength away
     const OffsetProfile profile = offset_profile(w);
     metric("offset_attention_L32_" + runs[m].method.name, band[m] = pick.mass);
     metric("unseen_offset_weight_L32_" + runs[m].method.name, unseen[m]);
@@ -504,9 +460,7 @@ void attention_by_method(std::vector<Trained>& runs, const ShiftTask& task) {
   std::vector<AttentionMap> maps;
   std::vector<std::vector<std::string>> rows;
   for (Trained& t : runs) {
-    NoGrad no_grad;
-    t.model->forward(example);
-    const HeadPick& v = views.emplace_back(head_for_offset(t.model->attention_weights(), long(kShift)));
+    const HeadPick& v = views.emplace_back(head_for_offset(attention_on(*t.model, example), long(kShift)));
     maps.push_back({v.weights, labels, labels,
                     text(t.method.name, " (L", v.layer + 1, " H", v.head + 1, ", ", fixed(v.mass, 2), ")")});
     rows.push_back(row(t.method.name, v.layer + 1, v.head + 1, fixed(v.mass, 3)));
@@ -547,6 +501,26 @@ void attention_by_method(std::vector<Trained>& runs, const ShiftTask& task) {
   table({"method", "layer", "head", text("mean weight on key $i - ", kShift, "$")}, rows);
 }
 
+// The attention explorer (lessons/kit/explorer.hpp), the methods as its layers: every head of every
+// trained model on a held-out string, and on one of twice the length for the methods that run there.
+void explorer(std::vector<Trained>& runs, const ShiftTask& task) {
+  ExplorerPage page{text("Lesson 05: seven positional methods on the shift-by-", kShift, " task"), "positions (queries)",
+                    "positions (keys)", text("Each token is its digit @ its position; the tag of position i is the digit "
+                    "at i - ", kShift, ". Choose a method's layer and a head, hover a position to see where it looks, click "
+                    "it for its scores split into q · k and the bias that T5's, ALiBi's and Shaw's methods add."), {}};
+  for (const data::Tagged* set : {&task.test, &task.test_long}) {
+    const IndexArray one = set->slice(0, 1).inputs;
+    std::vector<NamedModel> models;
+    for (Trained& t : runs)
+      if (set == &task.test || t.runs_long()) models.push_back({t.method.name, t.model.get()});
+    const std::vector<std::string> digits = task.vocab.decode(std::vector<Index>(one.begin(), one.end()));
+    page.inputs.push_back(explorer_input(models, text("held-out string, L = ", set->length()), at_positions(digits), one));
+  }
+  show_explorer(page, "explorer", text("The attention explorer: every head of the seven models on a held-out string of "
+                                       "length ", kTrainLength, ", and of the six that run there on one of length ",
+                                       kLongLength, "; click a position for its query-key products"));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -559,8 +533,8 @@ int main(int argc, char** argv) {
     the_sinusoidal_table();
     section("2. Permuting the input");
     Generator gen(seed());
-    const ShiftTask task =
-        make_shift_task(full_or_quick<std::size_t>(6144, 1536), full_or_quick<std::size_t>(1024, 256), gen);
+    const ShiftTask task = data::shift_tags(kShift, kTrainLength, kLongLength, full_or_quick<std::size_t>(6144, 1536),
+                                            full_or_quick<std::size_t>(1024, 256), gen);
     equivariance(task, gen);
     section(text("3. The task: copy the token ", kShift, " places to the left"));
     the_task(task);
@@ -571,6 +545,7 @@ int main(int argc, char** argv) {
     shaw_against_t5(runs, task);
     section("5. Attention weights, method by method");
     attention_by_method(runs, task);
+    explorer(runs, task);
     section("6. The methods side by side");
     say("Attention alone is a set operation: permuting the input permutes the output, and positional information "
         "breaks the symmetry. Absolute methods (sinusoidal, learned) stamp each token with its position; the "

@@ -17,13 +17,11 @@
 
 #include "lessons/kit/explorer.hpp"
 #include "lessons/kit/kit.hpp"
-#include "lessons/kit/offset_profile.hpp"
-#include "lessons/kit/self_attention_input.hpp"
+#include "lessons/kit/encoder_tagger.hpp"
 #include "nn/attention/multi_head.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/data/offset_tuples.hpp"
 #include "nn/transformer/encoder_model.hpp"
-#include "nn/transformer/head_gates.hpp"
 
 using namespace attnlab;
 using namespace attnlab::lessons;
@@ -138,15 +136,6 @@ std::unique_ptr<nn::EncoderModel<float>> make_model(const Task& task, std::size_
   return std::make_unique<nn::EncoderModel<float>>(c, gen);
 }
 
-IndexArray predict(nn::EncoderModel<float>& model, const data::Tagged& set) {
-  model.eval();
-  return predict_tags([&](const IndexArray& x) { return model.forward(x); }, set.inputs);
-}
-
-double accuracy(nn::EncoderModel<float>& model, const data::Tagged& set) {
-  return score_tags(predict(model, set), set.targets, kNoTag).token;
-}
-
 // The share of positions where digit r of the tuple is right: which tokens a model fetched.
 std::vector<double> digit_accuracy(const IndexArray& predictions, const IndexArray& targets, const Task& task) {
   return data::tuple_digit_accuracy(predictions, targets, kVocab, task.offsets.size(), kNoTag);
@@ -163,25 +152,13 @@ Trained train_heads(const Task& task, std::size_t heads, std::size_t layers, int
   r.label = text(task.name, ", ", counted(long(layers), "layer"), ", ", counted(long(heads), "head"));
   r.epochs = epochs(16, epochs_quick), r.batch = 64, r.lr = 2e-3, r.warmup = 0.05, r.floor = 0.05, r.clip = 1.0;
   r.seed = seed() + 17;
-  r.validate = [&] { return Scores{{"accuracy", accuracy(m, task.validation)}}; };
-  const CrossEntropyOptions ce{kNoTag};
-  t.history = train(m, task.train.size(), [&](const std::vector<std::size_t>& rows) {
-    const data::Tagged b = task.train.rows(rows);
-    return cross_entropy(m.forward(b.inputs), b.targets, ce);
-  }, r);
+  r.validate = [&] { return Scores{{"accuracy", tag_accuracy(m, task.validation, kNoTag)}}; };
+  t.history = train_tagger(m, task.train, r);  // kNoTag is cross_entropy's ignore_index: untagged positions score nothing
   t.recipe = describe(r, fit_steps(task.train.size(), r));
-  const IndexArray p = predict(m, task.test);
+  const IndexArray p = encoder_tags(m, task.test.inputs);
   t.accuracy = score_tags(p, task.test.targets, kNoTag).token;
   t.digits = digit_accuracy(p, task.test.targets, task);
   return t;
-}
-
-// The first step after which the validation accuracy reached `level` (0: never).
-std::size_t steps_to(const History& h, double level) {
-  const std::vector<double>& acc = h.validation_of("accuracy");
-  for (std::size_t e = 0; e < acc.size(); ++e)
-    if (acc[e] >= level) return (e + 1) * h.steps_per_epoch;
-  return 0;
 }
 
 std::vector<Trained> train_head_counts(const Task& task, int epochs_quick) {
@@ -197,7 +174,7 @@ std::vector<Trained> train_head_counts(const Task& task, int epochs_quick) {
   for (const Trained& r : runs) {
     std::vector<std::string> cells = row(r.heads, kModel / r.heads, fixed(r.accuracy, 3));
     for (double d : r.digits) cells.push_back(fixed(d, 3));
-    const std::size_t at = steps_to(r.history, 0.99);
+    const std::size_t at = r.history.steps_to_reach("accuracy", 0.99);
     cells.push_back(at ? text(at) : "never");
     rows.push_back(cells);
     metric(text("test_acc_", task.name, "_h", r.heads), r.accuracy);
@@ -278,32 +255,22 @@ void accuracy_figures(const std::vector<Trained>& two, const std::vector<Trained
   bars.title("One attention layer, d_model = 64, the same training for every head count");
   bar_panel(bars.panel(0).ylabel("held-out accuracy"), categories, {{a.name, acc_two}, {b.name, acc_three}}, 2, 1.15);
   save_figure(bars, "accuracy_by_heads", "Held-out test accuracy by head count on the two tasks");
-  plots::Figure fig(1600, 1800, 2, 1);
-  fig.title("Validation accuracy after every epoch");
-  plots::LineOptions lo;
-  lo.markers = true, lo.ymin = 0.0, lo.ymax = 1.05;
-  for (int p = 0; p < 2; ++p) {
-    std::vector<plots::Series> series;
-    for (const Trained& r : p == 0 ? two : three) {
-      std::vector<double> steps;
-      for (std::size_t e = 1; e <= r.history.validation_of("accuracy").size(); ++e) steps.push_back(double(e * r.history.steps_per_epoch));
-      series.push_back(curve(counted(long(r.heads), "head"), steps, r.history.validation_of("accuracy")));
-    }
-    plots::line_plot(fig.panel(p, 0).title(text("task \"", p == 0 ? a.name : b.name, "\"")).xlabel("training step")
-                         .ylabel("accuracy"), series, lo);
+  std::vector<std::pair<std::string, std::vector<Run>>> panels;
+  for (const auto* runs : {&two, &three}) {
+    panels.push_back({text("task \"", runs == &two ? a.name : b.name, "\""), {}});
+    for (const Trained& r : *runs) panels.back().second.push_back({counted(long(r.heads), "head"), &r.history});
   }
+  ScoreFigureOptions style{"Validation accuracy after every epoch", "accuracy", "accuracy", std::nullopt, 0.0, 1.05, 1600, 1800};
+  const plots::Figure fig = score_panels(panels, style);
   save_figure(fig, "validation_by_heads", "Validation accuracy after every epoch, by head count, on the two tasks");
 }
 
 // ---------------------------------------------------------------------------------------------
 // 4. What each head learned.
 
-// Where each head of one layer looks (lessons/kit/offset_profile), over 256 held-out sequences.
+// Where each head of one layer looks (lessons/kit/encoder_tagger), over 256 held-out sequences.
 OffsetProfile offset_profile_of(nn::EncoderModel<float>& model, const Task& task, std::size_t layer = 0) {
-  NoGrad no_grad;
-  model.eval();
-  model.forward(task.test.slice(0, 256).inputs);
-  return offset_profile(model.attention_weights()[layer].value());
+  return lessons::offset_profile_of(model, task.test.slice(0, 256).inputs, layer);
 }
 
 void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
@@ -315,27 +282,20 @@ void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
       "columns to its left.");
   nn::EncoderModel<float>& four = *runs[2].model;
   const IndexArray one = task.test.slice(0, 1).inputs;
-  {
-    NoGrad no_grad;
-    four.encoder.keep_score_parts(true);  // the queries and keys too, for the explorer's neuron view
-    four.forward(one);
-  }
-  const xt::xarray<double> heads = xt::view(xt::cast<double>(four.attention_weights()[0].value()), 0);
+  const xt::xarray<double> heads = xt::view(xt::cast<double>(attention_on(four, one)[0].value()), 0);
   const std::vector<std::string> positions = number_labels(kLength, 3);
   save_figure(head_grid(heads, positions, positions, text("The four heads on a held-out sequence (task \"", task.name,
                                                           "\")"), 2, 1600, 1600),
               "head_grid", "Attention weights of each head of the 4-head model: rows are queries, columns keys, one color scale");
-  std::vector<std::string> digits;  // the explorer's tokens: each position's digit and its index
-  for (std::size_t i = 0; i < one.shape()[1]; ++i) digits.push_back(text(one(0, i), " @", i));
+  std::vector<std::string> digits;  // the explorer's tokens: each position's digit @ its index
+  for (Index d : one) digits.push_back(std::to_string(d));
   ExplorerPage page{text("Lesson 07: the 4-head model on task \"", task.name, "\""), "positions (queries)",
                     "positions (keys)",
                     text("One held-out sequence (each token its digit @ its position). The task needs the tokens ",
                          listing(offsets), " places to the left of each position: choose a head and hover a position "
                          "to see which it fetches; click it for the neuron view, its scores split into query-key "
                          "products."),
-                    {with_score_parts(self_attention_input("held-out sequence 1", digits, four.attention_weights()),
-                                      four.encoder.score_parts())}};
-  four.encoder.keep_score_parts(false);
+                    {explorer_input(four, "held-out sequence 1", at_positions(digits), one)}};
   show_explorer(page, "explorer", "The attention explorer: the four heads of the trained 4-head model on a held-out "
                                   "sequence; click a position for its query-key products");
   say("A picture of one sequence is an anecdote; the mean weight each head puts at each offset $i - j$ over 256 "
@@ -385,36 +345,13 @@ void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
 // ---------------------------------------------------------------------------------------------
 // 5. What each head is worth: ablation and pruning.
 
-// Predictions with some heads switched off (nn/transformer/head_gates).
-IndexArray predict_with(nn::EncoderModel<float>& model, const data::Tagged& set, const nn::HeadGates& gates) {
-  IndexArray p;
-  nn::with_head_gates(model.encoder, gates, [&] { p = predict(model, set); });
-  return p;
-}
-
-double accuracy_with(nn::EncoderModel<float>& model, const data::Tagged& set, const nn::HeadGates& gates) {
-  return score_tags(predict_with(model, set, gates), set.targets, kNoTag).token;
-}
-
-// What each head is worth (nn/transformer/head_gates): importance (layers, heads), the validation
-// accuracy lost with that head alone off; digits, per head (layer-major), the validation digit
-// accuracy with it off; pruned, the test accuracy with k = 0, 1, ... least important heads off.
-struct Worth { xt::xarray<double> importance; std::vector<std::vector<double>> digits; std::vector<double> pruned; };
+// What each head is worth (lessons/kit/encoder_tagger), and per head (layer-major) the validation
+// digit accuracy with it alone off: which tokens the model loses without it.
+struct Worth : HeadWorth { std::vector<std::vector<double>> digits; };
 
 Worth measure_worth(Trained& t, const Task& task) {
-  nn::EncoderModel<float>& m = *t.model;
-  const nn::HeadGates all_on = nn::all_heads_on(m.encoder);
-  const nn::HeadAblation ablation =
-      nn::ablate_heads(all_on, [&](const nn::HeadGates& g) { return accuracy_with(m, task.validation, g); });
-  Worth w{ablation.importance, {}, nn::prune_heads(all_on, ablation.least_important_first, [&](const nn::HeadGates& g) {
-            return accuracy_with(m, task.test, g);
-          })};
-  for (std::size_t l = 0; l < t.layers; ++l)
-    for (std::size_t h = 0; h < t.heads; ++h) {
-      nn::HeadGates g = all_on;
-      g[l][h] = 0.0f;
-      w.digits.push_back(digit_accuracy(predict_with(m, task.validation, g), task.validation.targets, task));
-    }
+  Worth w{{head_worth(*t.model, task.validation, task.test, kNoTag)}, {}};
+  for (const IndexArray& p : w.alone_off) w.digits.push_back(digit_accuracy(p, task.validation.targets, task));
   return w;
 }
 
@@ -520,19 +457,15 @@ void what_each_head_is_worth(Trained& eight, const Task& task) {
 
 void what_it_costs(const Task& task) {
   std::vector<std::unique_ptr<nn::EncoderModel<float>>> models;
-  std::vector<std::unique_ptr<nn::Adam<float>>> opts;
-  const data::Tagged batch = task.train.rows(data::first_rows(64));
-  const CrossEntropyOptions ce{kNoTag};
-  std::vector<std::function<void()>> work;
+  std::vector<nn::Module<float>*> timed;
   for (std::size_t h : kHeads) {
     models.push_back(make_model(task, h, 1));
-    opts.push_back(std::make_unique<nn::Adam<float>>(models.back()->parameters(), 1e-3));
-    work.push_back([&m = *models.back(), &opt = *opts.back(), &batch, &ce] {
-      opt.zero_grad(), cross_entropy(m.forward(batch.inputs), batch.targets, ce).backward(), opt.step();
-    });
+    timed.push_back(models.back().get());
   }
+  const data::Tagged batch = task.train.rows(data::first_rows(64));
   const int rounds = full_or_quick(60, 10);
-  const std::vector<Timing> t = interleaved_medians(work, rounds);
+  const std::vector<Timing> t = training_step_medians(
+      timed, [&](std::size_t i) { return cross_entropy(models[i]->forward(batch.inputs), batch.targets); }, rounds);
   std::vector<std::vector<std::string>> rows;
   std::vector<double> wall, cpu;
   for (std::size_t i = 0; i < kHeads.size(); ++i) {

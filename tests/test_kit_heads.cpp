@@ -29,3 +29,22 @@ TEST_CASE("head_for_offset: the head with the most weight one position back") {
   CHECK(previous.weights(2, 1) == doctest::Approx(1.0));
   CHECK_THROWS_AS(offset_mass(xt::zeros<float>({3, 3}), 1), ShapeError);
 }
+
+TEST_CASE("far_mass: the weight on keys at least a distance away, averaged over every query") {
+  Array<float> w = xt::zeros<float>({2, 2, 4, 4});
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t i = 0; i < 4; ++i) {
+      w(b, 0, i, i) = 1.0f;                 // head 0: itself, never far
+      w(b, 1, i, 0) = 0.5f, w(b, 1, i, 3) += 0.5f;  // head 1: half on each end
+    }
+  const std::vector<double> far = far_mass(w, 2);
+  REQUIRE(far.size() == 2);
+  CHECK(far[0] == doctest::Approx(0.0));
+  // Head 1, distance >= 2: query 0 reaches key 3 (0.5), query 1 key 3 (0.5), query 2 key 0 (0.5),
+  // query 3 key 0 (0.5): 2.0 over the 4 queries of each example.
+  CHECK(far[1] == doctest::Approx(0.5));
+  CHECK(far_mass(w, 0)[1] == doctest::Approx(1.0));  // every key is at least 0 away
+  CHECK(far_mass(w, 4)[1] == doctest::Approx(0.0));  // no key is 4 away in 4 positions
+  CHECK_THROWS_AS(far_mass(xt::zeros<float>({1, 2, 3, 4}), 1), ShapeError);
+  CHECK_THROWS_WITH_AS(far_mass(xt::zeros<float>({2, 3}), 1), doctest::Contains("far_mass"), ShapeError);
+}

@@ -8,6 +8,7 @@
 #include "core/ops.hpp"
 #include "core/runtime/allocator.hpp"
 #include "lessons/kit/timing.hpp"
+#include "nn/layers.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;
@@ -121,5 +122,28 @@ TEST_CASE("cost_table: each curve at n against the reference, and the peak at th
   CHECK(t.rows[1] == std::vector<std::string>{"tiled", "8.00", "2.00", "2.0", "16.0", "4.0"});
   CHECK(cost_table({fused, tiled}, 1, 1024, 1024).header.size() == 5);  // no column beyond n
   CHECK_THROWS_WITH_AS(cost_table({fused}, 1, 1024, 1024), doctest::Contains("cost_table: reference 1 is not one of"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("training_step_medians: one step of each model per round, its weights moved by its own Adam") {
+  Generator gen(3);
+  nn::Linear<float> a(4, 2, gen), b(4, 2, gen);
+  const Tensor<float> x = Tensor<float>::randn({8, 4}, gen);
+  const Array<float> a_before = a.weight.value(), b_before = b.weight.value();
+  std::vector<int> calls(2, 0);
+  const std::vector<nn::Linear<float>*> layers{&a, &b};
+  const std::vector<Timing> t = training_step_medians({&a, &b}, [&](std::size_t i) {
+    ++calls[i];
+    const Tensor<float> y = layers[i]->forward(x);
+    return sum(mul(y, y));
+  }, 3);
+  REQUIRE(t.size() == 2);
+  CHECK(calls == std::vector<int>{4, 4});  // a warm-up round and three counted ones
+  for (const Timing& one : t) CHECK((one.wall_ms >= 0 && one.cpu_ms >= 0));
+  CHECK(xt::amax(xt::abs(a.weight.value() - a_before))() > 0);  // trained: the steps moved both models' weights
+  CHECK(xt::amax(xt::abs(b.weight.value() - b_before))() > 0);
+  CHECK_THROWS_WITH_AS(training_step_medians({}, [&](std::size_t) { return sum(x); }, 3),
+                       Contains("training_step_medians"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(training_step_medians({&a}, [&](std::size_t) { return sum(x); }, 0), Contains("rounds"),
                        std::invalid_argument);
 }

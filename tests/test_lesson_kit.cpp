@@ -617,3 +617,30 @@ TEST_CASE("train_seq2seq and record: the recipe trains an encoder-decoder, the v
   CHECK_THROWS_WITH_AS(train_seq2seq(model, no_validation, r),
                        doctest::Contains("train_seq2seq 'copy': the validation split is empty"), std::invalid_argument);
 }
+
+TEST_CASE("History: the step at the end of each epoch, and the first epoch's end at which a score reached a level") {
+  History h;
+  h.steps_per_epoch = 5, h.epoch_loss = {1.0, 0.5, 0.25};
+  h.validation = {{"accuracy", {0.3, 0.9, 0.95}}};
+  CHECK(h.epoch_steps() == std::vector<double>{5, 10, 15});
+  CHECK(h.steps_to_reach("accuracy", 0.9) == 10);
+  CHECK(h.steps_to_reach("accuracy", 0.2) == 5);
+  CHECK(h.steps_to_reach("accuracy", 0.99) == 0);  // never
+  CHECK_THROWS_WITH_AS(h.steps_to_reach("loss", 0.1), doctest::Contains("loss"), std::out_of_range);
+}
+
+TEST_CASE("score_panels: a held-out score by step, a panel per group of runs; no groups, an empty group, a missing score named") {
+  TempDir d;
+  Lesson L(kInfo, args_in(d));
+  History h;
+  h.steps_per_epoch = 4, h.epoch_loss = {2.5, 1.05};
+  h.validation = {{"accuracy", {0.5, 0.75}}};
+  ScoreFigureOptions style{"Accuracy by task"};
+  style.width = 1200, style.height = 1400;
+  save_figure(score_panels({{"task a", {{"run", &h}, {"again", &h}}}, {"task b", {{"run", &h}}}}, style), "panels", "Two panels");
+  for (const char* ext : {".png", ".svg"}) CHECK(read_file(lesson().path(std::string("panels") + ext)).size() > 1000);
+  CHECK_THROWS_WITH_AS(score_panels({}, style), doctest::Contains("score_panels"), plots::PlotError);
+  CHECK_THROWS_WITH_AS(score_panels({{"task a", {}}}, style), doctest::Contains("'task a' has no runs"), plots::PlotError);
+  style.score = "bleu";
+  CHECK_THROWS_AS(score_panels({{"task a", {{"run", &h}}}}, style), std::out_of_range);
+}

@@ -424,3 +424,14 @@ TEST_CASE("Shaw's clipping: at lengths past K, every key K or more places away r
   CHECK(bias(0, 1, 39, 37) != bias(0, 1, 39, 0));
   CHECK_THROWS_AS(ShawRelativePosition<double>(0, 3, gen), ShapeError);
 }
+
+TEST_CASE("unseen_buckets: the T5 buckets a longer sequence reaches that training never did") {
+  // Offsets up to 15 reach buckets 0..9 each way; 16..22 fall in 10 and 23..31 in 11 (and 26, 27
+  // after the query): 8 + floor(log(n / 8) / log(16) * 8).
+  CHECK(unseen_buckets(16, 32, 32, 128, true) == std::vector<std::size_t>{10, 11, 26, 27});
+  CHECK(unseen_buckets(16, 16, 32, 128, true).empty());  // the same length: nothing new
+  CHECK(unseen_buckets(8, 9, 32, 128, true) == std::vector<std::size_t>{8, 24});  // offset 8, its first log bucket
+  CHECK(unseen_buckets(200, 400, 32, 128, true).empty());  // past max_distance every offset shares the last bucket
+  CHECK_THROWS_WITH_AS(unseen_buckets(0, 8, 32, 128, true), doctest::Contains("unseen_buckets"), ShapeError);
+  CHECK_THROWS_WITH_AS(unseen_buckets(9, 8, 32, 128, true), doctest::Contains("0 < trained_length <= length"), ShapeError);
+}

@@ -164,6 +164,23 @@ plots::Figure score_against_cost(const std::vector<Run>& runs, const ScoreFigure
   return fig;
 }
 
+plots::Figure score_panels(const std::vector<std::pair<std::string, std::vector<Run>>>& groups,
+                           const ScoreFigureOptions& style) {
+  if (groups.empty()) plots::fail("score_panels", "no groups of runs to draw");
+  plots::Figure fig(style.width, style.height, int(groups.size()), 1);
+  fig.title(style.title);
+  plots::LineOptions lo;
+  lo.markers = true;
+  lo.ymin = style.ymin, lo.ymax = style.ymax;
+  for (std::size_t p = 0; p < groups.size(); ++p) {
+    if (groups[p].second.empty()) plots::fail("score_panels", "the group '", groups[p].first, "' has no runs");
+    std::vector<plots::Series> series;
+    for (const auto& [name, h] : groups[p].second) series.push_back(curve(name, h->epoch_steps(), h->validation_of(style.score)));
+    plots::line_plot(fig.panel(int(p), 0).title(groups[p].first).xlabel("training step").ylabel(style.ylabel), series, lo);
+  }
+  return fig;
+}
+
 // ------------------------------------------------------------------ cost against n
 
 namespace {

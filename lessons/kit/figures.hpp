@@ -125,6 +125,13 @@ struct ScoreFigureOptions {
 // a run lacks.
 plots::Figure score_against_cost(const std::vector<Run>& runs, const ScoreFigureOptions& style);
 
+// The same held-out score after every epoch against the training steps, one panel per group of
+// runs, one above the other, each titled with its group's name (style.width and style.height are
+// the whole figure's; style.chance is not drawn). PlotError for no groups or a group of no runs;
+// std::out_of_range naming the score a run lacks.
+plots::Figure score_panels(const std::vector<std::pair<std::string, std::vector<Run>>>& groups,
+                           const ScoreFigureOptions& style);
+
 // ------------------------------------------------------------------ cost against n
 
 // A dashed line c n^p through the last point of a cost curve, beside the measured curves.

@@ -18,6 +18,19 @@ const std::vector<double>& History::validation_of(const std::string& name) const
   throw std::out_of_range("History: no held-out score named '" + name + "'");
 }
 
+std::vector<double> History::epoch_steps() const {
+  std::vector<double> steps;
+  for (std::size_t e = 1; e <= epoch_loss.size(); ++e) steps.push_back(double(e * steps_per_epoch));
+  return steps;
+}
+
+std::size_t History::steps_to_reach(const std::string& score, double level) const {
+  const std::vector<double>& values = validation_of(score);
+  for (std::size_t e = 0; e < values.size(); ++e)
+    if (values[e] >= level) return (e + 1) * steps_per_epoch;
+  return 0;
+}
+
 double History::median_step_ms() const { return median(step_ms); }
 double History::median_step_cpu_ms() const { return median(step_cpu_ms); }
 

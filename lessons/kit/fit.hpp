@@ -61,6 +61,11 @@ struct History {
   // The CPU seconds spent training up to the end of each epoch: an x axis for held-out scores
   // against the time they cost.
   std::vector<double> epoch_cpu_seconds() const;
+  // The step at the end of each epoch, 1 x, 2 x, ... steps_per_epoch: an x axis for held-out scores.
+  std::vector<double> epoch_steps() const;
+  // The step at the end of the first epoch after which the held-out `score` was at least `level`
+  // (0: never); std::out_of_range naming it when absent.
+  std::size_t steps_to_reach(const std::string& score, double level) const;
 };
 
 // A later phase's training appended to an earlier one's (pretraining at two lengths, say): one

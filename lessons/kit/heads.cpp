@@ -1,5 +1,7 @@
 #include "lessons/kit/heads.hpp"
 
+#include <algorithm>
+
 #include <xtensor/xview.hpp>
 
 #include "core/error.hpp"
@@ -19,6 +21,21 @@ std::vector<double> offset_mass(const Array<float>& w, long offset) {
       for (std::size_t h = 0; h < H; ++h) mass[h] += w(b, h, i, std::size_t(j));
   }
   for (double& m : mass) m /= double(std::max<std::size_t>(queries * B, 1));
+  return mass;
+}
+
+std::vector<double> far_mass(const Array<float>& w, std::size_t distance) {
+  check(w.dimension() == 4 && w.shape()[2] == w.shape()[3] && w.shape()[0] > 0 && w.shape()[2] > 0, "far_mass",
+        "weights must be (B, h, L, L) of self-attention, got ", shape_str(w.shape()));
+  const std::size_t B = w.shape()[0], H = w.shape()[1], L = w.shape()[2];
+  std::vector<double> mass(H, 0.0);
+  for (std::size_t h = 0; h < H; ++h) {
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t i = 0; i < L; ++i)
+        for (std::size_t j = 0; j < L; ++j)
+          if (std::max(i, j) - std::min(i, j) >= distance) mass[h] += w(b, h, i, j);
+    mass[h] /= double(B * L);
+  }
   return mass;
 }
 

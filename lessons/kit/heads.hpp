@@ -17,6 +17,12 @@ namespace attnlab::lessons {
 // and every example.
 std::vector<double> offset_mass(const Array<float>& weights, long offset);
 
+// weights (B, h, L, L) of self-attention: for each head, the weight a query puts on the keys at
+// least `distance` places away (on either side), averaged over every query and example: how much
+// a model trained on shorter sequences looks where it never looked. ShapeError naming far_mass
+// unless the weights are (B, h, L, L) with B, L > 0.
+std::vector<double> far_mass(const Array<float>& weights, std::size_t distance);
+
 struct HeadPick {
   std::size_t layer = 0, head = 0;
   double mass = -1.0;          // its offset_mass

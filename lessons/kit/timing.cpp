@@ -3,12 +3,14 @@
 #include <cmath>
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include <sys/resource.h>
 
 #include "core/random.hpp"
 #include "core/runtime/allocator.hpp"
 #include "lessons/story/clock.hpp"
+#include "nn/optim.hpp"
 #include "lessons/story/stats.hpp"
 #include "lessons/story/text.hpp"
 
@@ -25,6 +27,19 @@ std::vector<Timing> interleaved_medians(const std::vector<std::function<void()>>
   std::vector<Timing> out;
   for (std::size_t i = 0; i < work.size(); ++i) out.push_back({median(wall[i]), median(cpu[i])});
   return out;
+}
+
+std::vector<Timing> training_step_medians(const std::vector<nn::Module<float>*>& models,
+                                          const std::function<Tensor<float>(std::size_t i)>& loss, int rounds) {
+  if (models.empty()) throw std::invalid_argument("training_step_medians: no models to time");
+  if (rounds < 1) throw std::invalid_argument("training_step_medians: rounds must be at least 1, got " + std::to_string(rounds));
+  std::vector<std::unique_ptr<nn::Adam<float>>> optimizers;
+  std::vector<std::function<void()>> work;
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    optimizers.push_back(std::make_unique<nn::Adam<float>>(models[i]->parameters(), 1e-3));
+    work.push_back([&opt = *optimizers.back(), &loss, i] { opt.zero_grad(), loss(i).backward(), opt.step(); });
+  }
+  return interleaved_medians(work, rounds);
 }
 
 double CostCurve::at(const std::vector<double>& of, double size) const {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/tensor.hpp"
+#include "nn/module.hpp"
 
 namespace attnlab::lessons {
 
@@ -20,6 +21,13 @@ struct Timing {
 
 // One warm-up round (not counted), then `rounds` counted ones.
 std::vector<Timing> interleaved_medians(const std::vector<std::function<void()>>& work, int rounds);
+
+// One training step of each model, timed by interleaved_medians: zero the gradients, loss(i)
+// (model i's loss on the batch it is timed on), backward, a step of an Adam of its own (lr 1e-3,
+// on the model's parameters, so the weights move as in training). std::invalid_argument naming
+// training_step_medians for no models or rounds below 1.
+std::vector<Timing> training_step_medians(const std::vector<nn::Module<float>*>& models,
+                                          const std::function<Tensor<float>(std::size_t i)>& loss, int rounds);
 
 // ------------------------------------------------------------------ cost against n
 

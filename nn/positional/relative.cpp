@@ -4,6 +4,7 @@
 // everything beyond max_distance shares the last bucket), so any length has a bias.
 #include <cmath>
 #include <cstdlib>
+#include <set>
 
 #include "nn/init.hpp"
 #include "nn/positional/relative.hpp"
@@ -29,6 +30,19 @@ std::size_t relative_position_bucket(long relative, std::size_t num_buckets,
                         static_cast<double>(num_buckets - max_exact);
   const std::size_t large = max_exact + static_cast<std::size_t>(scaled);
   return bucket + std::min(large, num_buckets - 1);
+}
+
+std::vector<std::size_t> unseen_buckets(std::size_t trained_length, std::size_t length, std::size_t num_buckets,
+                                        std::size_t max_distance, bool bidirectional) {
+  check(trained_length > 0 && trained_length <= length, "unseen_buckets", "need 0 < trained_length <= length, got ",
+        trained_length, " and ", length);
+  std::set<std::size_t> seen, reached;  // the buckets of the offsets j - i of each length
+  for (long r = -long(length) + 1; r < long(length); ++r)
+    (std::labs(r) < long(trained_length) ? seen : reached).insert(relative_position_bucket(r, num_buckets, max_distance, bidirectional));
+  std::vector<std::size_t> unseen;
+  for (std::size_t b : reached)
+    if (!seen.count(b)) unseen.push_back(b);
+  return unseen;
 }
 
 // out[0, h, i, j] = table[bucket[i, j], h]

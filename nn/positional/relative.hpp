@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "core/tensor.hpp"
 #include "nn/module.hpp"
@@ -14,6 +15,13 @@ namespace attnlab::nn {
 // after the query use separate halves of the buckets.
 std::size_t relative_position_bucket(long relative, std::size_t num_buckets,
                                      std::size_t max_distance, bool bidirectional);
+
+// The buckets that some offset of a sequence of `length` reaches and no offset of a sequence of
+// `trained_length` does, in increasing order: the rows of a trained table that training on the
+// shorter sequences never touched, still as initialized. ShapeError naming unseen_buckets when
+// trained_length is 0 or above length.
+std::vector<std::size_t> unseen_buckets(std::size_t trained_length, std::size_t length, std::size_t num_buckets,
+                                        std::size_t max_distance, bool bidirectional);
 
 // A learned (num_buckets, heads) table "weight", turned into the additive score bias
 // (1, heads, Lq, Lk): bias[0, h, i, j] = W[bucket(j - i), h]. Queries sit at positions

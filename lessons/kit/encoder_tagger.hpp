@@ -1,0 +1,76 @@
+// An encoder tagger (nn::EncoderModel with Pooling::None: a tag per token), as lessons 05 and 07
+// train and read it: its training on a tagging set; the tags it predicts, also with some heads
+// switched off (nn/transformer/head_gates); the attention weights it gives a batch; where the
+// heads of a layer look (offset_profile); what each head is worth, switched off alone and pruned
+// least important first; and its attention on one sequence as the explorer's input.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <xtensor/xarray.hpp>
+
+#include "core/tensor.hpp"
+#include "lessons/kit/explorer.hpp"
+#include "lessons/kit/fit.hpp"
+#include "lessons/kit/offset_profile.hpp"
+#include "lessons/kit/train.hpp"
+#include "nn/data/tagged.hpp"
+#include "nn/transformer/encoder_model.hpp"
+#include "nn/transformer/head_gates.hpp"
+
+namespace attnlab::lessons {
+
+// Trains the model as the recipe says (lessons/kit/train.hpp) on the mean cross-entropy of its
+// tagged positions: targets of -100 (CrossEntropyOptions' ignore_index) are no tag and not scored.
+History train_tagger(nn::EncoderModel<float>& model, const nn::data::Tagged& train, const Recipe& recipe);
+
+// Every layer's attention weights (B, h, L, L) on `inputs` (B, L), in eval mode without the tape.
+std::vector<Tensor<float>> attention_on(nn::EncoderModel<float>& model, const IndexArray& inputs);
+
+// The most likely tag of every position of `inputs` (N, L), in eval mode, 256 rows at a time;
+// with `gates`, those heads switched off (empty: every head on). ShapeError naming encoder_tags
+// for a pooled model (and with_head_gates' when the gates do not fit the encoder).
+IndexArray encoder_tags(nn::EncoderModel<float>& model, const IndexArray& inputs, const nn::HeadGates& gates = {});
+
+// The per-token accuracy of encoder_tags on a held-out set; positions tagged `ignore` are not scored.
+double tag_accuracy(nn::EncoderModel<float>& model, const nn::data::Tagged& set, Index ignore,
+                    const nn::HeadGates& gates = {});
+
+// Where each head of layer `layer` looks on `inputs` (B, L): offset_profile of its weights.
+// std::out_of_range naming offset_profile_of for a layer the model does not have.
+OffsetProfile offset_profile_of(nn::EncoderModel<float>& model, const IndexArray& inputs, std::size_t layer = 0);
+
+struct HeadWorth {
+  xt::xarray<double> importance;      // (layers, heads): validation accuracy lost with that head alone off
+  std::vector<double> pruned;         // test accuracy with the k least important heads off, k = 0, 1, ...
+  std::vector<IndexArray> alone_off;  // per head, layer-major: the validation tags with it alone off
+};
+
+// What each head is worth (nn::ablate_heads on the validation set, nn::prune_heads on the test set,
+// in the order of the importance), positions tagged `ignore` not scored.
+HeadWorth head_worth(nn::EncoderModel<float>& model, const nn::data::Tagged& validation, const nn::data::Tagged& test,
+                     Index ignore);
+
+// The explorer's tokens for a task where positions matter: "3 @0", "1 @1", ... (each token and its
+// position), so that equal tokens stay apart in the page's lists.
+std::vector<std::string> at_positions(const std::vector<std::string>& tokens);
+
+// One sequence `one` (1, L) through the model, its queries and keys kept for the neuron view:
+// every layer and head, named "layer 1", "layer 2", ..., as the explorer's input `name` with
+// `tokens` as queries and keys (self_attention_input, then with_score_parts; their errors when the
+// tokens do not fit).
+AttentionInput explorer_input(nn::EncoderModel<float>& model, const std::string& name,
+                              const std::vector<std::string>& tokens, const IndexArray& one);
+
+// Several models on the same sequence as one explorer input: the layers of each model in turn,
+// named "<its name>, layer 1", ... (the way to compare models in one page: choose a model's layer
+// as a layer). std::invalid_argument naming explorer_input for no models, or models whose heads
+// are scored at different scales (d_k).
+using NamedModel = std::pair<std::string, nn::EncoderModel<float>*>;
+AttentionInput explorer_input(const std::vector<NamedModel>& models, const std::string& name,
+                              const std::vector<std::string>& tokens, const IndexArray& one);
+
+}  // namespace attnlab::lessons

@@ -1,0 +1,120 @@
+// lessons/kit/encoder_tagger: an encoder tagger trained by a recipe, its tags (with heads switched
+// off), where its heads look, what each head is worth, and its attention as the explorer's input;
+// checked against the model itself, and bad input named.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include <xtensor/xview.hpp>
+
+#include "core/error.hpp"
+#include "lessons/kit/encoder_tagger.hpp"
+#include "lessons/kit/tagging.hpp"
+#include "lessons/story/lesson.hpp"
+#include "nn/data/shift_tags.hpp"
+#include "nn/metrics.hpp"
+#include "tests/helpers.hpp"
+
+using namespace attnlab;
+using namespace attnlab::lessons;
+namespace data = attnlab::nn::data;
+
+namespace {
+nn::EncoderModel<float> small_tagger(std::size_t vocab, nn::Pooling pooling = nn::Pooling::None) {
+  nn::EncoderModelConfig c;
+  c.vocab = c.num_classes = vocab, c.num_layers = 2, c.max_length = 8, c.pooling = pooling;
+  c.layer = nn::LayerConfig{16, 2, 32, 0.0, true, nn::Activation::ReLU, 1e-5};
+  Generator gen(4);
+  return nn::EncoderModel<float>(c, gen);
+}
+
+// The tags by hand: argmax of the logits, gates set directly on the attention layers.
+IndexArray tags_by_hand(nn::EncoderModel<float>& m, const IndexArray& inputs) {
+  NoGrad no_grad;
+  m.eval();
+  return nn::argmax_last(m.forward(inputs).value());
+}
+}  // namespace
+
+TEST_CASE("encoder tagger: trained by a recipe, its tags and accuracy, where its heads look, what each is worth") {
+  attnlab::testing::TempDir d;
+  LessonArgs args;
+  args.out = d / "lesson";
+  Lesson lesson({"99_test", "A test lesson", "Trains a tagger.", ""}, args);  // train() writes into a lesson
+  Generator gen(2);
+  const data::ShiftTags task = data::shift_tags(1, 8, 8, 512, 64, gen);
+  nn::EncoderModel<float> m = small_tagger(task.vocab.size());
+  Recipe r;
+  r.epochs = 4, r.batch = 32, r.lr = 1e-2, r.seed = 5;
+  const History h = train_tagger(m, task.train, r);
+  REQUIRE(h.epoch_loss.size() == 4);
+  CHECK(h.epoch_loss.back() < h.epoch_loss.front());
+  // The tags are the argmax of the logits, and the accuracy is theirs.
+  const IndexArray tags = encoder_tags(m, task.test.inputs);
+  CHECK(tags == tags_by_hand(m, task.test.inputs));
+  CHECK(tag_accuracy(m, task.test, nn::kNoIgnore) == doctest::Approx(nn::accuracy(tags, task.test.targets)));
+  // With every gate on nothing changes; a head off changes what the model computes.
+  const nn::HeadGates on = nn::all_heads_on(m.encoder);
+  CHECK(encoder_tags(m, task.test.inputs, on) == tags);
+  nn::HeadGates off = on;
+  off[0][1] = 0.0f;
+  IndexArray gated;
+  nn::with_head_gates(m.encoder, off, [&] { gated = tags_by_hand(m, task.test.inputs); });
+  CHECK(encoder_tags(m, task.test.inputs, off) == gated);
+  CHECK(encoder_tags(m, task.test.inputs) == tags);  // the gates are gone again
+  // Where the heads look: offset_profile of the layer's weights.
+  const std::vector<Tensor<float>> layers = attention_on(m, task.test.inputs);
+  REQUIRE(layers.size() == 2);
+  CHECK(offset_profile_of(m, task.test.inputs, 1).weight == offset_profile(layers[1].value()).weight);
+  CHECK_THROWS_WITH_AS(offset_profile_of(m, task.test.inputs, 2), doctest::Contains("offset_profile_of: layer 2"),
+                       std::out_of_range);
+  // What each head is worth: the accuracy lost with it alone off, on the validation set.
+  const HeadWorth w = head_worth(m, task.test, task.test, nn::kNoIgnore);
+  REQUIRE(w.importance.shape() == std::vector<std::size_t>{2, 2});
+  REQUIRE(w.alone_off.size() == 4);
+  CHECK(w.pruned.size() == 4);  // 0, 1, 2 and 3 heads off
+  CHECK(w.pruned[0] == doctest::Approx(nn::accuracy(tags, task.test.targets)));
+  CHECK(w.alone_off[1] == gated);  // layer 0, head 1 alone off
+  CHECK(w.importance(0, 1) == doctest::Approx(w.pruned[0] - nn::accuracy(gated, task.test.targets)));
+  lesson.finish();
+}
+
+TEST_CASE("explorer_input: every layer and head with the queries and keys that score them; a pooled model refused") {
+  nn::EncoderModel<float> m = small_tagger(6);
+  const IndexArray one = {{1, 2, 3, 4, 5, 1}};
+  const std::vector<std::string> tokens = {"a", "b", "c", "d", "e", "a"};
+  const AttentionInput in = explorer_input(m, "six tokens", tokens, one);
+  CHECK(in.name == "six tokens");
+  CHECK(at_positions({"3", "1", "3"}) == std::vector<std::string>{"3 @0", "1 @1", "3 @2"});
+  CHECK(in.layers == std::vector<std::string>{"layer 1", "layer 2"});
+  REQUIRE(in.heads.size() == 2);
+  REQUIRE(in.q.size() == 2);
+  CHECK(in.q[1].size() == 2);
+  CHECK(in.heads[1][0].shape() == std::vector<std::size_t>{6, 6});
+  CHECK(m.encoder.score_parts().front().queries.dimension() == 0);  // no longer kept
+  CHECK_NOTHROW(explorer_html({"t", "q", "k", "", {in}}));  // the page checks softmax(q . k * scale + bias) = weights
+  CHECK_THROWS_AS(explorer_input(m, "short", {"a", "b"}, one), std::invalid_argument);
+  nn::EncoderModel<float> pooled = small_tagger(6, nn::Pooling::Mean);
+  CHECK_THROWS_WITH_AS(encoder_tags(pooled, one), doctest::Contains("encoder_tags"), ShapeError);
+}
+
+TEST_CASE("explorer_input of several models: their layers in turn, named by model; different scales refused") {
+  nn::EncoderModel<float> a = small_tagger(6), b = small_tagger(6);
+  const IndexArray one = {{1, 2, 3, 4}};
+  const std::vector<std::string> tokens = at_positions({"1", "2", "3", "4"});
+  const AttentionInput in = explorer_input({{"a", &a}, {"b", &b}}, "four tokens", tokens, one);
+  CHECK(in.layers == std::vector<std::string>{"a, layer 1", "a, layer 2", "b, layer 1", "b, layer 2"});
+  REQUIRE(in.heads.size() == 4);
+  CHECK(in.q.size() == 4);
+  CHECK(in.bias.size() == 4);
+  CHECK(in.heads[2][1] == explorer_input(b, "b alone", tokens, one).heads[0][1]);
+  CHECK_NOTHROW(explorer_html({"t", "q", "k", "", {in}}));
+  nn::EncoderModelConfig c = a.config();
+  c.layer.heads = 4;  // d_k 4 instead of 8: another scale
+  Generator gen(9);
+  nn::EncoderModel<float> narrow(c, gen);
+  CHECK_THROWS_WITH_AS(explorer_input({{"a", &a}, {"narrow", &narrow}}, "x", tokens, one),
+                       doctest::Contains("explorer_input: 'narrow' scores at scale"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(explorer_input(std::vector<NamedModel>{}, "x", tokens, one), doctest::Contains("no models"),
+                       std::invalid_argument);
+}
