@@ -1,0 +1,91 @@
+// The kit's pieces around a causal language model: its attention over a text as the explorer's
+// input (lessons/kit/causal_lm_explorer), generation timed with and without the KV cache
+// (lessons/kit/generation_speed), and a training step under the op profiler
+// (lessons/kit/step_profile); bad input refused by name.
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <stdexcept>
+
+#include "core/ops.hpp"
+#include "lessons/kit/causal_lm_explorer.hpp"
+#include "lessons/kit/generation_speed.hpp"
+#include "lessons/kit/step_profile.hpp"
+#include "tests/helpers.hpp"
+
+using namespace attnlab;
+using namespace attnlab::lessons;
+using attnlab::testing::contains;
+using attnlab::testing::error_of;
+using Vocab = nn::data::Vocab;
+
+namespace {
+std::unique_ptr<nn::CausalLM<float>> tiny_gpt(const Vocab& v) {
+  nn::CausalLMConfig c;
+  c.vocab = v.size();
+  c.num_layers = 2;
+  c.max_length = 12;
+  c.layer = {16, 2, 32, 0.0, true, nn::Activation::GELU, 1e-5};
+  c.positional = nn::Positional::Rotary;
+  Generator gen(11);
+  auto m = std::make_unique<nn::CausalLM<float>>(c, gen);
+  m->eval();
+  return m;
+}
+
+Vocab letters() {
+  Vocab v;
+  for (const char* s : {"a", "b", " "}) v.add(s);
+  return v;
+}
+}  // namespace
+
+TEST_CASE("causal_lm_attention_input: every layer and head over the text, scores kept, nothing above the diagonal") {
+  const Vocab v = letters();
+  auto gpt = tiny_gpt(v);
+  const std::vector<Index> ids{Vocab::bos, v.id("a"), v.id(" "), v.id("b")};
+  const AttentionInput in = causal_lm_attention_input(*gpt, v, ids, "\"a b\"");
+  CHECK(in.name == "\"a b\"");
+  CHECK(in.queries == std::vector<std::string>{"<bos>", "a", "\u2423", "b"});
+  REQUIRE(in.heads.size() == 2);
+  REQUIRE(in.heads[0].size() == 2);
+  REQUIRE(in.q.size() == 2);  // the neuron view's queries and keys
+  CHECK(in.heads[1][1](0, 0) == doctest::Approx(1.0));
+  CHECK(in.heads[1][1](1, 3) == 0.0);
+  CHECK(contains(error_of<std::invalid_argument>([&] { causal_lm_attention_input(*gpt, v, std::vector<Index>(13, 4), "x"); }),
+                 "causal_lm_attention_input: needs 1 .. 12 ids, got 13"));
+}
+
+TEST_CASE("generation_speed: both ways measured, bad input refused") {
+  const Vocab v = letters();
+  auto gpt = tiny_gpt(v);
+  const GenerationSpeed s = generation_speed(*gpt, Vocab::bos, 20, 1);
+  CHECK(s.with_cache > 0.0);
+  CHECK(s.without_cache > 0.0);
+  CHECK(s.ratio() == doctest::Approx(s.with_cache / s.without_cache));
+  CHECK(contains(error_of<std::invalid_argument>([&] { generation_speed(*gpt, Vocab::bos, 0, 1); }), "generation_speed: needs at least one token"));
+  CHECK(contains(error_of<std::invalid_argument>([&] { generation_speed(*gpt, Vocab::bos, 5, 0); }), "0 rounds"));
+}
+
+TEST_CASE("profile_steps: the ops of a forward and backward, the batch charged apart, the shares in words") {
+  const Vocab v = letters();
+  auto gpt = tiny_gpt(v);
+  gpt->train();
+  IndexArray ids = xt::zeros<Index>({2, 6}), targets = xt::ones<Index>({2, 6});
+  int made = 0;
+  const StepProfile p = profile_steps<int>(
+      *gpt, [&] { return ++made; }, [&](const int&) { return cross_entropy(gpt->forward(ids), targets); }, 2);
+  CHECK(made == 2);
+  CHECK(p.steps == 2);
+  CHECK(p.total_ms > 0.0);
+  bool linear = false, batch = false;
+  for (const OpTime& t : p.times) linear |= t.op == "linear", batch |= t.op == "making the batch";
+  CHECK(linear);
+  CHECK(batch);
+  CHECK(contains(p.table, "linear"));
+  const std::string words = p.largest(3);
+  CHECK(contains(words, "'" + p.times[0].op + "' "));
+  CHECK(contains(words, " and '"));
+  CHECK(contains(error_of<std::invalid_argument>([&] { profile_steps<int>(*gpt, [] { return 0; }, [&](const int&) { return Tensor<float>(); }, 0); }),
+                 "profile_steps: needs at least one step, got 0"));
+}
