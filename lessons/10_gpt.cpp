@@ -24,6 +24,7 @@
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/step_profile.hpp"
 #include "lessons/kit/transformer_card.hpp"
+#include "lessons/kit/window_training.hpp"
 #include "nn/data/char_corpus.hpp"
 #include "nn/lm/by_position.hpp"
 #include "nn/lm/kneser_ney_orders.hpp"
@@ -247,7 +248,6 @@ struct Trained {
   std::unique_ptr<nn::CausalLM<F>> gpt;
   History history;
   double validation_nats = 0;
-  std::vector<double> tokens_seen;  // at each validation point, millions
 };
 
 void profile_step(const Corpus& c, const GptSettings& r) {
@@ -269,10 +269,11 @@ void profile_step(const Corpus& c, const GptSettings& r) {
 
 Trained train_gpt(const Corpus& c, const Baselines& kn, const GptSettings& r) {
   Generator gen(seed());
-  Trained t{std::make_unique<nn::CausalLM<F>>(gpt_config(r, c.vocab), gen), {}, 0, {}};
+  Trained t{std::make_unique<nn::CausalLM<F>>(gpt_config(r, c.vocab), gen), {}, 0};
   nn::CausalLM<F>& model = *t.gpt;
   const long total = r.steps;  // a multiple of r.evaluations
-  const std::size_t tokens_per_step = r.batch * r.context;
+  const WindowPlan plan{r.context, r.batch, total, r.evaluations, seed() + 1};
+  const std::size_t tokens_per_step = plan.tokens_per_step();
   Recipe recipe;
   recipe.label = "GPT", recipe.epochs = r.evaluations, recipe.batch = r.batch, recipe.seed = seed();
   recipe.lr = r.lr, recipe.weight_decay = 0.1, recipe.beta2 = 0.99, recipe.clip = 1.0;
@@ -291,24 +292,14 @@ Trained train_gpt(const Corpus& c, const Baselines& kn, const GptSettings& r) {
           {"gpt_batch", r.batch}, {"gpt_steps", total}, {"gpt_peak_lr", r.lr},
           {"gpt_parameters", model.parameter_count()}});
   profile_step(c, r);
-  Generator windows(seed() + 1);
-  // train()'s "examples" are windows: steps / evaluations batches of them between validation points.
-  const std::size_t per_point = std::size_t(total / r.evaluations) * r.batch;
+  const std::size_t per_point = std::size_t(total / r.evaluations) * r.batch;  // windows between validation points
   say("Training: ", describe(recipe, fit_steps(per_point, recipe)), ". Each step reads ", r.batch, " windows of ",
       r.context, " characters at random places in the training text, and every position of every window is a "
       "prediction: the loss is their mean cross-entropy, $-\\frac{1}{BL}\\sum_{b,t} \\log p(x_{b,t+1} \\mid x_{b,\\le t})$. "
       "A fixed set of ", std::min(r.monitor_entries, c.validation.size()), " validation entries is scored ",
       r.evaluations, " times along the way.");
   const Sequences monitor(c.validation.begin(), c.validation.begin() + long(std::min(r.monitor_entries, c.validation.size())));
-  recipe.validate = [&] {
-    const double nats = lm::mean_of(lm::causal_lm_token_nats(model, monitor, Vocab::bos, Vocab::eos, r.context));
-    t.tokens_seen.push_back(double(t.tokens_seen.size() + 1) * double(total / r.evaluations) * double(tokens_per_step) / 1e6);
-    return Scores{{"loss", nats}, {"bpc", nats / kLn2}};
-  };
-  t.history = train(model, per_point, [&](const std::vector<std::size_t>& rows) {
-    auto [ids, targets] = data::random_windows(c.stream, rows.size(), r.context, windows);
-    return cross_entropy(model.forward(ids), targets);
-  }, recipe);
+  t.history = train_on_windows(model, c.stream, monitor, plan, recipe);
 
   t.validation_nats = lm::mean_of(lm::causal_lm_token_nats(model, c.validation, Vocab::bos, Vocab::eos, r.context));
   const double gpt_bits = t.validation_nats / kLn2;
@@ -354,7 +345,7 @@ Trained train_gpt(const Corpus& c, const Baselines& kn, const GptSettings& r) {
 
   // The curve: validation bits per character at each point, against the counted models.
   const std::vector<double>& bpc = t.history.validation_of("bpc");
-  const std::vector<double>& x = t.tokens_seen;
+  const std::vector<double> x = millions_read(plan);
   std::vector<plots::Series> series{curve("GPT, validation", x, bpc)};
   const Windowed w = windowed(t.history.loss, std::max<std::size_t>(1, t.history.loss.size() / 40));
   std::vector<double> wx, wy;

@@ -1,9 +1,11 @@
 // The kit's pieces around a causal language model: its attention over a text as the explorer's
 // input (lessons/kit/causal_lm_explorer), generation timed with and without the KV cache
 // (lessons/kit/generation_speed), and a training step under the op profiler
-// (lessons/kit/step_profile); bad input refused by name.
+// (lessons/kit/step_profile), training on random windows of a stream (lessons/kit/window_training);
+// bad input refused by name.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 
@@ -11,6 +13,7 @@
 #include "lessons/kit/causal_lm_explorer.hpp"
 #include "lessons/kit/generation_speed.hpp"
 #include "lessons/kit/step_profile.hpp"
+#include "lessons/kit/window_training.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;
@@ -88,4 +91,31 @@ TEST_CASE("profile_steps: the ops of a forward and backward, the batch charged a
   CHECK(contains(words, " and '"));
   CHECK(contains(error_of<std::invalid_argument>([&] { profile_steps<int>(*gpt, [] { return 0; }, [&](const int&) { return Tensor<float>(); }, 0); }),
                  "profile_steps: needs at least one step, got 0"));
+}
+
+TEST_CASE("train_on_windows: a held-out score in nats and bits at every point, the loss falling on a repeated text") {
+  const Vocab v = letters();
+  auto gpt = tiny_gpt(v);
+  gpt->train();
+  const Index a = v.id("a"), b = v.id("b"), s = v.id(" ");
+  std::vector<Index> stream;
+  for (int i = 0; i < 60; ++i) stream.insert(stream.end(), {Vocab::bos, a, b, s, b, a, Vocab::eos});
+  const std::vector<std::vector<Index>> monitor{{a, b, s, b, a}};
+  const WindowPlan plan{8, 4, 40, 2, 3};
+  Recipe r;
+  r.lr = 1e-2;
+  const History h = train_on_windows(*gpt, stream, monitor, plan, r);
+  CHECK(h.steps == 40);
+  const std::vector<double>& nats = h.validation_of("loss");
+  const std::vector<double>& bits = h.validation_of("bpc");
+  REQUIRE(nats.size() == 2);
+  CHECK(bits[1] == doctest::Approx(nats[1] / std::log(2.0)));
+  CHECK(nats[1] < std::log(double(v.size())));  // below a uniform guess: it learnt the text
+  CHECK(millions_read(plan) == std::vector<double>{20 * 32 / 1e6, 40 * 32 / 1e6});
+  const auto refused = [&](const WindowPlan& p, const std::vector<std::vector<Index>>& m) {
+    return error_of<std::invalid_argument>([&] { train_on_windows(*gpt, stream, m, p, r); });
+  };
+  CHECK(contains(refused({8, 4, 41, 2, 3}, monitor), "train_on_windows: steps 41 are not a positive multiple of evaluations 2"));
+  CHECK(contains(refused(plan, {}), "the monitor holds no sequence"));
+  CHECK(contains(refused({500, 4, 40, 2, 3}, monitor), "is no longer than a window of 500"));
 }
