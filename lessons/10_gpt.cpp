@@ -57,6 +57,9 @@ struct GptSettings {
   int evaluations = 8;               // validation points during training
   std::size_t monitor_entries = 300; // validation entries scored at each point
   double lr = 3e-3;
+  // Section 8's three smaller GPTs (4 query heads; 4, 2 and 1 key/value heads), all else alike.
+  std::size_t kv_d_model = 64, kv_layers = 2, kv_batch = 32;
+  long kv_steps = 1000;
 };
 
 GptSettings settings_of_run() {
@@ -77,6 +80,7 @@ GptSettings settings_of_run() {
     r.steps = 600;
     r.evaluations = 3;
     r.monitor_entries = 60;
+    r.kv_d_model = 32, r.kv_layers = 1, r.kv_batch = 16, r.kv_steps = 200;
   }
   // --epochs N: N validation points, each after the same number of steps as by default.
   const long per_point = r.steps / r.evaluations;
@@ -587,6 +591,97 @@ void the_test(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const 
          Expect::full_run});
 }
 
+// ---------------------------------------------------------------------------------------------
+// 8. Sharing keys and values: multi-query and grouped-query attention.
+
+struct Sharing {
+  std::string name;
+  std::size_t kv_heads;
+  double bytes_per_token = 0, bpc = 0, chars_per_second = 0;
+  std::size_t parameters = 0;
+};
+
+void sharing_keys_and_values(const Corpus& c, const GptSettings& r) {
+  GptSettings small = r;
+  small.d_model = r.kv_d_model, small.layers = r.kv_layers, small.heads = 4;
+  const WindowPlan plan{r.context, r.kv_batch, r.kv_steps, 1, seed() + 201};
+  std::vector<Sharing> runs{{"multi-head (MHA)", 4}, {"grouped-query (GQA)", 2}, {"multi-query (MQA)", 1}};
+  const std::vector<Index> x = data::opening(c.validation.front(), r.context);
+  for (Sharing& s : runs) {
+    nn::CausalLMConfig config = gpt_config(small, c.vocab);
+    config.layer.kv_heads = s.kv_heads;
+    Generator gen(seed() + 200);  // the same draws, the same windows: only the sharing differs
+    nn::CausalLM<F> gpt(config, gen);
+    Recipe recipe;
+    recipe.label = s.name, recipe.seed = seed(), recipe.lr = r.lr, recipe.weight_decay = 0.1, recipe.beta2 = 0.99;
+    recipe.warmup = 0.1, recipe.floor = 0.05;
+    s.bpc = train_on_windows(gpt, c.stream, c.validation, plan, recipe).validation_of("bpc").back();
+    gpt.eval();
+    nn::CausalLMCache<F> cache;
+    {
+      NoGrad no_grad;
+      for (Index id : x) gpt.forward_cached(xt::adapt(std::vector<Index>{id}, {std::size_t(1), std::size_t(1)}), cache);
+    }
+    s.bytes_per_token = double(cache.bytes()) / double(cache.length());
+    s.parameters = gpt.parameter_count();
+    s.chars_per_second = generation_speed(gpt, Vocab::bos, r.context - 1, full_or_quick(3, 1)).with_cache;
+  }
+  const std::size_t dk = small.d_model / small.heads;
+  say("Generation keeps every layer's keys and values of every position seen (section 6): for a batch of long texts "
+      "that cache, not the weights, fills the memory, and reading it is the cost of each new token. Multi-query "
+      "attention (Shazeer 2019) keeps one key head and one value head, shared by all the query heads; grouped-query "
+      "attention (Ainslie et al. 2023, used by many recent open models) keeps $g$ of them, each read by a group of "
+      "$h/g$ query heads. A float cache then holds $2 \\cdot \\text{layers} \\cdot g \\cdot d_k \\cdot 4$ bytes a token. In "
+      "the backward pass a shared key or value head gets the sum of the gradients of the query heads in its group. "
+      "Three GPTs smaller than section 4's (the run affords three more trainings only at this size: ",
+      counted(small.layers, "layer"), ", $d_{\\text{model}} = ", small.d_model, "$, ", small.heads, " query heads of $d_k = ", dk, "$, ",
+      r.kv_steps, " steps of ", r.kv_batch, " windows), the same draws and windows, differ only in $g$ = 4, 2, 1. "
+      "The bytes are measured on the cache after ", x.size(), " characters; the bits on all the validation entries.");
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> names;
+  std::vector<double> bytes, bits;
+  for (const Sharing& s : runs) {
+    rows.push_back(row(s.name, s.kv_heads, s.parameters, fixed(s.bytes_per_token, 0), fixed(s.bpc, 3),
+                       fixed(s.chars_per_second, 0)));
+    names.push_back(s.name), bytes.push_back(s.bytes_per_token), bits.push_back(s.bpc);
+    const std::string key = s.kv_heads == 4 ? "mha" : s.kv_heads == 2 ? "gqa" : "mqa";
+    metric("kv_cache_bytes_per_token_" + key, s.bytes_per_token);
+    metric("kv_val_bpc_" + key, s.bpc);
+    timing("kv_generate_chars_per_second_" + key, s.chars_per_second);
+  }
+  table({"attention", "key/value heads", "parameters", "KV-cache bytes per token", "validation bits / char",
+         "characters a second (cache)"}, rows);
+  const auto plus = [](double d) { return text(d >= 0 ? "+" : "", fixed(d, 3)); };
+  metric("gqa_minus_mha_bpc", bits[1] - bits[0]);
+  metric("mqa_minus_mha_bpc", bits[2] - bits[0]);
+  claim({"kv_cache_shrinks", "kv_cache_bytes_per_token_mha == 2 * kv_cache_bytes_per_token_gqa and "
+         "kv_cache_bytes_per_token_mha == 4 * kv_cache_bytes_per_token_mqa",
+         text("The cache shrinks with the key/value heads, measured: ", fixed(bytes[0], 0), " bytes a token with 4, ",
+              fixed(bytes[1], 0), " with 2, ", fixed(bytes[2], 0), " with 1."),
+         text("The measured cache does not shrink in proportion: ", fixed(bytes[0], 0), ", ", fixed(bytes[1], 0), " and ",
+              fixed(bytes[2], 0), " bytes a token.")});
+  claim({"gqa_keeps_quality", "gqa_minus_mha_bpc < 0.05",
+         text("Halving the key/value heads costs little: grouped-query attention scores ", fixed(bits[1], 3),
+              " bits per character against multi-head attention's ", fixed(bits[0], 3), " (", plus(bits[1] - bits[0]),
+              "), with half the cache."),
+         text("Halving the key/value heads costs ", fixed(bits[1] - bits[0], 3), " bits per character here (",
+              fixed(bits[1], 3), " against ", fixed(bits[0], 3), "): at this size every head's keys matter."),
+         Expect::either_way});
+  claim({"mqa_cost", "mqa_minus_mha_bpc < 0.05",
+         text("Even one shared key/value head stays close: multi-query attention scores ", fixed(bits[2], 3), " (",
+              plus(bits[2] - bits[0]), " against multi-head), with a quarter of the cache."),
+         text("One shared key/value head costs more: multi-query attention scores ", fixed(bits[2], 3), ", ",
+              fixed(bits[2] - bits[0], 3), " bits behind multi-head, for a quarter of the cache."),
+         Expect::either_way});
+  plots::Figure fig(2000, 1000, 1, 2);
+  fig.title("Sharing keys and values: the cache it saves and the bits it costs");
+  bar_panel(fig.panel(0).title("KV cache").ylabel("bytes per token"), names, {{"measured", bytes}}, 0);
+  bar_panel(fig.panel(1).title("Held-out loss").ylabel("validation bits per character"), names, {{"trained", bits}}, 3);
+  save_figure(fig, "kv_sharing", text("Three GPTs of ", small.layers, " layers and 4 query heads with 4, 2 and 1 key/value "
+                                      "heads: the KV cache measured per token, and bits per character on all the "
+                                      "validation entries after ", r.kv_steps, " steps."));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -619,5 +714,8 @@ int main(int argc, char** argv) {
 
     section("7. The test split, once");
     the_test(*gpt.gpt, corpus, kn, r);
+
+    section("8. Sharing keys and values: multi-query and grouped-query attention");
+    sharing_keys_and_values(corpus, r);
   });
 }

@@ -139,5 +139,6 @@ TEST_CASE("CausalLM with grouped queries: the KV cache holds kv heads only and g
     CHECK(max_abs_diff(full, concat(steps, 1).value()) < 1e-12);
     CHECK(cache.layers[0].keys.shape() == Shape{1, 8, kv * 4});  // kv heads of d_k = 4
     CHECK(cache.layers[1].values.shape() == Shape{1, 8, kv * 4});
+    CHECK(cache.bytes() == 2 * 2 * 8 * kv * 4 * sizeof(double));  // K and V, 2 layers, 8 positions
   }
 }
