@@ -22,6 +22,7 @@
 #include "lessons/kit/causal_lm_explorer.hpp"
 #include "lessons/kit/generation_speed.hpp"
 #include "lessons/kit/kit.hpp"
+#include "lessons/kit/kv_sharing.hpp"
 #include "lessons/kit/step_profile.hpp"
 #include "lessons/kit/transformer_card.hpp"
 #include "lessons/kit/window_training.hpp"
@@ -594,38 +595,19 @@ void the_test(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const 
 // ---------------------------------------------------------------------------------------------
 // 8. Sharing keys and values: multi-query and grouped-query attention.
 
-struct Sharing {
-  std::string name;
-  std::size_t kv_heads;
-  double bytes_per_token = 0, bpc = 0, chars_per_second = 0;
-  std::size_t parameters = 0;
-};
-
 void sharing_keys_and_values(const Corpus& c, const GptSettings& r) {
   GptSettings small = r;
   small.d_model = r.kv_d_model, small.layers = r.kv_layers, small.heads = 4;
   const WindowPlan plan{r.context, r.kv_batch, r.kv_steps, 1, seed() + 201};
-  std::vector<Sharing> runs{{"multi-head (MHA)", 4}, {"grouped-query (GQA)", 2}, {"multi-query (MQA)", 1}};
   const std::vector<Index> x = data::opening(c.validation.front(), r.context);
-  for (Sharing& s : runs) {
-    nn::CausalLMConfig config = gpt_config(small, c.vocab);
-    config.layer.kv_heads = s.kv_heads;
-    Generator gen(seed() + 200);  // the same draws, the same windows: only the sharing differs
-    nn::CausalLM<F> gpt(config, gen);
-    Recipe recipe;
-    recipe.label = s.name, recipe.seed = seed(), recipe.lr = r.lr, recipe.weight_decay = 0.1, recipe.beta2 = 0.99;
-    recipe.warmup = 0.1, recipe.floor = 0.05;
-    s.bpc = train_on_windows(gpt, c.stream, c.validation, plan, recipe).validation_of("bpc").back();
-    gpt.eval();
-    nn::CausalLMCache<F> cache;
-    {
-      NoGrad no_grad;
-      for (Index id : x) gpt.forward_cached(xt::adapt(std::vector<Index>{id}, {std::size_t(1), std::size_t(1)}), cache);
-    }
-    s.bytes_per_token = double(cache.bytes()) / double(cache.length());
-    s.parameters = gpt.parameter_count();
-    s.chars_per_second = generation_speed(gpt, Vocab::bos, r.context - 1, full_or_quick(3, 1)).with_cache;
-  }
+  Recipe recipe;
+  recipe.label = "GPT, shared keys", recipe.seed = seed(), recipe.lr = r.lr, recipe.weight_decay = 0.1;
+  recipe.beta2 = 0.99, recipe.warmup = 0.1, recipe.floor = 0.05;
+  const std::vector<std::string> names{"multi-head (MHA)", "grouped-query (GQA)", "multi-query (MQA)"}, keys{"mha", "gqa", "mqa"};
+  std::vector<KvSharing> runs;  // the same draws and windows for each: only the sharing differs
+  for (std::size_t kv : {4, 2, 1})
+    runs.push_back(measure_kv_sharing(gpt_config(small, c.vocab), kv, seed() + 200, c.stream, c.validation, plan, recipe,
+                                      x, full_or_quick(3, 1)));
   const std::size_t dk = small.d_model / small.heads;
   say("Generation keeps every layer's keys and values of every position seen (section 6): for a batch of long texts "
       "that cache, not the weights, fills the memory, and reading it is the cost of each new token. Multi-query "
@@ -638,16 +620,15 @@ void sharing_keys_and_values(const Corpus& c, const GptSettings& r) {
       r.kv_steps, " steps of ", r.kv_batch, " windows), the same draws and windows, differ only in $g$ = 4, 2, 1. "
       "The bytes are measured on the cache after ", x.size(), " characters; the bits on all the validation entries.");
   std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> names;
   std::vector<double> bytes, bits;
-  for (const Sharing& s : runs) {
-    rows.push_back(row(s.name, s.kv_heads, s.parameters, fixed(s.bytes_per_token, 0), fixed(s.bpc, 3),
-                       fixed(s.chars_per_second, 0)));
-    names.push_back(s.name), bytes.push_back(s.bytes_per_token), bits.push_back(s.bpc);
-    const std::string key = s.kv_heads == 4 ? "mha" : s.kv_heads == 2 ? "gqa" : "mqa";
-    metric("kv_cache_bytes_per_token_" + key, s.bytes_per_token);
-    metric("kv_val_bpc_" + key, s.bpc);
-    timing("kv_generate_chars_per_second_" + key, s.chars_per_second);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const KvSharing& s = runs[i];
+    rows.push_back(row(names[i], s.kv_heads, s.parameters, fixed(s.bytes_per_token, 0), fixed(s.validation_bpc, 3),
+                       fixed(s.tokens_per_second, 0)));
+    bytes.push_back(s.bytes_per_token), bits.push_back(s.validation_bpc);
+    metric("kv_cache_bytes_per_token_" + keys[i], s.bytes_per_token);
+    metric("kv_val_bpc_" + keys[i], s.validation_bpc);
+    timing("kv_generate_chars_per_second_" + keys[i], s.tokens_per_second);
   }
   table({"attention", "key/value heads", "parameters", "KV-cache bytes per token", "validation bits / char",
          "characters a second (cache)"}, rows);

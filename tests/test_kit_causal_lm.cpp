@@ -1,7 +1,8 @@
 // The kit's pieces around a causal language model: its attention over a text as the explorer's
 // input (lessons/kit/causal_lm_explorer), generation timed with and without the KV cache
 // (lessons/kit/generation_speed), and a training step under the op profiler
-// (lessons/kit/step_profile), training on random windows of a stream (lessons/kit/window_training);
+// (lessons/kit/step_profile), training on random windows of a stream (lessons/kit/window_training)
+// and what sharing keys and values saves and costs (lessons/kit/kv_sharing);
 // bad input refused by name.
 #include <doctest/doctest.h>
 
@@ -12,6 +13,7 @@
 #include "core/ops.hpp"
 #include "lessons/kit/causal_lm_explorer.hpp"
 #include "lessons/kit/generation_speed.hpp"
+#include "lessons/kit/kv_sharing.hpp"
 #include "lessons/kit/step_profile.hpp"
 #include "lessons/kit/window_training.hpp"
 #include "tests/helpers.hpp"
@@ -118,4 +120,27 @@ TEST_CASE("train_on_windows: a held-out score in nats and bits at every point, t
   CHECK(contains(refused({8, 4, 41, 2, 3}, monitor), "train_on_windows: steps 41 are not a positive multiple of evaluations 2"));
   CHECK(contains(refused(plan, {}), "the monitor holds no sequence"));
   CHECK(contains(refused({500, 4, 40, 2, 3}, monitor), "is no longer than a window of 500"));
+}
+
+TEST_CASE("measure_kv_sharing: the cache holds h/g times fewer bytes a token; each model trained and scored") {
+  const Vocab v = letters();
+  const Index a = v.id("a"), b = v.id("b");
+  std::vector<Index> stream;
+  for (int i = 0; i < 40; ++i) stream.insert(stream.end(), {Vocab::bos, a, b, b, a, Vocab::eos});
+  nn::CausalLMConfig c = tiny_gpt(v)->config();
+  c.num_layers = 1;
+  const WindowPlan plan{8, 4, 10, 5, 3};  // evaluations: set to 1
+  Recipe r;
+  const std::vector<Index> probe{Vocab::bos, a, b};
+  const KvSharing mha = measure_kv_sharing(c, 2, 1, stream, {{a, b}}, plan, r, probe, 1);
+  const KvSharing mqa = measure_kv_sharing(c, 1, 1, stream, {{a, b}}, plan, r, probe, 1);
+  CHECK(mha.bytes_per_token == doctest::Approx(2 * 16 * sizeof(float)));  // K and V, one layer, d = 16
+  CHECK(mqa.bytes_per_token == doctest::Approx(mha.bytes_per_token / 2));
+  CHECK(mqa.parameters < mha.parameters);
+  CHECK(mha.validation_bpc > 0.0);
+  CHECK(mqa.tokens_per_second > 0.0);
+  CHECK(contains(error_of<std::invalid_argument>([&] { measure_kv_sharing(c, 1, 1, stream, {{a}}, plan, r, {}, 1); }),
+                 "measure_kv_sharing: the probe holds 0 ids"));
+  CHECK(contains(error_of([&] { measure_kv_sharing(c, 3, 1, stream, {{a}}, plan, r, probe, 1); }),
+                 "heads 2 is not divisible by kv_heads 3"));
 }
