@@ -70,17 +70,9 @@ GptSettings settings_of_run() {
     r.evaluations = 4 * r.evaluations;
   }
   if (quick()) {
-    r.train_entries = 2500;
-    r.held_out_entries = 150;
-    r.max_order = 6;
-    r.d_model = 48;
-    r.heads = 2;
-    r.layers = 2;
-    r.context = 32;
-    r.batch = 32;
-    r.steps = 600;
-    r.evaluations = 3;
-    r.monitor_entries = 60;
+    r.train_entries = 2500, r.held_out_entries = 150, r.max_order = 6;
+    r.d_model = 48, r.heads = 2, r.layers = 2, r.context = 32, r.batch = 32;
+    r.steps = 600, r.evaluations = 3, r.monitor_entries = 60;
     r.kv_d_model = 32, r.kv_layers = 1, r.kv_batch = 16, r.kv_steps = 200;
   }
   // --epochs N: N validation points, each after the same number of steps as by default.
@@ -389,9 +381,7 @@ void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const Gp
   // Teacher forcing made visible: the openings of many held-out entries in a few forward passes,
   // the loss of every position at once.
   const std::size_t L = r.context, chunk = 100;
-  Sequences firsts;  // the first L characters of every validation entry that has them
-  for (const auto& e : c.validation)
-    if (e.size() >= L) firsts.push_back(std::vector<Index>(e.begin(), e.begin() + long(L)));
+  const Sequences firsts = lm::openings(c.validation, L);  // of every validation entry that long
   gpt.eval();
   const std::vector<double> gpt_by_pos = lm::causal_lm_nats_by_position(gpt, firsts, Vocab::bos, chunk);
   // The counted model on the same characters, from the same contexts.

@@ -41,6 +41,11 @@ const std::vector<Seq> kOpenings{{3, 4, 5, 6}, {8, 7, 3, 3}, {4, 4, 4, 5}};
 
 }  // namespace
 
+TEST_CASE("openings: the first tokens of every sequence long enough") {
+  CHECK(lm::openings({{3, 4, 5}, {6}, {7, 8}}, 2) == std::vector<Seq>{{3, 4}, {7, 8}});
+  CHECK(lm::openings({{3}}, 2).empty());
+}
+
 TEST_CASE("after_bos: <bos> then every token but the last, row by row") {
   const IndexArray ids = lm::after_bos(kOpenings, 1, 2, kBos);
   REQUIRE(ids.shape() == std::vector<std::size_t>{2, 4});

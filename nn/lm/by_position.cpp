@@ -28,6 +28,13 @@ IndexArray as_row(const std::vector<Index>& ids) {
 
 }  // namespace
 
+std::vector<std::vector<Index>> openings(const std::vector<std::vector<Index>>& sequences, std::size_t length) {
+  std::vector<std::vector<Index>> out;
+  for (const std::vector<Index>& s : sequences)
+    if (s.size() >= length) out.emplace_back(s.begin(), s.begin() + long(length));
+  return out;
+}
+
 IndexArray after_bos(const std::vector<std::vector<Index>>& openings, std::size_t first, std::size_t count, Index bos) {
   const char* who = "after_bos";
   check(count > 0 && first + count <= openings.size(), who, "rows ", first, " .. ", first + count, " (exclusive) of ",

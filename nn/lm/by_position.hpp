@@ -14,6 +14,9 @@
 
 namespace attnlab::nn::lm {
 
+// The first `length` tokens of every sequence at least that long, in order: the openings below.
+std::vector<std::vector<Index>> openings(const std::vector<std::vector<Index>>& sequences, std::size_t length);
+
 // Rows first .. first + count - 1 of `openings` (each L tokens long), read after <bos>: row r is
 // <bos> o_r[0] .. o_r[L - 2], a (count, L) array whose position t predicts o_r[t]. ShapeError naming
 // after_bos when the rows are out of range, empty or of different lengths.
