@@ -14,7 +14,6 @@
 #include <memory>
 #include <numeric>
 
-#include <xtensor/xadapt.hpp>
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xview.hpp>
 
@@ -433,7 +432,7 @@ void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const Gp
   const std::vector<Index> x = data::opening(c.validation.front(), n);
   {
     NoGrad no_grad;
-    gpt.forward(xt::adapt(x, {std::size_t(1), x.size()}));
+    gpt.forward(lm::as_row(x));
   }
   const std::vector<Tensor<F>> weights = gpt.attention_weights();
   const std::vector<std::string> labels = token_labels(x, c.vocab);

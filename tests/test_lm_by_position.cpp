@@ -12,6 +12,7 @@
 #include "nn/data/char_corpus.hpp"
 #include "nn/lm/by_position.hpp"
 #include "nn/lm/kneser_ney_orders.hpp"
+#include "nn/lm/score.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;
@@ -40,6 +41,12 @@ std::unique_ptr<CausalLM<double>> tiny_lm(std::size_t max_length = 16) {
 const std::vector<Seq> kOpenings{{3, 4, 5, 6}, {8, 7, 3, 3}, {4, 4, 4, 5}};
 
 }  // namespace
+
+TEST_CASE("as_row: one sequence as a batch of one") {
+  const IndexArray row = lm::as_row({3, 4, 5});
+  REQUIRE(row.shape() == std::vector<std::size_t>{1, 3});
+  CHECK(row(0, 2) == 5);
+}
 
 TEST_CASE("openings: the first tokens of every sequence long enough") {
   CHECK(lm::openings({{3, 4, 5}, {6}, {7, 8}}, 2) == std::vector<Seq>{{3, 4}, {7, 8}});

@@ -4,6 +4,7 @@
 
 #include "lessons/kit/figures.hpp"
 #include "lessons/kit/self_attention_input.hpp"
+#include "nn/lm/score.hpp"
 
 namespace attnlab::lessons {
 
@@ -13,12 +14,10 @@ AttentionInput causal_lm_attention_input(nn::CausalLM<float>& model, const nn::d
   if (ids.empty() || ids.size() > limit)
     throw std::invalid_argument("causal_lm_attention_input: needs 1 .. " + std::to_string(limit) + " ids, got " +
                                 std::to_string(ids.size()));
-  IndexArray row = IndexArray::from_shape({1, ids.size()});
-  std::copy(ids.begin(), ids.end(), row.begin());
   {
     NoGrad no_grad;
     model.blocks.keep_score_parts(true);  // the queries and keys too, for the neuron view
-    model.forward(row);
+    model.forward(nn::lm::as_row(ids));
   }
   AttentionInput in = with_score_parts(self_attention_input(name, token_labels(ids, vocab), model.attention_weights()),
                                        model.blocks.score_parts());

@@ -5,6 +5,7 @@
 
 #include "lessons/kit/generation_speed.hpp"
 #include "nn/data/vocab.hpp"
+#include "nn/lm/score.hpp"
 
 namespace attnlab::lessons {
 
@@ -25,11 +26,7 @@ KvSharing measure_kv_sharing(nn::CausalLMConfig config, std::size_t kv_heads, st
   nn::CausalLMCache<float> cache;
   {
     NoGrad no_grad;
-    IndexArray one = IndexArray::from_shape({1, 1});
-    for (Index id : probe) {
-      one(0, 0) = id;
-      gpt.forward_cached(one, cache);
-    }
+    for (Index id : probe) gpt.forward_cached(nn::lm::as_row({id}), cache);
   }
   out.bytes_per_token = double(cache.bytes()) / double(cache.length());
   out.tokens_per_second = generation_speed(gpt, nn::data::Vocab::bos, config.max_length - 1, speed_rounds).with_cache;

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/ops.hpp"
+#include "nn/lm/score.hpp"
 
 namespace attnlab::nn::lm {
 
@@ -18,12 +19,6 @@ std::size_t common_length(const std::vector<std::vector<Index>>& openings, const
   for (std::size_t i = 0; i < openings.size(); ++i)
     check(openings[i].size() == L, who, "opening ", i, " holds ", openings[i].size(), " tokens, opening 0 holds ", L);
   return L;
-}
-
-IndexArray as_row(const std::vector<Index>& ids) {
-  IndexArray a = IndexArray::from_shape({1, ids.size()});
-  std::copy(ids.begin(), ids.end(), a.begin());
-  return a;
 }
 
 }  // namespace
