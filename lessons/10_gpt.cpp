@@ -376,7 +376,7 @@ Trained train_gpt(const Corpus& c, const Baselines& kn, const GptSettings& r) {
 // ---------------------------------------------------------------------------------------------
 // 5. Inside: the loss at each position, and what the heads look at.
 
-void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const GptSettings& r) {
+void loss_by_position(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const GptSettings& r) {
   // Teacher forcing made visible: the openings of many held-out entries in a few forward passes,
   // the loss of every position at once.
   const std::size_t L = r.context, chunk = 100;
@@ -385,22 +385,6 @@ void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const Gp
   const std::vector<double> gpt_by_pos = lm::causal_lm_nats_by_position(gpt, firsts, Vocab::bos, chunk);
   // The counted model on the same characters, from the same contexts.
   const std::vector<double> kn_by_pos = lm::kneser_ney_nats_by_position(*kn.model, firsts, kn.best_order);
-  // Every head on the first windows: its weight on the previous character, and how far back it reads.
-  {
-    NoGrad no_grad;
-    gpt.forward(lm::after_bos(firsts, 0, std::min(chunk, firsts.size()), Vocab::bos));
-  }
-  const std::vector<Tensor<F>> first_weights = gpt.attention_weights();
-  const HeadPick pick = head_for_offset(first_weights, 1);
-  const std::size_t best_layer = pick.layer, best_head = pick.head;
-  const double best_previous = pick.mass;
-  std::vector<std::vector<std::string>> head_rows;
-  for (std::size_t l = 0; l < first_weights.size(); ++l) {
-    const Array<F>& w = first_weights[l].value();
-    const std::vector<double> previous = offset_mass(w, 1), distance = mean_distance_back(w);
-    for (std::size_t h = 0; h < previous.size(); ++h)
-      head_rows.push_back(row(l + 1, h + 1, fixed(previous[h], 2), fixed(distance[h], 1)));
-  }
   std::vector<double> pos(L), gb(L), kb(L);
   for (std::size_t t = 0; t < L; ++t) pos[t] = double(t), gb[t] = gpt_by_pos[t] / kLn2, kb[t] = kn_by_pos[t] / kLn2;
   const double far = mean_over(gb, L / 2);
@@ -423,8 +407,26 @@ void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const Gp
               " bits below its loss from <bos> alone."),
          text("Context pays little here: the GPT's loss over the second half of the window is only ",
               fixed(gb[0] - far, 2), " bits below its loss from <bos> alone.")});
+}
 
-  say("What the heads do, over the first ", std::min(chunk, firsts.size()), " of those windows: each head's weight on the "
+void the_heads(nn::CausalLM<F>& gpt, const Corpus& c, const GptSettings& r) {
+  // Every head on the first windows: its weight on the previous character, and how far back it reads.
+  const std::size_t L = r.context, windows = 100;
+  const Sequences firsts = lm::openings(c.validation, L);
+  {
+    NoGrad no_grad;
+    gpt.forward(lm::after_bos(firsts, 0, std::min(windows, firsts.size()), Vocab::bos));
+  }
+  const std::vector<Tensor<F>> first_weights = gpt.attention_weights();
+  const HeadPick pick = head_for_offset(first_weights, 1);
+  std::vector<std::vector<std::string>> head_rows;
+  for (std::size_t l = 0; l < first_weights.size(); ++l) {
+    const Array<F>& w = first_weights[l].value();
+    const std::vector<double> previous = offset_mass(w, 1), distance = mean_distance_back(w);
+    for (std::size_t h = 0; h < previous.size(); ++h)
+      head_rows.push_back(row(l + 1, h + 1, fixed(previous[h], 2), fixed(distance[h], 1)));
+  }
+  say("What the heads do, over the first ", std::min(windows, firsts.size()), " of those windows: each head's weight on the "
       "character just before the query, and the mean distance back to the characters it reads.");
   table({"layer", "head", "weight on the previous character", "mean distance back"}, head_rows);
   // The heads on a short held-out opening, readable character by character.
@@ -451,25 +453,25 @@ void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const Gp
               text("The attention of every head of the last layer over the opening of the first validation entry (rows: "
               "queries, columns: keys). The largest weight above the diagonal, over every head of every layer: ",
                    sci(above), "."));
-  const xt::xarray<double> previous = xt::cast<double>(xt::view(weights[best_layer].value(), 0, best_head));
+  const xt::xarray<double> previous = xt::cast<double>(xt::view(weights[pick.layer].value(), 0, pick.head));
   AttentionFigureOptions af;
   af.title = "The trained head with the most weight on the previous character";
   af.cols = 1;
   af.width = 1500;
   af.height = 1450;
   save_figure(attention_figure({{previous, labels, labels,
-                                 text("Layer ", best_layer + 1, ", head ", best_head + 1, ": ", percent(best_previous, 0),
+                                 text("Layer ", pick.layer + 1, ", head ", pick.head + 1, ": ", percent(pick.mass, 0),
                                       " on the previous character")}},
                                af),
               "previous_char_head",
               "The head with the most weight one position to the left over the held-out windows, on the same "
               "characters.");
-  metric("previous_char_head_mass", best_previous);
+  metric("previous_char_head_mass", pick.mass);
   claim({"previous_char_head", "previous_char_head_mass >= 0.3",
-         text("Layer ", best_layer + 1, ", head ", best_head + 1, " puts ", percent(best_previous, 0), " of its weight "
+         text("Layer ", pick.layer + 1, ", head ", pick.head + 1, " puts ", percent(pick.mass, 0), " of its weight "
               "on the previous character: a reader of the last character, what a bigram counts."),
          text("No head specializes on the previous character: the most any head puts there is ",
-              percent(best_previous, 0), " (layer ", best_layer + 1, ", head ", best_head + 1, ").")});
+              percent(pick.mass, 0), " (layer ", pick.layer + 1, ", head ", pick.head + 1, ").")});
   // The attention explorer (lessons/kit/explorer.hpp): every head of every layer over a whole window.
   const std::vector<Index> window = data::opening(c.validation.front(), L);
   ExplorerPage page{"The trained GPT reading a held-out entry", "characters (queries)", "characters (keys)",
@@ -607,7 +609,8 @@ void sharing_keys_and_values(const Corpus& c, const GptSettings& r) {
       "Three GPTs smaller than section 4's (the run affords three more trainings only at this size: ",
       counted(small.layers, "layer"), ", $d_{\\text{model}} = ", small.d_model, "$, ", small.heads, " query heads of $d_k = ", dk, "$, ",
       r.kv_steps, " steps of ", r.kv_batch, " windows), the same draws and windows, differ only in $g$ = 4, 2, 1. "
-      "The bytes are measured on the cache after ", x.size(), " characters; the bits on all the validation entries.");
+      "The bytes are measured on the cache after ", x.size(), " characters, the bits on all the validation entries; the "
+      "speeds are this run's and move with the machine's load.");
   std::vector<std::vector<std::string>> rows;
   std::vector<double> bytes, bits;
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -677,7 +680,8 @@ int main(int argc, char** argv) {
     Trained gpt = train_gpt(corpus, kn, r);
 
     section("5. Inside the trained GPT: every position at once, and its heads");
-    inside(*gpt.gpt, corpus, kn, r);
+    loss_by_position(*gpt.gpt, corpus, kn, r);
+    the_heads(*gpt.gpt, corpus, r);
 
     section("6. Generation, and the KV cache");
     generation(*gpt.gpt, corpus, r);
