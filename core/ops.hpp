@@ -5,6 +5,7 @@
 #include "core/ops/attention.hpp"
 #include "core/ops/choice.hpp"
 #include "core/ops/elementwise.hpp"
+#include "core/ops/grouped_heads.hpp"
 #include "core/ops/gru_cell.hpp"
 #include "core/ops/linear_attention.hpp"
 #include "core/ops/matmul.hpp"

@@ -6,12 +6,10 @@
 // layer (heads_layer_N.png) and to fill the explorer.
 #include <iostream>
 
-#include <xtensor/xadapt.hpp>
-
 #include "inspect/inspect.hpp"
 #include "io/program.hpp"
+#include "lessons/kit/causal_lm_explorer.hpp"
 #include "lessons/kit/figures.hpp"
-#include "lessons/kit/self_attention_input.hpp"
 #include "lessons/kit/transformer_card.hpp"
 #include "lessons/story/text.hpp"
 #include "nn/lm/sample.hpp"
@@ -51,18 +49,10 @@ int run_gpt(const Request& a) {
   // The model reads at most its context: the attention shown is over the last `context` characters.
   const std::size_t context = m.model->config().max_length;
   const std::vector<Index> window(ids.end() - long(std::min(ids.size(), context)), ids.end());
-  {
-    NoGrad no_grad;
-    m.model->blocks.keep_score_parts(true);  // the queries and keys too, for the neuron view
-    m.model->forward(xt::adapt(window, {std::size_t(1), window.size()}));
-  }
-  std::vector<std::string> labels;
-  for (Index id : window) labels.push_back(id == data::Vocab::bos ? "<bos>" : visible(m.vocab.token(id)));
   const std::string shown =
       window.size() < ids.size() ? text("the last ", context, " characters") : "prompt and continuation";
-  const AttentionInput in = with_score_parts(
-      self_attention_input(text("\"", a.inputs[0], "\" + its continuation"), labels, m.model->attention_weights()),
-      m.model->blocks.score_parts());
+  const AttentionInput in =
+      causal_lm_attention_input(*m.model, m.vocab, window, text("\"", a.inputs[0], "\" + its continuation"));
   ExplorerPage page;
   page.title = "Lesson 10's GPT on your prompt";
   page.query_side = "characters (queries)", page.key_side = "characters (keys)";

@@ -18,13 +18,16 @@
 #include <xtensor/xview.hpp>
 
 #include "core/runtime/parallel.hpp"
-#include "core/runtime/profile.hpp"
+#include "lessons/kit/causal_lm_explorer.hpp"
+#include "lessons/kit/generation_speed.hpp"
 #include "lessons/kit/kit.hpp"
-#include "lessons/kit/self_attention_input.hpp"
+#include "lessons/kit/kv_sharing.hpp"
+#include "lessons/kit/step_profile.hpp"
 #include "lessons/kit/transformer_card.hpp"
-#include "lessons/story/clock.hpp"
+#include "lessons/kit/window_training.hpp"
 #include "nn/data/char_corpus.hpp"
-#include "nn/lm/kneser_ney.hpp"
+#include "nn/lm/by_position.hpp"
+#include "nn/lm/kneser_ney_orders.hpp"
 #include "nn/lm/sample.hpp"
 #include "nn/lm/score.hpp"
 #include "nn/transformer/causal_lm.hpp"
@@ -54,6 +57,9 @@ struct GptSettings {
   int evaluations = 8;               // validation points during training
   std::size_t monitor_entries = 300; // validation entries scored at each point
   double lr = 3e-3;
+  // Section 8's three smaller GPTs (4 query heads; 4, 2 and 1 key/value heads), all else alike.
+  std::size_t kv_d_model = 64, kv_layers = 2, kv_batch = 32;
+  long kv_steps = 1000;
 };
 
 GptSettings settings_of_run() {
@@ -63,17 +69,10 @@ GptSettings settings_of_run() {
     r.evaluations = 4 * r.evaluations;
   }
   if (quick()) {
-    r.train_entries = 2500;
-    r.held_out_entries = 150;
-    r.max_order = 6;
-    r.d_model = 48;
-    r.heads = 2;
-    r.layers = 2;
-    r.context = 32;
-    r.batch = 32;
-    r.steps = 600;
-    r.evaluations = 3;
-    r.monitor_entries = 60;
+    r.train_entries = 2500, r.held_out_entries = 150, r.max_order = 6;
+    r.d_model = 48, r.heads = 2, r.layers = 2, r.context = 32, r.batch = 32;
+    r.steps = 600, r.evaluations = 3, r.monitor_entries = 60;
+    r.kv_d_model = 32, r.kv_layers = 1, r.kv_batch = 16, r.kv_steps = 200;
   }
   // --epochs N: N validation points, each after the same number of steps as by default.
   const long per_point = r.steps / r.evaluations;
@@ -89,24 +88,6 @@ using Corpus = data::CharCorpus;
 
 Corpus load_corpus(const GptSettings& r) {
   return data::load_char_corpus({kHeldOutShare, kSplitSeed, r.train_entries, r.held_out_entries});
-}
-
-// A character as the report shows it (the kit's visible(): a newline as a return arrow, a space
-// as an open box).
-std::string shown(const Vocab& v, Index id) { return visible(v.token(id)); }
-
-std::vector<std::string> shown_labels(const Vocab& v, const std::vector<Index>& ids) {
-  std::vector<std::string> out;
-  for (Index id : ids) out.push_back(id == Vocab::bos ? "<bos>" : shown(v, id));
-  return out;
-}
-
-std::string as_text(const Vocab& v, const std::vector<Index>& ids) {
-  std::string s;
-  for (Index id : ids)
-    if (id >= Index(Vocab::num_specials)) s += v.token(id);
-    else if (id == Vocab::unk) s += "?";
-  return s;
 }
 
 void the_corpus(const Corpus& c) {
@@ -149,22 +130,9 @@ nn::CausalLMConfig gpt_config(const GptSettings& r, const Vocab& v) {
   return c;
 }
 
-IndexArray row_of(const std::vector<Index>& ids) {
-  IndexArray a = IndexArray::from_shape({1, ids.size()});
-  std::copy(ids.begin(), ids.end(), a.begin());
-  return a;
-}
-
-// <bos> and the first n - 1 characters of an entry.
-std::vector<Index> opening(const std::vector<Index>& entry, std::size_t n) {
-  std::vector<Index> ids{Vocab::bos};
-  for (std::size_t i = 0; i + 1 < n && i < entry.size(); ++i) ids.push_back(entry[i]);
-  return ids;
-}
-
 void looking_left(nn::CausalLM<F>& untrained, const Corpus& c) {
   const std::size_t n = 12;
-  const std::vector<Index> ids = opening(c.validation.front(), n);
+  const std::vector<Index> ids = data::opening(c.validation.front(), n);
   say("A language model factors the probability of a text into next-token predictions, "
       "$$P(x_1, \\dots, x_T) = \\prod_{t=1}^{T} P(x_t \\mid x_1, \\dots, x_{t-1}).$$ "
       "The prediction at position $t$ must not see $x_{t+1}$ or anything "
@@ -174,7 +142,7 @@ void looking_left(nn::CausalLM<F>& untrained, const Corpus& c) {
   xt::xarray<double> mask = xt::zeros<double>({n, n});
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j <= i; ++j) mask(i, j) = 1.0;
-  const std::vector<std::string> labels = shown_labels(c.vocab, ids);
+  const std::vector<std::string> labels = token_labels(ids, c.vocab);
   plots::Figure fig(1500, 1400);
   fig.title("The causal mask: query t may attend to keys 0 .. t");
   plots::HeatmapOptions o = attention_style(labels, labels, true);
@@ -185,17 +153,13 @@ void looking_left(nn::CausalLM<F>& untrained, const Corpus& c) {
                                   "attend, 0 above the diagonal.");
 
   // The whole point, checked: change the characters after t and nothing at or before t moves.
-  NoGrad no_grad;
   untrained.eval();
   std::vector<Index> changed = ids;
   for (std::size_t t = n / 2; t < n; ++t) changed[t] = Index(Vocab::num_specials) + Index(t % 7);
-  const Array<F> a = untrained.forward(row_of(ids)).value(), b = untrained.forward(row_of(changed)).value();
-  double before = 0.0, after = 0.0;  // the largest change at positions < n/2, and from n/2 on
-  for (std::size_t t = 0; t < n; ++t)
-    for (std::size_t v = 0; v < c.vocab.size(); ++v) {
-      double& worst = t < n / 2 ? before : after;
-      worst = std::max(worst, double(std::abs(a(0, t, v) - b(0, t, v))));
-    }
+  const std::vector<double> change = lm::logit_change_by_position(untrained, ids, changed);
+  // The largest change at positions < n/2, and from n/2 on.
+  const double before = *std::max_element(change.begin(), change.begin() + long(n / 2));
+  const double after = *std::max_element(change.begin() + long(n / 2), change.end());
   metric("future_change_max_diff", before);
   metric("past_change_max_diff", after);
   claim({"mask_hides_the_future", "future_change_max_diff == 0 and past_change_max_diff > 0",
@@ -212,13 +176,7 @@ void looking_left(nn::CausalLM<F>& untrained, const Corpus& c) {
 // ---------------------------------------------------------------------------------------------
 // 3. Counted baselines: interpolated Kneser-Ney.
 
-struct Baselines {
-  std::unique_ptr<lm::KneserNey> kn;
-  std::vector<double> validation_nats;  // per order, 1-based in the prose, 0-based here
-  std::size_t best_order = 1;
-  double nats(std::size_t order) const { return validation_nats.at(order - 1); }
-  double best() const { return nats(best_order); }
-};
+using Baselines = lm::KneserNeyOrders;  // every order counted once, the best chosen on validation
 
 Baselines ngram_baselines(const Corpus& c, const GptSettings& r) {
   say("Before any network: count. An n-gram model predicts a character from the $n - 1$ before it by how often each "
@@ -230,24 +188,20 @@ Baselines ngram_baselines(const Corpus& c, const GptSettings& r) {
       "with $N_{1+}(h\\,\\cdot)$ the number of distinct characters seen after $h$. "
       "Its lower orders count in how many different contexts a string occurs, not how often (\"Francisco\" is frequent "
       "but follows only \"San\"): they are only asked when the longer context is rare.");
-  const double t0 = wall_ms();
-  Baselines b;
-  b.kn = std::make_unique<lm::KneserNey>(c.train, c.vocab.size(), r.max_order, Vocab::bos, Vocab::eos, kDiscount);
-  const double count_ms = wall_ms() - t0;
-  b.validation_nats = b.kn->mean_nats(c.validation);
+  Baselines b = lm::count_kneser_ney_orders(c.train, c.validation, c.vocab.size(), r.max_order, Vocab::bos, Vocab::eos,
+                                            kDiscount);
   std::vector<std::vector<std::string>> rows;
   for (std::size_t k = 1; k <= r.max_order; ++k) {
-    rows.push_back(row(k, b.kn->distinct(k), fixed(b.nats(k), 4), fixed(b.nats(k) / kLn2, 4)));
-    if (b.nats(k) < b.best()) b.best_order = k;
+    rows.push_back(row(k, b.model->distinct(k), fixed(b.nats(k), 4), fixed(b.nats(k) / kLn2, 4)));
     metric(text("kn_val_bpc_order", k), b.nats(k) / kLn2);
   }
   table({"order n", "distinct n-grams in training", "validation nats / char", "bits / char"}, rows);
-  const std::vector<double> coverage = b.kn->context_coverage(c.validation);
+  const std::vector<double> coverage = b.model->context_coverage(c.validation);
   const std::size_t mid = std::min<std::size_t>(5, r.max_order), top = r.max_order;
   metric("kn_best_order", double(b.best_order));
   metric(text("kn_context_seen_order", top), coverage[top - 1]);
   metric("kn_best_val_bpc", b.best() / kLn2);
-  say("Counting all ", r.max_order, " orders took ", fixed(count_ms / 1000, 1), " s. The ", mid - 1, " characters "
+  say("Counting all ", r.max_order, " orders took ", fixed(b.count_seconds, 1), " s. The ", mid - 1, " characters "
       "before a validation character occurred in the training text for ", percent(coverage[mid - 1], 0), " of them, "
       "the ", top - 1, " characters before it for ", percent(coverage[top - 1], 0), ". A uniform guess over the ",
       c.vocab.size() - 1, " possible tokens would cost $\\log_2 ", c.vocab.size() - 1, " = ",
@@ -265,7 +219,7 @@ Baselines ngram_baselines(const Corpus& c, const GptSettings& r) {
          text("Every longer order still helped, up to the longest counted here (", r.max_order, "): the quick run "
               "counts too few orders on too little text to reach the point where longer contexts stop helping."),
          Expect::full_run, {{"kn_max_order", double(r.max_order)}}});
-  timing("kn_count_seconds", count_ms / 1000);
+  timing("kn_count_seconds", b.count_seconds);
   std::vector<double> orders, bits;
   for (std::size_t k = 1; k <= r.max_order; ++k) orders.push_back(double(k)), bits.push_back(b.nats(k) / kLn2);
   LineFigureOptions style;
@@ -290,45 +244,32 @@ struct Trained {
   std::unique_ptr<nn::CausalLM<F>> gpt;
   History history;
   double validation_nats = 0;
-  std::vector<double> tokens_seen;  // at each validation point, millions
 };
 
 void profile_step(const Corpus& c, const GptSettings& r) {
   // Forward and backward of a throwaway model of the same shapes, under the op profiler.
-  Generator gen(seed() + 90);
+  Generator gen(seed() + 90), windows(seed() + 91);
   nn::CausalLM<F> model(gpt_config(r, c.vocab), gen);
-  Generator windows(seed() + 91);
-  OpProfiler prof;
-  for (int i = 0; i < 3; ++i) {
-    auto [ids, targets] = data::random_windows(c.stream, r.batch, r.context, windows);
-    prof.mark("making the batch");
-    model.zero_grad();
-    Tensor<F> loss = cross_entropy(model.forward(ids), targets);
-    prof.mark("forward glue");
-    loss.backward();
-    prof.mark("backward glue");
-  }
-  verbatim(prof.table());
-  const std::vector<OpTime> times = prof.times();
-  const double total = prof.total_ms();
-  std::string top;
-  for (std::size_t i = 0; i < std::min<std::size_t>(3, times.size()); ++i)
-    top += text(i == 0 ? "" : i + 1 == std::min<std::size_t>(3, times.size()) ? " and " : ", ", "'", times[i].op, "' ",
-                percent(times[i].total_ms() / total, 0));
+  using Batch = std::pair<IndexArray, IndexArray>;
+  const StepProfile prof = profile_steps<Batch>(
+      model, [&] { return data::random_windows(c.stream, r.batch, r.context, windows); },
+      [&](const Batch& b) { return cross_entropy(model.forward(b.first), b.second); }, 3);
+  verbatim(prof.table);
   say("Three forward and backward passes under the op profiler (the time of each op; the times are this run's and "
-      "move with the machine's load). The largest shares: ", top, ". 'linear' is every matrix product of the "
+      "move with the machine's load). The largest shares: ", prof.largest(3), ". 'linear' is every matrix product of the "
       "projections, the feed-forward and the output, on OpenBLAS; 'attention' is the causal attention over ", r.context,
       "-character windows; the elementwise ops (GELU, layer norm, the residual additions and RoPE's rotations) are "
       "the rest.");
-  for (const OpTime& t : times) timing(text("profile_ms_", t.op), t.total_ms() / 3.0);
+  for (const OpTime& t : prof.times) timing(text("profile_ms_", t.op), t.total_ms() / 3.0);
 }
 
 Trained train_gpt(const Corpus& c, const Baselines& kn, const GptSettings& r) {
   Generator gen(seed());
-  Trained t{std::make_unique<nn::CausalLM<F>>(gpt_config(r, c.vocab), gen), {}, 0, {}};
+  Trained t{std::make_unique<nn::CausalLM<F>>(gpt_config(r, c.vocab), gen), {}, 0};
   nn::CausalLM<F>& model = *t.gpt;
   const long total = r.steps;  // a multiple of r.evaluations
-  const std::size_t tokens_per_step = r.batch * r.context;
+  const WindowPlan plan{r.context, r.batch, total, r.evaluations, seed() + 1};
+  const std::size_t tokens_per_step = plan.tokens_per_step();
   Recipe recipe;
   recipe.label = "GPT", recipe.epochs = r.evaluations, recipe.batch = r.batch, recipe.seed = seed();
   recipe.lr = r.lr, recipe.weight_decay = 0.1, recipe.beta2 = 0.99, recipe.clip = 1.0;
@@ -347,24 +288,14 @@ Trained train_gpt(const Corpus& c, const Baselines& kn, const GptSettings& r) {
           {"gpt_batch", r.batch}, {"gpt_steps", total}, {"gpt_peak_lr", r.lr},
           {"gpt_parameters", model.parameter_count()}});
   profile_step(c, r);
-  Generator windows(seed() + 1);
-  // train()'s "examples" are windows: steps / evaluations batches of them between validation points.
-  const std::size_t per_point = std::size_t(total / r.evaluations) * r.batch;
+  const std::size_t per_point = std::size_t(total / r.evaluations) * r.batch;  // windows between validation points
   say("Training: ", describe(recipe, fit_steps(per_point, recipe)), ". Each step reads ", r.batch, " windows of ",
       r.context, " characters at random places in the training text, and every position of every window is a "
       "prediction: the loss is their mean cross-entropy, $-\\frac{1}{BL}\\sum_{b,t} \\log p(x_{b,t+1} \\mid x_{b,\\le t})$. "
       "A fixed set of ", std::min(r.monitor_entries, c.validation.size()), " validation entries is scored ",
       r.evaluations, " times along the way.");
   const Sequences monitor(c.validation.begin(), c.validation.begin() + long(std::min(r.monitor_entries, c.validation.size())));
-  recipe.validate = [&] {
-    const double nats = lm::mean_of(lm::causal_lm_token_nats(model, monitor, Vocab::bos, Vocab::eos, r.context));
-    t.tokens_seen.push_back(double(t.tokens_seen.size() + 1) * double(total / r.evaluations) * double(tokens_per_step) / 1e6);
-    return Scores{{"loss", nats}, {"bpc", nats / kLn2}};
-  };
-  t.history = train(model, per_point, [&](const std::vector<std::size_t>& rows) {
-    auto [ids, targets] = data::random_windows(c.stream, rows.size(), r.context, windows);
-    return cross_entropy(model.forward(ids), targets);
-  }, recipe);
+  t.history = train_on_windows(model, c.stream, monitor, plan, recipe);
 
   t.validation_nats = lm::mean_of(lm::causal_lm_token_nats(model, c.validation, Vocab::bos, Vocab::eos, r.context));
   const double gpt_bits = t.validation_nats / kLn2;
@@ -410,7 +341,7 @@ Trained train_gpt(const Corpus& c, const Baselines& kn, const GptSettings& r) {
 
   // The curve: validation bits per character at each point, against the counted models.
   const std::vector<double>& bpc = t.history.validation_of("bpc");
-  const std::vector<double>& x = t.tokens_seen;
+  const std::vector<double> x = millions_read(plan);
   std::vector<plots::Series> series{curve("GPT, validation", x, bpc)};
   const Windowed w = windowed(t.history.loss, std::max<std::size_t>(1, t.history.loss.size() / 40));
   std::vector<double> wx, wy;
@@ -445,57 +376,15 @@ Trained train_gpt(const Corpus& c, const Baselines& kn, const GptSettings& r) {
 // ---------------------------------------------------------------------------------------------
 // 5. Inside: the loss at each position, and what the heads look at.
 
-// For each head of a layer's weights (B, h, L, L): the mean distance from a query back to the keys
-// it reads, sum_j A_ij (i - j), over every query and example.
-std::vector<double> mean_distance(const Array<F>& w) {
-  const std::size_t B = w.shape()[0], H = w.shape()[1], L = w.shape()[2];
-  std::vector<double> d(H, 0.0);
-  for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t h = 0; h < H; ++h)
-      for (std::size_t i = 0; i < L; ++i)
-        for (std::size_t j = 0; j <= i; ++j) d[h] += double(w(b, h, i, j)) * double(i - j);
-  for (double& x : d) x /= double(B * L);
-  return d;
-}
-
-void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const GptSettings& r) {
+void loss_by_position(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const GptSettings& r) {
   // Teacher forcing made visible: the openings of many held-out entries in a few forward passes,
   // the loss of every position at once.
   const std::size_t L = r.context, chunk = 100;
-  Sequences firsts;  // the first L characters of every validation entry that has them
-  for (const auto& e : c.validation)
-    if (e.size() >= L) firsts.push_back(std::vector<Index>(e.begin(), e.begin() + long(L)));
-  std::vector<double> gpt_by_pos(L, 0.0), kn_by_pos(L, 0.0);
-  std::vector<std::vector<std::string>> head_rows;
-  std::size_t best_layer = 0, best_head = 0;
-  double best_previous = -1.0;
+  const Sequences firsts = lm::openings(c.validation, L);  // of every validation entry that long
   gpt.eval();
-  for (std::size_t lo = 0; lo < firsts.size(); lo += chunk) {
-    const std::size_t n = std::min(chunk, firsts.size() - lo);
-    IndexArray ids = IndexArray::from_shape({n, L});
-    for (std::size_t b = 0; b < n; ++b)
-      for (std::size_t t = 0; t < L; ++t) ids(b, t) = t == 0 ? Vocab::bos : firsts[lo + b][t - 1];
-    NoGrad no_grad;
-    const Array<F> logp = log_softmax(gpt.forward(ids), -1).value();
-    for (std::size_t b = 0; b < n; ++b)
-      for (std::size_t t = 0; t < L; ++t)
-        gpt_by_pos[t] -= double(logp(b, t, std::size_t(firsts[lo + b][t]))) / double(firsts.size());
-    if (lo > 0) continue;
-    // Every head on the first chunk: its weight on the previous character, and how far back it reads.
-    const std::vector<Tensor<F>> weights = gpt.attention_weights();
-    for (std::size_t l = 0; l < weights.size(); ++l) {
-      const std::vector<double> previous = offset_mass(weights[l].value(), 1), distance = mean_distance(weights[l].value());
-      for (std::size_t h = 0; h < previous.size(); ++h) {
-        head_rows.push_back(row(l + 1, h + 1, fixed(previous[h], 2), fixed(distance[h], 1)));
-        if (previous[h] > best_previous) best_previous = previous[h], best_layer = l, best_head = h;
-      }
-    }
-  }
-  // The counted model on the same characters, from the same contexts: the first L predictions of
-  // each of these (cut) entries, whose scores come with one for an <eos> after them, skipped.
-  const std::vector<double> nats = kn.kn->token_nats(firsts)[kn.best_order - 1];
-  for (std::size_t i = 0; i < firsts.size(); ++i)
-    for (std::size_t t = 0; t < L; ++t) kn_by_pos[t] += nats[i * (L + 1) + t] / double(firsts.size());
+  const std::vector<double> gpt_by_pos = lm::causal_lm_nats_by_position(gpt, firsts, Vocab::bos, chunk);
+  // The counted model on the same characters, from the same contexts.
+  const std::vector<double> kn_by_pos = lm::kneser_ney_nats_by_position(*kn.model, firsts, kn.best_order);
   std::vector<double> pos(L), gb(L), kb(L);
   for (std::size_t t = 0; t < L; ++t) pos[t] = double(t), gb[t] = gpt_by_pos[t] / kLn2, kb[t] = kn_by_pos[t] / kLn2;
   const double far = mean_over(gb, L / 2);
@@ -518,26 +407,40 @@ void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const Gp
               " bits below its loss from <bos> alone."),
          text("Context pays little here: the GPT's loss over the second half of the window is only ",
               fixed(gb[0] - far, 2), " bits below its loss from <bos> alone.")});
+}
 
-  say("What the heads do, over the first ", std::min(chunk, firsts.size()), " of those windows: each head's weight on the "
+void the_heads(nn::CausalLM<F>& gpt, const Corpus& c, const GptSettings& r) {
+  // Every head on the first windows: its weight on the previous character, and how far back it reads.
+  const std::size_t L = r.context, windows = 100;
+  const Sequences firsts = lm::openings(c.validation, L);
+  {
+    NoGrad no_grad;
+    gpt.forward(lm::after_bos(firsts, 0, std::min(windows, firsts.size()), Vocab::bos));
+  }
+  const std::vector<Tensor<F>> first_weights = gpt.attention_weights();
+  const HeadPick pick = head_for_offset(first_weights, 1);
+  std::vector<std::vector<std::string>> head_rows;
+  for (std::size_t l = 0; l < first_weights.size(); ++l) {
+    const Array<F>& w = first_weights[l].value();
+    const std::vector<double> previous = offset_mass(w, 1), distance = mean_distance_back(w);
+    for (std::size_t h = 0; h < previous.size(); ++h)
+      head_rows.push_back(row(l + 1, h + 1, fixed(previous[h], 2), fixed(distance[h], 1)));
+  }
+  say("What the heads do, over the first ", std::min(windows, firsts.size()), " of those windows: each head's weight on the "
       "character just before the query, and the mean distance back to the characters it reads.");
   table({"layer", "head", "weight on the previous character", "mean distance back"}, head_rows);
   // The heads on a short held-out opening, readable character by character.
   const std::size_t n = std::min<std::size_t>(24, L);
-  const std::vector<Index> x = opening(c.validation.front(), n);
+  const std::vector<Index> x = data::opening(c.validation.front(), n);
   {
     NoGrad no_grad;
-    gpt.forward(row_of(x));
+    gpt.forward(lm::as_row(x));
   }
   const std::vector<Tensor<F>> weights = gpt.attention_weights();
-  const std::vector<std::string> labels = shown_labels(c.vocab, x);
+  const std::vector<std::string> labels = token_labels(x, c.vocab);
   const std::size_t last = weights.size() - 1;
   const xt::xarray<double> grid = xt::cast<double>(xt::view(weights[last].value(), 0));
-  double above = 0.0;  // the largest weight above the diagonal, over every head of every layer
-  for (const Tensor<F>& w : weights)
-    for (std::size_t h = 0; h < w.value().shape()[1]; ++h)
-      for (std::size_t i = 0; i < x.size(); ++i)
-        for (std::size_t j = i + 1; j < x.size(); ++j) above = std::max(above, double(w.value()(0, h, i, j)));
+  const double above = max_weight_above_diagonal(weights);  // over every head of every layer
   metric("trained_weight_above_diagonal_max", above);
   claim({"trained_mask_holds", "trained_weight_above_diagonal_max == 0",
          "In the trained GPT too, every weight above the diagonal, in every head of every layer, is exactly 0.",
@@ -550,42 +453,34 @@ void inside(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const Gp
               text("The attention of every head of the last layer over the opening of the first validation entry (rows: "
               "queries, columns: keys). The largest weight above the diagonal, over every head of every layer: ",
                    sci(above), "."));
-  const xt::xarray<double> previous = xt::cast<double>(xt::view(weights[best_layer].value(), 0, best_head));
+  const xt::xarray<double> previous = xt::cast<double>(xt::view(weights[pick.layer].value(), 0, pick.head));
   AttentionFigureOptions af;
   af.title = "The trained head with the most weight on the previous character";
   af.cols = 1;
   af.width = 1500;
   af.height = 1450;
   save_figure(attention_figure({{previous, labels, labels,
-                                 text("Layer ", best_layer + 1, ", head ", best_head + 1, ": ", percent(best_previous, 0),
+                                 text("Layer ", pick.layer + 1, ", head ", pick.head + 1, ": ", percent(pick.mass, 0),
                                       " on the previous character")}},
                                af),
               "previous_char_head",
               "The head with the most weight one position to the left over the held-out windows, on the same "
               "characters.");
-  metric("previous_char_head_mass", best_previous);
+  metric("previous_char_head_mass", pick.mass);
   claim({"previous_char_head", "previous_char_head_mass >= 0.3",
-         text("Layer ", best_layer + 1, ", head ", best_head + 1, " puts ", percent(best_previous, 0), " of its weight "
+         text("Layer ", pick.layer + 1, ", head ", pick.head + 1, " puts ", percent(pick.mass, 0), " of its weight "
               "on the previous character: a reader of the last character, what a bigram counts."),
          text("No head specializes on the previous character: the most any head puts there is ",
-              percent(best_previous, 0), " (layer ", best_layer + 1, ", head ", best_head + 1, ").")});
+              percent(pick.mass, 0), " (layer ", pick.layer + 1, ", head ", pick.head + 1, ").")});
   // The attention explorer (lessons/kit/explorer.hpp): every head of every layer over a whole window.
-  const std::vector<Index> window = opening(c.validation.front(), L);
-  {
-    NoGrad no_grad;
-    gpt.blocks.keep_score_parts(true);  // and the queries and keys, for the neuron view
-    gpt.forward(row_of(window));
-  }
+  const std::vector<Index> window = data::opening(c.validation.front(), L);
   ExplorerPage page{"The trained GPT reading a held-out entry", "characters (queries)", "characters (keys)",
                     text("The first ", window.size() - 1, " characters of the first validation entry after <bos>. A "
                          "character reads only itself and those before it: choose a layer and a head (or all of a "
                          "layer's heads, overlaid), hover a character to read its weights; the model view shows "
                          "every head at once, and the neuron view one character's scores split into the products of "
                          "its query and each key, dimension by dimension (click a character to choose it)."),
-                    {with_score_parts(self_attention_input("\"" + as_text(c.vocab, window) + "\"",
-                                                           shown_labels(c.vocab, window), gpt.attention_weights()),
-                                      gpt.blocks.score_parts())}};
-  gpt.blocks.keep_score_parts(false);
+                    {causal_lm_attention_input(gpt, c.vocab, window, "\"" + data::char_text(c.vocab, window) + "\"")}};
   show_explorer(page, "explorer",
                 "The attention explorer: every head of the trained GPT on a held-out entry; hover a character to see "
                 "what it reads, click it to see its scores split into query-key products (build/bin/inspect gpt makes "
@@ -618,7 +513,7 @@ void generation(nn::CausalLM<F>& gpt, const Corpus& c, const GptSettings& r) {
     for (int i = 0; i < 2; ++i) {
       std::vector<Index> out = lm::sample(gpt, {Vocab::bos}, Vocab::eos, o, gen);
       if (!out.empty() && out.back() == Vocab::eos) out.pop_back();
-      block += (i ? "\n---\n" : "") + as_text(c.vocab, out);
+      block += (i ? "\n---\n" : "") + data::char_text(c.vocab, out);
     }
     say(s.top_k ? text("T = ", s.temperature, ", top-k = ", s.top_k, ":") : text("T = ", s.temperature, ":"));
     verbatim(block);
@@ -626,33 +521,11 @@ void generation(nn::CausalLM<F>& gpt, const Corpus& c, const GptSettings& r) {
 
   // The KV cache: the keys and values of the positions already seen are kept, so each new character
   // costs one position of work instead of the whole prefix.
-  const std::vector<Index> x = opening(c.validation.front(), std::min<std::size_t>(r.context, c.validation.front().size() + 1));
-  Array<F> full, stepped;
-  {
-    NoGrad no_grad;
-    full = gpt.forward(row_of(x)).value();
-    nn::CausalLMCache<F> cache;
-    std::vector<Tensor<F>> steps;
-    for (Index id : x) steps.push_back(gpt.forward_cached(row_of({id}), cache));
-    stepped = concat(steps, 1).value();
-  }
-  const double diff = max_abs_diff(xt::cast<double>(full), xt::cast<double>(stepped));
+  const std::vector<Index> x = data::opening(c.validation.front(), std::min<std::size_t>(r.context, c.validation.front().size() + 1));
+  const double diff = lm::cache_max_diff(gpt, x);
   const std::size_t n = r.context;
-  lm::SampleOptions o;
-  o.max_tokens = n - 1;
-  o.stop_at_end = false;
-  Generator g1(1), g2(1);
-  const std::vector<Timing> t = interleaved_medians(
-      {[&] {
-         o.use_cache = true;
-         lm::sample(gpt, {Vocab::bos}, Vocab::eos, o, g1);
-       },
-       [&] {
-         o.use_cache = false;
-         lm::sample(gpt, {Vocab::bos}, Vocab::eos, o, g2);
-       }},
-      full_or_quick(5, 2));
-  const double with = double(n - 1) / (t[0].wall_ms / 1000), without = double(n - 1) / (t[1].wall_ms / 1000);
+  const GenerationSpeed speed = generation_speed(gpt, Vocab::bos, n - 1, full_or_quick(5, 2));
+  const double with = speed.with_cache, without = speed.without_cache;
   say("Without a cache every new character runs the whole prefix through the model again: generating ", n - 1,
       " characters processes 1 + 2 + ... + ", n - 1, " = ", (n - 1) * n / 2, " positions. The KV cache keeps every "
       "layer's keys and values of the positions seen (they never change: position t sees only 0 .. t), so each new "
@@ -680,7 +553,7 @@ void generation(nn::CausalLM<F>& gpt, const Corpus& c, const GptSettings& r) {
 
 void the_test(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const GptSettings& r) {
   const double gpt_nats = lm::mean_of(lm::causal_lm_token_nats(gpt, c.test, Vocab::bos, Vocab::eos, r.context));
-  const std::vector<double> kn_nats = kn.kn->mean_nats(c.test);
+  const std::vector<double> kn_nats = kn.model->mean_nats(c.test);
   std::vector<std::vector<std::string>> rows;
   for (std::size_t k : {std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(4), std::size_t(5), kn.best_order})
     if (k <= kn_nats.size())
@@ -710,6 +583,78 @@ void the_test(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const 
          Expect::full_run});
 }
 
+// ---------------------------------------------------------------------------------------------
+// 8. Sharing keys and values: multi-query and grouped-query attention.
+
+void sharing_keys_and_values(const Corpus& c, const GptSettings& r) {
+  GptSettings small = r;
+  small.d_model = r.kv_d_model, small.layers = r.kv_layers, small.heads = 4;
+  const WindowPlan plan{r.context, r.kv_batch, r.kv_steps, 1, seed() + 201};
+  const std::vector<Index> x = data::opening(c.validation.front(), r.context);
+  Recipe recipe;
+  recipe.label = "GPT, shared keys", recipe.seed = seed(), recipe.lr = r.lr, recipe.weight_decay = 0.1;
+  recipe.beta2 = 0.99, recipe.warmup = 0.1, recipe.floor = 0.05;
+  const std::vector<std::string> names{"multi-head (MHA)", "grouped-query (GQA)", "multi-query (MQA)"}, keys{"mha", "gqa", "mqa"};
+  std::vector<KvSharing> runs;  // the same draws and windows for each: only the sharing differs
+  for (std::size_t kv : {4, 2, 1})
+    runs.push_back(measure_kv_sharing(gpt_config(small, c.vocab), kv, seed() + 200, c.stream, c.validation, plan, recipe,
+                                      x, full_or_quick(3, 1)));
+  const std::size_t dk = small.d_model / small.heads;
+  say("Generation keeps every layer's keys and values of every position seen (section 6): for a batch of long texts "
+      "that cache, not the weights, fills the memory, and reading it is the cost of each new token. Multi-query "
+      "attention (Shazeer 2019) keeps one key head and one value head, shared by all the query heads; grouped-query "
+      "attention (Ainslie et al. 2023, used by many recent open models) keeps $g$ of them, each read by a group of "
+      "$h/g$ query heads. A float cache then holds $2 \\cdot \\text{layers} \\cdot g \\cdot d_k \\cdot 4$ bytes a token. In "
+      "the backward pass a shared key or value head gets the sum of the gradients of the query heads in its group. "
+      "Three GPTs smaller than section 4's (the run affords three more trainings only at this size: ",
+      counted(small.layers, "layer"), ", $d_{\\text{model}} = ", small.d_model, "$, ", small.heads, " query heads of $d_k = ", dk, "$, ",
+      r.kv_steps, " steps of ", r.kv_batch, " windows), the same draws and windows, differ only in $g$ = 4, 2, 1. "
+      "The bytes are measured on the cache after ", x.size(), " characters, the bits on all the validation entries; the "
+      "speeds are this run's and move with the machine's load.");
+  std::vector<std::vector<std::string>> rows;
+  std::vector<double> bytes, bits;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const KvSharing& s = runs[i];
+    rows.push_back(row(names[i], s.kv_heads, s.parameters, fixed(s.bytes_per_token, 0), fixed(s.validation_bpc, 3),
+                       fixed(s.tokens_per_second, 0)));
+    bytes.push_back(s.bytes_per_token), bits.push_back(s.validation_bpc);
+    metric("kv_cache_bytes_per_token_" + keys[i], s.bytes_per_token);
+    metric("kv_val_bpc_" + keys[i], s.validation_bpc);
+    timing("kv_generate_chars_per_second_" + keys[i], s.tokens_per_second);
+  }
+  table({"attention", "key/value heads", "parameters", "KV-cache bytes per token", "validation bits / char",
+         "characters a second (cache)"}, rows);
+  const auto plus = [](double d) { return text(d >= 0 ? "+" : "", fixed(d, 3)); };
+  metric("gqa_minus_mha_bpc", bits[1] - bits[0]);
+  metric("mqa_minus_mha_bpc", bits[2] - bits[0]);
+  claim({"kv_cache_shrinks", "kv_cache_bytes_per_token_mha == 2 * kv_cache_bytes_per_token_gqa and "
+         "kv_cache_bytes_per_token_mha == 4 * kv_cache_bytes_per_token_mqa",
+         text("The cache shrinks with the key/value heads, measured: ", fixed(bytes[0], 0), " bytes a token with 4, ",
+              fixed(bytes[1], 0), " with 2, ", fixed(bytes[2], 0), " with 1."),
+         text("The measured cache does not shrink in proportion: ", fixed(bytes[0], 0), ", ", fixed(bytes[1], 0), " and ",
+              fixed(bytes[2], 0), " bytes a token.")});
+  claim({"gqa_keeps_quality", "gqa_minus_mha_bpc < 0.05",
+         text("Halving the key/value heads costs little: grouped-query attention scores ", fixed(bits[1], 3),
+              " bits per character against multi-head attention's ", fixed(bits[0], 3), " (", plus(bits[1] - bits[0]),
+              "), with half the cache."),
+         text("Halving the key/value heads costs ", fixed(bits[1] - bits[0], 3), " bits per character here (",
+              fixed(bits[1], 3), " against ", fixed(bits[0], 3), "): at this size every head's keys matter."),
+         Expect::either_way});
+  claim({"mqa_cost", "mqa_minus_mha_bpc < 0.05",
+         text("Even one shared key/value head stays close: multi-query attention scores ", fixed(bits[2], 3), " (",
+              plus(bits[2] - bits[0]), " against multi-head), with a quarter of the cache."),
+         text("One shared key/value head costs more: multi-query attention scores ", fixed(bits[2], 3), ", ",
+              fixed(bits[2] - bits[0], 3), " bits behind multi-head, for a quarter of the cache."),
+         Expect::either_way});
+  plots::Figure fig(2000, 1000, 1, 2);
+  fig.title("Sharing keys and values: the cache it saves and the bits it costs");
+  bar_panel(fig.panel(0).title("KV cache").ylabel("bytes per token"), names, {{"measured", bytes}}, 0);
+  bar_panel(fig.panel(1).title("Held-out loss").ylabel("validation bits per character"), names, {{"trained", bits}}, 3);
+  save_figure(fig, "kv_sharing", text("Three GPTs of ", small.layers, " layers and 4 query heads with 4, 2 and 1 key/value "
+                                      "heads: the KV cache measured per token, and bits per character on all the "
+                                      "validation entries after ", r.kv_steps, " steps."));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -735,12 +680,16 @@ int main(int argc, char** argv) {
     Trained gpt = train_gpt(corpus, kn, r);
 
     section("5. Inside the trained GPT: every position at once, and its heads");
-    inside(*gpt.gpt, corpus, kn, r);
+    loss_by_position(*gpt.gpt, corpus, kn, r);
+    the_heads(*gpt.gpt, corpus, r);
 
     section("6. Generation, and the KV cache");
     generation(*gpt.gpt, corpus, r);
 
     section("7. The test split, once");
     the_test(*gpt.gpt, corpus, kn, r);
+
+    section("8. Sharing keys and values: multi-query and grouped-query attention");
+    sharing_keys_and_values(corpus, r);
   });
 }

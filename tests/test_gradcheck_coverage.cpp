@@ -28,7 +28,7 @@ TEST_CASE("every core op has a gradcheck row") {
                        "broadcast_to", "matmul", "linear", "softmax", "log_softmax", "masked_softmax", "cross_entropy", "mse",
                        "layer_norm", "dropout", "scaled_dot_product_attention", "multi_head_attention",
                        "multi_head_self_attention", "tiled_attention", "local_attention", "linear_attention",
-                       "additive_score", "log_of_chosen"});
+                       "additive_score", "log_of_chosen", "repeat_heads"});
 }
 
 TEST_CASE("every nn module has a gradcheck row") {
@@ -36,7 +36,8 @@ TEST_CASE("every nn module has a gradcheck row") {
                        "Attention additive", "Attention dot", "Attention scaled dot", "Attention general",
                        "Attention concat", "gaussian_window", "LocalPAttention", "local_m_attention", "MultiHeadAttention", "MultiHeadAttention head gate",
                        "MultiHeadAttention causal", "MultiHeadAttention padding mask",
-                       "MultiHeadAttention no bias",
+                       "MultiHeadAttention no bias", "MultiHeadAttention grouped-query",
+                       "MultiHeadAttention multi-query",
                        "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "RelativePositionBias",
                        "RotaryEmbedding", "ALiBi", "relative_key_scores", "ShawRelativePosition",
                        "EncoderModel shaw", "EncoderLayer pre-norm", "EncoderLayer post-norm",

@@ -48,3 +48,21 @@ TEST_CASE("far_mass: the weight on keys at least a distance away, averaged over 
   CHECK_THROWS_AS(far_mass(xt::zeros<float>({1, 2, 3, 4}), 1), ShapeError);
   CHECK_THROWS_WITH_AS(far_mass(xt::zeros<float>({2, 3}), 1), doctest::Contains("far_mass"), ShapeError);
 }
+
+TEST_CASE("mean_distance_back: how far back each head reads; max_weight_above_diagonal: what a mask lets through") {
+  Array<float> w = xt::zeros<float>({2, 2, 4, 4});
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t t = 0; t < 4; ++t) {
+      w(b, 0, t, t) = 1.0f;  // head 0: itself, distance 0
+      w(b, 1, t, 0) = 1.0f;  // head 1: the first position, distance t
+    }
+  const std::vector<double> d = mean_distance_back(w);
+  REQUIRE(d.size() == 2);
+  CHECK(d[0] == doctest::Approx(0.0));
+  CHECK(d[1] == doctest::Approx((0 + 1 + 2 + 3) / 4.0));
+  CHECK(max_weight_above_diagonal({Tensor<float>(w)}) == 0.0);
+  w(1, 1, 1, 3) = 0.25f;
+  CHECK(max_weight_above_diagonal({Tensor<float>(w), Tensor<float>(w)}) == doctest::Approx(0.25));
+  CHECK_OP_ERROR("mean_distance_back", mean_distance_back(xt::zeros<float>({1, 2, 3, 4})));
+  CHECK_OP_ERROR("max_weight_above_diagonal", max_weight_above_diagonal({Tensor<float>(xt::zeros<float>({3, 3}))}));
+}

@@ -40,6 +40,38 @@ std::vector<double> far_mass(const Array<float>& w, std::size_t distance) {
 }
 
 namespace {
+void check_self_attention(const Array<float>& w, const char* who) {
+  check(w.dimension() == 4 && w.shape()[2] == w.shape()[3], who, "weights must be (B, h, L, L), got ",
+        shape_str(w.shape()));
+}
+}  // namespace
+
+std::vector<double> mean_distance_back(const Array<float>& w) {
+  check_self_attention(w, "mean_distance_back");
+  const std::size_t B = w.shape()[0], H = w.shape()[1], L = w.shape()[2];
+  std::vector<double> d(H, 0.0);
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t i = 0; i < L; ++i)
+        for (std::size_t j = 0; j <= i; ++j) d[h] += double(w(b, h, i, j)) * double(i - j);
+  for (double& x : d) x /= double(std::max<std::size_t>(B * L, 1));
+  return d;
+}
+
+double max_weight_above_diagonal(const std::vector<Tensor<float>>& layers) {
+  double above = 0.0;
+  for (const Tensor<float>& layer : layers) {
+    const Array<float>& w = layer.value();
+    check_self_attention(w, "max_weight_above_diagonal");
+    for (std::size_t b = 0; b < w.shape()[0]; ++b)
+      for (std::size_t h = 0; h < w.shape()[1]; ++h)
+        for (std::size_t i = 0; i < w.shape()[2]; ++i)
+          for (std::size_t j = i + 1; j < w.shape()[3]; ++j) above = std::max(above, double(w(b, h, i, j)));
+  }
+  return above;
+}
+
+namespace {
 // The head of the largest score over the layers, with its weights on one example.
 template <class Score>
 HeadPick best_head(const std::vector<Tensor<float>>& layers, std::size_t example, const Score& score) {

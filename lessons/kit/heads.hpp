@@ -29,6 +29,16 @@ struct HeadPick {
   xt::xarray<double> weights;  // (Lq, Lk) of the chosen example
 };
 
+// weights (B, h, L, L) of causal self-attention: for each head, the mean distance from a query back
+// to the keys it reads, sum_{j <= i} A_ij (i - j), over every query and example (0: each position
+// reads itself; 1: the previous one). ShapeError naming mean_distance_back unless (B, h, L, L).
+std::vector<double> mean_distance_back(const Array<float>& weights);
+
+// Over the layers (one (B, h, L, L) tensor each): the largest weight above the diagonal (a query
+// reading a later key), in any head of any example; exactly 0 under a causal mask. ShapeError
+// naming max_weight_above_diagonal for a layer that is not (B, h, L, L).
+double max_weight_above_diagonal(const std::vector<Tensor<float>>& layers);
+
 // Over the layers of a model (one (B, h, L, L) tensor each): the head with the largest
 // offset_mass, and its weights on one example.
 HeadPick head_for_offset(const std::vector<Tensor<float>>& layers, long offset, std::size_t example = 0);

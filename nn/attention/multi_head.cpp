@@ -21,24 +21,35 @@ Generator fork_after_skipping(Generator& gen, std::size_t draws) {
   for (std::size_t i = 0; i < draws; ++i) gen.uniform();
   return gen.fork();
 }
+
+// The rows of the packed [W_q; W_k; W_v]: d + 2 kv_heads d_k, 3d without grouping (and 3d for
+// shapes the constructor then refuses).
+std::size_t packed_rows(std::size_t d, std::size_t heads, std::size_t kv_heads) {
+  if (heads == 0 || d % heads != 0 || kv_heads == 0) return 3 * d;
+  return d + 2 * kv_heads * (d / heads);
+}
 }  // namespace
 
 template <class T>
 MultiHeadAttention<T>::MultiHeadAttention(std::size_t d_model, std::size_t heads, Generator& gen,
-                                          double dropout, bool bias)
-    : out_proj(d_model, d_model, gen, bias), d_model_(d_model), heads_(heads), p_(dropout),
-      gen_(fork_after_skipping(gen, 3 * (d_model * d_model + (bias ? d_model : 0)))) {
+                                          double dropout, bool bias, std::size_t kv_heads)
+    : out_proj(d_model, d_model, gen, bias), d_model_(d_model), heads_(heads), kv_heads_(kv_heads ? kv_heads : heads),
+      p_(dropout),
+      gen_(fork_after_skipping(gen, packed_rows(d_model, heads, kv_heads_) * (d_model + (bias ? 1 : 0)))) {
   check(heads_ > 0 && d_model_ % heads_ == 0, "MultiHeadAttention", "d_model ", d_model_,
         " is not divisible by heads ", heads_);
+  check(heads_ % kv_heads_ == 0, "MultiHeadAttention", "heads ", heads_, " is not divisible by kv_heads ", kv_heads_,
+        ": each key/value head serves an equal group of query heads");
   check(p_ >= 0.0 && p_ < 1.0, "MultiHeadAttention", "dropout must be in [0, 1), got ", p_);
-  const std::size_t d = d_model_;
-  in_proj_weight = this->register_parameter("in_proj_weight", Tensor<T>::zeros({3 * d, d}));
-  if (bias) in_proj_bias = this->register_parameter("in_proj_bias", Tensor<T>::zeros({3 * d}));
+  const std::size_t d = d_model_, rows = packed_rows(d, heads_, kv_heads_);
+  in_proj_weight = this->register_parameter("in_proj_weight", Tensor<T>::zeros({rows, d}));
+  if (bias) in_proj_bias = this->register_parameter("in_proj_bias", Tensor<T>::zeros({rows}));
   this->register_module("out_proj", out_proj);
   // Xavier-uniform per d x d block (fan_in = fan_out = d): U(-a, a), a = sqrt(6 / 2d). The blocks
   // are consecutive rows, so one pass over the packed matrix draws W_q, W_k, W_v in turn. (PyTorch
   // takes the fans of the whole (3d, d) matrix, a = sqrt(6 / 4d); a loaded state_dict replaces
-  // either.) Biases zero, as PyTorch's.
+  // either.) Biases zero, as PyTorch's. With grouped queries the (kv_dim, d) blocks of W_k and W_v
+  // are drawn at the same scale as W_q's.
   const double a = 1.0 * std::sqrt(6.0 / static_cast<double>(d + d));
   uniform(in_proj_weight, gen, -a, a);
   xavier_uniform(out_proj.weight, gen);
@@ -57,18 +68,28 @@ Tensor<T> with_query_bias(const Tensor<T>& bias, const Tensor<T>& from_queries, 
 }
 }  // namespace
 
-// x W_p^T + b_p with W_p = in_proj_weight[part d : (part + 1) d]. The slice is a copy of d x d
-// weights; its backward adds the block's gradient into those rows of the packed gradient.
+// x W_p^T + b_p with W_p the block's rows of in_proj_weight: [0, d), [d, d + kv), [d + kv, d + 2 kv).
+// The slice is a copy of the block's weights; its backward adds the block's gradient into those
+// rows of the packed gradient.
 template <class T>
 Tensor<T> MultiHeadAttention<T>::in_proj(const Tensor<T>& x, long part) const {
   need("MultiHeadAttention", x, "input");
   check(x.ndim() >= 1 && x.shape().back() == d_model_, "MultiHeadAttention",
         "expected input (..., d_model = ", d_model_, "), got ", shape_str(x.shape()));
-  const long d = static_cast<long>(d_model_);
-  const Tensor<T> w = slice(in_proj_weight, 0, part * d, (part + 1) * d);
-  const Tensor<T> b = in_proj_bias.defined() ? slice(in_proj_bias, 0, part * d, (part + 1) * d)
-                                             : Tensor<T>();
+  const long d = static_cast<long>(d_model_), kv = static_cast<long>(kv_dim());
+  const long lo = part == 0 ? 0 : d + (part - 1) * kv, hi = part == 0 ? d : lo + kv;
+  const Tensor<T> w = slice(in_proj_weight, 0, lo, hi);
+  const Tensor<T> b = in_proj_bias.defined() ? slice(in_proj_bias, 0, lo, hi) : Tensor<T>();
   return linear(x, w, b);
+}
+
+template <class T>
+AttentionResult<T> MultiHeadAttention<T>::attend(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
+                                                 const AttentionOptions<T>& o) {
+  const std::size_t group = heads_ / kv_heads_;
+  const Tensor<T> keys = repeat_heads(k, kv_heads_, group);
+  keep_parts(q.value(), keys.value(), o);
+  return multi_head_attention(q, keys, repeat_heads(v, kv_heads_, group), heads_, o);
 }
 
 template <class T>
@@ -152,13 +173,17 @@ AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& query, const 
     const auto same = [](const Tensor<T>& t) { return t; };
     const auto& transform = opt.qk_transform ? opt.qk_transform : std::function<Tensor<T>(const Tensor<T>&)>(same);
     const Tensor<T> q = transform(q_proj(query)), k = transform(k_proj(key));
-    check(q.shape() == Shape{B, Lq, d_model_} && k.shape() == Shape{B, Lk, d_model_}, who,
+    check(q.shape() == Shape{B, Lq, d_model_} && k.shape() == Shape{B, Lk, kv_dim()}, who,
           "qk_transform must keep the shapes (B, Lq, d) = ", shape_str(Shape{B, Lq, d_model_}),
-          " and (B, Lk, d) = ", shape_str(Shape{B, Lk, d_model_}), ", got ", shape_str(q.shape()),
+          " and (B, Lk, kv_dim) = ", shape_str(Shape{B, Lk, kv_dim()}), ", got ", shape_str(q.shape()),
           " and ", shape_str(k.shape()));
     if (opt.query_bias) o.bias = with_query_bias(o.bias, opt.query_bias(q), Shape{B, heads_, Lq, Lk});
-    keep_parts(q.value(), k.value(), o);  // the bias kept with the queries' own (Shaw's) term in it
-    r = multi_head_attention(q, k, v_proj(value), heads_, o);
+    r = attend(q, k, v_proj(value), o);  // the bias kept with the queries' own (Shaw's) term in it
+  } else if (query.node() == key.node() && key.node() == value.node() && kv_heads_ < heads_) {
+    // Grouped self-attention: one GEMM makes q and the kv heads' k and v, read apart by slices.
+    const Tensor<T> qkv = linear(query, in_proj_weight, in_proj_bias);
+    const long d = static_cast<long>(d_model_), kv = static_cast<long>(kv_dim());
+    r = attend(slice(qkv, 2, 0, d), slice(qkv, 2, d, d + kv), slice(qkv, 2, d + kv, d + 2 * kv), o);
   } else if (query.node() == key.node() && key.node() == value.node()) {
     // Self-attention: one GEMM with the packed [W_q; W_k; W_v] makes Q, K and V together.
     const Tensor<T> qkv = linear(query, in_proj_weight, in_proj_bias);
@@ -169,9 +194,7 @@ AttentionResult<T> MultiHeadAttention<T>::forward(const Tensor<T>& query, const 
     }
     r = multi_head_self_attention(qkv, heads_, o);
   } else {
-    const Tensor<T> q = q_proj(query), k = k_proj(key);
-    keep_parts(q.value(), k.value(), o);
-    r = multi_head_attention(q, k, v_proj(value), heads_, o);
+    r = attend(q_proj(query), k_proj(key), v_proj(value), o);
   }
   return {out_proj(gated(r.output)), r.weights};
 }
@@ -194,14 +217,14 @@ AttentionResult<T> MultiHeadAttention<T>::forward_cached(const Tensor<T>& x, KVC
         "), got ", shape_str(xs));
   const std::size_t B = xs[0], n = xs[1], c = cache.length();
   if (c > 0)
-    check(cache.keys.shape() == Shape{B, c, d_model_} && cache.values.shape() == cache.keys.shape(), who,
+    check(cache.keys.shape() == Shape{B, c, kv_dim()} && cache.values.shape() == cache.keys.shape(), who,
           "the cache holds keys ", shape_str(cache.keys.shape()), " and values ", shape_str(cache.values.shape()),
-          ", not (B = ", B, ", L, d_model = ", d_model_, ")");
+          ", not (B = ", B, ", L, kv_dim = ", kv_dim(), ")");
   check(!opt.allowed_keys && !opt.allowed, who, "masks are not supported with a cache (the positions are causal)");
-  const long d = long(d_model_);
-  const Tensor<T> qkv = linear(x, in_proj_weight, in_proj_bias);  // (B, n, 3d)
-  Tensor<T> q = slice(qkv, 2, 0, d), k = slice(qkv, 2, d, 2 * d);
-  const Tensor<T> v = slice(qkv, 2, 2 * d, 3 * d);
+  const long d = long(d_model_), kv = long(kv_dim());
+  const Tensor<T> qkv = linear(x, in_proj_weight, in_proj_bias);  // (B, n, d + 2 kv_dim)
+  Tensor<T> q = slice(qkv, 2, 0, d), k = slice(qkv, 2, d, d + kv);
+  const Tensor<T> v = slice(qkv, 2, d + kv, d + 2 * kv);
   if (opt.qk_transform) {
     q = opt.qk_transform(q);
     k = opt.qk_transform(k);
@@ -228,7 +251,9 @@ AttentionResult<T> MultiHeadAttention<T>::forward_cached(const Tensor<T>& x, KVC
   o.bias = bias;
   o.dropout = this->training() ? p_ : 0.0;
   o.generator = &gen_;
-  const AttentionResult<T> r = multi_head_attention(q, keys, values, heads_, o);
+  const std::size_t group = heads_ / kv_heads_;  // the cache keeps the kv heads; each is read by its group
+  const AttentionResult<T> r =
+      multi_head_attention(q, repeat_heads(keys, kv_heads_, group), repeat_heads(values, kv_heads_, group), heads_, o);
   return {out_proj(gated(r.output)), r.weights};
 }
 

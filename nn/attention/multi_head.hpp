@@ -13,6 +13,11 @@
 // out_proj (ablation, head importance).
 // Parameters: 3d^2 + 3d in, d^2 + d out, 4 d^2 (+ 4 d with biases); d = 64, h = 8 with biases:
 // 16,640. Weights Xavier-uniform per d x d block, biases zero.
+// Grouped-query attention (kv_heads = g < h; multi-query attention: g = 1): the keys and values
+// have g heads of d_k, W_k and W_v are (g d_k, d), in_proj_weight is ((h + 2g) d_k, d), and query
+// heads [i h/g, (i + 1) h/g) share key/value head i (repeat_heads, core/ops/grouped_heads.hpp, whose
+// backward sums a shared head's gradient over its group). The KV cache holds g heads, not h: h/g
+// times fewer bytes per token. g = h is multi-head attention, parameter for parameter.
 #pragma once
 
 #include <functional>
@@ -47,7 +52,7 @@ struct MultiHeadOptions {
 
 // What self-attention keeps of the positions it has seen, for generating one token at a time:
 // their keys (after the qk_transform: RoPE rotates each key once, at its own position) and their
-// values, (B, L, d_model) each, heads side by side. Empty until the first forward_cached.
+// values, (B, L, kv_heads * d_k) each (d_model without grouped queries), heads side by side. Empty until the first forward_cached.
 template <class T>
 struct KVCache {
   Array<T> keys, values;
@@ -69,9 +74,10 @@ struct ScoreParts {
 template <class T>
 class MultiHeadAttention : public Module<T> {
  public:
-  // Throws ShapeError "MultiHeadAttention: d_model 10 is not divisible by heads 3".
+  // Throws ShapeError "MultiHeadAttention: d_model 10 is not divisible by heads 3". kv_heads: the
+  // key/value heads (0: as many as heads); ShapeError naming both unless it divides heads.
   MultiHeadAttention(std::size_t d_model, std::size_t heads, Generator& gen, double dropout = 0.0,
-                     bool bias = true);
+                     bool bias = true, std::size_t kv_heads = 0);
 
   // query (B, Lq, d_model), key and value (B, Lk, d_model). Returns output (B, Lq, d_model) and
   // the per-head weights (B, h, Lq, Lk) (softmax before dropout; for plots).
@@ -88,9 +94,9 @@ class MultiHeadAttention : public Module<T> {
   // their positions (PositionalScheme::attention with an offset does both); masks are refused.
   AttentionResult<T> forward_cached(const Tensor<T>& x, KVCache<T>& cache, const MultiHeadOptions<T>& options = {});
 
-  // The three input projections on their own, (..., d_model) -> (..., d_model):
-  // q_proj(x) = x W_q^T + b_q with W_q = rows [0, d) of in_proj_weight; k_proj rows [d, 2d),
-  // v_proj rows [2d, 3d).
+  // The three input projections on their own, (..., d_model) -> (..., d_model) for q and
+  // (..., kv_dim) for k and v: q_proj(x) = x W_q^T + b_q with W_q = rows [0, d) of in_proj_weight;
+  // k_proj rows [d, d + kv_dim), v_proj rows [d + kv_dim, d + 2 kv_dim) (kv_dim = d without grouping).
   Tensor<T> q_proj(const Tensor<T>& x) const { return in_proj(x, 0); }
   Tensor<T> k_proj(const Tensor<T>& x) const { return in_proj(x, 1); }
   Tensor<T> v_proj(const Tensor<T>& x) const { return in_proj(x, 2); }
@@ -114,22 +120,27 @@ class MultiHeadAttention : public Module<T> {
   std::size_t d_model() const { return d_model_; }
   std::size_t heads() const { return heads_; }
   std::size_t head_dim() const { return d_model_ / heads_; }
+  std::size_t kv_heads() const { return kv_heads_; }
+  std::size_t kv_dim() const { return kv_heads_ * head_dim(); }  // the width of k, v and each cached row
   double dropout() const { return p_; }
 
-  Tensor<T> in_proj_weight;  // (3 d, d): [W_q; W_k; W_v]
-  Tensor<T> in_proj_bias;    // (3 d): [b_q; b_k; b_v]; undefined without biases
+  Tensor<T> in_proj_weight;  // (d + 2 kv_dim, d): [W_q; W_k; W_v]; (3 d, d) without grouping
+  Tensor<T> in_proj_bias;    // (d + 2 kv_dim): [b_q; b_k; b_v]; undefined without biases
   Linear<T> out_proj;        // W_o (d, d), b_o (d)
 
  private:
-  // Rows [part d, (part + 1) d) of the packed projection applied to x.
+  // Block `part` (0: W_q, 1: W_k, 2: W_v) of the packed projection applied to x.
   Tensor<T> in_proj(const Tensor<T>& x, long part) const;
+  // Attention of q (B, Lq, d) on k, v (B, Lk, kv_dim): the shared heads repeated to one per query
+  // head, the score parts kept.
+  AttentionResult<T> attend(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const AttentionOptions<T>& o);
   // The merged heads (B, L, h * d_k) times the gate, each head's columns by its own entry.
   Tensor<T> gated(const Tensor<T>& merged) const;
   // parts_ from q and k as scored and the options the attention op was given.
   void keep_parts(const Array<T>& q, const Array<T>& k, const AttentionOptions<T>& o);
   bool keep_parts_ = false;
   ScoreParts<T> parts_;
-  std::size_t d_model_, heads_;
+  std::size_t d_model_, heads_, kv_heads_;
   double p_;
   Tensor<T> head_gate_;
   Generator gen_;

@@ -61,4 +61,18 @@ std::pair<IndexArray, IndexArray> random_windows(const std::vector<Index>& strea
   return {ids, targets};
 }
 
+std::vector<Index> opening(const std::vector<Index>& entry, std::size_t n) {
+  std::vector<Index> ids{Vocab::bos};
+  for (std::size_t i = 0; i + 1 < n && i < entry.size(); ++i) ids.push_back(entry[i]);
+  return ids;
+}
+
+std::string char_text(const Vocab& vocab, const std::vector<Index>& ids) {
+  std::string s;
+  for (Index id : ids)
+    if (id >= Index(Vocab::num_specials)) s += vocab.token(id);
+    else if (id == Vocab::unk) s += "?";
+  return s;
+}
+
 }  // namespace attnlab::nn::data

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,12 @@ struct CharCorpus {
 
 // The characters a model predicts in these entries: every character and each entry's <eos>.
 std::size_t predicted_characters(const Sequences& entries);
+
+// <bos> and the first n - 1 ids of an entry (all of it when shorter): the opening a model reads.
+std::vector<Index> opening(const std::vector<Index>& entry, std::size_t n);
+
+// The characters of ids as text: the special tokens dropped, but <unk> shown as '?'.
+std::string char_text(const Vocab& vocab, const std::vector<Index>& ids);
 
 // The corpus of these entries. std::invalid_argument naming char_corpus and the value for a
 // held-out share outside [0, 0.5) or no training entry left.

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/ops.hpp"
+#include "nn/lm/score.hpp"
 
 namespace attnlab::nn::lm {
 
@@ -50,12 +51,6 @@ std::vector<double> last_row(const Tensor<T>& logits) {  // (1, n, V) -> the las
   std::vector<double> out(V);
   for (std::size_t v = 0; v < V; ++v) out[v] = double(z(0, n - 1, v));
   return out;
-}
-
-IndexArray as_row(const std::vector<Index>& ids) {
-  IndexArray a = IndexArray::from_shape({1, ids.size()});
-  std::copy(ids.begin(), ids.end(), a.begin());
-  return a;
 }
 
 }  // namespace

@@ -20,6 +20,12 @@ struct Window {
 
 }  // namespace
 
+IndexArray as_row(const std::vector<Index>& ids) {
+  IndexArray a = IndexArray::from_shape({1, ids.size()});
+  std::copy(ids.begin(), ids.end(), a.begin());
+  return a;
+}
+
 double mean_of(const std::vector<double>& nats) {
   double sum = 0.0;
   for (double x : nats) sum += x;

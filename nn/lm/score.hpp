@@ -23,6 +23,9 @@ template <class T>
 std::vector<double> causal_lm_token_nats(CausalLM<T>& model, const std::vector<std::vector<Index>>& sequences, Index bos,
                                          Index eos, std::size_t window, std::size_t batch = 32);
 
+// One sequence as a batch of one, (1, n): what a model's forward takes.
+IndexArray as_row(const std::vector<Index>& ids);
+
 // The mean of a list of per-token nats (0 for an empty list).
 double mean_of(const std::vector<double>& nats);
 

@@ -23,6 +23,13 @@ template <class T>
 struct CausalLMCache {
   std::vector<KVCache<T>> layers;
   std::size_t length() const { return layers.empty() ? 0 : layers.front().length(); }
+  // What the cache holds: every layer's keys and values, sizeof(T) bytes a number. With h/g query
+  // heads to a key/value head (grouped-query attention) that is h/g times less than multi-head.
+  std::size_t bytes() const {
+    std::size_t n = 0;
+    for (const KVCache<T>& l : layers) n += l.keys.size() + l.values.size();
+    return n * sizeof(T);
+  }
 };
 
 // GPT: token embedding + positions, pre-norm causal self-attention blocks (an Encoder run with

@@ -25,7 +25,7 @@ void check_config(const char* who, const LayerConfig& c) {
 
 template <class T>
 EncoderLayer<T>::EncoderLayer(const LayerConfig& c, Generator& gen)
-    : self_attn((check_config("EncoderLayer", c), c.d_model), c.heads, gen, c.dropout),
+    : self_attn((check_config("EncoderLayer", c), c.d_model), c.heads, gen, c.dropout, true, c.kv_heads),
       linear1(c.d_model, c.d_ff, gen), dropout(c.dropout, gen), linear2(c.d_ff, c.d_model, gen),
       norm1(c.d_model, c.eps), norm2(c.d_model, c.eps),
       dropout1(c.dropout, gen), dropout2(c.dropout, gen), config_(c) {
@@ -70,7 +70,7 @@ Tensor<T> EncoderLayer<T>::forward_cached(const Tensor<T>& x, KVCache<T>& cache,
 
 template <class T>
 DecoderLayer<T>::DecoderLayer(const LayerConfig& c, Generator& gen)
-    : self_attn((check_config("DecoderLayer", c), c.d_model), c.heads, gen, c.dropout),
+    : self_attn((check_config("DecoderLayer", c), c.d_model), c.heads, gen, c.dropout, true, c.kv_heads),
       multihead_attn(c.d_model, c.heads, gen, c.dropout),
       linear1(c.d_model, c.d_ff, gen), dropout(c.dropout, gen), linear2(c.d_ff, c.d_model, gen),
       norm1(c.d_model, c.eps), norm2(c.d_model, c.eps), norm3(c.d_model, c.eps),

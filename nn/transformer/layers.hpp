@@ -25,6 +25,9 @@ struct LayerConfig {
   bool norm_first = false;    // false: post-norm (the paper); true: pre-norm
   Activation activation = Activation::ReLU;
   double eps = 1e-5;          // LayerNorm epsilon
+  // Key/value heads of the self-attention (grouped-query attention, nn/attention/multi_head.hpp):
+  // 0 as many as heads (multi-head), 1 multi-query, else a divisor of heads.
+  std::size_t kv_heads = 0;
 };
 
 template <class T>
