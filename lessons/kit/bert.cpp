@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
@@ -192,6 +193,58 @@ Array<float> encoder_features(nn::EncoderModel<float>& model, const nn::data::To
   });
 }
 
+
+plots::Figure cls_attention_figure(const AttentionInput& in, const std::string& title) {
+  if (in.heads.empty() || in.heads.back().empty() || in.keys.empty())
+    throw std::invalid_argument("cls_attention_figure: '" + in.name + "' has no layer, head or token");
+  const std::size_t L = in.heads.size(), H = in.heads.back().size(), n = in.keys.size();
+  xt::xarray<double> rows = xt::zeros<double>({L + H, n});
+  std::vector<std::string> labels, cells;
+  for (std::size_t l = 0; l < L; ++l) {
+    for (const auto& w : in.heads[l]) xt::view(rows, l) += xt::view(w, 0, xt::all());
+    xt::view(rows, l) /= double(in.heads[l].size());
+    labels.push_back(text("layer ", l + 1, " (mean of heads)"));
+  }
+  for (std::size_t h = 0; h < H; ++h) {
+    xt::view(rows, L + h) = xt::view(in.heads[L - 1][h], 0, xt::all());
+    labels.push_back(text("layer ", L, ", head ", h + 1));
+  }
+  for (std::size_t k = 0; k < L + H; ++k) cells.insert(cells.end(), in.keys.begin(), in.keys.end());
+  plots::HeatmapOptions ho;
+  ho.cell_text = cells;
+  ho.y_labels = labels;
+  ho.x_labels = number_labels(n, 10);
+  ho.colorbar_label = "attention weight of [CLS]";
+  ho.cmap = plots::Colormap::reds();
+  HeatmapFigureOptions hs;
+  hs.title = title;
+  hs.xlabel = "position";
+  hs.width = 2000;
+  hs.height = int(400 + 1800 / n * (L + H));
+  return heatmap_figure(rows, ho, hs);
+}
+
+ClsMass cls_attention_by_kind(nn::EncoderModel<float>& model, const nn::data::ClozeCorpus& c, const nn::data::TopicSet& s,
+                              std::size_t context) {
+  if (s.size() == 0) throw std::invalid_argument("cls_attention_by_kind: an empty set");
+  const auto kind = [&](Index id) {
+    if (id < c.ids.first || id >= c.ids.end) return 0;
+    const std::string& t = c.vocab.token(id);
+    return (t.size() == 1 && std::isalnum(static_cast<unsigned char>(t[0]))) ? 2 : 1;
+  };
+  ClsMass m;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    std::vector<Index> e = s.entries[i];
+    if (e.size() > context) e.resize(context);
+    const auto a = attention_on(model, e);
+    m.by_layer.resize(a.size(), std::array<double, 3>{});
+    for (std::size_t l = 0; l < a.size(); ++l)
+      for (std::size_t j = 0; j < e.size(); ++j)
+        m.by_layer[l][std::size_t(kind(e[j]))] += xt::mean(xt::view(a[l], xt::all(), 0, j))() / double(s.size());
+    for (Index id : e) m.share[std::size_t(kind(id))] += 1.0 / double(e.size()) / double(s.size());
+  }
+  return m;
+}
 
 plots::Figure masking_figure(const nn::data::Vocab& v, const std::vector<MaskedExample>& examples, std::size_t width) {
   using nn::data::MaskChoice;

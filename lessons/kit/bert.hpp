@@ -3,6 +3,7 @@
 // pretraining phases. What each lesson does with the model stays in the lesson.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -111,6 +112,23 @@ Array<float> topic_probabilities(nn::EncoderModel<float>& model, const nn::data:
 // [CLS]'s final vector, or the mean of the real tokens' final vectors ([CLS] and <eos> included).
 Array<float> encoder_features(nn::EncoderModel<float>& model, const nn::data::TopicSet& s, std::size_t context,
                               bool mean_of_tokens);
+
+// Lesson 13's figure of where [CLS] looks: the [CLS] row (query 0) of every layer of `in`, the
+// mean of its heads, then of each head of the last layer, over the tokens. std::invalid_argument
+// naming cls_attention_figure when `in` has no layer or no token.
+plots::Figure cls_attention_figure(const AttentionInput& in, const std::string& title);
+
+// [CLS]'s attention over every entry of a set (read from its beginning, `context` tokens at most),
+// by the kind of token it lands on: 0 the specials ([CLS], <eos>, anything outside the
+// characters), 1 the other characters (spaces, punctuation), 2 letters and digits. by_layer[l][k]:
+// the mean over entries of layer l's weight (mean of its heads) on kind k; share[k]: the mean share
+// of kind k among an entry's tokens. std::invalid_argument naming cls_attention_by_kind for an empty set.
+struct ClsMass {
+  std::vector<std::array<double, 3>> by_layer;
+  std::array<double, 3> share{};
+};
+ClsMass cls_attention_by_kind(nn::EncoderModel<float>& model, const nn::data::ClozeCorpus& c, const nn::data::TopicSet& s,
+                              std::size_t context);
 
 // Lesson 12's figure of the masking rule: each example (its tokens, and what the rule made of them)
 // cut into rows of `width` tokens, each row as written above the row as the model reads it, the
