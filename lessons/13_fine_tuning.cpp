@@ -3,20 +3,14 @@
 // Lesson 12 pretrained a small BERT on the characters of the Debian fortunes corpus by filling in
 // masked characters. Here it earns its keep, or does not: we fine-tune it to tell which of five
 // topic files an entry comes from, against the same network trained from its random start with the
-// same recipe and batches and against a linear classifier on character frequencies, read the topic
-// off its frozen features with linear probes, and look at where its [CLS] token attends. The topic
-// sets and their batches are nn/data/cloze_corpus.
+// same recipe and batches and against a linear classifier on character frequencies, then again with
+// fewer and fewer labels (where pretraining should pay most), read the topic off its frozen features
+// with linear probes, and look at where its [CLS] token attends. The topic sets and their batches
+// are nn/data/cloze_corpus; the probe lessons/kit/linear_probe; the figures lessons/kit/bert.
 #include <algorithm>
-#include <array>
-#include <cctype>
 #include <cmath>
 #include <memory>
-#include <numeric>
 #include <optional>
-
-#include <xtensor/xadapt.hpp>
-#include <xtensor/xbuilder.hpp>
-#include <xtensor/xview.hpp>
 
 #include "lessons/kit/bert.hpp"
 #include "lessons/kit/kit.hpp"
@@ -233,21 +227,8 @@ void frozen_probes(const Corpus& c, const TopicData& d, const BertSettings& r, n
          Expect::either_way});
 }
 
-void finetuning_figure(const FineTuned& pretrained, const FineTuned& scratch, double bag);
 void confusion(const TopicData& d, const FineTuned& pretrained);
 
-const plots::Color kGray{0.6, 0.6, 0.6};
-
-// A dashed level line from x0 to x1.
-plots::Series dashed_curve(const std::string& name, const std::vector<double>& x, const std::vector<double>& y,
-                           plots::Color color) {
-  plots::Series s = curve(name, x, y);
-  s.dashed = true, s.color = color;
-  return s;
-}
-plots::Series flat(const std::string& name, double x0, double x1, double y, plots::Color color) {
-  return dashed_curve(name, {x0, x1}, {y, y}, color);
-}
 
 TopicData topic_data(const Corpus& c, const BertSettings& r) {
   TopicData d{data::topic_set(c, c.split.train, kTopics), {}, data::topic_set(c, c.split.validation, kTopics),
@@ -314,35 +295,13 @@ void fine_tuning(const Corpus& c, const BertSettings& r, const TopicData& d, nn:
   metric("finetune_validation_accuracy_scratch", sa.back());
   timing("finetune_seconds_pretrained", pretrained.history.seconds);
   timing("finetune_seconds_scratch", scratch.history.seconds);
-  finetuning_figure(pretrained, scratch, bag);
-  confusion(d, pretrained);
-}
-
-void finetuning_figure(const FineTuned& pretrained, const FineTuned& scratch, double bag) {
-  const auto& pa = pretrained.history.validation_of("accuracy");
-  const auto& sa = scratch.history.validation_of("accuracy");
-  plots::Figure fig(1800, 1900, 2, 1);
-  fig.title("Fine-tuning on five topics: pretrained against from scratch");
-  const auto by_step = [](const History& h) { return windowed(h.loss, std::max<std::size_t>(1, h.steps_per_epoch / 2)); };
-  const Windowed wp = by_step(pretrained.history), ws = by_step(scratch.history);
-  plots::LineOptions training_style;
-  plots::line_plot(fig.panel(0).title("Training loss").xlabel("step").ylabel("cross-entropy"),
-                   {curve("pretrained", wp.x, wp.y), curve("from scratch", ws.x, ws.y)}, training_style);
-  plots::LineOptions lo;
-  lo.markers = true;
-  lo.ymin = 0.0;
-  lo.ymax = 1.0;
-  std::vector<double> x(pa.size());
-  std::iota(x.begin(), x.end(), 1.0);
-  plots::line_plot(fig.panel(1).title("Validation accuracy").xlabel("epoch").ylabel("accuracy"),
-                   {curve("pretrained", x, pa), curve("from scratch", x, sa),
-                    flat("bag of characters (test)", 1.0, double(pa.size()), bag, plots::series_color(2)),
-                    flat("chance", 1.0, double(pa.size()), 1.0 / double(kTopics.size()), kGray)}, lo);
-  save_figure(fig, "finetuning",
+  save_figure(bert::finetuning_figure(pretrained.history, scratch.history, bag, kTopics.size()), "finetuning",
               "Fine-tuning the pretrained BERT and the same network from its random start, same recipe and batches: "
               "training loss by step (means of half epochs, top) and validation accuracy after each epoch, with the "
               "bag-of-characters classifier and chance.");
+  confusion(d, pretrained);
 }
+
 // The confusion matrix of the pretrained model on the test entries.
 void confusion(const TopicData& d, const FineTuned& pretrained) {
   const std::size_t K = kTopics.size();
@@ -369,8 +328,6 @@ struct LabelPoint {
   double pretrained_loss = 0, scratch_loss = 0;  // the training loss of the last epoch
   Paired pair;
 };
-
-void labels_figure(const std::vector<LabelPoint>& points);
 
 // The comparison of section 2 again with fewer labelled entries per topic, each set drawn from the
 // same shuffle as section 2's (so every smaller set lies inside every larger one), on the windows
@@ -459,37 +416,19 @@ void fewer_labels(const Corpus& c, const BertSettings& r, const TopicData& d, co
               "a gap of ", fixed(100 * most.pair.gap, 1), " points here against ", fixed(100 * long_windows.gap, 1),
               " on section 2's longer ones."),
          Expect::either_way});
-  labels_figure(points);
-}
-
-// Test accuracy against labelled entries a topic (log scale), and the gap with its chance scale.
-void labels_figure(const std::vector<LabelPoint>& points) {
-  std::vector<double> n, pre, scr, bag, gap, upper, lower;
+  bert::LabelCurves curves;
   for (const LabelPoint& q : points) {
-    n.push_back(double(q.per_topic)), pre.push_back(q.pretrained), scr.push_back(q.scratch), bag.push_back(q.bag);
-    gap.push_back(100 * q.pair.gap), upper.push_back(200 * q.pair.noise), lower.push_back(-200 * q.pair.noise);
+    curves.per_topic.push_back(double(q.per_topic)), curves.pretrained.push_back(q.pretrained);
+    curves.scratch.push_back(q.scratch), curves.bag.push_back(q.bag);
+    curves.gap.push_back(q.pair.gap), curves.noise.push_back(q.pair.noise);
   }
-  plots::Figure fig(1800, 1900, 2, 1);
-  fig.title("What pretraining buys as the labels get fewer");
-  plots::LineOptions lo;
-  lo.markers = true, lo.log_x = true, lo.ymin = 0.0, lo.ymax = 1.0;
-  plots::Series bag_line = curve("bag of characters", n, bag);
-  bag_line.color = plots::series_color(2);
-  plots::line_plot(fig.panel(0).title("Test accuracy").xlabel("labelled training entries a topic").ylabel("accuracy"),
-                   {curve("pretrained, fine-tuned", n, pre), curve("from scratch", n, scr), bag_line,
-                    flat("chance", n.front(), n.back(), 1.0 / double(kTopics.size()), kGray)}, lo);
-  plots::LineOptions go;
-  go.markers = true, go.log_x = true;
-  plots::line_plot(fig.panel(1).title("Pretrained minus from scratch, same test entries").xlabel("labelled training entries a topic")
-                       .ylabel("gap (points)"),
-                   {curve("gap", n, gap), dashed_curve("twice the chance scale", n, upper, kGray),
-                    dashed_curve("", n, lower, kGray), flat("no gap", n.front(), n.back(), 0.0, plots::Color{0.2, 0.2, 0.2})}, go);
-  save_figure(fig, "labels",
+  save_figure(bert::labels_figure(curves, kTopics.size()), "labels",
               "Top: test accuracy of the pretrained BERT fine-tuned and of the same network from scratch (same batches), "
               "and of a linear bag of characters, against the labelled entries a topic. Bottom: the gap between the "
               "two BERTs in points, between dashed lines at twice its chance scale (the square root of the entries "
               "on which they disagree); outside them, the gap is more than chance on this test set.");
 }
+
 
 // ---------------------------------------------------------------------------------------------
 // 4. Where [CLS] looks.

@@ -156,3 +156,39 @@ TEST_CASE("masking_figure and pretraining_figure: drawn from consistent input, b
   CHECK_THROWS_WITH_AS(bert::pretraining_figure(h, 1, 2, r, {}, {}), doctest::Contains("pretraining_figure: validation scores of 2, 1"),
                        std::invalid_argument);
 }
+
+TEST_CASE("cls_attention_by_kind: [CLS]'s weight by kind of token sums to 1 a layer; the shares of the kinds too") {
+  const data::ClozeCorpus c = tiny_corpus();
+  nn::MaskedLM<float> m = tiny_model(c);
+  const data::TopicSet s = data::topic_set(c, c.split.test, {"x", "y"});
+  const bert::ClsMass mass = bert::cls_attention_by_kind(m.model, c, s, 6);  // "the mat" cut to [CLS] t h e ' ' m
+  REQUIRE(mass.by_layer.size() == 2);
+  for (const auto& layer : mass.by_layer) CHECK(layer[0] + layer[1] + layer[2] == doctest::Approx(1.0));
+  CHECK(mass.share[0] + mass.share[1] + mass.share[2] == doctest::Approx(1.0));
+  // Both cut to 6: [CLS] t h e ' ' m and [CLS] a ' ' l o g (1 special, 1 space, 4 letters each; <eos> cut off).
+  CHECK(mass.share[0] == doctest::Approx(1.0 / 6));
+  CHECK(mass.share[1] == doctest::Approx(1.0 / 6));
+  CHECK(mass.share[2] == doctest::Approx(4.0 / 6));
+  CHECK_THROWS_WITH_AS(bert::cls_attention_by_kind(m.model, c, data::TopicSet{}, 6),
+                       doctest::Contains("cls_attention_by_kind: an empty set"), std::invalid_argument);
+  const AttentionInput in = bert::attention_input(m.model, c.vocab, s.entries[0], "the mat");
+  CHECK_NOTHROW(bert::cls_attention_figure(in, "Where [CLS] looks"));
+  CHECK_THROWS_WITH_AS(bert::cls_attention_figure(AttentionInput{"none", {}, {}, {}, {}}, "t"),
+                       doctest::Contains("cls_attention_figure: 'none'"), std::invalid_argument);
+}
+
+TEST_CASE("finetuning_figure and labels_figure: drawn from consistent curves, mismatched ones named") {
+  History a, b;
+  a.loss = b.loss = {1.6, 1.4, 1.2, 1.0};
+  a.steps = b.steps = 4, a.steps_per_epoch = b.steps_per_epoch = 2;
+  a.validation = {{"accuracy", {0.3, 0.5}}};
+  b.validation = {{"accuracy", {0.35, 0.45}}};
+  CHECK_NOTHROW(bert::finetuning_figure(a, b, 0.6, 5));
+  b.validation = {{"accuracy", {0.35}}};
+  CHECK_THROWS_WITH_AS(bert::finetuning_figure(a, b, 0.6, 5), doctest::Contains("finetuning_figure: validation accuracies of 2 and 1"),
+                       std::invalid_argument);
+  bert::LabelCurves c{{5, 10, 100}, {0.3, 0.4, 0.7}, {0.35, 0.45, 0.72}, {0.45, 0.5, 0.64}, {-0.05, -0.05, -0.02}, {0.03, 0.03, 0.025}};
+  CHECK_NOTHROW(bert::labels_figure(c, 5));
+  c.gap.pop_back();
+  CHECK_THROWS_WITH_AS(bert::labels_figure(c, 5), doctest::Contains("labels_figure: 3 label counts"), std::invalid_argument);
+}

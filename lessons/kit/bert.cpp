@@ -339,4 +339,75 @@ plots::Figure pretraining_figure(const History& h, std::size_t first_phase_epoch
   return fig;
 }
 
+namespace {
+const plots::Color kGray{0.6, 0.6, 0.6};
+
+plots::Series dashed_curve(const std::string& name, const std::vector<double>& x, const std::vector<double>& y,
+                           plots::Color color) {
+  plots::Series s = curve(name, x, y);
+  s.dashed = true, s.color = color;
+  return s;
+}
+
+// A dashed level line from x0 to x1.
+plots::Series flat(const std::string& name, double x0, double x1, double y, plots::Color color) {
+  return dashed_curve(name, {x0, x1}, {y, y}, color);
+}
+}  // namespace
+
+plots::Figure finetuning_figure(const History& pretrained, const History& scratch, double bag, std::size_t classes) {
+  const auto& pa = pretrained.validation_of("accuracy");
+  const auto& sa = scratch.validation_of("accuracy");
+  if (pa.empty() || pa.size() != sa.size())
+    throw std::invalid_argument(text("finetuning_figure: validation accuracies of ", pa.size(), " and ", sa.size(),
+                                     " epochs (need one a epoch, as many for both)"));
+  plots::Figure fig(1800, 1900, 2, 1);
+  fig.title("Fine-tuning on five topics: pretrained against from scratch");
+  const auto by_step = [](const History& h) { return windowed(h.loss, std::max<std::size_t>(1, h.steps_per_epoch / 2)); };
+  const Windowed wp = by_step(pretrained), ws = by_step(scratch);
+  plots::LineOptions training_style;
+  plots::line_plot(fig.panel(0).title("Training loss").xlabel("step").ylabel("cross-entropy"),
+                   {curve("pretrained", wp.x, wp.y), curve("from scratch", ws.x, ws.y)}, training_style);
+  plots::LineOptions lo;
+  lo.markers = true;
+  lo.ymin = 0.0;
+  lo.ymax = 1.0;
+  std::vector<double> x(pa.size());
+  std::iota(x.begin(), x.end(), 1.0);
+  plots::line_plot(fig.panel(1).title("Validation accuracy").xlabel("epoch").ylabel("accuracy"),
+                   {curve("pretrained", x, pa), curve("from scratch", x, sa),
+                    flat("bag of characters (test)", 1.0, double(pa.size()), bag, plots::series_color(2)),
+                    flat("chance", 1.0, double(pa.size()), 1.0 / double(classes), kGray)}, lo);
+  return fig;
+}
+
+plots::Figure labels_figure(const LabelCurves& c, std::size_t classes) {
+  const std::size_t n = c.per_topic.size();
+  if (n == 0 || c.pretrained.size() != n || c.scratch.size() != n || c.bag.size() != n || c.gap.size() != n ||
+      c.noise.size() != n)
+    throw std::invalid_argument(text("labels_figure: ", n, " label counts, ", c.pretrained.size(), " and ", c.scratch.size(),
+                                     " accuracies, ", c.bag.size(), " of the bag, ", c.gap.size(), " gaps and ",
+                                     c.noise.size(), " chance scales (need as many of each)"));
+  std::vector<double> gap, upper, lower;
+  for (std::size_t i = 0; i < n; ++i)
+    gap.push_back(100 * c.gap[i]), upper.push_back(200 * c.noise[i]), lower.push_back(-200 * c.noise[i]);
+  plots::Figure fig(1800, 1900, 2, 1);
+  fig.title("What pretraining buys as the labels get fewer");
+  plots::LineOptions lo;
+  lo.markers = true, lo.log_x = true, lo.ymin = 0.0, lo.ymax = 1.0;
+  plots::Series bag_line = curve("bag of characters", c.per_topic, c.bag);
+  bag_line.color = plots::series_color(2);
+  const double lo_x = c.per_topic.front(), hi_x = c.per_topic.back();
+  plots::line_plot(fig.panel(0).title("Test accuracy").xlabel("labelled training entries a topic").ylabel("accuracy"),
+                   {curve("pretrained, fine-tuned", c.per_topic, c.pretrained), curve("from scratch", c.per_topic, c.scratch),
+                    bag_line, flat("chance", lo_x, hi_x, 1.0 / double(classes), kGray)}, lo);
+  plots::LineOptions go;
+  go.markers = true, go.log_x = true;
+  plots::line_plot(fig.panel(1).title("Pretrained minus from scratch, same test entries").xlabel("labelled training entries a topic")
+                       .ylabel("gap (points)"),
+                   {curve("gap", c.per_topic, gap), dashed_curve("twice the chance scale", c.per_topic, upper, kGray),
+                    dashed_curve("", c.per_topic, lower, kGray), flat("no gap", lo_x, hi_x, 0.0, plots::Color{0.2, 0.2, 0.2})}, go);
+  return fig;
+}
+
 }  // namespace attnlab::lessons::bert

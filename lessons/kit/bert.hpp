@@ -149,4 +149,20 @@ plots::Figure pretraining_figure(const History& h, std::size_t first_phase_epoch
                                  const ModelSettings& r, const nn::data::ClozeScores& unigram,
                                  const nn::data::ClozeScores& neighbours);
 
+// Lesson 13's fine-tuning figure: the training loss by step (means of half epochs) of the two
+// starts, and their validation accuracy ("accuracy") after every epoch beside the bag of
+// characters' test accuracy and chance (1 / classes). std::invalid_argument naming
+// finetuning_figure when the two histories' accuracies are empty or of different lengths.
+plots::Figure finetuning_figure(const History& pretrained, const History& scratch, double bag, std::size_t classes);
+
+// Lesson 13's label-count figure: test accuracy of both starts and of the bag of characters against
+// the labelled entries a topic (log scale), then the gap (pretrained minus scratch, in points)
+// between dashed lines at twice its chance scale. std::invalid_argument naming labels_figure
+// when the curves are empty or of different lengths.
+struct LabelCurves {
+  std::vector<double> per_topic, pretrained, scratch, bag;
+  std::vector<double> gap, noise;  // shares (0.05: 5 points)
+};
+plots::Figure labels_figure(const LabelCurves& c, std::size_t classes);
+
 }  // namespace attnlab::lessons::bert
