@@ -434,7 +434,7 @@ void fewer_labels(const Corpus& c, const BertSettings& r, const TopicData& d, co
 // 4. Where [CLS] looks.
 
 // [CLS]'s attention in every layer over one held-out entry the fine-tuned model gets right.
-void cls_attention(const Corpus& c, const FineTuned& f, const BertSettings& r) {
+void cls_attention(const Corpus& c, const FineTuned& f, const FineTuned& scratch, const BertSettings& r) {
   const TopicSet d = data::topic_set(c, c.split.test, kTopics);
   std::optional<std::size_t> pick;
   for (std::size_t i = 0; i < d.size() && !pick; ++i)
@@ -446,6 +446,17 @@ void cls_attention(const Corpus& c, const FineTuned& f, const BertSettings& r) {
   save_figure(bert::cls_attention_figure(bert::attention_input(f.bert->model, c.vocab, ids, title), title), "cls_attention",
               "The fine-tuned pretrained model's [CLS] query over a test entry it classifies correctly: each layer's "
               "weights (mean of the heads), then each head of the last layer, over the characters.");
+  // Both fine-tuned models in the attention explorer (lessons/kit/explorer.hpp), with their queries and keys.
+  const std::string entry = text("\"", shown_text(c.vocab, ids), "\"");
+  show_explorer({"Lesson 13: the fine-tuned BERTs on a held-out entry", "characters (queries)", "characters (keys)",
+                 text("A held-out ", kTopics[std::size_t(d.labels(*pick))], " entry read by the two models section 2 "
+                      "fine-tuned: the pretrained one, then the one from scratch (choose the input). [CLS] is the first "
+                      "row: its attention is what the classifier reads. Choose a layer and a head, hover a character "
+                      "to see which characters it reads, click it for its scores split into query-key products."),
+                 {bert::attention_input(f.bert->model, c.vocab, ids, "pretrained, fine-tuned: " + entry, true),
+                  bert::attention_input(scratch.bert->model, c.vocab, ids, "from scratch, fine-tuned: " + entry, true)}},
+                "explorer", "The attention explorer: every head of both fine-tuned models on the same test entry; hover a "
+                            "character to see what it reads, click it to see its scores term by term");
 
   // Over every test entry: how much of [CLS]'s attention lands on the specials, on spaces and
   // punctuation, and on letters and digits, per layer, against those tokens' share of the text.
@@ -496,7 +507,7 @@ int main(int argc, char** argv) {
     section("3. What pretraining buys: fewer labels");
     fewer_labels(c, r, d, paired(pre, scratch, d.test.labels));
     section("4. Where [CLS] looks");
-    cls_attention(c, pre, r);
+    cls_attention(c, pre, scratch, r);
     section("5. What to take away");
     takeaway();
   });

@@ -15,6 +15,7 @@
 #include "lessons/story/stats.hpp"
 #include "lessons/story/text.hpp"
 #include "lessons/kit/figures.hpp"
+#include "lessons/kit/self_attention_input.hpp"
 #include "lessons/story/lesson.hpp"
 #include "nn/metrics.hpp"
 
@@ -126,7 +127,19 @@ std::vector<xt::xarray<double>> attention_on(nn::EncoderModel<float>& model, con
 }
 
 AttentionInput attention_input(nn::EncoderModel<float>& model, const nn::data::Vocab& v, const std::vector<Index>& ids,
-                               const std::string& name) {
+                               const std::string& name, bool score_parts) {
+  if (score_parts) {
+    if (ids.empty()) throw std::invalid_argument("attention_on: an empty sequence");
+    std::vector<std::string> tokens;
+    for (Index id : ids) tokens.push_back(shown(v, id));
+    NoGrad no_grad;
+    model.eval();
+    model.encoder.keep_score_parts(true);
+    model.features(xt::adapt(ids, {std::size_t(1), ids.size()}));
+    AttentionInput in = with_score_parts(self_attention_input(name, tokens, model.attention_weights()), model.encoder.score_parts());
+    model.encoder.keep_score_parts(false);
+    return in;
+  }
   const std::vector<xt::xarray<double>> layers = attention_on(model, ids);
   std::vector<std::string> tokens;
   for (Index id : ids) tokens.push_back(shown(v, id));

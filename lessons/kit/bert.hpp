@@ -95,9 +95,10 @@ std::vector<xt::xarray<double>> attention_on(nn::EncoderModel<float>& model, con
 
 // The attention of every head of every layer when `model` reads `ids`, for the explorer and the
 // figures: the tokens as shown() shows them, layers named "layer 1", "layer 2", ... (eval mode, no
-// tape). std::invalid_argument naming attention_on for an empty sequence.
+// tape); with `score_parts`, each head's queries, keys and position bias too, for the explorer's
+// neuron view. std::invalid_argument naming attention_on for an empty sequence.
 AttentionInput attention_input(nn::EncoderModel<float>& model, const nn::data::Vocab& v, const std::vector<Index>& ids,
-                               const std::string& name);
+                               const std::string& name, bool score_parts = false);
 
 // Every head of every layer of `in` in one figure, two panels a row ("Layer l, head h"), on one
 // colour scale from 0 to the largest weight of any head. std::invalid_argument naming
