@@ -9,11 +9,8 @@
 // held-out text against counted baselines and read what its heads attend to; lesson 13 fine-tunes
 // it. The windows, their masks and the counted baselines are nn/data/masked_windows.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <memory>
-#include <numeric>
-#include <optional>
 #include <set>
 
 #include <xtensor/xadapt.hpp>
@@ -36,14 +33,12 @@ namespace {
 using F = float;
 using data::ClozeScores;
 using data::MaskChoice;
-using data::MaskedWindows;
 
-// The split, the held-out masks, the topics, the model's sizes and phases, and how a token is shown
+// The split, the held-out masks, the model's sizes and phases, and how a token is shown
 // are lessons/kit/bert's: lesson 13 fine-tunes this lesson's checkpoint and builds the same model.
 using bert::kHeldOutMaskSeed;
 using bert::kHeldOutShare;
 using bert::kSplitSeed;
-using bert::kTopics;
 using bert::Phase;
 using bert::shown;
 using bert::shown_text;
@@ -75,53 +70,20 @@ void the_corpus(const Corpus& c) {
 
 // Two held-out entries with the rule applied, as text and as a figure of short rows.
 void masked_examples(const Corpus& c) {
-  std::vector<std::vector<Index>> originals, inputs;
-  std::vector<std::vector<MaskChoice>> choices;
+  std::vector<bert::MaskedExample> examples;
   std::string block;
   Generator gen(seed() + 11);
   for (const data::Fortune* e : {&one_line_entry(c.split.validation, 30, 38), &one_line_entry(c.split.validation, 50, 58)}) {
     const std::vector<Index> ids = entry_ids(c, e->text);
     const data::MaskedTokens m = data::mask_tokens(ids, c.ids.mask, c.ids.first, c.ids.end, gen);
-    originals.push_back(ids), inputs.push_back(m.input), choices.push_back(m.choice);
+    examples.push_back({ids, m});
     std::string marks;
     for (MaskChoice ch : m.choice)
       marks += ch == MaskChoice::none ? " " : ch == MaskChoice::masked ? "M" : ch == MaskChoice::random ? "R" : "K";
     block += "text:   " + shown_text(c.vocab, ids) + "\ninput:  " + shown_text(c.vocab, m.input) + "\nchosen: " + marks + "\n\n";
   }
   verbatim(block + "M: replaced by [MASK], R: by a random character, K: kept; the model predicts the text's character at each.");
-  // The figure: the entries cut into rows of `width` characters, each as written and as read.
-  const std::size_t width = 20;
-  std::vector<std::array<std::size_t, 2>> pieces;  // (entry, first position)
-  for (std::size_t e = 0; e < originals.size(); ++e)
-    for (std::size_t lo = 0; lo < originals[e].size(); lo += width) pieces.push_back({e, lo});
-  const std::size_t rows = 2 * pieces.size();
-  xt::xarray<double> kind = xt::zeros<double>({rows, width});
-  std::vector<std::string> cells(rows * width), labels;
-  for (std::size_t p = 0; p < pieces.size(); ++p) {
-    const auto [e, lo] = pieces[p];
-    for (std::size_t l = 0; l < width; ++l) {
-      const std::size_t at = lo + l;
-      const bool in = at < originals[e].size();
-      kind(2 * p, l) = kind(2 * p + 1, l) = in ? double(int(choices[e][at])) : std::nan("");
-      if (!in) continue;
-      cells[2 * p * width + l] = shown(c.vocab, originals[e][at]);
-      cells[(2 * p + 1) * width + l] = shown(c.vocab, inputs[e][at]);
-    }
-    labels.push_back(text("entry ", e + 1, ", ", lo, "-", std::min(lo + width, originals[e].size()) - 1, ": text"));
-    labels.push_back("what BERT reads");
-  }
-  plots::HeatmapOptions ho;
-  ho.cell_text = cells, ho.y_labels = labels, ho.x_labels = number_labels(width, 5);
-  // One color per choice (the values 0..3 land exactly on the table's four entries).
-  ho.cmap = plots::Colormap("choices", {plots::Color{0.97, 0.97, 0.97}, plots::Color{0.99, 0.68, 0.38},
-                                         plots::Color{0.90, 0.33, 0.33}, plots::Color{0.45, 0.76, 0.45}}, false);
-  ho.vmin = 0, ho.vmax = 3, ho.colorbar = false;
-  HeatmapFigureOptions style;
-  style.title = "The 80/10/10 rule: orange [MASK], red random, green kept";
-  style.xlabel = "position in the row";
-  style.width = 1800;
-  style.height = int(300 + 75 * rows);
-  save_figure(heatmap_figure(kind, ho, style), "masking",
+  save_figure(bert::masking_figure(c.vocab, examples, 20), "masking",
               "Two validation entries, cut into rows of 20 characters: as written (upper row of each pair) and as the "
               "model reads them (lower row). Chosen targets are shaded by what happened to them: replaced by [MASK] "
               "(\u25ae), by a random character, or kept; light cells are not targets.");
@@ -139,30 +101,21 @@ void the_masking_rule(const Corpus& c, const BertSettings& r) {
   masked_examples(c);
   const Phase& ph = r.long_windows;
   Generator count_gen(seed() + 12);
-  std::array<double, 4> n{};
-  double eligible = 0;
-  for (std::size_t w = 0; w < ph.windows; ++w) {
-    const MaskedWindows b = data::masked_windows(c.ids, c.train, data::random_starts(1, c.train.size(), ph.context, count_gen),
-                                                 ph.context, count_gen);
-    for (MaskChoice ch : b.choices) n[std::size_t(ch)] += 1;
-    for (std::size_t l = 0; l < ph.context; ++l) eligible += b.ids(0, l) != c.ids.cls && b.ids(0, l) != data::Vocab::eos;
-  }
-  const double chosen = n[1] + n[2] + n[3];
+  const data::MaskingShares m = data::measure_masking(c.ids, c.train, ph.context, ph.windows, count_gen);
   table({text("over ", ph.windows, " training windows of ", ph.context - 1, " characters"), "share"},
-        {row("characters chosen as targets", percent(chosen / eligible, 2)), row("of the chosen: [MASK]", percent(n[1] / chosen, 2)),
-         row("of the chosen: a random character", percent(n[2] / chosen, 2)), row("of the chosen: kept", percent(n[3] / chosen, 2))});
-  metric("masking_chosen_share", chosen / eligible);
-  metric("masking_mask_share", n[1] / chosen);
-  metric("masking_random_share", n[2] / chosen);
-  metric("masking_kept_share", n[3] / chosen);
+        {row("characters chosen as targets", percent(m.chosen, 2)), row("of the chosen: [MASK]", percent(m.masked, 2)),
+         row("of the chosen: a random character", percent(m.random, 2)), row("of the chosen: kept", percent(m.kept, 2))});
+  metric("masking_chosen_share", m.chosen);
+  metric("masking_mask_share", m.masked);
+  metric("masking_random_share", m.random);
+  metric("masking_kept_share", m.kept);
   claim({"rule_shares_measured",
          "abs(masking_chosen_share - 0.15) < 0.01 and abs(masking_mask_share - 0.8) < 0.03 and "
          "abs(masking_random_share - 0.1) < 0.03 and abs(masking_kept_share - 0.1) < 0.03",
-         text("Measured, the rule does what it says: ", percent(chosen / eligible, 1), " of the characters chosen, "
-              "and of those ", percent(n[1] / chosen, 1), " masked, ", percent(n[2] / chosen, 1), " replaced and ",
-              percent(n[3] / chosen, 1), " kept."),
-         text("The measured shares (", percent(chosen / eligible, 1), " chosen; ", percent(n[1] / chosen, 1), ", ",
-              percent(n[2] / chosen, 1), ", ", percent(n[3] / chosen, 1), ") stray from 15 % and 80/10/10.")});
+         text("Measured, the rule does what it says: ", percent(m.chosen, 1), " of the characters chosen, and of those ",
+              percent(m.masked, 1), " masked, ", percent(m.random, 1), " replaced and ", percent(m.kept, 1), " kept."),
+         text("The measured shares (", percent(m.chosen, 1), " chosen; ", percent(m.masked, 1), ", ", percent(m.random, 1),
+              ", ", percent(m.kept, 1), ") stray from 15 % and 80/10/10.")});
 }
 
 // The attention pattern of a padded batch, BERT's beside GPT's.
@@ -197,7 +150,6 @@ struct Pretrained {
   ClozeScores test, unigram, neighbours;
 };
 
-void mlm_figure(const Pretrained& p, const BertSettings& r);
 
 // The counted baselines, then the model's parameters.
 void baselines_and_model(const Corpus& c, const BertSettings& r, Pretrained& p) {
@@ -236,25 +188,21 @@ Pretrained pretrain(const Corpus& c, const BertSettings& r) {
   const auto validation_short =
       data::held_out_windows(c.ids, c.validation, first.context, r.held_out_windows, 64, kHeldOutMaskSeed);
   const bool resumed = !checkpoint_from("bert_mlm.npz").empty();
-  Recipe recipe;  // each phase: AdamW, a warm-up over 1/20 of its steps, a cosine decay to 1/20 of the peak
-  recipe.lr = r.pretrain_lr, recipe.weight_decay = 0.01, recipe.beta2 = 0.98, recipe.warmup = 0.05;
-  recipe.decay = Decay::cosine, recipe.floor = 0.05, recipe.clip = 1.0, recipe.seed = seed();
-  recipe.validate = [&] {
-    const ClozeScores s = bert::score(bert, validation), t = bert::score(bert, validation_short);
-    return Scores{{"loss", s.loss}, {"accuracy", s.accuracy}, {"loss_short", t.loss}, {"accuracy_short", t.accuracy}};
+  // Each phase: AdamW, a warm-up over 1/20 of its steps, a cosine decay to 1/20 of the peak (lessons/kit/bert).
+  const auto recipe = [&](const Phase& ph, const std::string& checkpoint) {
+    Recipe rp = bert::pretraining_recipe(r, ph);
+    rp.checkpoint = checkpoint;
+    rp.validate = [&] {
+      const ClozeScores s = bert::score(bert, validation), t = bert::score(bert, validation_short);
+      return Scores{{"loss", s.loss}, {"accuracy", s.accuracy}, {"loss_short", t.loss}, {"accuracy_short", t.accuracy}};
+    };
+    return rp;
   };
   Generator windows(seed() + 21), masks(seed() + 22);
-  auto phase = [&](const Phase& ph, const std::string& checkpoint) {
-    Recipe rp = recipe;
-    rp.label = text("pretraining, ", ph.context - 1, " characters"), rp.epochs = ph.epochs, rp.batch = ph.batch;
-    rp.checkpoint = checkpoint;
-    return train(bert, ph.windows, [&](const std::vector<std::size_t>& rows) {
-      const MaskedWindows b = data::masked_windows(
-          c.ids, c.train, data::random_starts(rows.size(), c.train.size(), ph.context, windows), ph.context, masks);
-      return cross_entropy(bert.forward(b.ids, b.real, b.positions), b.targets);
-    }, rp);
+  const auto phase = [&](const Phase& ph, const std::string& checkpoint) {
+    return bert::pretrain_phase(bert, c, ph, recipe(ph, checkpoint), windows, masks);
   };
-  const auto steps = [](const Phase& ph) { Recipe q; q.epochs = ph.epochs, q.batch = ph.batch; return fit_steps(ph.windows, q); };
+  const auto steps = bert::phase_steps;
   say("Pretraining reads windows of the training text drawn at random places, [CLS] in front, masked afresh each "
       "time: first ", first.epochs, " epochs of ", first.windows, " windows of ", first.context - 1, " characters (",
       steps(first), " steps in batches of ", first.batch, "), then ", second.epochs, " of ", second.windows,
@@ -264,7 +212,7 @@ Pretrained pretrain(const Corpus& c, const BertSettings& r) {
       "neighbours are ", second.context / first.context, " times as loud as at $L = ", second.context, "$, the "
       "heads find them, and the long windows then teach the model to use a wider context. The positions are T5's "
       "relative bias (a learned score per head for each distance, exact up to 7, then in log-spaced buckets), "
-      "which carries over from short windows to long ones unchanged. Each phase: ", describe(recipe, steps(first)),
+      "which carries over from short windows to long ones unchanged. Each phase: ", describe(recipe(first, ""), steps(first)),
       " (the first phase's count; the second's schedule has its own ", steps(second), " steps). After every epoch "
       "the model fills in the masked characters of ", r.held_out_windows, " validation windows of each length (",
       data::count_targets(validation_short), " targets in windows of ", first.context - 1, " characters, ",
@@ -373,55 +321,12 @@ void pretraining_results(const Corpus& c, const Pretrained& p, const BertSetting
          text("BERT beats even the neighbour counts, ", percent(p.test.accuracy, 1), " against ",
               percent(p.neighbours.accuracy, 1), ", while seeing fewer of the true neighbours."),
          Expect::either_way});
-  mlm_figure(p, r);
-}
-
-// Loss and accuracy against the baselines, one panel above the other.
-void mlm_figure(const Pretrained& p, const BertSettings& r) {
-  const History& h = p.history;
-  const auto &vl = h.validation_of("loss"), &va = h.validation_of("accuracy");
-  const auto &vls = h.validation_of("loss_short"), &vas = h.validation_of("accuracy_short");
-  const std::size_t short_chars = r.short_windows.context - 1, long_chars = r.long_windows.context - 1;
-  plots::Figure fig(1800, 1900, 2, 1);
-  fig.title("Masked characters: held-out loss and accuracy against counted baselines");
-  const Windowed train = windowed(h.loss, std::max<std::size_t>(1, h.steps / 60));
-  // The step at which each epoch ends: the two phases have their own steps per epoch.
-  std::vector<double> epoch_end;
-  const std::size_t fe = p.first_phase_epochs;
-  const std::size_t short_steps = p.first_phase_steps / std::max<std::size_t>(1, fe);
-  const std::size_t long_steps = (h.steps - p.first_phase_steps) / std::max<std::size_t>(1, vl.size() - fe);
-  for (std::size_t e = 1; e <= vl.size(); ++e)
-    epoch_end.push_back(double(e <= fe ? e * short_steps : p.first_phase_steps + (e - fe) * long_steps));
-  const std::vector<double> span = {1.0, double(h.steps)};
-  const auto colored = [](plots::Series s, std::size_t color, bool dashed = false) {
-    s.color = plots::series_color(color), s.dashed = dashed;
-    return s;
-  };
-  const auto flat = [&](const std::string& name, double v, std::size_t color) { return colored(curve(name, span, {v, v}), color, true); };
-  const auto boundary = [&](double lo, double hi) {  // where the long windows start
-    const double x = double(p.first_phase_steps) + 0.5;
-    return reference(text("windows of ", long_chars, " from here"), {x, x}, {lo, hi});
-  };
-  const double top = std::max(*std::max_element(train.y.begin(), train.y.end()), p.unigram.loss);
-  plots::LineOptions lo;
-  lo.markers = true;
-  plots::line_plot(fig.panel(0).title("Cross-entropy of the masked characters").xlabel("training step").ylabel("nats"),
-                   {colored(curve("training (mean over steps)", train.x, train.y), 0),
-                    colored(curve(text("validation, windows of ", short_chars), epoch_end, vls), 1),
-                    colored(curve(text("validation, windows of ", long_chars), epoch_end, vl), 2),
-                    flat("unigram, test", p.unigram.loss, 3), flat("neighbours, test", p.neighbours.loss, 4),
-                    boundary(0.0, top)}, lo);
-  lo.ymin = 0.0, lo.ymax = 1.0;
-  plots::line_plot(fig.panel(1).title("Accuracy on the masked characters").xlabel("training step").ylabel("accuracy"),
-                   {colored(curve(text("validation, windows of ", short_chars), epoch_end, vas), 1),
-                    colored(curve(text("validation, windows of ", long_chars), epoch_end, va), 2),
-                    flat("unigram, test", p.unigram.accuracy, 3), flat("neighbours, test", p.neighbours.accuracy, 4),
-                    boundary(0.0, 1.0)}, lo);
-  save_figure(fig, "mlm_training",
+  save_figure(bert::pretraining_figure(p.history, p.first_phase_epochs, p.first_phase_steps, r, p.unigram, p.neighbours),
+              "mlm_training",
               text("Top: training loss by step and validation loss after each epoch, in nats per masked character, "
                    "with the two counted baselines on the test targets (dashed). Bottom: validation accuracy after each "
-                   "epoch, on validation windows of both lengths. Training windows of ", short_chars,
-                   " characters until the gray line, of ", long_chars, " after it."));
+                   "epoch, on validation windows of both lengths. Training windows of ", r.short_windows.context - 1,
+                   " characters until the gray line, of ", r.long_windows.context - 1, " after it."));
 }
 
 // The model's guesses at the masks of one held-out sentence.
@@ -438,9 +343,7 @@ void fill_in(const Corpus& c, nn::MaskedLM<F>& bert) {
   std::set<Index> firsts;
   std::vector<std::vector<std::string>> rows;
   for (std::size_t k = 0; k < where.size(); ++k) {
-    std::vector<Index> order(std::size_t(c.ids.end - c.ids.first));
-    std::iota(order.begin(), order.end(), c.ids.first);
-    std::sort(order.begin(), order.end(), [&](Index a, Index b) { return logp(k, std::size_t(a)) > logp(k, std::size_t(b)); });
+    const std::vector<Index> order = bert::likeliest(logp, k, c.ids, 3);
     const Index truth = ids[std::size_t(where[k])];
     right += order[0] == truth;
     firsts.insert(order[0]);
@@ -467,49 +370,14 @@ void fill_in(const Corpus& c, nn::MaskedLM<F>& bert) {
 // ---------------------------------------------------------------------------------------------
 // 3. What the heads attend to.
 
-// Runs one sequence through a model and returns each layer's weights (h, L, L).
-std::vector<xt::xarray<double>> attention_on(nn::EncoderModel<F>& model, const std::vector<Index>& ids) {
-  NoGrad no_grad;
-  model.eval();
-  model.features(xt::adapt(ids, {std::size_t(1), ids.size()}));
-  std::vector<xt::xarray<double>> out;
-  for (const Tensor<F>& w : model.attention_weights()) out.push_back(xt::cast<double>(xt::view(w.value(), 0)));
-  return out;
-}
-
-
 // Every head of every layer of the pretrained model on one held-out sentence.
 void head_grid_of_one_sentence(const Corpus& c, nn::MaskedLM<F>& bert) {
   const data::Fortune* pick = &one_line_entry(c.split.test, 24, 34);
-  const std::vector<Index> ids = entry_ids(c, pick->text);
-  const auto layers = attention_on(bert.model, ids);
-  const std::size_t L = layers.size(), H = layers[0].shape()[0], n = ids.size();
-  xt::xarray<double> all = xt::zeros<double>({L * H, n, n});
-  std::vector<std::string> titles, labels;
-  for (std::size_t l = 0; l < L; ++l)
-    for (std::size_t h = 0; h < H; ++h) {
-      xt::view(all, l * H + h) = xt::view(layers[l], h);
-      titles.push_back(text("Layer ", l + 1, ", head ", h + 1));
-    }
-  for (Index id : ids) labels.push_back(shown(c.vocab, id));
-  plots::HeatmapGridOptions g;
-  g.heatmap.x_labels = g.heatmap.y_labels = labels;
-  g.heatmap.vmin = 0.0;  // the top of the scale is the largest weight of any head
-  g.heatmap.colorbar_label = "attention weight";
-  g.panel_titles = titles;
-  g.cols = 2;  // two panels a row: each wide enough to read in the book
-  g.title = "Every head of the pretrained BERT on one held-out sentence";
-  g.width_px = 1950;
-  g.height_px = int(850 * ((L * H + 1) / 2) + 250);
-  save_figure(plots::heatmap_grid(all, g), "head_grid",
-              text("The ", L * H, " heads of the pretrained model (no fine-tuning) reading \"", pick->text,
-                   "\". Each panel: row i is query character i's attention over all characters."));
+  const AttentionInput in = bert::attention_input(bert.model, c.vocab, entry_ids(c, pick->text), text("\"", pick->text, "\""));
+  save_figure(bert::head_grid_figure(in, "Every head of the pretrained BERT on one held-out sentence"), "head_grid",
+              text("The ", in.layers.size() * in.heads[0].size(), " heads of the pretrained model (no fine-tuning) "
+                   "reading \"", pick->text, "\". Each panel: row i is query character i's attention over all characters."));
   // The same heads in the attention explorer (lessons/kit/explorer.hpp): hover a character to read its weights.
-  AttentionInput in{text("\"", pick->text, "\""), labels, labels, {}, {}};
-  for (std::size_t l = 0; l < L; ++l) {
-    in.layers.push_back(text("layer ", l + 1)), in.heads.emplace_back();
-    for (std::size_t h = 0; h < H; ++h) in.heads[l].push_back(xt::view(layers[l], h));
-  }
   show_explorer({"Lesson 12: the pretrained BERT's heads on a held-out sentence", "characters (queries)",
                  "characters (keys)", "The model of this run before any fine-tuning. Choose a layer and a head, hover "
                  "a character to see which characters it reads, or open the model view for every head at once.", {in}},
@@ -535,7 +403,7 @@ void attention_by_offset(const Corpus& c, nn::MaskedLM<F>& bert, const BertSetti
   xt::xarray<double> by_offset = xt::zeros<double>({L * H, std::size_t(2 * reach + 1)});
   std::vector<std::string> heads, offsets;
   for (long o = -reach; o <= reach; ++o) offsets.push_back(o > 0 ? "+" + std::to_string(o) : std::to_string(o));
-  std::vector<double> left(L * H, 0.0), right(L * H, 0.0);
+  std::size_t rightward = 0;  // heads that put more weight right of the query than left of it
   for (std::size_t l = 0; l < L; ++l) {
     for (long o = -reach; o <= reach; ++o) {
       // offset_mass counts keys `offset` places to the left of the query; the figure puts the
@@ -543,15 +411,11 @@ void attention_by_offset(const Corpus& c, nn::MaskedLM<F>& bert, const BertSetti
       const std::vector<double> m = offset_mass(weights[l].value(), -o);
       for (std::size_t h = 0; h < H; ++h) by_offset(l * H + h, std::size_t(o + reach)) = m[h];
     }
-    const Array<F>& w = weights[l].value();
-    for (std::size_t b = 0; b < windows; ++b)
-      for (std::size_t h = 0; h < H; ++h)
-        for (std::size_t i = 1; i < r.context(); ++i)
-          for (std::size_t j = 1; j < r.context(); ++j) {
-            if (j < i) left[l * H + h] += w(b, h, i, j);
-            if (j > i) right[l * H + h] += w(b, h, i, j);
-          }
-    for (std::size_t h = 0; h < H; ++h) heads.push_back(text("layer ", l + 1, ", head ", h + 1));
+    const SideMass sides = side_mass(weights[l].value(), 1);  // [CLS] left out
+    for (std::size_t h = 0; h < H; ++h) {
+      rightward += sides.right[h] > sides.left[h];
+      heads.push_back(text("layer ", l + 1, ", head ", h + 1));
+    }
   }
   plots::HeatmapOptions ho;
   ho.x_labels = offsets;
@@ -569,11 +433,10 @@ void attention_by_offset(const Corpus& c, nn::MaskedLM<F>& bert, const BertSetti
               text("For every head, the mean weight a query character puts on the character at each offset from it, over ",
                    windows, " validation windows of ", r.context() - 1, " characters."));
   // The sharpest head at -1 and at +1, and how many heads look more to the right than to the left.
-  std::size_t prev = 0, next = 0, rightward = 0;
+  std::size_t prev = 0, next = 0;
   for (std::size_t k = 0; k < L * H; ++k) {
     if (by_offset(k, std::size_t(reach - 1)) > by_offset(prev, std::size_t(reach - 1))) prev = k;
     if (by_offset(k, std::size_t(reach + 1)) > by_offset(next, std::size_t(reach + 1))) next = k;
-    rightward += right[k] > left[k];
   }
   metric("best_previous_character_head_mass", by_offset(prev, std::size_t(reach - 1)));
   metric("best_next_character_head_mass", by_offset(next, std::size_t(reach + 1)));

@@ -3,23 +3,18 @@
 // Lesson 12 pretrained a small BERT on the characters of the Debian fortunes corpus by filling in
 // masked characters. Here it earns its keep, or does not: we fine-tune it to tell which of five
 // topic files an entry comes from, against the same network trained from its random start with the
-// same recipe and batches and against a linear classifier on character frequencies, read the topic
-// off its frozen features with linear probes, and look at where its [CLS] token attends. The topic
-// sets and their batches are nn/data/cloze_corpus.
+// same recipe and batches and against a linear classifier on character frequencies, then again with
+// fewer and fewer labels (where pretraining should pay most), read the topic off its frozen features
+// with linear probes, and look at where its [CLS] token attends. The topic sets and their batches
+// are nn/data/cloze_corpus; the probe lessons/kit/linear_probe; the figures lessons/kit/bert.
 #include <algorithm>
-#include <array>
-#include <cctype>
 #include <cmath>
 #include <memory>
-#include <numeric>
 #include <optional>
-
-#include <xtensor/xadapt.hpp>
-#include <xtensor/xbuilder.hpp>
-#include <xtensor/xview.hpp>
 
 #include "lessons/kit/bert.hpp"
 #include "lessons/kit/kit.hpp"
+#include "lessons/kit/linear_probe.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/data/cloze_corpus.hpp"
@@ -53,11 +48,14 @@ struct BertSettings : bert::ModelSettings {
   int finetune_epochs;
   std::size_t finetune_batch;
   double finetune_lr;
-  std::size_t finetune_per_topic;  // training entries per topic at most (0: all the split has)
+  std::size_t finetune_per_topic;        // labelled training entries per topic, drawn with the run's seed
+  std::vector<std::size_t> fewer_labels;  // the label counts of section 3, below finetune_per_topic
+  long least_steps;                      // a smaller set trains for more epochs, to this many steps at least
 };
 
 BertSettings settings() {
-  return {bert::model_settings(), full_or_quick(10, 6), 32, full_or_quick(5e-4, 1e-3), full_or_quick<std::size_t>(100, 60)};
+  return {bert::model_settings(), full_or_quick(10, 6), 32, full_or_quick(5e-4, 1e-3), full_or_quick<std::size_t>(100, 60),
+          full_or_quick<std::vector<std::size_t>>({5, 10, 20, 50}, {10}), full_or_quick(100L, 40L)};
 }
 
 using data::TopicSet;
@@ -77,17 +75,10 @@ std::unique_ptr<nn::MaskedLM<F>> pretrained_encoder(const Corpus& c, const BertS
         r.d_model, "$, ", r.layers, " layers of ", r.heads, " heads.");
   } else {
     const Phase& ph = r.short_windows;
-    Recipe recipe;
-    recipe.label = text("pretraining, ", ph.context - 1, " characters"), recipe.epochs = ph.epochs, recipe.batch = ph.batch;
-    recipe.lr = r.pretrain_lr, recipe.weight_decay = 0.01, recipe.beta2 = 0.98, recipe.warmup = 0.05;
-    recipe.decay = Decay::cosine, recipe.floor = 0.05, recipe.clip = 1.0, recipe.seed = seed();
+    const Recipe recipe = bert::pretraining_recipe(r, ph);
     Generator windows(seed() + 21), masks(seed() + 22);
     nn::MaskedLM<F>& b = *bert;
-    const History h = train(b, ph.windows, [&](const std::vector<std::size_t>& rows) {
-      const data::MaskedWindows w = data::masked_windows(
-          c.ids, c.train, data::random_starts(rows.size(), c.train.size(), ph.context, windows), ph.context, masks);
-      return cross_entropy(b.forward(w.ids, w.real, w.positions), w.targets);
-    }, recipe);
+    const History h = bert::pretrain_phase(b, c, ph, recipe, windows, masks);
     timing("pretrain_seconds", h.seconds);
     const auto test = data::held_out_windows(c.ids, c.test, ph.context, full_or_quick<std::size_t>(2000, 600), 64, kHeldOutMaskSeed);
     const data::CountedCloze counted(c.train, c.ids.first, c.ids.end);
@@ -96,7 +87,7 @@ std::unique_ptr<nn::MaskedLM<F>> pretrained_encoder(const Corpus& c, const BertS
     metric("unigram_test_accuracy_masked", uni.accuracy_on(MaskChoice::masked));
     say("Without --from (lesson 12's output folder) this lesson pretrains the encoder itself, as lesson 12's first "
         "phase does: the 80/10/10 rule on windows of ", ph.context - 1, " characters of the training entries, ",
-        describe(recipe, fit_steps(ph.windows, recipe)), ". Its pretraining shows in the masked characters of held-out "
+        describe(recipe, bert::phase_steps(ph)), ". Its pretraining shows in the masked characters of held-out "
         "windows:");
     claim({"encoder_pretrained", "mlm_test_accuracy_masked > unigram_test_accuracy_masked + 0.05",
            text("under [MASK] it restores ", percent(s.accuracy_on(MaskChoice::masked), 1), " of the characters, "
@@ -113,17 +104,9 @@ std::unique_ptr<nn::MaskedLM<F>> pretrained_encoder(const Corpus& c, const BertS
 // 2. Fine-tuning: which file is an entry from?
 
 struct TopicData {
-  TopicSet train, validation, test;
+  TopicSet all_train;                // every training entry the five topics share (the rarest one's count of each)
+  TopicSet train, validation, test;  // train: r.finetune_per_topic of each topic, drawn from all_train
 };
-
-// Class probabilities (N, K) of every entry of a set, from their beginnings.
-Array<F> topic_probabilities(nn::EncoderModel<F>& model, const TopicSet& s, std::size_t context) {
-  model.eval();
-  return rows_in_batches(s.size(), 64, [&](const std::vector<std::size_t>& rows) {
-    const data::TopicBatch b = data::topic_batch(s, rows, context, nullptr);
-    return softmax(model.forward(b.ids, b.real), -1).value();
-  });
-}
 
 struct FineTuned {
   std::unique_ptr<nn::MaskedLM<F>> bert;
@@ -133,91 +116,75 @@ struct FineTuned {
 };
 
 // The same recipe for both starts: AdamW, a 10 % warm-up then a cosine decay, the same epochs and
-// the same batches.
-Recipe finetune_recipe(const BertSettings& r) {
+// the same batches. A set too small to fill r.least_steps in r.finetune_epochs gets more epochs.
+Recipe finetune_recipe(const BertSettings& r, std::size_t examples) {
   Recipe f;
   f.epochs = r.finetune_epochs, f.batch = r.finetune_batch, f.lr = r.finetune_lr, f.weight_decay = 0.01;
   f.warmup = 0.1, f.decay = Decay::cosine, f.floor = 0.05, f.clip = 1.0, f.seed = seed() + 31;
+  const long per_epoch = long((examples + f.batch - 1) / f.batch);
+  f.epochs = std::max<int>(f.epochs, int((r.least_steps + per_epoch - 1) / per_epoch));
   return f;
 }
 
-FineTuned fine_tune(const Corpus& c, const TopicData& d, const BertSettings& r, const std::string& label,
-                    const std::string& pretrained_weights) {
+// One start fine-tuned on `labelled`; validation after every epoch when asked (the curves of section 2).
+FineTuned fine_tune(const Corpus& c, const TopicSet& labelled, const TopicData& d, const BertSettings& r, std::size_t context,
+                    const std::string& label, const std::string& pretrained_weights, bool validate) {
   FineTuned f{bert::new_model(c, r), {}, {}, 0};
   if (!pretrained_weights.empty()) nn::load_checkpoint(pretrained_weights, f.bert->named_parameters());
   nn::EncoderModel<F>& model = f.bert->model;
-  Recipe recipe = finetune_recipe(r);
+  Recipe recipe = finetune_recipe(r, labelled.size());
   recipe.label = label;
-  recipe.validate = [&] { return class_scores(topic_probabilities(model, d.validation, r.context()), d.validation.labels); };
+  if (validate)
+    recipe.validate = [&] { return class_scores(bert::topic_probabilities(model, d.validation, context), d.validation.labels); };
   Generator crop(seed() + 32);
-  f.history = train(model, d.train.size(), [&](const std::vector<std::size_t>& rows) {
-    const data::TopicBatch b = data::topic_batch(d.train, rows, r.context(), &crop);
+  f.history = train(model, labelled.size(), [&](const std::vector<std::size_t>& rows) {
+    const data::TopicBatch b = data::topic_batch(labelled, rows, context, &crop);
     return cross_entropy(model.forward(b.ids, b.real), b.labels);
   }, recipe);
-  f.test_predicted = nn::argmax_last(topic_probabilities(model, d.test, r.context()));
+  f.test_predicted = nn::argmax_last(bert::topic_probabilities(model, d.test, context));
   f.test_accuracy = nn::accuracy(f.test_predicted, d.test.labels);
   return f;
 }
 
-// A linear classifier on fixed features (N, k), standardized with the training set's means and
-// spreads, trained to convergence: full-batch AdamW, weight decay 0.05. Returns its validation
-// and test accuracy.
-struct LinearClassifier : nn::Module<F> {
-  LinearClassifier(std::size_t features, Generator& gen) : linear(features, kTopics.size(), gen) {
-    register_module("linear", linear);
+// The two starts on the same test entries: the entries only one of them gets right, the gap, and
+// its chance scale (with n entries on which the two disagree, chance alone moves the gap by about
+// sqrt(n) entries).
+struct Paired {
+  std::size_t only_pretrained = 0, only_scratch = 0;
+  double gap = 0, noise = 0;
+};
+
+Paired paired(const FineTuned& pretrained, const FineTuned& scratch, const IndexArray& labels) {
+  Paired p;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const bool p_right = pretrained.test_predicted(i) == labels(i), s_right = scratch.test_predicted(i) == labels(i);
+    p.only_pretrained += p_right && !s_right;
+    p.only_scratch += s_right && !p_right;
   }
-  nn::Linear<F> linear;
-};
+  p.gap = pretrained.test_accuracy - scratch.test_accuracy;
+  p.noise = std::sqrt(double(p.only_pretrained + p.only_scratch)) / double(labels.size());
+  return p;
+}
 
-struct ProbeScores {
-  double validation = 0, test = 0;
-};
-
+// The linear probe of lessons/kit/linear_probe, trained to convergence: full-batch AdamW, weight decay 0.05.
 constexpr int kProbeSteps = 300;
 
-ProbeScores linear_probe(Array<F> train, Array<F> validation, Array<F> test, const TopicData& d, const std::string& label) {
-  const Array<F> mu = xt::mean(train, {0});
-  const Array<F> sd = xt::sqrt(xt::mean(xt::square(train - mu), {0})) + F(1e-3);
-  for (Array<F>* a : {&train, &validation, &test}) *a = (*a - mu) / sd;
-  Generator gen(seed() + 41);
-  LinearClassifier probe(train.shape()[1], gen);
-  Recipe recipe;  // full-batch AdamW at a constant rate, to convergence
-  recipe.label = label, recipe.epochs = full_or_quick(kProbeSteps, kProbeSteps / 3), recipe.batch = 0;
-  recipe.lr = 1e-2, recipe.weight_decay = 0.05, recipe.decay = Decay::constant, recipe.clip = 0, recipe.seed = seed();
-  lessons::train(probe, d.train.size(), [&](const std::vector<std::size_t>& rows) {
-    return cross_entropy(probe.linear(Tensor<F>(data::take_rows(train, rows))), data::take_rows(d.train.labels, rows));
-  }, recipe);
-  NoGrad no_grad;
-  const auto accuracy = [&](const Array<F>& x, const IndexArray& y) {
-    return nn::accuracy(nn::argmax_last(probe.linear(Tensor<F>(x)).value()), y);
-  };
-  return {accuracy(validation, d.validation.labels), accuracy(test, d.test.labels)};
+ProbeScores probe(Array<F> train, Array<F> validation, Array<F> test, const TopicSet& labelled, const TopicData& d,
+                  const std::string& label) {
+  ProbeRecipe p;
+  p.label = label, p.classes = kTopics.size(), p.steps = full_or_quick(kProbeSteps, kProbeSteps / 3);
+  p.init_seed = seed() + 41, p.order_seed = seed();
+  return linear_probe({train, labelled.labels}, {validation, d.validation.labels}, {test, d.test.labels}, p);
 }
 
-// A frozen encoder's output for every entry: [CLS]'s final vector, or the mean of the real tokens'.
-Array<F> encoder_features(nn::EncoderModel<F>& model, const TopicSet& s, std::size_t context, bool mean_of_tokens) {
-  model.eval();
-  const std::size_t d = model.config().layer.d_model;
-  return rows_in_batches(s.size(), 64, [&](const std::vector<std::size_t>& rows) {
-    const data::TopicBatch b = data::topic_batch(s, rows, context, nullptr);
-    const Array<F> h = model.features(b.ids, b.real).value();  // (B, L, d)
-    Array<F> f = xt::zeros<F>({rows.size(), d});
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      std::size_t n = 0;
-      for (std::size_t l = 0; l < h.shape()[1]; ++l) {
-        if (mean_of_tokens ? !b.real.mask()(i, l) : l > 0) continue;
-        xt::view(f, i) += xt::view(h, i, l);
-        ++n;
-      }
-      xt::view(f, i) /= F(std::max<std::size_t>(n, 1));
-    }
-    return f;
-  });
+// A linear classifier on the character frequencies of the window the models read.
+ProbeScores bag_of_characters(const Corpus& c, const TopicSet& labelled, const TopicData& d, std::size_t context) {
+  const auto freq = [&](const TopicSet& s) { return data::character_frequencies(s, c.vocab.size(), context); };
+  return probe(freq(labelled), freq(d.validation), freq(d.test), labelled, d, "bag of characters");
 }
 
-double bag_of_characters(const Corpus& c, const TopicData& d, const BertSettings& r) {
-  const ProbeScores s = linear_probe(data::character_frequencies(d.train, c.vocab.size(), r.context()), data::character_frequencies(d.validation, c.vocab.size(), r.context()),
-                                     data::character_frequencies(d.test, c.vocab.size(), r.context()), d, "bag of characters");
+double bag_baseline(const Corpus& c, const TopicData& d, const BertSettings& r) {
+  const ProbeScores s = bag_of_characters(c, d.train, d, r.context());
   say("The baseline: a linear classifier on the ", c.vocab.size(), " character frequencies of the same window the "
       "models read, trained to convergence (", full_or_quick(kProbeSteps, kProbeSteps / 3), " full-batch AdamW steps, "
       "weight decay 0.05): validation ", fixed(s.validation, 3), ", test ", fixed(s.test, 3), ".");
@@ -238,10 +205,8 @@ void frozen_probes(const Corpus& c, const TopicData& d, const BertSettings& r, n
   for (bool mean : {false, true}) {
     std::vector<std::string> cells = {mean ? "mean of the tokens' vectors" : "[CLS]'s vector"};
     for (nn::MaskedLM<F>* m : {initial.get(), &pretrained}) {
-      nn::EncoderModel<F>& e = m->model;
-      const ProbeScores s = linear_probe(encoder_features(e, d.train, r.context(), mean),
-                                         encoder_features(e, d.validation, r.context(), mean),
-                                         encoder_features(e, d.test, r.context(), mean), d, "probe");
+      const auto features = [&](const TopicSet& s) { return bert::encoder_features(m->model, s, r.context(), mean); };
+      const ProbeScores s = probe(features(d.train), features(d.validation), features(d.test), d.train, d, "probe");
       cells.push_back(fixed(s.test, 3));
       if (mean) probe_gain += m == &pretrained ? s.test : -s.test;
       metric(text("probe_test_accuracy_", m == &pretrained ? "pretrained" : "random", mean ? "_mean" : "_cls"), s.test);
@@ -262,25 +227,35 @@ void frozen_probes(const Corpus& c, const TopicData& d, const BertSettings& r, n
          Expect::either_way});
 }
 
-void fine_tuning(const Corpus& c, const BertSettings& r, nn::MaskedLM<F>* bert, FineTuned& pretrained, FineTuned& scratch) {
-  TopicData d{data::topic_set(c, c.split.train, kTopics, r.finetune_per_topic), data::topic_set(c, c.split.validation, kTopics),
+void confusion(const TopicData& d, const FineTuned& pretrained);
+
+
+TopicData topic_data(const Corpus& c, const BertSettings& r) {
+  TopicData d{data::topic_set(c, c.split.train, kTopics), {}, data::topic_set(c, c.split.validation, kTopics),
               data::topic_set(c, c.split.test, kTopics)};
+  d.train = data::topic_subset(d.all_train, kTopics.size(), r.finetune_per_topic, seed() + 51);
+  return d;
+}
+
+void fine_tuning(const Corpus& c, const BertSettings& r, const TopicData& d, nn::MaskedLM<F>* bert, FineTuned& pretrained,
+                 FineTuned& scratch) {
   say("The task: which of ", listing(kTopics), " does an entry come from? Each split keeps the same number of "
       "entries of every topic, so chance is ", percent(1.0 / double(kTopics.size()), 0), ": ", d.train.size(),
-      " training entries (", d.train.size() / kTopics.size(), " per topic: labels are what costs, and what pretraining "
+      " training entries (", d.train.size() / kTopics.size(), " per topic, drawn with the run's seed from the ",
+      d.all_train.size() / kTopics.size(), " the training split has: labels are what costs, and what pretraining "
       "is meant to save), ", d.validation.size(), " validation and ", d.test.size(), " test entries (the rarest "
       "topic's count in those splits). The test entries were held out of pretraining too. The classifier reads the "
       "[CLS] token's vector after the last layer; in pretraining [CLS] was never a target, so whatever it gathers "
       "it learns now.");
   config({{"topics", kTopics}, {"finetune_epochs", r.finetune_epochs}, {"finetune_batch", r.finetune_batch},
-          {"finetune_peak_lr", r.finetune_lr}});
-  const double bag = bag_of_characters(c, d, r);
+          {"finetune_peak_lr", r.finetune_lr}, {"finetune_per_topic", r.finetune_per_topic}});
+  const double bag = bag_baseline(c, d, r);
   frozen_probes(c, d, r, *bert);
-  const Recipe recipe = finetune_recipe(r);
+  const Recipe recipe = finetune_recipe(r, d.train.size());
   say("Now the same network twice, with the same recipe (", describe(recipe, fit_steps(d.train.size(), recipe)),
       ") and the same batches: once from the pretrained weights, once from the random ones pretraining started from.");
-  pretrained = fine_tune(c, d, r, "fine-tune pretrained", lesson().path("bert_mlm.npz"));
-  scratch = fine_tune(c, d, r, "fine-tune from scratch", "");
+  pretrained = fine_tune(c, d.train, d, r, r.context(), "fine-tune pretrained", lesson().path("bert_mlm.npz"), true);
+  scratch = fine_tune(c, d.train, d, r, r.context(), "fine-tune from scratch", "", true);
   nn::save_checkpoint(lesson().path("bert_topics.npz"), pretrained.bert->named_parameters());
   nn::save_checkpoint(lesson().path("scratch_topics.npz"), scratch.bert->named_parameters());
 
@@ -294,34 +269,25 @@ void fine_tuning(const Corpus& c, const BertSettings& r, nn::MaskedLM<F>* bert, 
   table({"model", "test accuracy"},
         {row("chance", fixed(1.0 / double(kTopics.size()), 3)), row("bag of characters, linear", fixed(bag, 3)),
          row("BERT from scratch", fixed(scratch.test_accuracy, 3)), row("BERT pretrained, fine-tuned", fixed(pretrained.test_accuracy, 3))});
-  // Where the two disagree: entries only one of them gets right (a paired look at one test set).
-  std::size_t only_pretrained = 0, only_scratch = 0;
-  for (std::size_t i = 0; i < d.test.size(); ++i) {
-    const bool p_right = pretrained.test_predicted(i) == d.test.labels(i), s_right = scratch.test_predicted(i) == d.test.labels(i);
-    only_pretrained += p_right && !s_right;
-    only_scratch += s_right && !p_right;
-  }
-  const double gap = pretrained.test_accuracy - scratch.test_accuracy;
-  // With n entries on which the two disagree, chance alone moves the gap by about sqrt(n) entries.
-  const double noise = std::sqrt(double(only_pretrained + only_scratch)) / double(d.test.size());
+  const Paired p = paired(pretrained, scratch, d.test.labels);
   say("Scored once on the ", d.test.size(), " test entries: pretrained and fine-tuned ", percent(pretrained.test_accuracy, 1),
       ", the same network from scratch ", percent(scratch.test_accuracy, 1), ", the bag of characters ", percent(bag, 1),
-      ". The pretrained model alone gets ", only_pretrained, " entries right, the one from scratch alone ", only_scratch,
-      ": a gap of ", fixed(100 * gap, 1), " points. With $n$ entries on which the two disagree, chance alone moves "
-      "the gap by about $\\sqrt{n}$ entries, here ", fixed(100 * noise, 1), " points.");
-  metric("finetune_test_gap", gap);
-  metric("finetune_test_gap_noise", noise);
+      ". The pretrained model alone gets ", p.only_pretrained, " entries right, the one from scratch alone ", p.only_scratch,
+      ": a gap of ", fixed(100 * p.gap, 1), " points. With $n$ entries on which the two disagree, chance alone moves "
+      "the gap by about $\\sqrt{n}$ entries, here ", fixed(100 * p.noise, 1), " points.");
+  metric("finetune_test_gap", p.gap);
+  metric("finetune_test_gap_noise", p.noise);
   claim({"pretraining_pays", "finetune_test_gap > 2 * finetune_test_gap_noise",
-         text("The gap is more than twice that: pretraining pays, ", fixed(100 * gap, 1), " points on the test entries."),
-         text("The gap (", fixed(100 * gap, 1), " points) is not more than twice that: pretraining did not pay here."),
+         text("The gap is more than twice that: pretraining pays, ", fixed(100 * p.gap, 1), " points on the test entries."),
+         text("The gap (", fixed(100 * p.gap, 1), " points) is not more than twice that: pretraining did not pay here."),
          Expect::either_way});
   claim({"pretraining_no_worse", "finetune_test_gap >= -2 * finetune_test_gap_noise",
-         text("Nor is the pretrained start worse beyond chance: at this pretraining budget the labels teach the network "
-              "about as much as the pretraining did. The topics show in which words an entry uses, which the labelled "
-              "entries teach well enough, and a model that restores a minority of masked characters has learned "
-              "spelling more than meaning; BERT's gains came from pretraining thousands of times longer."),
+         text("Nor is the pretrained start worse beyond chance: with ", d.train.size() / kTopics.size(), " labelled "
+              "entries a topic the labels teach the network about as much as the pretraining did. The topics show in "
+              "which words an entry uses, which the labelled entries teach well enough, and a model that restores a "
+              "minority of masked characters has learned spelling more than meaning; section 3 takes labels away."),
          text("The pretrained start did worse than the random one by more than twice what chance explains (",
-              fixed(-100 * gap, 1), " points): at this budget, pretraining cost the classifier."),
+              fixed(-100 * p.gap, 1), " points): at this budget, pretraining cost the classifier."),
          Expect::either_way});
   metric("finetune_test_accuracy_pretrained", pretrained.test_accuracy);
   metric("finetune_test_accuracy_scratch", scratch.test_accuracy);
@@ -329,34 +295,15 @@ void fine_tuning(const Corpus& c, const BertSettings& r, nn::MaskedLM<F>* bert, 
   metric("finetune_validation_accuracy_scratch", sa.back());
   timing("finetune_seconds_pretrained", pretrained.history.seconds);
   timing("finetune_seconds_scratch", scratch.history.seconds);
-
-  plots::Figure fig(1800, 1900, 2, 1);
-  fig.title("Fine-tuning on five topics: pretrained against from scratch");
-  const auto by_step = [](const History& h) { return windowed(h.loss, std::max<std::size_t>(1, h.steps_per_epoch / 2)); };
-  const Windowed wp = by_step(pretrained.history), ws = by_step(scratch.history);
-  plots::LineOptions training_style;
-  plots::line_plot(fig.panel(0).title("Training loss").xlabel("step").ylabel("cross-entropy"),
-                   {curve("pretrained", wp.x, wp.y), curve("from scratch", ws.x, ws.y)}, training_style);
-  plots::LineOptions lo;
-  lo.markers = true;
-  lo.ymin = 0.0;
-  lo.ymax = 1.0;
-  std::vector<double> x(pa.size());
-  std::iota(x.begin(), x.end(), 1.0);
-  plots::Series chance = curve("chance", {1.0, double(pa.size())}, {1.0 / double(kTopics.size()), 1.0 / double(kTopics.size())});
-  chance.dashed = true;
-  chance.color = plots::Color{0.6, 0.6, 0.6};
-  plots::Series bag_line = curve("bag of characters (test)", {1.0, double(pa.size())}, {bag, bag});
-  bag_line.dashed = true;
-  bag_line.color = plots::series_color(2);
-  plots::line_plot(fig.panel(1).title("Validation accuracy").xlabel("epoch").ylabel("accuracy"),
-                   {curve("pretrained", x, pa), curve("from scratch", x, sa), bag_line, chance}, lo);
-  save_figure(fig, "finetuning",
+  save_figure(bert::finetuning_figure(pretrained.history, scratch.history, bag, kTopics.size()), "finetuning",
               "Fine-tuning the pretrained BERT and the same network from its random start, same recipe and batches: "
               "training loss by step (means of half epochs, top) and validation accuracy after each epoch, with the "
               "bag-of-characters classifier and chance.");
+  confusion(d, pretrained);
+}
 
-  // The confusion matrix of the pretrained model on the test entries.
+// The confusion matrix of the pretrained model on the test entries.
+void confusion(const TopicData& d, const FineTuned& pretrained) {
   const std::size_t K = kTopics.size();
   const Array<double> confusion = nn::confusion_rates(d.test.labels, pretrained.test_predicted, K);
   plots::Figure cf(1800, 1500);
@@ -372,20 +319,127 @@ void fine_tuning(const Corpus& c, const BertSettings& r, nn::MaskedLM<F>* bert, 
 }
 
 // ---------------------------------------------------------------------------------------------
-// 3. Where [CLS] looks.
+// 3. What pretraining buys: fewer labels.
 
-// Runs one sequence through a model and returns each layer's weights (h, L, L).
-std::vector<xt::xarray<double>> attention_on(nn::EncoderModel<F>& model, const std::vector<Index>& ids) {
-  NoGrad no_grad;
-  model.eval();
-  model.features(xt::adapt(ids, {std::size_t(1), ids.size()}));
-  std::vector<xt::xarray<double>> out;
-  for (const Tensor<F>& w : model.attention_weights()) out.push_back(xt::cast<double>(xt::view(w.value(), 0)));
-  return out;
+struct LabelPoint {
+  std::size_t per_topic = 0;
+  long steps = 0;
+  double pretrained = 0, scratch = 0, bag = 0;
+  double pretrained_loss = 0, scratch_loss = 0;  // the training loss of the last epoch
+  Paired pair;
+};
+
+// The comparison of section 2 again with fewer labelled entries per topic, each set drawn from the
+// same shuffle as section 2's (so every smaller set lies inside every larger one), on the windows
+// pretraining read.
+void fewer_labels(const Corpus& c, const BertSettings& r, const TopicData& d, const Paired& long_windows) {
+  std::vector<std::size_t> counts = r.fewer_labels;
+  counts.push_back(r.finetune_per_topic);
+  std::vector<std::string> shown_counts;
+  for (std::size_t n : counts) shown_counts.push_back(std::to_string(n));
+  const std::size_t context = r.short_windows.context;
+  say("Labels are what pretraining is meant to save, and ", r.finetune_per_topic, " a topic may be enough for the "
+      "network to learn the topics on its own. So the same pair again with ", listing(shown_counts), " labelled "
+      "entries a topic, each set drawn from the same shuffle as section 2's, so every smaller set lies inside every "
+      "larger one. One more change: the encoder here was pretrained on windows of ", context - 1, " characters, and "
+      "section 2's entries ran to ", r.context() - 1, ", distances its relative-position buckets never trained on (lesson "
+      "12 measured what that costs). Here both starts, and the bag of characters, read what pretraining read: the "
+      "first ", context - 1, " characters of an entry (a random window of that length in training). Both starts get "
+      "the same batches, as before; a small set trains for more epochs, to ", r.least_steps, " steps at least (ten "
+      "epochs of 25 entries would be ten steps). All are scored on the same ", d.test.size(), " test entries.");
+  config("fewer_labels_context", context);
+  std::vector<LabelPoint> points;
+  for (std::size_t n : counts) {
+    const TopicSet labelled = data::topic_subset(d.all_train, kTopics.size(), n, seed() + 51);
+    const FineTuned p = fine_tune(c, labelled, d, r, context, text("pretrained, ", n, " a topic"), lesson().path("bert_mlm.npz"), false);
+    const FineTuned s = fine_tune(c, labelled, d, r, context, text("from scratch, ", n, " a topic"), "", false);
+    points.push_back({n, long(p.history.steps), p.test_accuracy, s.test_accuracy, bag_of_characters(c, labelled, d, context).test,
+                      p.history.epoch_loss.back(), s.history.epoch_loss.back(), paired(p, s, d.test.labels)});
+  }
+  std::vector<std::vector<std::string>> rows;
+  std::size_t slower = 0;  // label counts at which the pretrained start ends with the higher training loss
+  for (const LabelPoint& q : points) {
+    rows.push_back(row(q.per_topic, q.steps, fixed(q.pretrained, 3), fixed(q.scratch, 3), fixed(100 * q.pair.gap, 1),
+                       fixed(100 * 2 * q.pair.noise, 1), fixed(q.bag, 3), fixed(q.pretrained_loss, 3), fixed(q.scratch_loss, 3)));
+    const std::string n = std::to_string(q.per_topic);
+    metric("labels_" + n + "_test_accuracy_pretrained", q.pretrained);
+    metric("labels_" + n + "_test_accuracy_scratch", q.scratch);
+    metric("labels_" + n + "_test_gap", q.pair.gap);
+    slower += q.pretrained_loss > q.scratch_loss;
+  }
+  table({"labelled entries a topic", "steps", "pretrained", "from scratch", "gap (points)", "twice its chance scale",
+         "bag of characters", "last training loss, pretrained", "from scratch"}, rows);
+  metric("label_counts_pretrained_trains_slower", double(slower));
+  metric("label_counts", double(points.size()));
+  // The fewest labels against the most: where pretraining pays, and whether it pays more with fewer.
+  const LabelPoint &few = points.front(), &most = points.back();
+  metric("fewest_labels_test_gap", few.pair.gap);
+  metric("fewest_labels_test_gap_noise", few.pair.noise);
+  metric("most_labels_test_gap", most.pair.gap);
+  std::size_t paying = 0;
+  for (const LabelPoint& q : points) paying += q.pair.gap > 2 * q.pair.noise;
+  metric("label_counts_where_pretraining_pays", double(paying));
+  claim({"pretraining_pays_with_few_labels", "fewest_labels_test_gap > 2 * fewest_labels_test_gap_noise",
+         text("With ", few.per_topic, " labelled entries a topic pretraining pays: ", percent(few.pretrained, 1),
+              " against ", percent(few.scratch, 1), " from scratch, a gap of ", fixed(100 * few.pair.gap, 1),
+              " points, more than twice its chance scale (", fixed(100 * few.pair.noise, 1), "). What the masked "
+              "characters taught, the few labels need not."),
+         few.pair.gap < -2 * few.pair.noise
+             ? text("With ", few.per_topic, " labelled entries a topic the pretrained start does worse than scratch by "
+                    "more than twice the chance scale (", percent(few.pretrained, 1), " against ", percent(few.scratch, 1),
+                    ", a gap of ", fixed(100 * few.pair.gap, 1), " points, the scale ", fixed(100 * few.pair.noise, 1),
+                    "): at this pretraining budget, what the masked characters taught does not stand in for labels.")
+             : text("Even with ", few.per_topic, " labelled entries a topic the gap (", fixed(100 * few.pair.gap, 1),
+                    " points: ", percent(few.pretrained, 1), " against ", percent(few.scratch, 1), ") is not more than "
+                    "twice its chance scale (", fixed(100 * few.pair.noise, 1), "): at this pretraining budget, what the "
+                    "masked characters taught does not stand in for labels."),
+         Expect::either_way});
+  claim({"pays_more_with_fewer_labels", "fewest_labels_test_gap > most_labels_test_gap",
+         text("Pretraining does better against scratch with ", few.per_topic, " labels a topic than with ", most.per_topic,
+              " (a gap of ", fixed(100 * few.pair.gap, 1), " points against ", fixed(100 * most.pair.gap, 1), "): the more "
+              "labels, the more of what pretraining might give the labels teach by themselves."),
+         text("Pretraining does no better against scratch with ", few.per_topic, " labels a topic than with ",
+              most.per_topic, " (a gap of ", fixed(100 * few.pair.gap, 1), " points against ", fixed(100 * most.pair.gap, 1),
+              "): at this budget fewer labels do not make it count for more."),
+         Expect::either_way});
+  // Why: who learns the labelled entries faster, in the same steps on the same batches.
+  claim({"pretrained_trains_slower", "label_counts_pretrained_trains_slower == label_counts",
+         text("At every label count the pretrained start ends its training with the higher loss on its own labelled "
+              "entries (the last two columns): in the same steps it fits them less well than the random start. The "
+              "masked-character features are a worse place to start learning topics from than random ones, at this "
+              "pretraining budget and fine-tuning rate: [CLS] never took part in pretraining, and the rest was "
+              "shaped to restore characters, not to tell topics apart."),
+         text("The pretrained start does not end with the higher training loss at every label count (", slower, " of ",
+              points.size(), "): what it lacks on the test entries it does not lack in fitting its labelled ones."),
+         Expect::either_way});
+  metric("finetune_test_gap_long_windows", long_windows.gap);
+  claim({"short_windows_suit_pretraining", "most_labels_test_gap > finetune_test_gap_long_windows",
+         text("With all ", most.per_topic, " labels a topic, the pretrained start does better against scratch on the "
+              "windows it was trained on: a gap of ", fixed(100 * most.pair.gap, 1), " points here against ", fixed(100 * long_windows.gap, 1),
+              " on section 2's longer ones."),
+         text("With all ", most.per_topic, " labels a topic, the pretraining windows do not help the pretrained start: "
+              "a gap of ", fixed(100 * most.pair.gap, 1), " points here against ", fixed(100 * long_windows.gap, 1),
+              " on section 2's longer ones."),
+         Expect::either_way});
+  bert::LabelCurves curves;
+  for (const LabelPoint& q : points) {
+    curves.per_topic.push_back(double(q.per_topic)), curves.pretrained.push_back(q.pretrained);
+    curves.scratch.push_back(q.scratch), curves.bag.push_back(q.bag);
+    curves.gap.push_back(q.pair.gap), curves.noise.push_back(q.pair.noise);
+  }
+  save_figure(bert::labels_figure(curves, kTopics.size()), "labels",
+              "Top: test accuracy of the pretrained BERT fine-tuned and of the same network from scratch (same batches), "
+              "and of a linear bag of characters, against the labelled entries a topic. Bottom: the gap between the "
+              "two BERTs in points, between dashed lines at twice its chance scale (the square root of the entries "
+              "on which they disagree); outside them, the gap is more than chance on this test set.");
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// 4. Where [CLS] looks.
+
 // [CLS]'s attention in every layer over one held-out entry the fine-tuned model gets right.
-void cls_attention(const Corpus& c, const FineTuned& f, const BertSettings& r) {
+void cls_attention(const Corpus& c, const FineTuned& f, const FineTuned& scratch, const BertSettings& r) {
   const TopicSet d = data::topic_set(c, c.split.test, kTopics);
   std::optional<std::size_t> pick;
   for (std::size_t i = 0; i < d.size() && !pick; ++i)
@@ -393,53 +447,28 @@ void cls_attention(const Corpus& c, const FineTuned& f, const BertSettings& r) {
   if (!pick) pick = 0;
   std::vector<Index> ids = d.entries[*pick];
   if (ids.size() > r.context()) ids.resize(r.context());
-  const auto layers = attention_on(f.bert->model, ids);
-  const std::size_t L = layers.size(), H = layers[0].shape()[0];
-  xt::xarray<double> rows = xt::zeros<double>({L + H, ids.size()});
-  std::vector<std::string> labels, cells;
-  for (std::size_t l = 0; l < L; ++l) {
-    xt::view(rows, l) = xt::mean(xt::view(layers[l], xt::all(), 0, xt::all()), {0});
-    labels.push_back(text("layer ", l + 1, " (mean of heads)"));
-  }
-  for (std::size_t h = 0; h < H; ++h) {
-    xt::view(rows, L + h) = xt::view(layers[L - 1], h, 0, xt::all());
-    labels.push_back(text("layer ", L, ", head ", h + 1));
-  }
-  for (std::size_t k = 0; k < L + H; ++k)
-    for (Index id : ids) cells.push_back(shown(c.vocab, id));
-  plots::HeatmapOptions ho;
-  ho.cell_text = cells;
-  ho.y_labels = labels;
-  ho.x_labels = number_labels(ids.size(), 10);
-  ho.colorbar_label = "attention weight of [CLS]";
-  ho.cmap = plots::Colormap::reds();
-  HeatmapFigureOptions hs;
-  hs.title = text("Where [CLS] looks in a held-out ", kTopics[std::size_t(d.labels(*pick))], " entry (fine-tuned model)");
-  hs.xlabel = "position";
-  hs.width = 2000;
-  hs.height = int(400 + 1800 / ids.size() * (L + H));
-  save_figure(heatmap_figure(rows, ho, hs), "cls_attention",
+  const std::string title = text("Where [CLS] looks in a held-out ", kTopics[std::size_t(d.labels(*pick))], " entry (fine-tuned model)");
+  save_figure(bert::cls_attention_figure(bert::attention_input(f.bert->model, c.vocab, ids, title), title), "cls_attention",
               "The fine-tuned pretrained model's [CLS] query over a test entry it classifies correctly: each layer's "
               "weights (mean of the heads), then each head of the last layer, over the characters.");
+  // Both fine-tuned models in the attention explorer (lessons/kit/explorer.hpp), with their queries and keys.
+  const std::string entry = text("\"", shown_text(c.vocab, ids), "\"");
+  show_explorer({"Lesson 13: the fine-tuned BERTs on a held-out entry", "characters (queries)", "characters (keys)",
+                 text("A held-out ", kTopics[std::size_t(d.labels(*pick))], " entry read by the two models section 2 "
+                      "fine-tuned: the pretrained one, then the one from scratch (choose the input). [CLS] is the first "
+                      "row: its attention is what the classifier reads. Choose a layer and a head, hover a character "
+                      "to see which characters it reads, click it for its scores split into query-key products."),
+                 {bert::attention_input(f.bert->model, c.vocab, ids, "pretrained, fine-tuned: " + entry, true),
+                  bert::attention_input(scratch.bert->model, c.vocab, ids, "from scratch, fine-tuned: " + entry, true)}},
+                "explorer", "The attention explorer: every head of both fine-tuned models on the same test entry; hover a "
+                            "character to see what it reads, click it to see its scores term by term");
 
   // Over every test entry: how much of [CLS]'s attention lands on the specials, on spaces and
   // punctuation, and on letters and digits, per layer, against those tokens' share of the text.
-  std::vector<std::array<double, 3>> mass(L, std::array<double, 3>{});
-  std::array<double, 3> share{};
-  const auto kind = [&](Index id) {
-    if (id < c.ids.first || id >= c.ids.end) return 0;
-    const std::string& t = c.vocab.token(id);
-    return (t.size() == 1 && std::isalnum(static_cast<unsigned char>(t[0]))) ? 2 : 1;
-  };
-  for (std::size_t i = 0; i < d.size(); ++i) {
-    std::vector<Index> e = d.entries[i];
-    if (e.size() > r.context()) e.resize(r.context());
-    const auto a = attention_on(f.bert->model, e);
-    for (std::size_t l = 0; l < L; ++l)
-      for (std::size_t j = 0; j < e.size(); ++j)
-        mass[l][std::size_t(kind(e[j]))] += xt::mean(xt::view(a[l], xt::all(), 0, j))() / double(d.size());
-    for (Index id : e) share[std::size_t(kind(id))] += 1.0 / double(e.size()) / double(d.size());
-  }
+  const bert::ClsMass m = bert::cls_attention_by_kind(f.bert->model, c, d, r.context());
+  const auto& mass = m.by_layer;
+  const auto& share = m.share;
+  const std::size_t L = mass.size();
   std::vector<std::vector<std::string>> table_rows = {
       row("share of the tokens", percent(share[0], 1), percent(share[1], 1), percent(share[2], 1))};
   for (std::size_t l = 0; l < L; ++l)
@@ -452,13 +481,13 @@ void cls_attention(const Corpus& c, const FineTuned& f, const BertSettings& r) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 4. What to take away.
+// 5. What to take away.
 
 void takeaway() {
   say("Fine-tuning puts a classifier on the [CLS] vector and trains everything on the labels; a probe trains only a "
       "linear layer on frozen features, so it measures what pretraining alone put there. Whether this run's "
       "pretraining was worth labels is the claim of section 2, measured against the same network from scratch and "
-      "a bag of characters. The output folder keeps bert_mlm.npz (the encoder this run started from), "
+      "a bag of characters, and of section 3 with fewer labels, where pretraining has the most to give. The output folder keeps bert_mlm.npz (the encoder this run started from), "
       "bert_topics.npz and scratch_topics.npz (the two fine-tuned models); numpy reads them with np.load.");
 }
 
@@ -467,7 +496,7 @@ void takeaway() {
 int main(int argc, char** argv) {
   LessonInfo info{"13_fine_tuning", "Fine-tuning BERT: topics of fortunes, with and without pretraining",
                   "Lesson 12's BERT fine-tuned to tell five fortune files apart, against the same network from scratch "
-                  "and a bag of characters; linear probes on the frozen encoder; where [CLS] looks",
+                  "and a bag of characters, with fewer and fewer labels; linear probes on the frozen encoder; where [CLS] looks",
                   "finetune_test_accuracy_pretrained", "", {"bert_mlm.npz"}};
   info.lead_figure = "finetuning";
   return run_lesson(info, argc, argv, [] {
@@ -477,11 +506,14 @@ int main(int argc, char** argv) {
     section("1. The pretrained encoder");
     const auto bert = pretrained_encoder(c, r);
     section("2. Fine-tuning: which file is an entry from?");
+    const TopicData d = topic_data(c, r);
     FineTuned pre, scratch;
-    fine_tuning(c, r, bert.get(), pre, scratch);
-    section("3. Where [CLS] looks");
-    cls_attention(c, pre, r);
-    section("4. What to take away");
+    fine_tuning(c, r, d, bert.get(), pre, scratch);
+    section("3. What pretraining buys: fewer labels");
+    fewer_labels(c, r, d, paired(pre, scratch, d.test.labels));
+    section("4. Where [CLS] looks");
+    cls_attention(c, pre, scratch, r);
+    section("5. What to take away");
     takeaway();
   });
 }

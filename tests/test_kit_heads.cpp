@@ -66,3 +66,21 @@ TEST_CASE("mean_distance_back: how far back each head reads; max_weight_above_di
   CHECK_OP_ERROR("mean_distance_back", mean_distance_back(xt::zeros<float>({1, 2, 3, 4})));
   CHECK_OP_ERROR("max_weight_above_diagonal", max_weight_above_diagonal({Tensor<float>(xt::zeros<float>({3, 3}))}));
 }
+
+TEST_CASE("side_mass: the weight left and right of each query, from a given place on; bad shapes named") {
+  Array<float> w = xt::zeros<float>({1, 2, 4, 4});
+  for (std::size_t i = 0; i < 4; ++i) {
+    w(0, 0, i, i == 0 ? 0 : i - 1) = 1.0f;  // head 0: the token before (query 0: itself)
+    w(0, 1, i, 0) = 0.5f;                   // head 1: half on the first token, half on the last
+    w(0, 1, i, 3) += 0.5f;
+  }
+  const SideMass all = side_mass(w), after_first = side_mass(w, 1);
+  CHECK(all.left[0] == doctest::Approx(3.0));   // queries 1, 2, 3
+  CHECK(all.right[0] == doctest::Approx(0.0));
+  CHECK(all.left[1] == doctest::Approx(1.5));   // queries 1, 2, 3 on token 0
+  CHECK(all.right[1] == doctest::Approx(1.5));  // queries 0, 1, 2 on token 3
+  CHECK(after_first.left[0] == doctest::Approx(2.0));  // query 1's key is token 0: left out
+  CHECK(after_first.left[1] == doctest::Approx(0.0));
+  CHECK(after_first.right[1] == doctest::Approx(1.0));  // queries 1 and 2 on token 3
+  CHECK_THROWS_WITH_AS(side_mass(xt::zeros<float>({1, 2, 4, 3})), doctest::Contains("side_mass"), ShapeError);
+}

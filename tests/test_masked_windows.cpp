@@ -3,9 +3,12 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <set>
 #include <stdexcept>
 
 #include "helpers.hpp"
+#include <xtensor/xadapt.hpp>
+
 #include "nn/data/masked_windows.hpp"
 
 using namespace attnlab;
@@ -197,4 +200,47 @@ TEST_CASE("topic_set and topic_batch: balanced, interleaved, cut to the context,
   const Array<float> f = character_frequencies(s, c.vocab.size(), 100);
   CHECK(f(0, std::size_t(c.ids.first)) == doctest::Approx(0.5));  // "ab": a and b
   CHECK(xt::sum(xt::view(f, 1))() == doctest::Approx(1.0));
+}
+
+TEST_CASE("measure_masking: BERT's 15 % and 80/10/10 over many windows; the same draws give the same shares") {
+  Generator gen(11);
+  const std::vector<Index> stream = stream_of(5000, gen);
+  Generator a(12), b(12);
+  const MaskingShares m = measure_masking(kIds, stream, 33, 400, a), again = measure_masking(kIds, stream, 33, 400, b);
+  CHECK(m.chosen == doctest::Approx(0.15).epsilon(0.1));  // round(0.15 n) of the 28 or 29 eligible tokens a window
+  CHECK(m.masked == doctest::Approx(0.8).epsilon(0.05));
+  CHECK(m.random == doctest::Approx(0.1).epsilon(0.25));
+  CHECK(m.kept == doctest::Approx(0.1).epsilon(0.25));
+  CHECK(m.masked + m.random + m.kept == doctest::Approx(1.0));
+  CHECK(m.chosen == again.chosen);
+  CHECK(m.kept == again.kept);
+  CHECK_THROWS_WITH_AS(measure_masking(kIds, stream, 33, 0, a), doctest::Contains("measure_masking: 0 windows"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("topic_subset: per_topic of each topic, interleaved, nested for one seed, errors named") {
+  TopicSet s;
+  std::vector<Index> labels;
+  for (Index i = 0; i < 30; ++i) {  // topic 0 has 20 entries, topic 1 has 10: entry i is {i}
+    s.entries.push_back({i});
+    labels.push_back(i % 3 == 2 ? 1 : 0);
+  }
+  s.labels = xt::adapt(labels, {labels.size()});
+  const TopicSet few = topic_subset(s, 2, 3, 7), more = topic_subset(s, 2, 8, 7), other = topic_subset(s, 2, 8, 8);
+  REQUIRE(few.size() == 6);
+  REQUIRE(more.size() == 16);
+  for (std::size_t i = 0; i < more.size(); ++i) {
+    CHECK(more.labels(i) == Index(i % 2));  // interleaved topic by topic
+    CHECK(s.labels(std::size_t(more.entries[i][0])) == more.labels(i));  // each entry keeps its label
+  }
+  for (std::size_t i = 0; i < few.size(); ++i) CHECK(few.entries[i] == more.entries[i]);  // nested
+  std::set<Index> drawn;
+  for (const auto& e : more.entries) drawn.insert(e[0]);
+  CHECK(drawn.size() == 16);  // no entry twice
+  bool differs = false;
+  for (std::size_t i = 0; i < more.size(); ++i) differs = differs || more.entries[i] != other.entries[i];
+  CHECK(differs);  // another seed, another draw
+  CHECK_THROWS_WITH_AS(topic_subset(s, 2, 11, 7), doctest::Contains("topic 1 has 10"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(topic_subset(s, 2, 0, 7), doctest::Contains("topic_subset: 0 entries"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(topic_subset(s, 1, 2, 7), doctest::Contains("label 1"), std::invalid_argument);
 }

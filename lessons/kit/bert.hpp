@@ -3,11 +3,17 @@
 // pretraining phases. What each lesson does with the model stays in the lesson.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <xtensor/xarray.hpp>
+
+#include "lessons/kit/explorer.hpp"
+#include "lessons/kit/train.hpp"
+#include "plots/figure.hpp"
 #include "nn/data/cloze_corpus.hpp"
 #include "nn/data/masked_windows.hpp"
 #include "nn/transformer/masked_lm.hpp"
@@ -57,7 +63,107 @@ nn::EncoderModelConfig config(const nn::data::ClozeCorpus& c, const ModelSetting
 // (pretraining never touches the classifier).
 std::unique_ptr<nn::MaskedLM<float>> new_model(const nn::data::ClozeCorpus& c, const ModelSettings& r);
 
+// The k likeliest characters ([ids.first, ids.end), never a special) at row `row` of
+// log-probabilities (N, V), likeliest first. std::invalid_argument naming likeliest when the row
+// is not in logp, the characters are not in its columns, or k is more than there are characters.
+std::vector<Index> likeliest(const Array<float>& logp, std::size_t row, const nn::data::ClozeIds& ids, std::size_t k);
+
 // The masked-character scores of a held-out set, without the tape.
 nn::data::ClozeScores score(nn::MaskedLM<float>& bert, const std::vector<nn::data::MaskedWindows>& set);
+
+// The recipe of one phase of pretraining, the same in both lessons: AdamW (weight decay 0.01, beta2
+// 0.98) at peak r.pretrain_lr, a warm-up over 1/20 of the phase's steps and a cosine decay to 1/20 of
+// the peak, gradients clipped at norm 1, the phase's epochs and batch, batches in the order of the
+// run's seed, labelled by the windows' length.
+Recipe pretraining_recipe(const ModelSettings& r, const Phase& ph);
+
+// The steps of one phase: ceil(windows / batch) per epoch, times its epochs.
+long phase_steps(const Phase& ph);
+
+// One phase of pretraining: ph.epochs epochs of ph.windows windows of ph.context tokens, [CLS] first,
+// each drawn at a random place of the training stream with `windows` and masked afresh by the
+// 80/10/10 rule with `masks`; the loss is the cross-entropy of the targets. `recipe` is
+// pretraining_recipe(r, ph), perhaps with a validation or a checkpoint added (its epochs, batch and
+// label are set from the phase again, so they cannot disagree with it). std::invalid_argument naming
+// pretrain_phase when the phase has no windows, no batch or a context below 2.
+History pretrain_phase(nn::MaskedLM<float>& bert, const nn::data::ClozeCorpus& c, const Phase& ph, Recipe recipe,
+                       Generator& windows, Generator& masks);
+
+// Each layer's attention weights (h, L, L) when `model` reads the one sequence `ids` (eval mode, no
+// tape). std::invalid_argument naming attention_on for an empty sequence.
+std::vector<xt::xarray<double>> attention_on(nn::EncoderModel<float>& model, const std::vector<Index>& ids);
+
+// The attention of every head of every layer when `model` reads `ids`, for the explorer and the
+// figures: the tokens as shown() shows them, layers named "layer 1", "layer 2", ... (eval mode, no
+// tape); with `score_parts`, each head's queries, keys and position bias too, for the explorer's
+// neuron view. std::invalid_argument naming attention_on for an empty sequence.
+AttentionInput attention_input(nn::EncoderModel<float>& model, const nn::data::Vocab& v, const std::vector<Index>& ids,
+                               const std::string& name, bool score_parts = false);
+
+// Every head of every layer of `in` in one figure, two panels a row ("Layer l, head h"), on one
+// colour scale from 0 to the largest weight of any head. std::invalid_argument naming
+// head_grid_figure when `in` has no head.
+plots::Figure head_grid_figure(const AttentionInput& in, const std::string& title);
+
+// The classifier's probabilities (N, K) for every entry of a topic set, each read from its
+// beginning, `context` tokens at most (eval mode, no tape, 64 entries a pass).
+Array<float> topic_probabilities(nn::EncoderModel<float>& model, const nn::data::TopicSet& s, std::size_t context);
+
+// A frozen encoder's output for every entry of a topic set (N, d), each read from its beginning:
+// [CLS]'s final vector, or the mean of the real tokens' final vectors ([CLS] and <eos> included).
+Array<float> encoder_features(nn::EncoderModel<float>& model, const nn::data::TopicSet& s, std::size_t context,
+                              bool mean_of_tokens);
+
+// Lesson 13's figure of where [CLS] looks: the [CLS] row (query 0) of every layer of `in`, the
+// mean of its heads, then of each head of the last layer, over the tokens. std::invalid_argument
+// naming cls_attention_figure when `in` has no layer or no token.
+plots::Figure cls_attention_figure(const AttentionInput& in, const std::string& title);
+
+// [CLS]'s attention over every entry of a set (read from its beginning, `context` tokens at most),
+// by the kind of token it lands on: 0 the specials ([CLS], <eos>, anything outside the
+// characters), 1 the other characters (spaces, punctuation), 2 letters and digits. by_layer[l][k]:
+// the mean over entries of layer l's weight (mean of its heads) on kind k; share[k]: the mean share
+// of kind k among an entry's tokens. std::invalid_argument naming cls_attention_by_kind for an empty set.
+struct ClsMass {
+  std::vector<std::array<double, 3>> by_layer;
+  std::array<double, 3> share{};
+};
+ClsMass cls_attention_by_kind(nn::EncoderModel<float>& model, const nn::data::ClozeCorpus& c, const nn::data::TopicSet& s,
+                              std::size_t context);
+
+// Lesson 12's figure of the masking rule: each example (its tokens, and what the rule made of them)
+// cut into rows of `width` tokens, each row as written above the row as the model reads it, the
+// cells shaded by what the rule did (none, [MASK], random, kept). std::invalid_argument naming
+// masking_figure for a width of 0, no tokens, or an example whose input or choices do not match it.
+struct MaskedExample {
+  std::vector<Index> ids;
+  nn::data::MaskedTokens masked;
+};
+plots::Figure masking_figure(const nn::data::Vocab& v, const std::vector<MaskedExample>& examples, std::size_t width);
+
+// Lesson 12's pretraining figure: the training loss by step and the validation loss (top) and
+// accuracy (bottom) after every epoch on windows of both lengths ("loss", "accuracy", "loss_short",
+// "accuracy_short" in h), beside the counted baselines, with a line where the long windows start
+// (first_phase_steps; 0 when the run began with them). std::invalid_argument naming
+// pretraining_figure when the scores do not cover every epoch or the first phase is not in the run.
+plots::Figure pretraining_figure(const History& h, std::size_t first_phase_epochs, std::size_t first_phase_steps,
+                                 const ModelSettings& r, const nn::data::ClozeScores& unigram,
+                                 const nn::data::ClozeScores& neighbours);
+
+// Lesson 13's fine-tuning figure: the training loss by step (means of half epochs) of the two
+// starts, and their validation accuracy ("accuracy") after every epoch beside the bag of
+// characters' test accuracy and chance (1 / classes). std::invalid_argument naming
+// finetuning_figure when the two histories' accuracies are empty or of different lengths.
+plots::Figure finetuning_figure(const History& pretrained, const History& scratch, double bag, std::size_t classes);
+
+// Lesson 13's label-count figure: test accuracy of both starts and of the bag of characters against
+// the labelled entries a topic (log scale), then the gap (pretrained minus scratch, in points)
+// between dashed lines at twice its chance scale. std::invalid_argument naming labels_figure
+// when the curves are empty or of different lengths.
+struct LabelCurves {
+  std::vector<double> per_topic, pretrained, scratch, bag;
+  std::vector<double> gap, noise;  // shares (0.05: 5 points)
+};
+plots::Figure labels_figure(const LabelCurves& c, std::size_t classes);
 
 }  // namespace attnlab::lessons::bert

@@ -71,6 +71,21 @@ double max_weight_above_diagonal(const std::vector<Tensor<float>>& layers) {
   return above;
 }
 
+SideMass side_mass(const Array<float>& w, std::size_t from) {
+  check(w.dimension() == 4 && w.shape()[2] == w.shape()[3], "side_mass", "weights must be (B, h, L, L), got ",
+        shape_str(w.shape()));
+  const std::size_t B = w.shape()[0], H = w.shape()[1], L = w.shape()[2];
+  SideMass m{std::vector<double>(H, 0.0), std::vector<double>(H, 0.0)};
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t i = from; i < L; ++i)
+        for (std::size_t j = from; j < L; ++j) {
+          if (j < i) m.left[h] += w(b, h, i, j);
+          if (j > i) m.right[h] += w(b, h, i, j);
+        }
+  return m;
+}
+
 namespace {
 // The head of the largest score over the layers, with its weights on one example.
 template <class Score>

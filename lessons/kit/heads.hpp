@@ -23,6 +23,15 @@ std::vector<double> offset_mass(const Array<float>& weights, long offset);
 // unless the weights are (B, h, L, L) with B, L > 0.
 std::vector<double> far_mass(const Array<float>& weights, std::size_t distance);
 
+// weights (B, h, L, L) of self-attention: for each head, the total weight its queries put on keys to
+// their left and on keys to their right (the query itself in neither), over every example and
+// every query and key at place `from` or later (1: leave out a [CLS] in front). ShapeError naming
+// side_mass unless the weights are (B, h, L, L).
+struct SideMass {
+  std::vector<double> left, right;  // one per head
+};
+SideMass side_mass(const Array<float>& weights, std::size_t from = 0);
+
 struct HeadPick {
   std::size_t layer = 0, head = 0;
   double mass = -1.0;          // its offset_mass

@@ -71,6 +71,33 @@ TopicSet topic_set(const ClozeCorpus& c, const std::vector<Fortune>& split, cons
   return s;
 }
 
+TopicSet topic_subset(const TopicSet& s, std::size_t topics, std::size_t per_topic, std::uint64_t seed) {
+  std::vector<std::vector<std::size_t>> by(topics);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const Index t = s.labels(i);
+    if (t < 0 || std::size_t(t) >= topics)
+      throw std::invalid_argument("topic_subset: label " + std::to_string(t) + " of entry " + std::to_string(i) +
+                                  " outside [0, " + std::to_string(topics) + ")");
+    by[std::size_t(t)].push_back(i);
+  }
+  for (std::size_t t = 0; t < topics; ++t)
+    if (per_topic == 0 || per_topic > by[t].size())
+      throw std::invalid_argument("topic_subset: " + std::to_string(per_topic) + " entries per topic asked, topic " +
+                                  std::to_string(t) + " has " + std::to_string(by[t].size()));
+  Generator gen(seed);
+  for (auto& rows : by)  // Fisher-Yates, the whole list: the first per_topic of it do not depend on per_topic
+    for (std::size_t i = rows.size(); i > 1; --i) std::swap(rows[i - 1], rows[gen.below(i)]);
+  TopicSet out;
+  std::vector<Index> labels;
+  for (std::size_t i = 0; i < per_topic; ++i)
+    for (std::size_t t = 0; t < topics; ++t) {
+      out.entries.push_back(s.entries[by[t][i]]);
+      labels.push_back(Index(t));
+    }
+  out.labels = xt::adapt(labels, {labels.size()});
+  return out;
+}
+
 TopicBatch topic_batch(const TopicSet& s, const std::vector<std::size_t>& rows, std::size_t context, Generator* crop) {
   if (context < 2) throw std::invalid_argument("topic_batch: context " + std::to_string(context) + " (need 2 or more)");
   std::size_t L = 0;

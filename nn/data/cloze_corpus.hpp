@@ -47,6 +47,13 @@ struct TopicSet {
 TopicSet topic_set(const ClozeCorpus& c, const std::vector<Fortune>& split, const std::vector<std::string>& topics,
                    std::size_t cap = 0);
 
+// `per_topic` entries of each of the `topics` labels of a set, drawn at random with `seed`,
+// interleaved topic by topic as topic_set's are: fewer labels for the same task. The draws are
+// nested: with one seed, the entries of a smaller subset are all in every larger one (each topic's
+// entries are shuffled once and the first `per_topic` taken). std::invalid_argument naming
+// topic_subset when per_topic is 0 or more than some topic has, or a label lies outside [0, topics).
+TopicSet topic_subset(const TopicSet& s, std::size_t topics, std::size_t per_topic, std::uint64_t seed);
+
 // A batch of entries cut to the context: [CLS], then `context` - 1 of the tokens after it (a random
 // window when `crop` is given and the entry is longer, its beginning otherwise), padded to the
 // longest row with id 0.

@@ -79,6 +79,24 @@ std::vector<MaskedWindows> held_out_windows(const ClozeIds& ids, const std::vect
   return set;
 }
 
+MaskingShares measure_masking(const ClozeIds& ids, const std::vector<Index>& stream, std::size_t context,
+                              std::size_t windows, Generator& gen) {
+  if (windows == 0) throw std::invalid_argument("measure_masking: 0 windows (need 1 or more)");
+  std::array<double, 4> n{};  // by MaskChoice
+  double eligible = 0;
+  for (std::size_t w = 0; w < windows; ++w) {
+    const MaskedWindows b = masked_windows(ids, stream, random_starts(1, stream.size(), context, gen), context, gen);
+    for (MaskChoice ch : b.choices) n[std::size_t(ch)] += 1;
+    for (std::size_t l = 0; l < b.ids.shape()[1]; ++l) {
+      const Index t = b.ids(0, l);
+      eligible += t != ids.cls && t != Vocab::eos && t != Vocab::pad;
+    }
+  }
+  const double chosen = n[1] + n[2] + n[3];
+  if (chosen == 0) return {};
+  return {chosen / eligible, n[1] / chosen, n[2] / chosen, n[3] / chosen};
+}
+
 std::vector<std::size_t> random_starts(std::size_t n, std::size_t stream_size, std::size_t context, Generator& gen) {
   if (stream_size <= context)
     throw std::invalid_argument("random_starts: a stream of " + str(long(stream_size)) + " tokens has no room for a window of " +

@@ -53,6 +53,19 @@ std::vector<std::size_t> random_starts(std::size_t n, std::size_t stream_size, s
 
 std::size_t count_targets(const std::vector<MaskedWindows>& set);
 
+// BERT's rule measured on windows of a stream: the share of the tokens the rule may choose (all but
+// [CLS], <eos> and padding) that were chosen as targets, and of the chosen, the shares replaced by
+// [MASK], by a random token, and kept.
+struct MaskingShares {
+  double chosen = 0, masked = 0, random = 0, kept = 0;
+};
+
+// Over `windows` windows of `context` tokens, each drawn at a random place with random_starts(1, ...)
+// and masked by masked_windows, one after the other with `gen`. std::invalid_argument naming
+// measure_masking when windows is 0 (and masked_windows' own for a bad context or ids).
+MaskingShares measure_masking(const ClozeIds& ids, const std::vector<Index>& stream, std::size_t context,
+                              std::size_t windows, Generator& gen);
+
 // Scores of masked-token predictions: mean cross-entropy (nats), accuracy, and accuracy by what
 // the rule did to the target (indexed by MaskChoice; none unused).
 struct ClozeScores {

@@ -1,0 +1,194 @@
+// lessons/kit/bert: what lessons 12 and 13 share about their BERT, on a tiny corpus and model:
+// the pretraining recipe and one phase of it, a sequence's attention, the topic probabilities and
+// frozen features, the likeliest characters, the figures, and bad input named.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include <xtensor/xmath.hpp>
+#include <xtensor/xreducer.hpp>
+#include <xtensor/xview.hpp>
+
+#include "lessons/kit/bert.hpp"
+#include "lessons/story/lesson.hpp"
+#include "tests/helpers.hpp"
+
+using namespace attnlab;
+using namespace attnlab::lessons;
+namespace data = attnlab::nn::data;
+
+namespace {
+data::ClozeCorpus tiny_corpus() {
+  data::FortuneSplits s;
+  for (int i = 0; i < 12; ++i) {
+    s.train.push_back({"the cat sat on the mat", "x"});
+    s.train.push_back({"a dog ran to a log", "y"});
+  }
+  s.validation = {{"the cat ran", "x"}, {"a dog sat", "y"}};
+  s.test = {{"the mat", "x"}, {"a log", "y"}};
+  return data::cloze_corpus(s);
+}
+
+bert::ModelSettings tiny_settings() {
+  // d_model, heads, layers, d_ff, short windows, long windows, peak lr, held-out windows
+  return {16, 2, 2, 32, {8, 8, 32, 2}, {16, 8, 16, 1}, 5e-3, 4};
+}
+
+nn::MaskedLM<float> tiny_model(const data::ClozeCorpus& c) {
+  Generator gen(3);
+  return nn::MaskedLM<float>(bert::config(c, tiny_settings()), gen);
+}
+}  // namespace
+
+TEST_CASE("pretraining_recipe and phase_steps: the phase's epochs, batch and label; AdamW as the lessons say") {
+  attnlab::testing::TempDir d;
+  LessonArgs args;
+  args.out = d / "lesson";
+  args.seed = 9;
+  Lesson lesson({"99_test", "A test lesson", "Recipes.", ""}, args);  // the recipe's batch order is the run's seed
+  const bert::ModelSettings r = tiny_settings();
+  const Recipe p = bert::pretraining_recipe(r, r.short_windows);
+  CHECK(p.epochs == 2);
+  CHECK(p.batch == 8);
+  CHECK(p.label == "pretraining, 7 characters");
+  CHECK(p.lr == doctest::Approx(5e-3));
+  CHECK(p.weight_decay == doctest::Approx(0.01));
+  CHECK(p.beta2 == doctest::Approx(0.98));
+  CHECK(p.decay == Decay::cosine);
+  CHECK(p.seed == 9);
+  CHECK(bert::phase_steps(r.short_windows) == 8);  // 32 windows in batches of 8, twice
+  CHECK(bert::phase_steps({16, 5, 11, 3}) == 9);   // ceil(11 / 5) = 3 a epoch
+}
+
+TEST_CASE("pretrain_phase: the phase's steps, a falling masked-character loss; a bad phase named") {
+  attnlab::testing::TempDir d;
+  LessonArgs args;
+  args.out = d / "lesson";
+  Lesson lesson({"99_test", "A test lesson", "Pretrains a tiny BERT.", ""}, args);  // train() writes into a lesson
+  const data::ClozeCorpus c = tiny_corpus();
+  nn::MaskedLM<float> m = tiny_model(c);
+  const bert::ModelSettings r = tiny_settings();
+  bert::Phase ph = r.short_windows;
+  ph.epochs = 6;
+  Generator windows(1), masks(2);
+  const History h = bert::pretrain_phase(m, c, ph, bert::pretraining_recipe(r, ph), windows, masks);
+  CHECK(h.steps == std::size_t(bert::phase_steps(ph)));
+  REQUIRE(h.epoch_loss.size() == 6);
+  CHECK(h.epoch_loss.back() < h.epoch_loss.front() - 0.3);  // two sentences over and over: it learns them
+  bert::Phase bad = ph;
+  bad.context = 1;
+  CHECK_THROWS_WITH_AS(bert::pretrain_phase(m, c, bad, bert::pretraining_recipe(r, ph), windows, masks),
+                       doctest::Contains("pretrain_phase: a phase of 32 windows in batches of 8 with context 1"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("attention_on and attention_input: every layer's heads, rows summing to 1, tokens as shown") {
+  const data::ClozeCorpus c = tiny_corpus();
+  nn::MaskedLM<float> m = tiny_model(c);
+  const std::vector<Index> ids = data::entry_ids(c, "the cat");
+  const auto layers = bert::attention_on(m.model, ids);
+  REQUIRE(layers.size() == 2);
+  CHECK(layers[0].shape() == std::vector<std::size_t>{2, ids.size(), ids.size()});
+  for (std::size_t i = 0; i < ids.size(); ++i) CHECK(xt::sum(xt::view(layers[1], 1, i))() == doctest::Approx(1.0));
+  const AttentionInput in = bert::attention_input(m.model, c.vocab, ids, "\"the cat\"");
+  CHECK(in.layers == std::vector<std::string>{"layer 1", "layer 2"});
+  REQUIRE(in.queries.size() == ids.size());
+  CHECK(in.queries.front() == "CLS");
+  CHECK(in.queries.back() == "EOS");
+  CHECK(xt::allclose(in.heads[1][0], xt::view(layers[1], 0)));
+  CHECK_THROWS_WITH_AS(bert::attention_on(m.model, {}), doctest::Contains("attention_on: an empty sequence"),
+                       std::invalid_argument);
+  CHECK_NOTHROW(bert::head_grid_figure(in, "A tiny BERT"));
+  CHECK_THROWS_WITH_AS(bert::head_grid_figure(AttentionInput{"empty", {}, {}, {}, {}}, "none"),
+                       doctest::Contains("head_grid_figure: 'empty' has no head"), std::invalid_argument);
+}
+
+TEST_CASE("topic_probabilities and encoder_features: one row an entry; [CLS]'s vector or the mean of the tokens'") {
+  const data::ClozeCorpus c = tiny_corpus();
+  nn::MaskedLM<float> m = tiny_model(c);
+  const data::TopicSet s = data::topic_set(c, c.split.train, {"x", "y"}, 3);
+  const Array<float> p = bert::topic_probabilities(m.model, s, 16);
+  REQUIRE(p.shape() == std::vector<std::size_t>{6, 5});  // five classes: the lessons' topics
+  for (std::size_t i = 0; i < 6; ++i) CHECK(xt::sum(xt::view(p, i))() == doctest::Approx(1.0));
+  const Array<float> cls = bert::encoder_features(m.model, s, 16, false), mean = bert::encoder_features(m.model, s, 16, true);
+  REQUIRE(cls.shape() == std::vector<std::size_t>{6, 16});
+  REQUIRE(mean.shape() == cls.shape());
+  // By hand for entry 1: [CLS]'s final vector, and the mean over its real tokens.
+  const data::TopicBatch b = data::topic_batch(s, {1}, 16, nullptr);
+  const Array<float> h = m.model.features(b.ids, b.real).value();
+  CHECK(xt::allclose(xt::view(cls, 1), xt::view(h, 0, 0), 1e-4, 1e-5));
+  CHECK(xt::allclose(xt::view(mean, 1), xt::mean(xt::view(h, 0), {0}), 1e-4, 1e-5));  // one entry: no padding
+  CHECK_FALSE(xt::allclose(xt::view(cls, 1), xt::view(mean, 1)));
+}
+
+TEST_CASE("likeliest: the characters by log-probability, never a special; bad rows and counts named") {
+  const data::ClozeIds ids{/*cls=*/7, /*mask=*/6, /*first=*/2, /*end=*/6};
+  Array<float> logp = {{-0.1f, -0.2f, -3.0f, -1.0f, -2.0f, -0.5f, -0.01f, -0.01f}};
+  CHECK(bert::likeliest(logp, 0, ids, 3) == std::vector<Index>{5, 3, 4});  // ids 0, 1, 6, 7 are not characters
+  CHECK(bert::likeliest(logp, 0, ids, 4).back() == 2);
+  CHECK_THROWS_WITH_AS(bert::likeliest(logp, 1, ids, 3), doctest::Contains("likeliest: row 1"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(bert::likeliest(logp, 0, ids, 5), doctest::Contains("the 5 likeliest of the characters [2, 6)"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("masking_figure and pretraining_figure: drawn from consistent input, bad input named") {
+  const data::ClozeCorpus c = tiny_corpus();
+  const std::vector<Index> ids = data::entry_ids(c, "the cat sat");
+  Generator gen(4);
+  const data::MaskedTokens masked = data::mask_tokens(ids, c.ids.mask, c.ids.first, c.ids.end, gen);
+  CHECK_NOTHROW(bert::masking_figure(c.vocab, {{ids, masked}}, 5));
+  CHECK_THROWS_WITH_AS(bert::masking_figure(c.vocab, {{ids, masked}}, 0), doctest::Contains("masking_figure: rows of 0"),
+                       std::invalid_argument);
+  data::MaskedTokens cut = masked;
+  cut.choice.pop_back();
+  CHECK_THROWS_WITH_AS(bert::masking_figure(c.vocab, {{ids, cut}}, 5), doctest::Contains("example 0 has 13 tokens"),
+                       std::invalid_argument);
+  History h;
+  h.loss = {3.0, 2.5, 2.0, 1.8};
+  h.steps = 4;
+  h.epoch_loss = {2.75, 1.9};
+  h.validation = {{"loss", {2.8, 2.0}}, {"accuracy", {0.2, 0.3}}, {"loss_short", {2.7, 2.1}}, {"accuracy_short", {0.2, 0.3}}};
+  h.steps_per_epoch = 2;
+  const bert::ModelSettings r = tiny_settings();
+  CHECK_NOTHROW(bert::pretraining_figure(h, 1, 2, r, {3.3, 0.16, {}, {}}, {1.8, 0.43, {}, {}}));
+  h.validation[1].second = {0.2};  // one accuracy for two epochs
+  CHECK_THROWS_WITH_AS(bert::pretraining_figure(h, 1, 2, r, {}, {}), doctest::Contains("pretraining_figure: validation scores of 2, 1"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("cls_attention_by_kind: [CLS]'s weight by kind of token sums to 1 a layer; the shares of the kinds too") {
+  const data::ClozeCorpus c = tiny_corpus();
+  nn::MaskedLM<float> m = tiny_model(c);
+  const data::TopicSet s = data::topic_set(c, c.split.test, {"x", "y"});
+  const bert::ClsMass mass = bert::cls_attention_by_kind(m.model, c, s, 6);  // "the mat" cut to [CLS] t h e ' ' m
+  REQUIRE(mass.by_layer.size() == 2);
+  for (const auto& layer : mass.by_layer) CHECK(layer[0] + layer[1] + layer[2] == doctest::Approx(1.0));
+  CHECK(mass.share[0] + mass.share[1] + mass.share[2] == doctest::Approx(1.0));
+  // Both cut to 6: [CLS] t h e ' ' m and [CLS] a ' ' l o g (1 special, 1 space, 4 letters each; <eos> cut off).
+  CHECK(mass.share[0] == doctest::Approx(1.0 / 6));
+  CHECK(mass.share[1] == doctest::Approx(1.0 / 6));
+  CHECK(mass.share[2] == doctest::Approx(4.0 / 6));
+  CHECK_THROWS_WITH_AS(bert::cls_attention_by_kind(m.model, c, data::TopicSet{}, 6),
+                       doctest::Contains("cls_attention_by_kind: an empty set"), std::invalid_argument);
+  const AttentionInput in = bert::attention_input(m.model, c.vocab, s.entries[0], "the mat");
+  CHECK_NOTHROW(bert::cls_attention_figure(in, "Where [CLS] looks"));
+  CHECK_THROWS_WITH_AS(bert::cls_attention_figure(AttentionInput{"none", {}, {}, {}, {}}, "t"),
+                       doctest::Contains("cls_attention_figure: 'none'"), std::invalid_argument);
+}
+
+TEST_CASE("finetuning_figure and labels_figure: drawn from consistent curves, mismatched ones named") {
+  History a, b;
+  a.loss = b.loss = {1.6, 1.4, 1.2, 1.0};
+  a.steps = b.steps = 4, a.steps_per_epoch = b.steps_per_epoch = 2;
+  a.validation = {{"accuracy", {0.3, 0.5}}};
+  b.validation = {{"accuracy", {0.35, 0.45}}};
+  CHECK_NOTHROW(bert::finetuning_figure(a, b, 0.6, 5));
+  b.validation = {{"accuracy", {0.35}}};
+  CHECK_THROWS_WITH_AS(bert::finetuning_figure(a, b, 0.6, 5), doctest::Contains("finetuning_figure: validation accuracies of 2 and 1"),
+                       std::invalid_argument);
+  bert::LabelCurves c{{5, 10, 100}, {0.3, 0.4, 0.7}, {0.35, 0.45, 0.72}, {0.45, 0.5, 0.64}, {-0.05, -0.05, -0.02}, {0.03, 0.03, 0.025}};
+  CHECK_NOTHROW(bert::labels_figure(c, 5));
+  c.gap.pop_back();
+  CHECK_THROWS_WITH_AS(bert::labels_figure(c, 5), doctest::Contains("labels_figure: 3 label counts"), std::invalid_argument);
+}
