@@ -330,26 +330,13 @@ TestResult the_test_set(const Data& d, nn::ViT<F>& vit, const History& vit_histo
 // ---------------------------------------------------------------------------------------------
 // 5. Where the class token looks.
 
-double mass_on(const xt::xarray<double>& map, const xt::xarray<bool>& on) {  // the share of a map on `on`
-  return xt::sum(xt::where(on, map, 0.0))() / xt::sum(map)();
-}
-
 // The share of the class token's patch attention (each layer, the rollout) on the garment's patches
 // over every test image, against the share of the patches the garment covers.
 void attention_on_the_garment(nn::ViT<F>& vit, const Data& d) {
-  const std::size_t patch = vit.config().patch, L = vit.config().num_layers;
-  std::vector<double> area, rollout_all;
-  std::vector<std::vector<double>> layer(L);
-  in_batches(d.test.size(), 500, [&](const std::vector<std::size_t>& rows) {
-    const Array<F> batch = data::take_rows(d.test.images, rows);
-    const Looks looks = class_token_looks(vit, batch);
-    for (std::size_t b = 0; b < rows.size(); ++b) {
-      const xt::xarray<bool> on = data::foreground_patches(xt::view(batch, b), patch, 0.05f);
-      area.push_back(double(xt::sum(on)()) / double(on.size()));
-      for (std::size_t l = 0; l < L; ++l) layer[l].push_back(mass_on(looks.layers[b][l], on));
-      rollout_all.push_back(mass_on(looks.rollout[b], on));
-    }
-  });
+  const std::size_t L = vit.config().num_layers;
+  const ForegroundAttention on = attention_on_foreground(vit, d.test.images, 0.05f);
+  const std::vector<double> &area = on.area, &rollout_all = on.rollout;
+  const std::vector<std::vector<double>>& layer = on.layers;
   std::vector<std::vector<std::string>> rows{row("share of the patches the garment covers", percent(mean_of(area), 1))};
   for (std::size_t l = 0; l < L; ++l) {
     rows.push_back(row(text("layer ", l + 1, ": class token's attention on them"), percent(mean_of(layer[l]), 1)));
@@ -506,15 +493,8 @@ double scene_accuracy(nn::Module<F>& model, const Logits& logits, const nn::data
 // Where the class token looks in a scene: the rollout's share on the two garments' patches
 // against the share of the patches they cover, over the test scenes; and four scenes drawn.
 void scene_looks(nn::ViT<F>& vit, const nn::data::Scenes& test) {
-  std::vector<double> area, on_garments;
-  in_batches(test.size(), 500, [&](const std::vector<std::size_t>& rows) {
-    const Array<F> batch = data::take_rows(test.images, rows);
-    const Looks looks = class_token_looks(vit, batch);
-    for (std::size_t b = 0; b < rows.size(); ++b) {
-      const xt::xarray<bool> on = data::foreground_patches(xt::view(batch, b), 7, 0.05f);
-      area.push_back(double(xt::sum(on)()) / double(on.size())), on_garments.push_back(mass_on(looks.rollout[b], on));
-    }
-  });
+  const ForegroundAttention on = attention_on_foreground(vit, test.images, 0.05f);
+  const std::vector<double> &area = on.area, &on_garments = on.rollout;
   metric("scene_garment_patch_share", mean_of(area)), metric("scene_rollout_on_garments", mean_of(on_garments));
   const double lift = mean_of(on_garments) / mean_of(area);
   claim({"scene_rollout_on_garments", "scene_rollout_on_garments > scene_garment_patch_share",

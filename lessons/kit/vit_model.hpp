@@ -80,6 +80,16 @@ struct Looks {
 // view): for a few images, not a whole test set (the bias alone is B x heads x T x T per layer).
 Looks class_token_looks(nn::ViT<float>& vit, const Array<float>& images, bool score_parts = false);
 
+// How much of the class token's attention falls on an image's foreground: per image, the share
+// of its patches at least half covered by pixels brighter than `threshold`
+// (nn::data::foreground_patches), and the share of the class token's patch attention on those
+// patches in each layer (mean of the heads) and in the rollout. Images (N, H, W), 500 at a time.
+struct ForegroundAttention {
+  std::vector<double> area, rollout;        // [image]
+  std::vector<std::vector<double>> layers;  // [layer][image]
+};
+ForegroundAttention attention_on_foreground(nn::ViT<float>& vit, const Array<float>& images, float threshold);
+
 // Image b of `looks` for the attention explorer: the tokens "cls", "r1c1", "r1c2", ... (the
 // patches row by row, as the model reads them), every head of every layer, with each head's
 // queries and keys for the neuron view.
