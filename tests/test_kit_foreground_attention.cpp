@@ -1,11 +1,13 @@
 // lessons/kit/vit_model's attention_on_foreground: the share of the patches an image's bright
 // pixels cover, and the share of the class token's attention on them (each layer, the rollout),
 // checked on images whose foreground is known: all lit (every share 1), nothing lit (every share
-// 0), one patch lit (its weight in the class token's map); bad shapes refused by name.
+// 0), one patch lit (its weight in the class token's map); bad shapes refused by name. And
+// image_probabilities, the softmax of each image's logits.
 #include <doctest/doctest.h>
 
 #include <xtensor/xview.hpp>
 
+#include "core/ops.hpp"
 #include "lessons/kit/vit_model.hpp"
 #include "tests/helpers.hpp"
 
@@ -40,4 +42,21 @@ TEST_CASE("attention_on_foreground on images with a known foreground") {
   }
   CHECK_THROWS_WITH_AS(attention_on_foreground(vit, xt::zeros<float>({8, 8}), 0.5f),
                        Contains("attention_on_foreground: needs images (N, H, W), got (8,8)"), ShapeError);
+}
+
+TEST_CASE("image_probabilities: the softmax of each image's logits, in batches of 500, and a clear error") {
+  nn::ViTConfig c;
+  c.image_height = 8, c.image_width = 8, c.patch = 4, c.num_layers = 1, c.num_classes = 3;
+  c.layer = nn::LayerConfig{8, 2, 16, 0.0, true, nn::Activation::GELU, 1e-6};
+  Generator gen(6);
+  nn::ViT<float> vit(c, gen);
+  const Array<float> images = random_uniform<float>({501, 8, 8}, gen);  // two batches
+  const ImageLogits logits = [&](const Tensor<float>& x) { return vit.forward(x); };
+  const Array<float> p = image_probabilities(vit, logits, images);
+  REQUIRE(p.shape() == std::vector<std::size_t>{501, 3});
+  const Array<float> last = xt::view(images, xt::range(500, 501));
+  const Array<float> expected = softmax(vit.forward(Tensor<float>(last)), -1).value();
+  for (std::size_t k = 0; k < 3; ++k) CHECK(p(500, k) == doctest::Approx(expected(0, k)));
+  CHECK_THROWS_WITH_AS(image_probabilities(vit, logits, xt::zeros<float>({8, 8})),
+                       Contains("image_probabilities: needs images (N, H, W), got (8,8)"), ShapeError);
 }

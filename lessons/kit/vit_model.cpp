@@ -44,6 +44,15 @@ Array<float> mirror_averaged_probabilities(nn::Module<float>& model, const Image
   });
 }
 
+Array<float> image_probabilities(nn::Module<float>& model, const ImageLogits& logits, const Array<float>& images) {
+  check(images.dimension() == 3, "image_probabilities", "needs images (N, H, W), got ", shape_str(images.shape()));
+  model.eval();
+  return rows_in_batches(images.shape()[0], 500, [&](const std::vector<std::size_t>& rows) {
+    const Array<float> batch = xt::view(images, xt::range(rows.front(), rows.front() + rows.size()));
+    return Array<float>(softmax(logits(Tensor<float>(batch)), -1).value());
+  });
+}
+
 PreparedImage prepare_image(const xt::xarray<double>& grey, std::size_t side, Invert invert) {
   check(grey.dimension() == 2 && grey.size() > 0 && side > 0, "prepare_image",
         "needs a non-empty picture (H, W) and a side above 0, got ", shape_str(grey.shape()), " and ", side);

@@ -28,6 +28,10 @@ using ImageLogits = std::function<Tensor<float>(const Tensor<float>&)>;  // imag
 // how lesson 14 trains (half its images mirrored) and scores every model.
 Array<float> mirror_averaged_probabilities(nn::Module<float>& model, const ImageLogits& logits, const Array<float>& images);
 
+// Class probabilities (N, classes) of images (N, H, W) from each image alone, 500 at a time
+// without the tape, the model in eval mode: how lesson 14 scores its scenes, trained unmirrored.
+Array<float> image_probabilities(nn::Module<float>& model, const ImageLogits& logits, const Array<float>& images);
+
 // A picture of any size made into what the ViT reads (the card's "input"): grey levels (H, W) in
 // [0, 1] padded to a square with the mean grey of their border (so that the garment keeps its
 // shape), area-averaged to (side, side) (nn::data::area_resize), and inverted, v -> 1 - v, when
