@@ -44,6 +44,15 @@ Array<float> mirror_averaged_probabilities(nn::Module<float>& model, const Image
   });
 }
 
+Array<float> image_probabilities(nn::Module<float>& model, const ImageLogits& logits, const Array<float>& images) {
+  check(images.dimension() == 3, "image_probabilities", "needs images (N, H, W), got ", shape_str(images.shape()));
+  model.eval();
+  return rows_in_batches(images.shape()[0], 500, [&](const std::vector<std::size_t>& rows) {
+    const Array<float> batch = xt::view(images, xt::range(rows.front(), rows.front() + rows.size()));
+    return Array<float>(softmax(logits(Tensor<float>(batch)), -1).value());
+  });
+}
+
 PreparedImage prepare_image(const xt::xarray<double>& grey, std::size_t side, Invert invert) {
   check(grey.dimension() == 2 && grey.size() > 0 && side > 0, "prepare_image",
         "needs a non-empty picture (H, W) and a side above 0, got ", shape_str(grey.shape()), " and ", side);
@@ -161,6 +170,30 @@ AttentionInput vit_attention_input(const std::string& name, const Looks& looks, 
     for (std::size_t h = 0; h < looks.maps[b][l].shape()[0]; ++h) in.heads[l].push_back(xt::view(looks.maps[b][l], h));
   }
   return looks.parts.empty() ? in : with_score_parts(std::move(in), looks.parts, b);
+}
+
+namespace {
+double mass_on(const xt::xarray<double>& map, const xt::xarray<bool>& on) {  // the share of a map on `on`
+  return xt::sum(xt::where(on, map, 0.0))() / xt::sum(map)();
+}
+}  // namespace
+
+ForegroundAttention attention_on_foreground(nn::ViT<float>& vit, const Array<float>& images, float threshold) {
+  check(images.dimension() == 3, "attention_on_foreground", "needs images (N, H, W), got ", shape_str(images.shape()));
+  const std::size_t patch = vit.config().patch, L = vit.config().num_layers;
+  ForegroundAttention r;
+  r.layers.resize(L);
+  in_batches(images.shape()[0], 500, [&](const std::vector<std::size_t>& rows) {
+    const Array<float> batch = xt::view(images, xt::range(rows.front(), rows.front() + rows.size()));
+    const Looks looks = class_token_looks(vit, batch);
+    for (std::size_t b = 0; b < rows.size(); ++b) {
+      const xt::xarray<bool> on = nn::data::foreground_patches(xt::view(batch, b), patch, threshold);
+      r.area.push_back(double(xt::sum(on)()) / double(on.size()));
+      for (std::size_t l = 0; l < L; ++l) r.layers[l].push_back(mass_on(looks.layers[b][l], on));
+      r.rollout.push_back(mass_on(looks.rollout[b], on));
+    }
+  });
+  return r;
 }
 
 plots::Figure looks_grid(const std::vector<xt::xarray<double>>& images, const std::vector<std::string>& captions,

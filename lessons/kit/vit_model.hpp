@@ -28,6 +28,10 @@ using ImageLogits = std::function<Tensor<float>(const Tensor<float>&)>;  // imag
 // how lesson 14 trains (half its images mirrored) and scores every model.
 Array<float> mirror_averaged_probabilities(nn::Module<float>& model, const ImageLogits& logits, const Array<float>& images);
 
+// Class probabilities (N, classes) of images (N, H, W) from each image alone, 500 at a time
+// without the tape, the model in eval mode: how lesson 14 scores its scenes, trained unmirrored.
+Array<float> image_probabilities(nn::Module<float>& model, const ImageLogits& logits, const Array<float>& images);
+
 // A picture of any size made into what the ViT reads (the card's "input"): grey levels (H, W) in
 // [0, 1] padded to a square with the mean grey of their border (so that the garment keeps its
 // shape), area-averaged to (side, side) (nn::data::area_resize), and inverted, v -> 1 - v, when
@@ -79,6 +83,16 @@ struct Looks {
 // With score_parts, also every layer's queries and keys (Looks::parts, for the explorer's neuron
 // view): for a few images, not a whole test set (the bias alone is B x heads x T x T per layer).
 Looks class_token_looks(nn::ViT<float>& vit, const Array<float>& images, bool score_parts = false);
+
+// How much of the class token's attention falls on an image's foreground: per image, the share
+// of its patches at least half covered by pixels brighter than `threshold`
+// (nn::data::foreground_patches), and the share of the class token's patch attention on those
+// patches in each layer (mean of the heads) and in the rollout. Images (N, H, W), 500 at a time.
+struct ForegroundAttention {
+  std::vector<double> area, rollout;        // [image]
+  std::vector<std::vector<double>> layers;  // [layer][image]
+};
+ForegroundAttention attention_on_foreground(nn::ViT<float>& vit, const Array<float>& images, float threshold);
 
 // Image b of `looks` for the attention explorer: the tokens "cls", "r1c1", "r1c2", ... (the
 // patches row by row, as the model reads them), every head of every layer, with each head's
