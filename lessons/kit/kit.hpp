@@ -1,6 +1,21 @@
 // Everything a lesson uses, in one include: the story (lessons/story: say, section, table,
 // metric, ...), the training loop (fit) and the figures. Lessons write `using namespace
 // attnlab::lessons;` and tell their story.
+//
+// What else the kit offers, each header one idea (include it where it is needed):
+//   training     train (a Recipe: AdamW, warm-up, schedule, clipping, --from), fit (the loop under
+//                it), seq2seq (the recurrent encoder-decoder), window_training (a language model
+//                on a stream of text), recall_training, encoder_tagger, linear_probe, kv_sharing
+//   reading      heads (weight by offset, far, left and right), offset_profile, tagging (scores
+//   attention    per token), alignment_grid, attention_spectra, spectrum, self_attention_input
+//   explorers    explorer (the page) and explorer_script, causal_lm_explorer, recall_explorer
+//   timing       timing (interleaved medians, the cost harness), forward_backward_time,
+//                step_profile (op by op, GFLOP/s), generation_speed
+//   models as    model_card (the shared card), transformer_card (GPT, BERT), translation_model,
+//   files        vit_model (with its figures), bert (lessons 12 and 13's pieces)
+//   one lesson   approximations (16), translators (08), pixel_mlp (14)
+//   checks       gradcheck_table (a lesson's gradient checks as a table), plain_matrices
+//                (double-precision references without the tape)
 #pragma once
 
 #include "core/ops.hpp"
