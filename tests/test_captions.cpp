@@ -113,6 +113,9 @@ TEST_CASE("log_of_chosen: the log of the chosen entries; shapes and indices chec
   CHECK(p.grad()(1, 2) == doctest::Approx(1.0 / 0.7));
   CHECK_THROWS_WITH_AS(log_of_chosen(p, IndexArray{0, 3}), Contains("row 1 chose 3, outside [0, 3)"), ShapeError);
   CHECK_THROWS_WITH_AS(log_of_chosen(p, IndexArray{0}), Contains("log_of_chosen"), ShapeError);
+  // A choice of probability 0 has no finite log: named, not a silent -inf.
+  const Tensor<double> zero(Array<double>{{1.0, 0.0}});
+  CHECK_THROWS_WITH_AS(log_of_chosen(zero, IndexArray{1}), Contains("row 0 chose 1, whose probability is 0"), ShapeError);
 }
 
 namespace {

@@ -24,6 +24,10 @@ Tensor<T> log_of_chosen(const Tensor<T>& p, const IndexArray& chosen) {
     const Index s = chosen.data()[r];
     check(s >= 0 && std::size_t(s) < N, "log_of_chosen", "row ", r, " chose ", s, ", outside [0, ", N, ")");
     (*picks)[r] = r * N + std::size_t(s);
+    // A drawn entry has probability above zero; one of 0 (a choice made elsewhere) has no finite
+    // log and no gradient: an error, never a silent -inf.
+    check(pp[(*picks)[r]] > T(0), "log_of_chosen", "row ", r, " chose ", s, ", whose probability is ",
+          pp[(*picks)[r]], ": its log is not finite");
     y.data()[r] = std::log(pp[(*picks)[r]]);
   }
   return record<T>("log_of_chosen", std::move(y), {&p}, [picks](Node<T>& n) {
