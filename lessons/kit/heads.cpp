@@ -24,9 +24,17 @@ std::vector<double> offset_mass(const Array<float>& w, long offset) {
   return mass;
 }
 
+namespace {
+void check_self_attention(const Array<float>& w, const char* who) {
+  check(w.dimension() == 4 && w.shape()[2] == w.shape()[3], who, "weights must be (B, h, L, L), got ",
+        shape_str(w.shape()));
+}
+}  // namespace
+
 std::vector<double> far_mass(const Array<float>& w, std::size_t distance) {
-  check(w.dimension() == 4 && w.shape()[2] == w.shape()[3] && w.shape()[0] > 0 && w.shape()[2] > 0, "far_mass",
-        "weights must be (B, h, L, L) of self-attention, got ", shape_str(w.shape()));
+  check_self_attention(w, "far_mass");
+  check(w.shape()[0] > 0 && w.shape()[2] > 0, "far_mass", "weights must hold an example and a position, got ",
+        shape_str(w.shape()));
   const std::size_t B = w.shape()[0], H = w.shape()[1], L = w.shape()[2];
   std::vector<double> mass(H, 0.0);
   for (std::size_t h = 0; h < H; ++h) {
@@ -38,13 +46,6 @@ std::vector<double> far_mass(const Array<float>& w, std::size_t distance) {
   }
   return mass;
 }
-
-namespace {
-void check_self_attention(const Array<float>& w, const char* who) {
-  check(w.dimension() == 4 && w.shape()[2] == w.shape()[3], who, "weights must be (B, h, L, L), got ",
-        shape_str(w.shape()));
-}
-}  // namespace
 
 std::vector<double> mean_distance_back(const Array<float>& w) {
   check_self_attention(w, "mean_distance_back");
@@ -72,8 +73,7 @@ double max_weight_above_diagonal(const std::vector<Tensor<float>>& layers) {
 }
 
 SideMass side_mass(const Array<float>& w, std::size_t from) {
-  check(w.dimension() == 4 && w.shape()[2] == w.shape()[3], "side_mass", "weights must be (B, h, L, L), got ",
-        shape_str(w.shape()));
+  check_self_attention(w, "side_mass");
   const std::size_t B = w.shape()[0], H = w.shape()[1], L = w.shape()[2];
   SideMass m{std::vector<double>(H, 0.0), std::vector<double>(H, 0.0)};
   for (std::size_t b = 0; b < B; ++b)
