@@ -7,24 +7,27 @@ namespace attnlab {
 
 namespace {
 
-// One counter per cache line; a thread takes the next slot when it first counts. More threads
-// than slots share slots, which stays correct (the adds are atomic), only slower.
+// One counter per cache line. The first kOwnSlots threads that count own one each: only that
+// thread writes it, so a count is a plain load and store (no locked add on the path of every small
+// product), and readers see whole values. Later threads share the last slot, with atomic adds.
 struct alignas(64) Slot {
   std::atomic<std::uint64_t> flops{0};
 };
-constexpr std::size_t kSlots = 64;
-std::array<Slot, kSlots> g_slots;
+constexpr std::size_t kOwnSlots = 63;
+std::array<Slot, kOwnSlots + 1> g_slots;
 std::atomic<std::size_t> g_next_slot{0};
-
-Slot& my_slot() {
-  thread_local Slot& slot = g_slots[g_next_slot.fetch_add(1, std::memory_order_relaxed) % kSlots];
-  return slot;
-}
 
 }  // namespace
 
 void count_product(std::size_t m, std::size_t n, std::size_t k) {
-  my_slot().flops.fetch_add(2 * std::uint64_t(m) * n * k, std::memory_order_relaxed);
+  thread_local const std::size_t mine = g_next_slot.fetch_add(1, std::memory_order_relaxed);
+  const std::uint64_t ops = 2 * std::uint64_t(m) * n * k;
+  if (mine < kOwnSlots) {
+    std::atomic<std::uint64_t>& own = g_slots[mine].flops;
+    own.store(own.load(std::memory_order_relaxed) + ops, std::memory_order_relaxed);
+  } else {
+    g_slots[kOwnSlots].flops.fetch_add(ops, std::memory_order_relaxed);
+  }
 }
 
 std::uint64_t flops_counted() {
