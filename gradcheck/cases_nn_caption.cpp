@@ -1,9 +1,10 @@
 // Gradient checks of lesson 18's captioner: the log-probability of a chosen patch (the op of
-// REINFORCE), the patch encoder, and the captioner's teacher-forced pass with soft glimpses and
+// REINFORCE), the doubly stochastic penalty on the attention, the patch encoder, and the captioner's teacher-forced pass with soft glimpses and
 // with hard glimpses replayed from fixed choices (the draw itself has no gradient; given the
 // draws, the words' logits and log alpha_{t, c_t} are smooth functions of every weight).
 #include "gradcheck/cases.hpp"
 #include "nn/caption/captioner.hpp"
+#include "nn/caption/coverage.hpp"
 
 namespace attnlab::cases {
 
@@ -43,6 +44,23 @@ GRADCHECK_CASE("log_of_chosen", "p (2,3,4) in [0.2, 1], one choice per row", [] 
 GRADCHECK_CASE("log_of_chosen of a softmax", "softmax(x (3,5)): d/dx = onehot - p", [] {
   const IndexArray chosen = {4, 0, 2};
   return gradcheck([&](const Inputs& x) { return log_of_chosen(softmax(x[0], -1), chosen); }, {rnd({3, 5}, 42)});
+});
+
+GRADCHECK_CASE("doubly_stochastic_penalty", "weights (3,4,5), lengths 4, 2, 0; tau 1 and 0.4", [] {
+  const IndexArray lengths = {4, 2, 0};
+  return gradcheck(
+      [&](const Inputs& x) {
+        return concat<D>({reshape(nn::doubly_stochastic_penalty(x[0], lengths), {1}),
+                          reshape(nn::doubly_stochastic_penalty(x[0], lengths, 0.4), {1})},
+                         0);
+      },
+      {rnd({3, 4, 5}, 53, 0.0, 1.0)});
+});
+
+GRADCHECK_CASE("doubly_stochastic_penalty of softmax weights", "softmax(x (2,3,4)) over patches, lengths 3, 1", [] {
+  const IndexArray lengths = {3, 1};
+  return gradcheck([&](const Inputs& x) { return nn::doubly_stochastic_penalty(softmax(x[0], -1), lengths); },
+                   {rnd({2, 3, 4}, 54)});
 });
 
 GRADCHECK_CASE("PatchEncoder", "(2,8,8), patch 4, d 8, 2 heads, 1 layer -> (2,4,8)", [] {

@@ -3,10 +3,11 @@
 // Show, Attend and Tell (Xu et al., 2015) captions an image with a decoder that, before every word,
 // attends over the image's regions. Its soft attention reads the weighted mean of the regions, as
 // every earlier lesson did; its hard attention draws one region from the weights and reads it
-// alone, which has no gradient, and is trained by REINFORCE. We make scenes whose captions are
-// generated from them ("bag left of sneaker"), so the true box of every garment a caption names is
-// known, train both decoders over a small Vision Transformer's patches, caption scenes made of test
-// garments, and score not only the captions but where each word looked.
+// alone, which has no gradient, and is trained by REINFORCE. We make scenes of two to four garments
+// whose captions are generated from them ("bag left of sneaker above shirt"), so the true box of
+// every garment a caption names is known, train both decoders over a small Vision Transformer's
+// patches, caption scenes made of test garments, and score not only the captions (exact match,
+// BLEU) but where each word looked; then the paper's doubly stochastic regulariser.
 #include <algorithm>
 #include <cmath>
 
@@ -14,7 +15,9 @@
 
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/vit_model.hpp"
+#include "nn/caption/caption_scores.hpp"
 #include "nn/caption/captioner.hpp"
+#include "nn/caption/coverage.hpp"
 #include "nn/data/fashion_mnist.hpp"
 #include "nn/data/caption_scenes.hpp"
 
@@ -26,45 +29,16 @@ namespace {
 
 using F = float;
 using Tns = Tensor<F>;
-constexpr std::size_t kSide = 64, kPatch = 16, kGrid = kSide / kPatch, kWords = data::kCaptionLength - 1;
+constexpr std::size_t kSide = 64, kPatch = 16, kGrid = kSide / kPatch, kMostGarments = 4;
+constexpr std::size_t kWords = data::caption_length(kMostGarments) - 1;  // the longest caption's words and <eos>
 constexpr std::uint64_t kSplitSeed = 2017;  // lesson 14's validation garments
+constexpr double kCoverWeight = 1.0 / double(kGrid * kGrid);  // lambda of the doubly stochastic penalty
 
 struct SceneSets {
   data::CaptionScenes train, validation, test;
   double box_share = 0;  // the mean share of the patches inside a named garment's box: chance
 };
-
-// (B, 4) inputs <bos> A relation B and targets A relation B <eos> of some scenes.
-IndexArray inputs_of(const data::CaptionScenes& s) { return xt::view(s.captions, xt::all(), xt::range(0, kWords)); }
-IndexArray targets_of(const data::CaptionScenes& s) { return xt::view(s.captions, xt::all(), xt::range(1, kWords + 1)); }
-data::CaptionScenes rows_of(const data::CaptionScenes& s, const std::vector<std::size_t>& rows) {
-  data::CaptionScenes out;
-  out.images = xt::zeros<F>({rows.size(), kSide, kSide});
-  out.captions = IndexArray::from_shape({rows.size(), data::kCaptionLength});
-  for (std::size_t k = 0; k < rows.size(); ++k) {
-    xt::view(out.images, k) = xt::view(s.images, rows[k]);
-    xt::view(out.captions, k) = xt::view(s.captions, rows[k]);
-    out.boxes.push_back(s.boxes[rows[k]]);
-  }
-  return out;
-}
-
-// A scene in colour, the boxes of its garments drawn in orange (the first) and cyan (the second);
-// only = 0 or 1 draws that one box alone, -2 none.
-xt::xarray<double> with_boxes(const data::CaptionScenes& s, std::size_t n, int only = -1) {
-  xt::xarray<double> rgb = xt::zeros<double>({kSide, kSide, std::size_t(3)});
-  for (std::size_t c = 0; c < 3; ++c) xt::view(rgb, xt::all(), xt::all(), c) = xt::view(s.images, n);
-  const double colour[2][3] = {{1.0, 0.55, 0.0}, {0.0, 0.85, 1.0}};
-  for (int k = 0; k < 2; ++k) {
-    if (only == -2 || (only >= 0 && k != only)) continue;
-    const data::Box& b = s.boxes[n][k];
-    for (std::size_t y = b.top; y < b.bottom; ++y)
-      for (std::size_t x = b.left; x < b.right; ++x)
-        if (y == b.top || y + 1 == b.bottom || x == b.left || x + 1 == b.right)
-          for (std::size_t c = 0; c < 3; ++c) rgb(y, x, c) = colour[k][c];
-  }
-  return rgb;
-}
+using Scored = nn::CaptionScores;
 
 std::string caption_of(const IndexArray& words, std::size_t n) {
   std::vector<Index> w(words.shape(1));
@@ -80,32 +54,35 @@ SceneSets the_scenes() {
       5000, kSplitSeed, full_or_quick<std::size_t>(0, 12000), full_or_quick<std::size_t>(0, 3000));
   SceneSets s;
   const std::size_t train = full_or_quick<std::size_t>(12000, 2400), held_out = full_or_quick<std::size_t>(1000, 400);
-  s.train = data::make_caption_scenes(g.train, train, 3 * seed() + 1);
-  s.validation = data::make_caption_scenes(g.validation, held_out, 3 * seed() + 2);
-  s.test = data::make_caption_scenes(g.test, held_out, 3 * seed() + 3);
-  config({{"train_scenes", train}, {"held_out_scenes", held_out}, {"canvas", kSide}, {"patch", kPatch}});
-  double share = 0;
+  data::CaptionSceneOptions o;
+  o.min_garments = 2, o.max_garments = kMostGarments;
+  s.train = data::make_caption_scenes(g.train, train, 3 * seed() + 1, o);
+  s.validation = data::make_caption_scenes(g.validation, held_out, 3 * seed() + 2, o);
+  s.test = data::make_caption_scenes(g.test, held_out, 3 * seed() + 3, o);
+  config({{"train_scenes", train}, {"held_out_scenes", held_out}, {"canvas", kSide}, {"patch", kPatch},
+          {"garments", text(o.min_garments, " to ", o.max_garments)}});
+  double share = 0, named = 0;
   for (std::size_t n = 0; n < s.test.size(); ++n)
-    for (std::size_t k = 0; k < 2; ++k)
-      share += double(xt::sum(xt::cast<int>(data::patches_in_box(s.test.boxes[n][k], kSide, kPatch)))()) /
-               double(kGrid * kGrid);
-  s.box_share = share / double(2 * s.test.size());
+    for (const data::Box& b : s.test.boxes[n])
+      share += double(xt::sum(xt::cast<int>(data::patches_in_box(b, kSide, kPatch)))()) / double(kGrid * kGrid), ++named;
+  s.box_share = share / named;
   metric("box_patch_share", s.box_share);
-  say("A scene is a ", kSide, " x ", kSide, " canvas cut into four cells; two Fashion-MNIST garments go into two "
-      "of them, each moved by up to 4 pixels, and the caption is generated from where they went: the left garment "
-      "first (the upper one when they share a column), then one of four relations (left of, above, up-left of, "
-      "down-left of), then the other garment. Since we placed them, we know each garment's box: the tightest "
-      "rectangle around its bright pixels.");
+  say("A scene is a ", kSide, " x ", kSide, " canvas cut into four cells; two to four Fashion-MNIST garments go "
+      "into as many of them, each moved by up to 4 pixels, and the caption is generated from where they went. It "
+      "reads the cells column by column, the left column first and top to bottom, and between two garments says "
+      "where the first is from the next: left of, above, up-left of or down-left of (in that order no other case "
+      "comes up). Since we placed them, we know each garment's box: the tightest rectangle around its bright pixels.");
   say(train, " scenes to train on are made of the Fashion-MNIST training garments; ", held_out,
       " for validation of the 5,000 training garments lesson 14 holds out, and ", held_out, " to test of the test "
       "file's garments, never seen in training. A garment's box holds on average ", percent(s.box_share, 0),
       " of the ", kGrid * kGrid, " patches of ", kPatch, " x ", kPatch, " pixels: the share of attention a reader "
       "that looks everywhere alike would put inside it.");
-  std::vector<xt::xarray<double>> images, overlays(8);
+  std::vector<xt::xarray<double>> images, overlays(6);
   std::vector<std::string> captions;
-  for (std::size_t n = 0; n < 8; ++n) images.push_back(with_boxes(s.test, n)), captions.push_back(caption_of(s.test.captions, n));
-  save_figure(looks_grid(images, captions, overlays, 4, "Test scenes and their generated captions", 1000), "scenes",
-              "Eight test scenes with their captions; the first garment named is boxed in orange, the second in cyan");
+  for (std::size_t n = 0; n < 6; ++n) images.push_back(data::scene_with_boxes(s.test, n)), captions.push_back(caption_of(s.test.captions, n));
+  save_figure(looks_grid(images, captions, overlays, 3, "Test scenes and their generated captions", 1300), "scenes",
+              "Six test scenes with their captions; the garments named are boxed in orange, cyan, magenta and green, "
+              "in the caption's order");
   return s;
 }
 
@@ -123,44 +100,15 @@ nn::CaptionerConfig captioner_config(std::size_t layers) {
   return c;
 }
 
-struct Scored {
-  double exact = 0, tokens = 0, share = 0, pointing = 0;  // captions, and attention on object words
-  double relation = 0;                                    // the relation word right
-};
-
-// Greedy captions of held-out scenes, 200 at a time: exact match and token accuracy over the four
-// words (<eos> included), and for the two words that name a garment, the attention inside its box
-// and whether the peak patch is inside it.
+// Greedy captions of held-out scenes, 200 at a time, and their scores (nn/caption/caption_scores.hpp):
+// exact match, words right, BLEU, and for the words that name a garment the attention inside its
+// box and whether the peak patch is inside it.
+nn::Caption<F> caption_all(nn::Captioner<F>& cap, const data::CaptionScenes& s, nn::Glimpse glimpse) {
+  return nn::greedy_in_batches(cap, s.images, kWords, data::kCaptionBos, glimpse);
+}
 Scored score(nn::Captioner<F>& cap, const data::CaptionScenes& s, nn::Glimpse glimpse) {
-  Scored r;
-  const IndexArray targets = targets_of(s);
-  for (std::size_t from = 0; from < s.size(); from += 200) {
-    std::vector<std::size_t> rows;
-    for (std::size_t n = from; n < std::min(s.size(), from + 200); ++n) rows.push_back(n);
-    const data::CaptionScenes part = rows_of(s, rows);
-    const nn::Caption<F> c = cap.greedy(Tns(part.images), kWords, data::kCaptionBos, glimpse);
-    for (std::size_t k = 0; k < rows.size(); ++k) {
-      bool all = true;
-      for (std::size_t t = 0; t < kWords; ++t) {
-        const bool ok = c.words(k, t) == targets(rows[k], t);
-        r.tokens += ok, all = all && ok;
-      }
-      r.exact += all, r.relation += c.words(k, 1) == targets(rows[k], 1);
-      for (std::size_t g = 0; g < 2; ++g) {
-        const xt::xarray<bool> in = data::patches_in_box(part.boxes[k][g], kSide, kPatch);
-        double inside = 0, best = -1;
-        bool peak_in = false;
-        for (std::size_t p = 0; p < kGrid * kGrid; ++p) {
-          const double w = c.weights(k, 2 * g, p);
-          if (in(p / kGrid, p % kGrid)) inside += w;
-          if (w > best) best = w, peak_in = in(p / kGrid, p % kGrid);
-        }
-        r.share += inside, r.pointing += peak_in;
-      }
-    }
-  }
-  const double n = double(s.size());
-  return {r.exact / n, r.tokens / (n * kWords), r.share / (2 * n), r.pointing / (2 * n), r.relation / n};
+  const nn::Caption<F> c = caption_all(cap, s, glimpse);
+  return nn::score_captions(c.words, c.weights, s, kPatch);
 }
 
 Recipe recipe_for(const std::string& name) {
@@ -175,16 +123,24 @@ struct Trained {
   History history;
   Scored test;
   double baseline = 0;  // hard: the moving average of the reward at the end
+  double cover = 0;     // test: the doubly stochastic penalty of its greedy captions' attention
 };
 
-// Soft: the mean cross-entropy of the words. Hard: one draw of patches per word, and the surrogate
-// whose gradient is the paper's estimate, L = -1/(B T) sum_b [log p(y_b | c_b) + (r_b - b) sum_t
-// log alpha_{t, c_bt}], r_b = log p(y_b | c_b) held constant, b a moving average of r.
-Trained train_one(nn::Glimpse glimpse, std::size_t layers, const std::string& name, const SceneSets& s) {
+// The mean over scenes of sum_i (1 - sum_t alpha_ti)^2 over the words each caption has.
+double cover_penalty(const nn::Caption<F>& c, const data::CaptionScenes& s) {
+  return double(nn::doubly_stochastic_penalty(Tns(c.weights), data::caption_word_counts(s)).value()());
+}
+
+// Soft: the mean cross-entropy of the words (<pad> ignored), plus lambda times the doubly
+// stochastic penalty when cover > 0. Hard: one draw of patches per word, and the surrogate whose
+// gradient is the paper's estimate, L = -1/(B T) sum_b [log p(y_b | c_b) + (r_b - b) sum_t
+// log alpha_{t, c_bt}], r_b = log p(y_b | c_b) held constant, b a moving average of r, the sum over
+// the caption's words (padding draws nothing).
+Trained train_one(nn::Glimpse glimpse, std::size_t layers, const std::string& name, const SceneSets& s,
+                  double cover = 0) {
   Generator gen(seed() + (glimpse == nn::Glimpse::soft ? 11 : 12) + 10 * layers), draws(seed() + 13);
   Trained t{std::make_unique<nn::Captioner<F>>(captioner_config(layers), gen), {}, {}, 0};
   nn::Captioner<F>& cap = *t.model;
-  const IndexArray inputs = inputs_of(s.train), targets = targets_of(s.train);
   bool first = true;
   Recipe r = recipe_for(name);
   if (layers > 0) r.epochs = epochs(10, 4);  // four times the cost of a step: fewer epochs
@@ -193,24 +149,21 @@ Trained train_one(nn::Glimpse glimpse, std::size_t layers, const std::string& na
     return Scores{{"exact", v.exact}, {"pointing", v.pointing}};
   };
   t.history = train(cap, s.train.size(), [&](const std::vector<std::size_t>& rows) {
-    const data::CaptionScenes b = rows_of(s.train, rows);
-    const IndexArray in = inputs_of(b), want = targets_of(b);
-    if (glimpse == nn::Glimpse::soft)
-      return cross_entropy(cap.teacher_forced(Tns(b.images), in, glimpse).logits, want);
-    const nn::CaptionPass<F> p = cap.teacher_forced(Tns(b.images), in, glimpse, &draws);
-    const Tns loss = cross_entropy(p.logits, want);
-    const Array<F> logp = log_softmax(p.logits, -1).value();
-    Array<F> advantage = xt::zeros<F>({rows.size(), std::size_t(1)});
-    double mean_reward = 0;
-    for (std::size_t k = 0; k < rows.size(); ++k) {
-      double reward = 0;
-      for (std::size_t w = 0; w < kWords; ++w) reward += logp(k, w, std::size_t(want(k, w)));
-      advantage(k, 0) = F(reward - t.baseline), mean_reward += reward / double(rows.size());
+    const data::CaptionScenes b = data::select_scenes(s.train, rows);
+    const IndexArray in = data::caption_inputs(b), want = data::caption_targets(b);
+    const IndexArray counts = data::caption_word_counts(b);
+    if (glimpse == nn::Glimpse::soft) {
+      const nn::CaptionPass<F> p = cap.teacher_forced(Tns(b.images), in, glimpse);
+      const Tns loss = cross_entropy(p.logits, want, {data::kCaptionPad});
+      return cover > 0 ? add(loss, mul(nn::doubly_stochastic_penalty(p.weights, counts), F(cover))) : loss;
     }
-    t.baseline = first ? mean_reward : 0.9 * t.baseline + 0.1 * mean_reward, first = false;
-    return sub(loss, mean(mul(Tns(advantage), p.log_choice)));
+    const nn::ReinforceLoss<F> r =
+        nn::reinforce_loss(cap.teacher_forced(Tns(b.images), in, glimpse, &draws), want, counts, t.baseline, data::kCaptionPad);
+    t.baseline = first ? r.mean_reward : 0.9 * t.baseline + 0.1 * r.mean_reward, first = false;
+    return r.loss;
   }, r);
-  t.test = score(cap, s.test, glimpse);
+  const nn::Caption<F> c = caption_all(cap, s.test, glimpse);
+  t.test = nn::score_captions(c.words, c.weights, s.test, kPatch), t.cover = cover_penalty(c, s.test);
   return t;
 }
 
@@ -218,7 +171,7 @@ void report_training(const Trained& soft, const Trained& hard, const SceneSets& 
   say("Both captioners read the same kind of encoder: the first step of lesson 14's Vision Transformer, each of the ",
       kGrid * kGrid, " patches of ", kPatch, " x ", kPatch, " pixels projected to width ",
       captioner_config(0).encoder.layer.d_model, " with a learned position added and normed (nn::PatchEncoder with no "
-      "Transformer layer; section 4 adds one), so that each annotation $a_i$ knows its own patch only, as a "
+      "Transformer layer; section 5 adds one), so that each annotation $a_i$ knows its own patch only, as a "
       "convolutional feature with a small receptive field does in the paper. The decoder starts from zeros (the "
       "paper starts it from the mean annotation, a summary of the whole scene it could caption from without looking) "
       "and is "
@@ -235,10 +188,23 @@ void report_training(const Trained& soft, const Trained& hard, const SceneSets& 
       "patch of largest weight. Both trained the same way: ",
       describe(recipe_for(""), fit_steps(s.train.size(), recipe_for(""))), ".");
   std::vector<std::vector<std::string>> rows;
-  for (const Trained* t : {&soft, &hard})
-    rows.push_back(row(t == &soft ? "soft" : "hard", fixed(t->test.exact, 3), fixed(t->test.tokens, 3),
-                       fixed(t->test.relation, 3), fixed(t->test.share, 3), fixed(t->test.pointing, 3)));
-  table({"attention", "exact captions", "words right", "relation right", "attention in box", "pointing"}, rows);
+  for (const Trained* t : {&soft, &hard}) {
+    std::string by_count;
+    for (const auto& [k, e] : t->test.exact_by_garments) {
+      by_count += (by_count.empty() ? "" : " / ") + fixed(e, 2);
+      metric(text("exact_", t == &soft ? "soft" : "hard", "_", k, "_garments"), e);
+    }
+    rows.push_back(row(t == &soft ? "soft" : "hard", fixed(t->test.exact, 3), by_count, fixed(t->test.bleu, 3),
+                       fixed(t->test.tokens, 3), fixed(t->test.relation, 3), fixed(t->test.share, 3),
+                       fixed(t->test.pointing, 3)));
+  }
+  table({"attention", "exact captions", "exact, 2 / 3 / 4 garments", "BLEU", "words right", "relations right",
+         "attention in box", "pointing"},
+        rows);
+  say("BLEU is corpus BLEU-4 over the caption's tokens (a relation such as \"up-left of\" is one token), the "
+      "translation score of lesson 08: it gives credit for the runs of words a caption gets right where exact match "
+      "gives none for a caption one word wrong.");
+  metric("bleu_soft", soft.test.bleu), metric("bleu_hard", hard.test.bleu);
   metric("exact_soft", soft.test.exact), metric("exact_hard", hard.test.exact);
   metric("token_acc_soft", soft.test.tokens), metric("token_acc_hard", hard.test.tokens);
   metric("relation_acc_soft", soft.test.relation), metric("relation_acc_hard", hard.test.relation);
@@ -265,7 +231,7 @@ void report_training(const Trained& soft, const Trained& hard, const SceneSets& 
 }
 
 // ---------------------------------------------------------------------------------------------
-// 4. Where each word looked
+// 3. Where each word looked
 
 struct FigureRow {
   std::string label;
@@ -273,23 +239,35 @@ struct FigureRow {
   nn::Glimpse glimpse;
 };
 
-// One test scene, its four words, and where each row's model looked before each word.
+// The first test scene of three garments (or of the most there are).
+std::size_t three_garment_scene(const data::CaptionScenes& s) {
+  std::size_t best = 0;
+  for (std::size_t n = 0; n < s.size(); ++n) {
+    if (s.garments(n) == 3) return n;
+    if (s.garments(n) > s.garments(best)) best = n;
+  }
+  return best;
+}
+
+// One test scene, the words of its caption (and <eos>), and where each row's model looked before
+// each word; a word that names a garment shows that garment's box.
 void words_figure(const std::vector<FigureRow>& rows, const SceneSets& s, const std::string& stem,
                   const std::string& caption) {
-  const std::size_t n = 1;
-  const data::CaptionScenes one = rows_of(s.test, {n});
+  const std::size_t n = three_garment_scene(s.test), words = std::size_t(data::caption_word_counts(s.test)(n));
+  const data::CaptionScenes one = data::select_scenes(s.test, {n});
   std::vector<xt::xarray<double>> images, overlays;
   std::vector<std::string> captions;
   for (const FigureRow& r : rows) {
     const nn::Caption<F> c = r.model->model->greedy(Tns(one.images), kWords, data::kCaptionBos, r.glimpse);
-    for (std::size_t w = 0; w < kWords; ++w) {
-      images.push_back(with_boxes(one, 0, w == 0 ? 0 : w == 2 ? 1 : -2));
+    for (std::size_t w = 0; w < words; ++w) {
+      images.push_back(data::scene_with_boxes(one, 0, w % 2 == 0 && w + 1 < words ? int(w / 2) : -2));
       overlays.push_back(xt::reshape_view(xt::cast<double>(xt::view(c.weights, 0, w)), {kGrid, kGrid}));
       captions.push_back(text(r.label, ": ", data::caption_words()[std::size_t(c.words(0, w))]));
     }
   }
-  save_figure(looks_grid(images, captions, overlays, 4, text("Where each word looked (the true caption: \"", caption_of(s.test.captions, n), "\")"),
-                         int(500 * rows.size())),
+  save_figure(looks_grid(images, captions, overlays, int(words),
+                         text("Where each word looked (the true caption: \"", caption_of(s.test.captions, n), "\")"),
+                         int(330 * rows.size() + 90)),
               stem, caption);
 }
 
@@ -317,7 +295,54 @@ void where_words_look(const Trained& soft, const Trained& hard, const SceneSets&
 }
 
 // ---------------------------------------------------------------------------------------------
-// 4. An encoder that mixes the patches
+// 4. Attention that covers the scene: the doubly stochastic regulariser
+
+void doubly_stochastic(const Trained& soft, const Trained& covered, const SceneSets& s) {
+  say("Each word's weights sum to 1 over the patches. Show, Attend and Tell asks the other sum to come near 1 too: "
+      "over a caption every patch should get about one word's worth of attention, so that the decoder looks at every "
+      "part of the image at some point. It adds to the loss");
+  say("$$\\lambda \\sum_i \\Big(1 - \\sum_t \\alpha_{ti}\\Big)^2,$$");
+  say("whose gradient, $-2\\lambda (1 - \\sum_t \\alpha_{ti})$ on every $\\alpha_{ti}$, moves weight from patches many "
+      "words read to patches none read (the op doubly_stochastic_penalty, gradient-checked). We train the soft "
+      "captioner again with $\\lambda = 1/", kGrid * kGrid, "$ (a weight of 1 on the mean over patches, as common "
+      "implementations write it). Here a caption has 4 to ", kWords, " words (with <eos>) for ", kGrid * kGrid, " patches, so the "
+      "sums cannot all reach 1: the penalty is least when attention spreads evenly.");
+  table({"soft attention", "exact captions", "BLEU", "words right", "attention in box", "pointing",
+         "penalty on test"},
+        {row("without the penalty", fixed(soft.test.exact, 3), fixed(soft.test.bleu, 3), fixed(soft.test.tokens, 3),
+             fixed(soft.test.share, 3), fixed(soft.test.pointing, 3), fixed(soft.cover, 2)),
+         row(text("with it, lambda = 1/", kGrid * kGrid), fixed(covered.test.exact, 3), fixed(covered.test.bleu, 3),
+             fixed(covered.test.tokens, 3), fixed(covered.test.share, 3), fixed(covered.test.pointing, 3),
+             fixed(covered.cover, 2))});
+  metric("exact_covered", covered.test.exact), metric("bleu_covered", covered.test.bleu);
+  metric("box_share_covered", covered.test.share), metric("pointing_covered", covered.test.pointing);
+  metric("cover_penalty_soft", soft.cover), metric("cover_penalty_covered", covered.cover);
+  claim({"penalty_spreads_attention", "cover_penalty_covered <= cover_penalty_soft",
+         text("The penalty does what it says: on test scenes the sum it penalises falls from ", fixed(soft.cover, 2),
+              " to ", fixed(covered.cover, 2), "."),
+         text("The penalty did not lower itself on test scenes (", fixed(soft.cover, 2), " without, ",
+              fixed(covered.cover, 2), " with)."),
+         Expect::every_run});
+  claim({"penalty_keeps_pointing", "pointing_covered >= pointing_soft - 0.03",
+         text("And the attention still points: the peak is in the named garment's box ",
+              percent(covered.test.pointing, 0), " of the time against ", percent(soft.test.pointing, 0),
+              " without the penalty, with ", percent(covered.test.share, 0), " of the weight inside (",
+              percent(soft.test.share, 0), " without); captions ", percent(covered.test.exact, 0), " exact against ",
+              percent(soft.test.exact, 0), "."),
+         text("It costs pointing: the peak is in the named garment's box ", percent(covered.test.pointing, 0),
+              " of the time against ", percent(soft.test.pointing, 0), " without it, with ",
+              percent(covered.test.share, 0), " of the weight inside (", percent(soft.test.share, 0), "). Pushing "
+              "every patch toward one word's worth of attention pushes weight onto empty canvas, which the paper's "
+              "photographs, full everywhere, do not have; captions ", percent(covered.test.exact, 0), " exact against ",
+              percent(soft.test.exact, 0), "."),
+         Expect::either_way});
+  words_figure({{"no penalty", &soft, nn::Glimpse::soft}, {"penalty", &covered, nn::Glimpse::soft}}, s,
+               "covered_attention", "The same scene, soft attention trained without (top) and with (bottom) the doubly "
+               "stochastic penalty");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. An encoder that mixes the patches
 
 void mixing_encoder(const Trained& local, const Trained& mixed, const SceneSets& s) {
   say("The paper's annotations come from a convolutional network, each a summary of one region. A Vision "
@@ -350,7 +375,7 @@ void mixing_encoder(const Trained& local, const Trained& mixed, const SceneSets&
 }
 
 // ---------------------------------------------------------------------------------------------
-// 5. The price of a draw: the estimator's variance
+// 6. The price of a draw: the estimator's variance
 
 // The gradient of the attention score's parameters (the only ones whose gradient in the hard
 // decoder comes from the REINFORCE term alone), flattened.
@@ -367,22 +392,15 @@ void estimator_variance(Trained& hard, const SceneSets& s) {
   nn::Captioner<F>& cap = *hard.model;
   std::vector<std::size_t> rows;
   for (std::size_t k = 0; k < 64; ++k) rows.push_back(k);
-  const data::CaptionScenes b = rows_of(s.validation, rows);
-  const IndexArray in = inputs_of(b), want = targets_of(b);
+  const data::CaptionScenes b = data::select_scenes(s.validation, rows);
+  const IndexArray in = data::caption_inputs(b), want = data::caption_targets(b), counts = data::caption_word_counts(b);
   const std::size_t draws_n = full_or_quick<std::size_t>(32, 16);
   Generator draws(seed() + 21);
   auto spread = [&](double baseline) {  // per-draw gradients: their mean and their total variance
     std::vector<std::vector<double>> g;
     for (std::size_t d = 0; d < draws_n; ++d) {
       const nn::CaptionPass<F> p = cap.teacher_forced(Tns(b.images), in, nn::Glimpse::hard, &draws);
-      const Array<F> logp = log_softmax(p.logits, -1).value();
-      Array<F> adv = xt::zeros<F>({rows.size(), std::size_t(1)});
-      for (std::size_t k = 0; k < rows.size(); ++k) {
-        double r = 0;
-        for (std::size_t w = 0; w < kWords; ++w) r += logp(k, w, std::size_t(want(k, w)));
-        adv(k, 0) = F(r - baseline);
-      }
-      g.push_back(score_gradient(cap, sub(cross_entropy(p.logits, want), mean(mul(Tns(adv), p.log_choice)))));
+      g.push_back(score_gradient(cap, nn::reinforce_loss(p, want, counts, baseline, data::kCaptionPad).loss));
     }
     std::vector<double> m(g[0].size(), 0.0);
     for (const auto& x : g)
@@ -395,7 +413,8 @@ void estimator_variance(Trained& hard, const SceneSets& s) {
   const auto [mean_b, var_b] = spread(hard.baseline);
   const auto [mean_0, var_0] = spread(0.0);
   const std::vector<double> soft_g =
-      score_gradient(cap, cross_entropy(cap.teacher_forced(Tns(b.images), in, nn::Glimpse::soft).logits, want));
+      score_gradient(cap, cross_entropy(cap.teacher_forced(Tns(b.images), in, nn::Glimpse::soft).logits, want,
+                                        {data::kCaptionPad}));
   double soft_norm = 0, mean_norm = 0, dot = 0;
   for (std::size_t i = 0; i < soft_g.size(); ++i)
     soft_norm += soft_g[i] * soft_g[i], mean_norm += mean_b[i] * mean_b[i], dot += soft_g[i] * mean_b[i];
@@ -443,9 +462,12 @@ int main(int argc, char** argv) {
                       report_training(soft, hard, s);
                       section("3. Where each word looked");
                       where_words_look(soft, hard, s);
-                      section("4. An encoder that mixes the patches");
+                      section("4. Attention that covers the scene");
+                      const Trained covered = train_one(nn::Glimpse::soft, 0, "soft, doubly stochastic", s, kCoverWeight);
+                      doubly_stochastic(soft, covered, s);
+                      section("5. An encoder that mixes the patches");
                       mixing_encoder(soft, train_one(nn::Glimpse::soft, 1, "soft, one encoder layer", s), s);
-                      section("5. The price of a draw");
+                      section("6. The price of a draw");
                       estimator_variance(hard, s);
                     });
 }

@@ -9,7 +9,9 @@
 
 #include "core/error.hpp"
 #include "core/ops.hpp"
+#include "nn/caption/caption_scores.hpp"
 #include "nn/caption/captioner.hpp"
+#include "nn/caption/coverage.hpp"
 #include "nn/data/caption_scenes.hpp"
 
 using namespace attnlab;
@@ -31,42 +33,53 @@ data::FashionMnist<float> rectangles(std::size_t n) {
 }
 }  // namespace
 
-TEST_CASE("make_caption_scenes: each caption names its garments and says where the first is from the second") {
+TEST_CASE("make_caption_scenes: each caption names its garments and says where each is from the next") {
   const data::FashionMnist<float> g = rectangles(8);
-  const data::CaptionScenes s = data::make_caption_scenes(g, 200, 5);
-  REQUIRE(s.images.shape() == std::vector<std::size_t>{200, 64, 64});
-  REQUIRE(s.captions.shape() == std::vector<std::size_t>{200, 5});
-  std::size_t relations[4] = {0, 0, 0, 0};
+  data::CaptionSceneOptions o;
+  o.min_garments = 2, o.max_garments = 4;
+  const data::CaptionScenes s = data::make_caption_scenes(g, 300, 5, o);
+  REQUIRE(s.images.shape() == std::vector<std::size_t>{300, 64, 64});
+  REQUIRE(s.captions.shape() == std::vector<std::size_t>{300, 9});
+  std::size_t relations[4] = {0, 0, 0, 0}, counts[5] = {0, 0, 0, 0, 0};
   for (std::size_t n = 0; n < s.size(); ++n) {
+    const std::size_t k = s.garments(n);
+    REQUIRE(k >= 2);
+    REQUIRE(k <= 4);
+    ++counts[k];
     CHECK(s.captions(n, 0) == data::kCaptionBos);
-    CHECK(s.captions(n, 4) == data::kCaptionEos);
-    for (std::size_t k = 0; k < 2; ++k) {
-      CHECK(s.captions(n, 1 + 2 * k) == data::kFirstGarment + g.labels(s.sources[n][k]));
+    CHECK(s.captions(n, 2 * k) == data::kCaptionEos);
+    for (std::size_t t = 2 * k + 1; t < 9; ++t) CHECK(s.captions(n, t) == data::kCaptionPad);
+    double lit = 0;
+    for (std::size_t i = 0; i < k; ++i) {
+      CHECK(s.captions(n, 1 + 2 * i) == data::kFirstGarment + g.labels(s.sources[n][i]));
       // The box is exactly the garment's rectangle, moved into its cell.
-      const data::Box& b = s.boxes[n][k];
-      CHECK(b.bottom - b.top == 2 * s.sources[n][k] + 6);
+      const data::Box& b = s.boxes[n][i];
+      CHECK(b.bottom - b.top == 2 * s.sources[n][i] + 6);
       CHECK(b.right - b.left == 10);
-      CHECK(b.top / 32 == s.cells[n][k] / 2);
-      CHECK(b.left / 32 == s.cells[n][k] % 2);
+      CHECK(b.top / 32 == s.cells[n][i] / 2);
+      CHECK(b.left / 32 == s.cells[n][i] % 2);
       CHECK(s.images(n, b.top, b.left) == 0.9f);
       CHECK(s.images(n, b.bottom - 1, b.right - 1) == 0.9f);
+      lit += 0.9 * 10.0 * double(2 * s.sources[n][i] + 6);
+      for (std::size_t j = 0; j < i; ++j) CHECK(s.cells[n][i] != s.cells[n][j]);
+      if (i == 0) continue;
+      const data::Box &a = s.boxes[n][i - 1];
+      const Index rel = s.captions(n, 2 * i) - data::kFirstRelation;
+      REQUIRE(rel >= 0);
+      REQUIRE(rel < 4);
+      ++relations[rel];
+      if (rel == 0) CHECK((a.right <= b.left && a.top / 32 == b.top / 32));        // left of
+      if (rel == 1) CHECK((a.bottom <= b.top && a.left / 32 == b.left / 32));      // above
+      if (rel == 2) CHECK((a.right <= b.left && a.bottom <= b.top));               // up-left of
+      if (rel == 3) CHECK((a.right <= b.left && b.bottom <= a.top));               // down-left of
     }
-    CHECK(s.cells[n][0] != s.cells[n][1]);
-    const data::Box &a = s.boxes[n][0], &b = s.boxes[n][1];
-    const Index rel = s.captions(n, 2) - data::kFirstRelation;
-    REQUIRE(rel >= 0);
-    REQUIRE(rel < 4);
-    ++relations[rel];
-    if (rel == 0) CHECK((a.right <= b.left && a.top / 32 == b.top / 32));        // left of
-    if (rel == 1) CHECK((a.bottom <= b.top && a.left / 32 == b.left / 32));      // above
-    if (rel == 2) CHECK((a.right <= b.left && a.bottom <= b.top));               // up-left of
-    if (rel == 3) CHECK((a.right <= b.left && b.bottom <= a.top));               // down-left of
+    // Only the garments' pixels are lit: the scene's sum is theirs.
+    CHECK(double(xt::sum(xt::view(s.images, n))()) == doctest::Approx(lit).epsilon(1e-5));
   }
-  for (std::size_t r = 0; r < 4; ++r) CHECK(relations[r] > 20);  // every relation comes up
-  // Only the two garments' pixels are lit: the first scene's sum is theirs.
-  double lit = 0;
-  for (std::size_t k = 0; k < 2; ++k) lit += 0.9 * 10.0 * double(2 * s.sources[0][k] + 6);
-  CHECK(double(xt::sum(xt::view(s.images, 0))()) == doctest::Approx(lit).epsilon(1e-5));
+  for (std::size_t r = 0; r < 4; ++r) CHECK(relations[r] > 10);  // every relation comes up
+  for (std::size_t k = 2; k <= 4; ++k) CHECK(counts[k] > 60);     // and every count of garments
+  // The default: two garments, captions of 5 tokens.
+  CHECK(data::make_caption_scenes(g, 3, 5).captions.shape(1) == 5);
 }
 
 TEST_CASE("make_caption_scenes: the same seed gives the same scenes, another seed others") {
@@ -86,12 +99,17 @@ TEST_CASE("make_caption_scenes: bad options and garments are named") {
   o = {}, o.side = 60;
   CHECK_THROWS_WITH_AS(data::make_caption_scenes(g, 1, 0, o), Contains("2 cells of 32"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(data::make_caption_scenes(rectangles(0), 1, 0), Contains("no garments"), std::invalid_argument);
+  o = {}, o.max_garments = 5;
+  CHECK_THROWS_WITH_AS(data::make_caption_scenes(g, 1, 0, o), Contains("garments per scene 2 to 5"), std::invalid_argument);
+  o = {}, o.min_garments = 3;
+  CHECK_THROWS_WITH_AS(data::make_caption_scenes(g, 1, 0, o), Contains("garments per scene 3 to 2"), std::invalid_argument);
 }
 
 TEST_CASE("caption_text and patches_in_box") {
   CHECK(data::caption_text({0, 10, 12, 9, 1}) == "bag left of sneaker");
   CHECK(data::caption_text({0, 6, 15, 11, 1}) == "coat down-left of boot");
-  CHECK_THROWS_WITH_AS(data::caption_text({0, 16}), Contains("token 16"), std::invalid_argument);
+  CHECK(data::caption_text({0, 6, 13, 11, 12, 2, 1, 16, 16}) == "coat above boot left of tshirt");
+  CHECK_THROWS_WITH_AS(data::caption_text({0, 17}), Contains("token 17"), std::invalid_argument);
   // Patch 8 on 64: centres at 4, 12, 20, ...; a box over rows [10, 21) and columns [0, 5).
   const xt::xarray<bool> in = data::patches_in_box({10, 0, 21, 5}, 64, 8);
   REQUIRE(in.shape() == std::vector<std::size_t>{8, 8});
@@ -184,4 +202,122 @@ TEST_CASE("PatchEncoder without layers: each annotation reads its own patch only
       CHECK(moved_mixing > 1e-9);
     }
   }
+}
+
+TEST_CASE("score_captions: exact, words, relations, BLEU, and attention inside the named garment's box") {
+  data::CaptionSceneOptions o;
+  o.min_garments = 2, o.max_garments = 3;
+  data::CaptionScenes s = data::make_caption_scenes(rectangles(8), 40, 3, o);
+  const std::size_t N = s.size(), L = 6, P = 256;  // patches of 4 x 4: every box holds a patch's centre
+  IndexArray words = xt::view(s.captions, xt::all(), xt::range(1, 7));
+  // Attention all on a patch inside each garment's box at its word, uniform elsewhere.
+  Array<float> w = xt::full_like(Array<float>::from_shape({N, L, P}), 1.0f / float(P));
+  for (std::size_t n = 0; n < N; ++n)
+    for (std::size_t g = 0; g < s.garments(n); ++g) {
+      const xt::xarray<bool> in = data::patches_in_box(s.boxes[n][g], 64, 4);
+      std::size_t p = 0;
+      while (!in(p / 16, p % 16)) ++p;
+      xt::view(w, n, 2 * g) = 0.0f;
+      w(n, 2 * g, p) = 1.0f;
+    }
+  nn::CaptionScores sc = nn::score_captions(words, w, s, 4);
+  CHECK(sc.exact == 1.0);
+  CHECK(sc.tokens == 1.0);
+  CHECK(sc.relation == 1.0);
+  CHECK(sc.bleu == doctest::Approx(1.0));
+  CHECK(sc.share == doctest::Approx(1.0));
+  CHECK(sc.pointing == 1.0);
+  CHECK(sc.exact_by_garments.size() == 2);
+  // Scene 0 loses its first garment word, scene 1 its <eos> (it runs on): two captions wrong.
+  words(0, 0) = words(0, 0) == 2 ? 3 : 2;
+  words(1, 2 * s.garments(1) - 1) = data::kFirstGarment;
+  sc = nn::score_captions(words, w, s, 4);
+  CHECK(sc.exact == doctest::Approx(38.0 / 40.0));
+  CHECK(sc.bleu < 1.0);
+  CHECK(sc.bleu > 0.8);
+  CHECK(sc.relation == 1.0);
+  // Uniform attention: the share is the box's share of the patches (a garment is at most 20 x 14
+  // pixels of the 64 x 64), and the peak, patch 0 (a tie), is in no box.
+  w = xt::full_like(w, 1.0f / float(P));
+  sc = nn::score_captions(words, w, s, 4);
+  CHECK(sc.share < 0.1);
+  CHECK(sc.pointing == 0.0);
+  CHECK_THROWS_WITH_AS(nn::score_captions(words, Array<float>::from_shape({N, L, 9}), s, 4), Contains("score_captions"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("doubly_stochastic_penalty: sum over patches of (tau - attention summed over the counted words)^2") {
+  // Two rows of 3 steps over 2 patches; row 0 counts 2 steps, row 1 all 3.
+  const Tensor<double> a(Array<double>{{{0.5, 0.5}, {1.0, 0.0}, {0.3, 0.7}}, {{0.2, 0.8}, {0.2, 0.8}, {0.6, 0.4}}}, true);
+  const Tensor<double> y = nn::doubly_stochastic_penalty(a, IndexArray{2, 3});
+  // Row 0: S = (1.5, 0.5): 0.25 + 0.25; row 1: S = (1.0, 2.0): 0 + 1. Mean over rows: 0.75.
+  CHECK(y.value()() == doctest::Approx(0.75));
+  y.backward();
+  CHECK(a.grad()(0, 0, 0) == doctest::Approx(-(2.0 / 2.0) * (1.0 - 1.5)));
+  CHECK(a.grad()(0, 2, 0) == 0.0);  // a step past the length: no gradient
+  CHECK(a.grad()(1, 2, 1) == doctest::Approx(-(1.0 - 2.0)));
+  // Attention that spreads one word's worth over every patch costs nothing.
+  const Tensor<double> even(Array<double>{{{0.5, 0.5}, {0.5, 0.5}}});
+  CHECK(nn::doubly_stochastic_penalty(even, IndexArray{2}).value()() == doctest::Approx(0.0));
+  CHECK_THROWS_WITH_AS(nn::doubly_stochastic_penalty(a, IndexArray{2, 4}), Contains("doubly_stochastic_penalty: length 4"),
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(nn::doubly_stochastic_penalty(a, IndexArray{2}), Contains("lengths (1)"), ShapeError);
+}
+
+TEST_CASE("select_scenes, the caption halves, word counts and the scene drawn with its boxes") {
+  data::CaptionSceneOptions o;
+  o.min_garments = 2, o.max_garments = 4;
+  const data::CaptionScenes s = data::make_caption_scenes(rectangles(6), 20, 9, o);
+  const data::CaptionScenes b = data::select_scenes(s, {7, 2});
+  REQUIRE(b.size() == 2);
+  CHECK(xt::view(b.images, 0) == xt::view(s.images, 7));
+  CHECK(xt::view(b.captions, 1) == xt::view(s.captions, 2));
+  CHECK(b.boxes[0] == s.boxes[7]);
+  CHECK(b.garments(1) == s.garments(2));
+  CHECK_THROWS_WITH_AS(data::select_scenes(s, {20}), Contains("select_scenes: row 20 of 20"), std::out_of_range);
+  const IndexArray in = data::caption_inputs(b), out = data::caption_targets(b), n = data::caption_word_counts(b);
+  REQUIRE(in.shape() == std::vector<std::size_t>{2, 8});
+  REQUIRE(out.shape() == std::vector<std::size_t>{2, 8});
+  for (std::size_t r = 0; r < 2; ++r) {
+    CHECK(in(r, 0) == data::kCaptionBos);
+    CHECK(n(r) == Index(2 * b.garments(r)));
+    CHECK(out(r, std::size_t(n(r)) - 1) == data::kCaptionEos);  // the last counted word is <eos>
+    for (std::size_t t = 0; t + 1 < 8; ++t) CHECK(in(r, t + 1) == out(r, t));
+  }
+  // Box k drawn alone: its corner takes its colour, the other boxes' corners stay grey.
+  const xt::xarray<double> rgb = data::scene_with_boxes(b, 0, 1);
+  REQUIRE(rgb.shape() == std::vector<std::size_t>{64, 64, 3});
+  const data::Box &b0 = b.boxes[0][0], &b1 = b.boxes[0][1];
+  CHECK(rgb(b1.top, b1.left, 0) == 0.0);   // cyan: no red
+  CHECK(rgb(b1.top, b1.left, 2) == 1.0);
+  CHECK(rgb(b0.top, b0.left, 0) == rgb(b0.top, b0.left, 2));  // grey
+  CHECK(xt::view(data::scene_with_boxes(b, 0, -2), xt::all(), xt::all(), 1) == xt::view(b.images, 0));
+}
+
+TEST_CASE("reinforce_loss: the cross-entropy minus the advantage-weighted log choices, padding left out") {
+  nn::CaptionerConfig c;
+  c.encoder.image_height = c.encoder.image_width = 8, c.encoder.patch = 4, c.encoder.num_layers = 0;
+  c.encoder.layer = {8, 2, 16, 0.0, true, nn::Activation::GELU, 1e-6};
+  c.vocab = 5, c.embed = 3, c.hidden = 4, c.attention_hidden = 3;
+  Generator gen(3), draws(4);
+  nn::Captioner<double> cap(c, gen);
+  const Tensor<double> images(random_uniform<double>({2, 8, 8}, gen, 0, 1));
+  const IndexArray inputs = {{0, 3, 2}, {0, 2, 4}}, targets = {{3, 2, 1}, {2, 1, 4}}, counts = {3, 2};
+  const nn::CaptionPass<double> p = cap.teacher_forced(images, inputs, nn::Glimpse::hard, &draws);
+  const nn::ReinforceLoss<double> r = nn::reinforce_loss(p, targets, counts, -1.5, 4);
+  const Array<double> logp = log_softmax(p.logits, -1).value();
+  const double r0 = logp(0, 0, 3) + logp(0, 1, 2) + logp(0, 2, 1), r1 = logp(1, 0, 2) + logp(1, 1, 1);
+  CHECK(r.mean_reward == doctest::Approx((r0 + r1) / 2));
+  const Array<double>& lc = p.log_choice.value();
+  const double ce = -(r0 + r1) / 5.0;  // five targets that are not the ignored 4
+  const double surrogate = ((r0 + 1.5) * (lc(0, 0) + lc(0, 1) + lc(0, 2)) + (r1 + 1.5) * (lc(1, 0) + lc(1, 1))) / 6.0;
+  CHECK(r.loss.value()() == doctest::Approx(ce - surrogate));
+  // Greedy captions in batches of 1 are the captions of the whole batch.
+  const nn::Caption<double> whole = cap.greedy(images, 3, 0, nn::Glimpse::soft),
+                            ones = nn::greedy_in_batches(cap, images.value(), 3, 0, nn::Glimpse::soft, 1);
+  CHECK(ones.words == whole.words);
+  CHECK(xt::allclose(ones.weights, whole.weights));
+  const nn::CaptionPass<double> soft = cap.teacher_forced(images, inputs, nn::Glimpse::soft);
+  CHECK_THROWS_WITH_AS(nn::reinforce_loss(soft, targets, counts, 0.0, 4), Contains("reinforce_loss"),
+                       std::invalid_argument);
 }

@@ -44,7 +44,8 @@ TEST_CASE("every nn module has a gradcheck row") {
                        "DecoderLayer pre-norm", "DecoderLayer post-norm", "Encoder", "Decoder",
                        "Transformer", "Seq2SeqTransformer", "Seq2SeqTransformer relative",
                        "Seq2SeqTransformer rotary", "Seq2SeqTransformer alibi", "PatchEmbedding", "ViT", "Linformer", "GraphAttention",
-                       "MeanAggregation", "PatchEncoder", "Captioner soft", "Captioner hard"});
+                       "MeanAggregation", "PatchEncoder", "Captioner soft", "Captioner hard",
+                       "doubly_stochastic_penalty"});
 }
 
 TEST_CASE("the check itself catches a wrong gradient and a backward that overwrites") {

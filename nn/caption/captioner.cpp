@@ -1,5 +1,6 @@
 #include "nn/caption/captioner.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -160,6 +161,54 @@ Caption<T> Captioner<T>::greedy(const Tensor<T>& images, std::size_t length, Ind
   }
   return c;
 }
+
+template <class T>
+Caption<T> greedy_in_batches(Captioner<T>& cap, const Array<T>& images, std::size_t length, Index bos, Glimpse glimpse,
+                             std::size_t batch) {
+  const std::size_t N = images.shape(0), P = cap.encoder.num_patches();
+  Caption<T> all{IndexArray::from_shape({N, length}), Array<T>::from_shape({N, length, P})};
+  const std::size_t step = std::max<std::size_t>(batch, 1);
+  for (std::size_t from = 0; from < N; from += step) {
+    const std::size_t to = std::min(N, from + step);
+    const Caption<T> c = cap.greedy(Tensor<T>(Array<T>(xt::view(images, xt::range(from, to)))), length, bos, glimpse);
+    xt::view(all.words, xt::range(from, to)) = c.words;
+    xt::view(all.weights, xt::range(from, to)) = c.weights;
+  }
+  return all;
+}
+
+template <class T>
+ReinforceLoss<T> reinforce_loss(const CaptionPass<T>& pass, const IndexArray& targets, const IndexArray& word_counts,
+                                double baseline, Index ignore) {
+  const Shape ls = pass.logits.shape();
+  const std::size_t B = ls.at(0), L = ls.at(1);
+  if (!pass.log_choice.defined() || pass.log_choice.shape() != Shape{B, L} || targets.dimension() != 2 || targets.shape(0) != B ||
+      targets.shape(1) != L || word_counts.dimension() != 1 || word_counts.shape(0) != B)
+    throw std::invalid_argument("reinforce_loss: a hard pass with logits " + shape_str(ls) +
+                                ", targets (B, L) and word counts (B) are needed");
+  const Array<T> logp = log_softmax(pass.logits, -1).value();
+  Array<T> advantage = xt::zeros<T>({B, L});
+  ReinforceLoss<T> r;
+  for (std::size_t b = 0; b < B; ++b) {
+    const std::size_t n = std::min<std::size_t>(L, std::size_t(std::max<Index>(0, word_counts(b))));
+    double reward = 0;
+    for (std::size_t t = 0; t < n; ++t) reward += double(logp(b, t, std::size_t(targets(b, t))));
+    for (std::size_t t = 0; t < n; ++t) advantage(b, t) = T(reward - baseline);
+    r.mean_reward += reward / double(B);
+  }
+  r.loss = sub(cross_entropy(pass.logits, targets, {ignore}), mean(mul(Tensor<T>(advantage), pass.log_choice)));
+  return r;
+}
+
+template ReinforceLoss<float> reinforce_loss<float>(const CaptionPass<float>&, const IndexArray&, const IndexArray&,
+                                                    double, Index);
+template ReinforceLoss<double> reinforce_loss<double>(const CaptionPass<double>&, const IndexArray&, const IndexArray&,
+                                                      double, Index);
+
+template Caption<float> greedy_in_batches<float>(Captioner<float>&, const Array<float>&, std::size_t, Index, Glimpse,
+                                                 std::size_t);
+template Caption<double> greedy_in_batches<double>(Captioner<double>&, const Array<double>&, std::size_t, Index, Glimpse,
+                                                   std::size_t);
 
 template class PatchEncoder<float>;
 template class PatchEncoder<double>;

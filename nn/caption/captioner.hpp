@@ -115,4 +115,26 @@ class Captioner : public Module<T> {
   CaptionerConfig config_;
 };
 
+// cap.greedy over images (N, H, W) `batch` at a time (bounded memory for a large held-out set),
+// the captions and weights of every batch joined in order.
+template <class T>
+Caption<T> greedy_in_batches(Captioner<T>& cap, const Array<T>& images, std::size_t length, Index bos, Glimpse glimpse,
+                             std::size_t batch = 200);
+
+// The surrogate whose gradient is hard attention's estimate (the paper's, with a baseline b):
+//   loss = CE(logits, targets) - 1/(B L) sum_b sum_{t < n_b} (r_b - b) log alpha_{t, c_bt},
+//   r_b = sum_{t < n_b} log p(y_bt | ...) the caption's log-likelihood under the pass's draws, held
+//   constant; n_b = word_counts(b), the words through <eos> (the draws at padding count for nothing),
+//   and CE ignores targets equal to `ignore`. mean_reward is the batch's mean r, for the baseline.
+// std::invalid_argument naming the function for a pass without draws, or targets and word counts
+// that do not fit its logits (B, L, V).
+template <class T>
+struct ReinforceLoss {
+  Tensor<T> loss;
+  double mean_reward = 0;
+};
+template <class T>
+ReinforceLoss<T> reinforce_loss(const CaptionPass<T>& pass, const IndexArray& targets, const IndexArray& word_counts,
+                                double baseline, Index ignore);
+
 }  // namespace attnlab::nn

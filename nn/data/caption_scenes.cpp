@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <xtensor/xview.hpp>
+
 #include "core/random.hpp"
 
 namespace attnlab::nn::data {
@@ -10,7 +12,7 @@ namespace attnlab::nn::data {
 const std::vector<std::string>& caption_words() {
   static const std::vector<std::string> words = {
       "<bos>", "<eos>", "tshirt", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag", "boot",
-      "left of", "above", "up-left of", "down-left of"};
+      "left of", "above", "up-left of", "down-left of", "<pad>"};
   return words;
 }
 
@@ -35,26 +37,34 @@ CaptionScenes make_caption_scenes(const FashionMnist<float>& garments, std::size
   if (o.cell * kGrid != o.side) fail("the side (" + std::to_string(o.side) + ") must be 2 cells of " + std::to_string(o.cell));
   if (kGarment + o.jitter > o.cell)
     fail("a garment (28) moved by up to " + std::to_string(o.jitter) + " does not fit a cell of " + std::to_string(o.cell));
+  if (o.min_garments < 1 || o.min_garments > o.max_garments || o.max_garments > kGrid * kGrid)
+    fail("garments per scene " + std::to_string(o.min_garments) + " to " + std::to_string(o.max_garments) +
+         ": need 1 <= min <= max <= 4 (one per cell)");
   if (!(o.threshold >= 0.0f && o.threshold < 1.0f)) fail("threshold must be in [0, 1)");
   Generator gen(seed);
   CaptionScenes s;
+  const std::size_t width = caption_length(o.max_garments);
   s.images = xt::zeros<float>({count, o.side, o.side});
-  s.captions = IndexArray::from_shape({count, kCaptionLength});
+  s.captions = xt::full_like(IndexArray::from_shape({count, width}), Index(kCaptionPad));
   for (std::size_t n = 0; n < count; ++n) {
-    std::array<std::size_t, 2> src{gen.below(garments.size()), gen.below(garments.size())};
-    std::array<std::size_t, 2> cell{gen.below(kGrid * kGrid), 0};
-    cell[1] = (cell[0] + 1 + gen.below(kGrid * kGrid - 1)) % (kGrid * kGrid);
-    // The first word names the left garment, or the upper one when they share a column.
+    const std::size_t k = o.min_garments + gen.below(o.max_garments - o.min_garments + 1);
+    // k different cells (the first k of a shuffle), read column by column: the left column first,
+    // top to bottom.
+    std::vector<std::size_t> cell{0, 1, 2, 3}, src(k);
+    for (std::size_t i = 0; i < k; ++i) std::swap(cell[i], cell[i + gen.below(kGrid * kGrid - i)]);
+    cell.resize(k);
     auto key = [](std::size_t c) { return (c % kGrid) * kGrid + c / kGrid; };  // column, then row
-    if (key(cell[1]) < key(cell[0])) std::swap(cell[0], cell[1]);
-    std::array<Box, 2> boxes;
-    for (std::size_t k = 0; k < 2; ++k) {
-      const std::size_t y0 = (cell[k] / kGrid) * o.cell + gen.below(o.jitter + 1);
-      const std::size_t x0 = (cell[k] % kGrid) * o.cell + gen.below(o.jitter + 1);
+    std::sort(cell.begin(), cell.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+    std::vector<Box> boxes(k);
+    s.captions(n, 0) = kCaptionBos;
+    for (std::size_t g = 0; g < k; ++g) {
+      src[g] = gen.below(garments.size());
+      const std::size_t y0 = (cell[g] / kGrid) * o.cell + gen.below(o.jitter + 1);
+      const std::size_t x0 = (cell[g] % kGrid) * o.cell + gen.below(o.jitter + 1);
       Box b{o.side, o.side, 0, 0};
       for (std::size_t i = 0; i < kGarment; ++i)
         for (std::size_t j = 0; j < kGarment; ++j) {
-          const float v = garments.images(src[k], i, j);
+          const float v = garments.images(src[g], i, j);
           s.images(n, y0 + i, x0 + j) = v;
           if (v > o.threshold) {
             b.top = std::min(b.top, y0 + i), b.bottom = std::max(b.bottom, y0 + i + 1);
@@ -62,14 +72,12 @@ CaptionScenes make_caption_scenes(const FashionMnist<float>& garments, std::size
           }
         }
       if (b.bottom == 0) b = {y0, x0, y0 + kGarment, x0 + kGarment};  // a blank garment: its whole square
-      boxes[k] = b;
+      boxes[g] = b;
+      s.captions(n, 1 + 2 * g) = kFirstGarment + garments.labels(src[g]);
+      if (g > 0)
+        s.captions(n, 2 * g) = relation(cell[g - 1] / kGrid, cell[g - 1] % kGrid, cell[g] / kGrid, cell[g] % kGrid);
     }
-    const std::size_t r0 = cell[0] / kGrid, c0 = cell[0] % kGrid, r1 = cell[1] / kGrid, c1 = cell[1] % kGrid;
-    s.captions(n, 0) = kCaptionBos;
-    s.captions(n, 1) = kFirstGarment + garments.labels(src[0]);
-    s.captions(n, 2) = relation(r0, c0, r1, c1);
-    s.captions(n, 3) = kFirstGarment + garments.labels(src[1]);
-    s.captions(n, 4) = kCaptionEos;
+    s.captions(n, 2 * k) = kCaptionEos;
     s.boxes.push_back(boxes);
     s.cells.push_back(cell);
     s.sources.push_back(src);
@@ -77,10 +85,54 @@ CaptionScenes make_caption_scenes(const FashionMnist<float>& garments, std::size
   return s;
 }
 
+CaptionScenes select_scenes(const CaptionScenes& s, const std::vector<std::size_t>& rows) {
+  CaptionScenes out;
+  const std::size_t side = s.images.shape(1);
+  out.images = xt::zeros<float>({rows.size(), side, side});
+  out.captions = IndexArray::from_shape({rows.size(), s.captions.shape(1)});
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    if (rows[k] >= s.size())
+      throw std::out_of_range("select_scenes: row " + std::to_string(rows[k]) + " of " + std::to_string(s.size()) +
+                              " scenes");
+    xt::view(out.images, k) = xt::view(s.images, rows[k]);
+    xt::view(out.captions, k) = xt::view(s.captions, rows[k]);
+    out.boxes.push_back(s.boxes[rows[k]]), out.cells.push_back(s.cells[rows[k]]), out.sources.push_back(s.sources[rows[k]]);
+  }
+  return out;
+}
+
+IndexArray caption_inputs(const CaptionScenes& s) {
+  return xt::view(s.captions, xt::all(), xt::range(0, s.captions.shape(1) - 1));
+}
+IndexArray caption_targets(const CaptionScenes& s) {
+  return xt::view(s.captions, xt::all(), xt::range(1, s.captions.shape(1)));
+}
+IndexArray caption_word_counts(const CaptionScenes& s) {
+  IndexArray n = IndexArray::from_shape({s.size()});
+  for (std::size_t i = 0; i < s.size(); ++i) n(i) = Index(caption_length(s.garments(i)) - 1);
+  return n;
+}
+
+xt::xarray<double> scene_with_boxes(const CaptionScenes& s, std::size_t n, int only) {
+  const std::size_t side = s.images.shape(1);
+  xt::xarray<double> rgb = xt::zeros<double>({side, side, std::size_t(3)});
+  for (std::size_t c = 0; c < 3; ++c) xt::view(rgb, xt::all(), xt::all(), c) = xt::view(s.images, n);
+  const double colour[4][3] = {{1.0, 0.55, 0.0}, {0.0, 0.85, 1.0}, {1.0, 0.2, 0.9}, {0.3, 1.0, 0.3}};
+  for (int k = 0; k < int(s.garments(n)); ++k) {
+    if (only == -2 || (only >= 0 && k != only)) continue;
+    const Box& b = s.boxes[n][std::size_t(k)];
+    for (std::size_t y = b.top; y < b.bottom; ++y)
+      for (std::size_t x = b.left; x < b.right; ++x)
+        if (y == b.top || y + 1 == b.bottom || x == b.left || x + 1 == b.right)
+          for (std::size_t c = 0; c < 3; ++c) rgb(y, x, c) = colour[k][c];
+  }
+  return rgb;
+}
+
 std::string caption_text(const std::vector<Index>& tokens) {
   std::string out;
   for (const Index t : tokens) {
-    if (t == kCaptionBos || t == kCaptionEos) continue;
+    if (t == kCaptionBos || t == kCaptionEos || t == kCaptionPad) continue;
     if (t < 0 || std::size_t(t) >= kCaptionVocab)
       throw std::invalid_argument("caption_text: token " + std::to_string(t) + " is not a caption word");
     out += (out.empty() ? "" : " ") + caption_words()[std::size_t(t)];
