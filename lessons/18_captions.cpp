@@ -80,7 +80,7 @@ SceneSets the_scenes() {
   std::vector<xt::xarray<double>> images, overlays(6);
   std::vector<std::string> captions;
   for (std::size_t n = 0; n < 6; ++n) images.push_back(data::scene_with_boxes(s.test, n)), captions.push_back(caption_of(s.test.captions, n));
-  save_figure(looks_grid(images, captions, overlays, 3, "Test scenes and their generated captions", 1300), "scenes",
+  save_figure(looks_grid(images, captions, overlays, 2, "Test scenes and their generated captions", 1500), "scenes",
               "Six test scenes with their captions; the garments named are boxed in orange, cyan, magenta and green, "
               "in the caption's order");
   return s;
@@ -446,6 +446,46 @@ void estimator_variance(Trained& hard, const SceneSets& s) {
               " without it, ", fixed(std::sqrt(var_b) / soft_norm, 2), " with).")});
 }
 
+// ---------------------------------------------------------------------------------------------
+// 7. The attention explorer
+
+// Scene n captioned by one model: its words through <eos> against the 16 patches, each patch named
+// by its place and the garments whose box holds its centre, numbered as the true caption's words.
+AttentionInput explorer_input(const std::string& label, const Trained& t, nn::Glimpse glimpse, const SceneSets& s,
+                              std::size_t n) {
+  const data::CaptionScenes one = data::select_scenes(s.test, {n});
+  const nn::Caption<F> c = t.model->greedy(Tns(one.images), kWords, data::kCaptionBos, glimpse);
+  std::size_t words = 0;
+  while (words < kWords && c.words(0, words++) != data::kCaptionEos) {}
+  AttentionInput in{text("scene ", n, ", ", label, ": \"", caption_of(c.words, 0), "\""), {}, {}, {label}, {}};
+  for (std::size_t w = 0; w < words; ++w)
+    in.queries.push_back(text(w + 1, " ", data::caption_words()[std::size_t(c.words(0, w))]));
+  for (std::size_t p = 0; p < kGrid * kGrid; ++p) {
+    std::string key = text("r", p / kGrid + 1, "c", p % kGrid + 1);
+    for (std::size_t g = 0; g < one.garments(0); ++g)
+      if (data::patches_in_box(one.boxes[0][g], kSide, kPatch)(p / kGrid, p % kGrid))
+        key += text(" (", 2 * g + 1, " ", data::caption_words()[std::size_t(one.captions(0, 1 + 2 * g))], ")");
+    in.keys.push_back(key);
+  }
+  in.heads = {{xt::cast<double>(xt::view(c.weights, 0, xt::range(0, words)))}};
+  return in;
+}
+
+void explorer(const Trained& soft, const Trained& hard, const Trained& covered, const SceneSets& s) {
+  ExplorerPage page{"Lesson 18: where each word of a caption looked", "caption words", "patches",
+                    "Test scenes captioned by the soft, the hard and the penalised soft decoder. Each word on the right "
+                    "is joined to the 16 patches (row r, column c) on the left by lines as dark as its weight; a patch "
+                    "whose centre lies in a garment's box carries that garment's word of the true caption, numbered.",
+                    {}};
+  for (std::size_t n = 0; n < 4; ++n)
+    for (const auto& [label, t, g] : {std::tuple{"soft", &soft, nn::Glimpse::soft},
+                                      std::tuple{"hard", &hard, nn::Glimpse::hard},
+                                      std::tuple{"soft with the penalty", &covered, nn::Glimpse::soft}})
+      page.inputs.push_back(explorer_input(label, *t, g, s, n));
+  show_explorer(page, "explorer", "The attention explorer: four test scenes, each captioned by the three decoders; "
+                                  "hover a word to see which patches it read");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -469,5 +509,7 @@ int main(int argc, char** argv) {
                       mixing_encoder(soft, train_one(nn::Glimpse::soft, 1, "soft, one encoder layer", s), s);
                       section("6. The price of a draw");
                       estimator_variance(hard, s);
+                      section("7. The attention explorer");
+                      explorer(soft, hard, covered, s);
                     });
 }
