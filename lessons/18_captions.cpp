@@ -212,7 +212,7 @@ void report_training(const Trained& soft, const Trained& hard, const SceneSets& 
   metric("pointing_soft", soft.test.pointing), metric("pointing_hard", hard.test.pointing);
   claim({"soft_captions", "exact_soft >= 0.25",
          text("The soft captioner writes ", percent(soft.test.exact, 0), " of the test captions exactly and gets ",
-              percent(soft.test.tokens, 0), " of the words right: the relation word ", percent(soft.test.relation, 0),
+              percent(soft.test.tokens, 0), " of the words right, the relation words ", percent(soft.test.relation, 0),
               " of the time."),
          text("The soft captioner writes only ", percent(soft.test.exact, 0), " of the test captions exactly (",
               percent(soft.test.tokens, 0), " of the words)."),
