@@ -20,6 +20,7 @@
 #include "lessons/story/lesson.hpp"
 #include "nn/data/vocab.hpp"
 #include "nn/layers.hpp"
+#include "nn/transformer/layers.hpp"
 
 namespace attnlab::lessons {
 
@@ -39,6 +40,24 @@ struct Card {
 
 // "gelu" or "relu": how a card writes a layer's activation.
 std::string activation_name(nn::Activation a);
+
+// Where a model came from, the fields every card begins with: "lesson", "seed", "quick".
+struct CardOrigin {
+  std::string lesson;  // "10_gpt"
+  long long seed = 0;
+  bool quick = false;
+};
+Json card_origin();                        // the running lesson's (lessons/story/lesson)
+CardOrigin origin_of(const Card& card);    // std::runtime_error naming the card when one is missing
+
+// A Transformer layer's sizes and choices on a card, in one vocabulary for every model: "d_model",
+// "heads", "kv_heads" (grouped-query attention's key/value heads, as many as heads without it),
+// "d_ff", "norm_first", "activation", "norm_eps". put_layer adds them to `card`; layer_of reads
+// them back (dropout 0: a loaded model runs, it does not train). layer_of also reads the names
+// cards had before they shared this vocabulary, "feed_forward" (lesson 14's) and "eps" (lessons
+// 10 and 12's), and a card without "kv_heads" as one with as many as heads.
+void put_layer(Json& card, const nn::LayerConfig& l);
+nn::LayerConfig layer_of(const Card& card);
 
 // The held-out score the lesson measured on the model, as the card keeps it.
 struct HeldOut {
