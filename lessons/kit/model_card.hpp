@@ -1,11 +1,12 @@
-// What the model cards of the Transformer lessons share (lessons/kit/vit_model, translation_model
-// and transformer_card): a card is <stem>.json beside the weights <stem>.npz, and says what another
-// program needs to rebuild the model and trust it:
+// What the model cards of the lessons share (lessons/kit/vit_model, translation_model,
+// transformer_card and seq2seq): a card is <stem>.json beside the weights <stem>.npz, and says what
+// another program needs to rebuild the model and trust it:
 //
 //   * the sizes and choices the model was built with, and its vocabularies or class names;
 //   * the lesson and seed that trained it (the command that rebuilds it);
 //   * the held-out metric the lesson measured on it ("test_acc_vit" 0.9021 on 10000 test images);
-//   * a probe: the model's outputs on one fixed input, computed by the lesson right after training.
+//   * a probe (the Transformers' cards): the model's outputs on one fixed input, computed by the
+//     lesson right after training.
 //
 // The probe is what makes a stale checkpoint a clear error rather than garbage: a loader builds
 // the model the card describes with the code it has, loads the weights, recomputes the probe and

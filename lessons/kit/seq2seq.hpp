@@ -66,8 +66,9 @@ struct LoadedSeq2Seq {
 };
 
 // The model of folder/<stem>.json and folder/<stem>.npz, weights loaded. An IoError naming the file
-// when one is missing or unreadable, std::runtime_error naming the card when it lacks a field or
-// names an unknown score (or holds a "held_out" that is not one), a ShapeError listing the mismatches when the weights do not fit the card.
+// when one is missing or unreadable, std::runtime_error naming the card when it lacks a field, names
+// an unknown style or score, or holds a "held_out" that is not one; a ShapeError listing the
+// mismatches when the weights do not fit the card.
 LoadedSeq2Seq load_seq2seq(const std::string& folder, const std::string& stem);
 
 }  // namespace attnlab::lessons
