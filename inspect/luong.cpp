@@ -32,9 +32,11 @@ LoadedSeq2Seq load_score(const std::string& folder, const std::string& score, co
     throw std::runtime_error(card + " is not lesson 03's global Luong decoder with the " + score + " score (its card: " +
                              (c.style == nn::rnn::DecoderStyle::Luong ? "luong" : "bahdanau") + ", score " + c.score +
                              (c.local_window ? ", local" : "") + ")");
-  if (first && (m.lesson != first->lesson || m.seed != first->seed))
-    throw std::runtime_error(card + " comes from " + m.lesson + " seed " + std::to_string(m.seed) + ", luong_dot.json from " +
-                             first->lesson + " seed " + std::to_string(first->seed) + ": the four must be one run's");
+  if (first && (m.lesson != first->lesson || m.seed != first->seed || m.quick != first->quick))
+    throw std::runtime_error(card + " comes from " + m.lesson + " seed " + std::to_string(m.seed) +
+                             (m.quick ? " (--quick)" : "") + ", luong_dot.json from " + first->lesson + " seed " +
+                             std::to_string(first->seed) + (first->quick ? " (--quick)" : "") +
+                             ": the four must be one run's");
   return m;
 }
 
@@ -57,7 +59,7 @@ int run_luong(const Request& a) {
                    "input characters (left). Where they differ, each score's reading is an input of its own.");
   std::vector<std::pair<std::string, plots::Figure>> figures;
   std::cout << "each score's output, then the input character each output character reads most, in order (the models of "
-            << models[0].lesson << ", seed " << models[0].seed << "):\n";
+            << models[0].lesson << ", seed " << models[0].seed << (models[0].quick ? ", a --quick run" : "") << "):\n";
   for (std::size_t i = 0; i < a.inputs.size(); ++i) {
     std::cout << "\"" << a.inputs[i] << "\"\n";
     if (!by_score[0][i].unknown.empty())

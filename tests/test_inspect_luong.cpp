@@ -110,5 +110,14 @@ TEST_CASE("inspect luong: four scores' dates, maps and explorer; bad input in on
   CHECK(contains(read_file(log), "is not lesson 03's global Luong decoder with the dot score (its card: bahdanau, "
                                  "score additive)"));
   CHECK(contains(read_file(log), "build/bin/03_luong_attention --out DIR"));
+  // The four compared must be one run's: a general model whose card says seed 2 is refused.
+  const std::string mixed = d.path + "/mixed";
+  std::filesystem::copy(kReference, mixed);
+  nlohmann::json general = nlohmann::json::parse(read_file(mixed + "/luong_general.json"));
+  general["seed"] = 2;
+  write_file_atomic(mixed + "/luong_general.json", general.dump(1), "test");
+  CHECK(run("luong '1 May 2001' --from '" + mixed + "' --out '" + none + "'") == 1);
+  CHECK(contains(read_file(log), "luong_general.json' comes from 03_luong_attention seed 2, luong_dot.json from "
+                                 "03_luong_attention seed 1: the four must be one run's"));
   CHECK(!std::filesystem::exists(none));
 }

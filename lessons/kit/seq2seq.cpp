@@ -123,7 +123,7 @@ LoadedSeq2Seq load_seq2seq(const std::string& folder, const std::string& stem) {
   m.source = vocab_from_card(card.field("source_tokens").get<std::vector<std::string>>());
   m.target = vocab_from_card(card.field("target_tokens").get<std::vector<std::string>>());
   const CardOrigin origin = origin_of(card);
-  m.lesson = origin.lesson, m.seed = origin.seed;
+  m.lesson = origin.lesson, m.seed = origin.seed, m.quick = origin.quick;
   if (card.json.contains("held_out")) m.held_out = held_out_of(card);
   Generator gen(0);  // every weight is then read from the file
   m.model = std::make_unique<nn::rnn::Seq2Seq>(c, m.source.size(), m.target.size(), gen);

@@ -62,6 +62,7 @@ struct LoadedSeq2Seq {
   nn::data::Vocab source, target;
   std::string lesson;  // the card's: which lesson trained it, with what seed
   long long seed = 0;
+  bool quick = false;               // trained by a --quick run
   std::optional<HeldOut> held_out;  // when the card has one
 };
 
