@@ -4,10 +4,8 @@
 // gives its probability of every character the model knows: the five likeliest are printed, the
 // likeliest fills the text. Reading both sides at once, every head of every layer is drawn over
 // the masked text (heads_layer_N.png) and goes into the explorer.
-#include <algorithm>
 #include <cmath>
 #include <iostream>
-#include <numeric>
 
 #include <xtensor/xadapt.hpp>
 
@@ -63,12 +61,9 @@ int run_bert(const Request& a) {
       filled += typed[k];
       continue;
     }
-    // Only ordinary characters are guesses ([MASK], [CLS] and the specials are never the answer).
-    std::vector<Index> order(std::size_t(m.ids.end - m.ids.first));
-    std::iota(order.begin(), order.end(), m.ids.first);
-    std::partial_sort(order.begin(), order.begin() + long(kGuesses), order.end(), [&](Index x, Index y) {
-      return logp(next, std::size_t(x)) > logp(next, std::size_t(y));
-    });
+    // Only ordinary characters are guesses ([MASK], [CLS] and the specials are never the answer),
+    // ranked as lesson 12 ranks them.
+    const std::vector<Index> order = bert::likeliest(logp, next, m.ids, kGuesses);
     std::string line = text("  _ ", next + 1, " (character ", k + 1, "):");
     for (std::size_t g = 0; g < kGuesses; ++g) {  // each as the figures show it: a space ␣, a newline ↵, a tab ⇥
       const double p = std::exp(double(logp(next, std::size_t(order[g]))));

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "lessons/kit/explorer.hpp"
+#include "lessons/kit/figures.hpp"
+#include "lessons/kit/seq2seq.hpp"
 #include "nn/data/vocab.hpp"
 #include "plots/figure.hpp"
 
@@ -33,6 +35,7 @@ struct InspectModel {
 
 // The models, one file each.
 InspectModel dates_model();  // inspect/dates.cpp: lesson 02's date normalizer
+InspectModel luong_model();  // inspect/luong.cpp: lesson 03's four Luong date normalizers
 InspectModel gpt_model();    // inspect/gpt.cpp: lesson 10's character GPT
 InspectModel bert_model();   // inspect/bert.cpp: lesson 12's character BERT
 InspectModel vit_model();    // inspect/vit.cpp: lesson 14's Vision Transformer
@@ -78,5 +81,23 @@ std::vector<std::pair<std::string, plots::Figure>> head_figures(const lessons::A
 // checked before anything is written.
 void write_outputs(const std::string& out, const std::vector<std::pair<std::string, plots::Figure>>& figures,
                    const lessons::ExplorerPage& page);
+
+// The date models of lessons 02 and 03 (inspect/date_models.cpp). A typed date as a model read it:
+// its characters (a space shown ␣) and <eos>, the keys; what the model wrote greedily, at most
+// kLongestDate characters, and the output characters with <eos> if it stopped, the queries; the
+// attention (queries, keys); and the typed characters the model never saw, each once, quoted (read
+// as <unk>).
+inline constexpr std::size_t kLongestDate = 16;  // YYYY-MM-DD and the stop, with room to go wrong
+struct DateReading {
+  std::string input, output;
+  std::vector<std::string> keys, queries;
+  xt::xarray<double> attention;
+  std::vector<std::string> unknown;
+};
+std::vector<DateReading> read_dates(const lessons::LoadedSeq2Seq& m, const std::vector<std::string>& inputs);
+// The key the output character `query` reads most.
+std::size_t most_read(const DateReading& r, std::size_t query);
+// One input's attention heatmap: a panel per map (lesson 03's four scores, two a row).
+plots::Figure date_figure(const std::vector<lessons::AttentionMap>& maps, const std::string& title);
 
 }  // namespace attnlab::inspect

@@ -20,6 +20,7 @@ namespace {
 
 const std::vector<InspectModel> kModels = {
     dates_model(),
+    luong_model(),
     gpt_model(),
     bert_model(),
     vit_model(),

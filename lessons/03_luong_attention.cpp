@@ -6,7 +6,8 @@
 // additive attention). We train all of them, plus Bahdanau's additive score, in one decoder with one
 // budget on the date task of lesson 02, and measure accuracy, parameters and the cost of each score,
 // alone and inside a whole training step. Last, Luong's local attention: a window placed where the
-// decoder predicts (local-p) or at its own step (local-m), and where each puts it.
+// decoder predicts (local-p) or at its own step (local-m), and where each puts it. The four global
+// models are kept (luong_<score>.npz beside its card): `inspect luong` runs them on your own dates.
 #include <algorithm>
 #include <memory>
 #include <numeric>
@@ -105,8 +106,12 @@ std::vector<Trained> train_all(const Seq2SeqPlan& s, const data::DateTask& task)
     r.model = std::make_unique<nn::rnn::Seq2Seq>(c, task.source_vocab.size(), task.target_vocab.size(), gen);
     Recipe rc = s.recipe;
     rc.label = score;
+    rc.checkpoint = "luong_" + score + ".npz";  // with its card: what `inspect luong` runs
     r.history = train_seq2seq(*r.model, task, rc);
     r.test = nn::rnn::evaluate(*r.model, task.test, task.pairs.test, task.target_vocab);
+    write_model_card("luong_" + score, c, task.source_vocab, task.target_vocab,
+                     {"test_exact_match_" + score, r.test.exact_match, task.test.size(),
+                      "the test split of the generated dates (make_date_task(examples, seed))"});
     runs.push_back(std::move(r));
   }
   return runs;
@@ -481,7 +486,8 @@ void local_attention(const std::vector<Trained>& runs, const Seq2SeqPlan& s, con
 int main(int argc, char** argv) {
   return run_lesson({"03_luong_attention", "Luong attention: dot, general, concat (and additive) compared",
                      "Four attention scores in one Luong decoder, one budget, on date normalization: accuracy, size, cost.",
-                     "test_exact_match_dot", "comparison"},
+                     "test_exact_match_dot", "comparison",
+                     {"luong_dot.npz", "luong_general.npz", "luong_concat.npz", "luong_additive.npz"}},
                     argc, argv, [] {
                       const Seq2SeqPlan plan = choose_sizes();
                       const data::DateTask task = data::make_date_task(plan.examples, seed());

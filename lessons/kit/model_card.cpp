@@ -41,6 +41,35 @@ nn::Activation Card::activation() const {
 
 std::string activation_name(nn::Activation a) { return a == nn::Activation::GELU ? "gelu" : "relu"; }
 
+Json card_origin() { return {{"lesson", lesson().info().id}, {"seed", seed()}, {"quick", quick()}}; }
+
+CardOrigin origin_of(const Card& card) {
+  return {card.field("lesson").get<std::string>(), card.field("seed").get<long long>(), card.field("quick").get<bool>()};
+}
+
+void put_layer(Json& card, const nn::LayerConfig& l) {
+  card["d_model"] = l.d_model, card["heads"] = l.heads, card["kv_heads"] = l.kv_heads ? l.kv_heads : l.heads;
+  card["d_ff"] = l.d_ff, card["norm_first"] = l.norm_first, card["activation"] = activation_name(l.activation);
+  card["norm_eps"] = l.eps;
+}
+
+nn::LayerConfig layer_of(const Card& card) {
+  // The shared name, or the older one on a card that has only that.
+  const auto either = [&](const char* name, const char* older) -> const Json& {
+    return card.json.contains(name) || !card.json.contains(older) ? card.field(name) : card.json[older];
+  };
+  nn::LayerConfig l;
+  l.d_model = card.field("d_model").get<std::size_t>(), l.heads = card.field("heads").get<std::size_t>();
+  const std::size_t kv = card.json.contains("kv_heads") ? card.json["kv_heads"].get<std::size_t>() : l.heads;
+  l.kv_heads = kv == l.heads ? 0 : kv;  // 0: multi-head attention, as the layer counts it
+  l.d_ff = either("d_ff", "feed_forward").get<std::size_t>();
+  l.dropout = 0.0;
+  l.norm_first = card.field("norm_first").get<bool>();
+  l.activation = card.activation();
+  l.eps = either("norm_eps", "eps").get<double>();
+  return l;
+}
+
 Json to_json(const HeldOut& h) {
   return {{"metric", h.metric}, {"value", h.value}, {"examples", h.examples}, {"split", h.split}};
 }

@@ -1,11 +1,12 @@
-// What the model cards of the Transformer lessons share (lessons/kit/vit_model, translation_model
-// and transformer_card): a card is <stem>.json beside the weights <stem>.npz, and says what another
-// program needs to rebuild the model and trust it:
+// What the model cards of the lessons share (lessons/kit/vit_model, translation_model,
+// transformer_card and seq2seq): a card is <stem>.json beside the weights <stem>.npz, and says what
+// another program needs to rebuild the model and trust it:
 //
 //   * the sizes and choices the model was built with, and its vocabularies or class names;
 //   * the lesson and seed that trained it (the command that rebuilds it);
 //   * the held-out metric the lesson measured on it ("test_acc_vit" 0.9021 on 10000 test images);
-//   * a probe: the model's outputs on one fixed input, computed by the lesson right after training.
+//   * a probe (the Transformers' cards): the model's outputs on one fixed input, computed by the
+//     lesson right after training.
 //
 // The probe is what makes a stale checkpoint a clear error rather than garbage: a loader builds
 // the model the card describes with the code it has, loads the weights, recomputes the probe and
@@ -20,6 +21,7 @@
 #include "lessons/story/lesson.hpp"
 #include "nn/data/vocab.hpp"
 #include "nn/layers.hpp"
+#include "nn/transformer/layers.hpp"
 
 namespace attnlab::lessons {
 
@@ -39,6 +41,24 @@ struct Card {
 
 // "gelu" or "relu": how a card writes a layer's activation.
 std::string activation_name(nn::Activation a);
+
+// Where a model came from, the fields every card begins with: "lesson", "seed", "quick".
+struct CardOrigin {
+  std::string lesson;  // "10_gpt"
+  long long seed = 0;
+  bool quick = false;
+};
+Json card_origin();                        // the running lesson's (lessons/story/lesson)
+CardOrigin origin_of(const Card& card);    // std::runtime_error naming the card when one is missing
+
+// A Transformer layer's sizes and choices on a card, in one vocabulary for every model: "d_model",
+// "heads", "kv_heads" (grouped-query attention's key/value heads, as many as heads without it),
+// "d_ff", "norm_first", "activation", "norm_eps". put_layer adds them to `card`; layer_of reads
+// them back (dropout 0: a loaded model runs, it does not train). layer_of also reads the names
+// cards had before they shared this vocabulary, "feed_forward" (lesson 14's) and "eps" (lessons
+// 10 and 12's), and a card without "kv_heads" as one with as many as heads.
+void put_layer(Json& card, const nn::LayerConfig& l);
+nn::LayerConfig layer_of(const Card& card);
 
 // The held-out score the lesson measured on the model, as the card keeps it.
 struct HeldOut {

@@ -66,68 +66,68 @@ std::vector<ScoreCost> time_scores(const nn::rnn::Seq2SeqConfig& model, const st
 
 namespace {
 
-std::vector<std::string> ordinary_tokens(const nn::data::Vocab& v) {  // the specials are fixed
-  return {v.tokens().begin() + nn::data::Vocab::num_specials, v.tokens().end()};
+Json seq2seq_card(const nn::rnn::Seq2SeqConfig& c, const nn::data::Vocab& source, const nn::data::Vocab& target) {
+  Json card = card_origin();
+  card.update(Json{{"style", c.style == nn::rnn::DecoderStyle::Bahdanau ? "bahdanau" : "luong"},
+                   {"score", c.score}, {"embed", c.embed}, {"encoder_hidden", c.encoder_hidden},
+                   {"decoder_hidden", c.decoder_hidden}, {"attention_hidden", c.attention_hidden},
+                   {"source_tokens", card_tokens(source)}, {"target_tokens", card_tokens(target)}});
+  if (c.local_window > 0) {  // a global model's card stays as it was
+    card["local_window"] = c.local_window;
+    card["local_alignment"] = c.local_alignment == nn::rnn::LocalAlignment::monotonic ? "monotonic" : "predictive";
+  }
+  return card;
 }
 
-nn::data::Vocab vocab_of(const std::vector<std::string>& tokens) {
-  nn::data::Vocab v;
-  for (const std::string& t : tokens) v.add(t);
-  return v;
+void write_card(const std::string& stem, const Json& card) {
+  write_file_atomic(lesson().path(stem + ".json"), card.dump(1) + "\n", "write_model_card");
 }
 
 }  // namespace
 
 void write_model_card(const std::string& stem, const nn::rnn::Seq2SeqConfig& c, const nn::data::Vocab& source,
                       const nn::data::Vocab& target) {
-  Json card = {{"lesson", lesson().info().id}, {"seed", seed()}, {"quick", quick()},
-                     {"style", c.style == nn::rnn::DecoderStyle::Bahdanau ? "bahdanau" : "luong"},
-                     {"score", c.score}, {"embed", c.embed}, {"encoder_hidden", c.encoder_hidden},
-                     {"decoder_hidden", c.decoder_hidden}, {"attention_hidden", c.attention_hidden},
-                     {"source_tokens", ordinary_tokens(source)}, {"target_tokens", ordinary_tokens(target)}};
-  if (c.local_window > 0) {  // a global model's card stays as it was
-    card["local_window"] = c.local_window;
-    card["local_alignment"] = c.local_alignment == nn::rnn::LocalAlignment::monotonic ? "monotonic" : "predictive";
-  }
-  write_file_atomic(lesson().path(stem + ".json"), card.dump(1) + "\n", "write_model_card");
+  write_card(stem, seq2seq_card(c, source, target));
+}
+
+void write_model_card(const std::string& stem, const nn::rnn::Seq2SeqConfig& c, const nn::data::Vocab& source,
+                      const nn::data::Vocab& target, const HeldOut& held_out) {
+  Json card = seq2seq_card(c, source, target);
+  card["held_out"] = to_json(held_out);
+  write_card(stem, card);
 }
 
 LoadedSeq2Seq load_seq2seq(const std::string& folder, const std::string& stem) {
-  const std::string card_file = folder + "/" + stem + ".json", weights = folder + "/" + stem + ".npz";
-  Json card;
-  try {
-    card = Json::parse(read_file(card_file, "load_seq2seq"));
-  } catch (const Json::exception& e) {
-    throw std::runtime_error("load_seq2seq: '" + card_file + "' is not JSON: " + e.what());
-  }
-  auto field = [&](const char* key) -> const Json& {
-    if (!card.contains(key)) throw std::runtime_error("load_seq2seq: '" + card_file + "' has no \"" + key + "\"");
-    return card[key];
-  };
+  const Card card = Card::read(folder + "/" + stem + ".json", "load_seq2seq");
   nn::rnn::Seq2SeqConfig c;
-  c.style = field("style") == "luong" ? nn::rnn::DecoderStyle::Luong : nn::rnn::DecoderStyle::Bahdanau;
-  c.score = field("score").get<std::string>();
-  c.embed = field("embed").get<std::size_t>();
-  c.encoder_hidden = field("encoder_hidden").get<std::size_t>();
-  c.decoder_hidden = field("decoder_hidden").get<std::size_t>();
-  c.attention_hidden = field("attention_hidden").get<std::size_t>();
-  if (card.contains("local_window")) {  // local attention; a card without it is a global model
-    c.local_window = card["local_window"].get<std::size_t>();
-    const std::string alignment = field("local_alignment").get<std::string>();
+  const std::string style = card.field("style").get<std::string>();
+  if (style != "luong" && style != "bahdanau")
+    throw std::runtime_error("load_seq2seq: '" + card.file + "' names style \"" + style +
+                             "\"; expected \"bahdanau\" (lesson 02) or \"luong\" (lesson 03)");
+  c.style = style == "luong" ? nn::rnn::DecoderStyle::Luong : nn::rnn::DecoderStyle::Bahdanau;
+  c.score = card.field("score").get<std::string>();
+  c.embed = card.field("embed").get<std::size_t>();
+  c.encoder_hidden = card.field("encoder_hidden").get<std::size_t>();
+  c.decoder_hidden = card.field("decoder_hidden").get<std::size_t>();
+  c.attention_hidden = card.field("attention_hidden").get<std::size_t>();
+  if (card.json.contains("local_window")) {  // local attention; a card without it is a global model
+    c.local_window = card.json["local_window"].get<std::size_t>();
+    const std::string alignment = card.field("local_alignment").get<std::string>();
     if (alignment != "predictive" && alignment != "monotonic")
-      throw std::runtime_error("load_seq2seq: '" + card_file + "' names local_alignment \"" + alignment +
+      throw std::runtime_error("load_seq2seq: '" + card.file + "' names local_alignment \"" + alignment +
                                "\"; expected \"predictive\" (local-p) or \"monotonic\" (local-m)");
     c.local_alignment = alignment == "monotonic" ? nn::rnn::LocalAlignment::monotonic
                                                  : nn::rnn::LocalAlignment::predictive;
   }
   LoadedSeq2Seq m;
-  m.source = vocab_of(field("source_tokens").get<std::vector<std::string>>());
-  m.target = vocab_of(field("target_tokens").get<std::vector<std::string>>());
-  m.lesson = field("lesson").get<std::string>();
-  m.seed = field("seed").get<long long>();
+  m.source = vocab_from_card(card.field("source_tokens").get<std::vector<std::string>>());
+  m.target = vocab_from_card(card.field("target_tokens").get<std::vector<std::string>>());
+  const CardOrigin origin = origin_of(card);
+  m.lesson = origin.lesson, m.seed = origin.seed, m.quick = origin.quick;
+  if (card.json.contains("held_out")) m.held_out = held_out_of(card);
   Generator gen(0);  // every weight is then read from the file
   m.model = std::make_unique<nn::rnn::Seq2Seq>(c, m.source.size(), m.target.size(), gen);
-  nn::load_checkpoint(weights, m.model->named_parameters());
+  nn::load_checkpoint(folder + "/" + stem + ".npz", m.model->named_parameters());
   m.model->eval();
   return m;
 }

@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "lessons/kit/model_card.hpp"
 #include "lessons/kit/timing.hpp"
 #include "lessons/kit/train.hpp"
 #include "nn/data/batch.hpp"
@@ -51,17 +53,23 @@ std::vector<ScoreCost> time_scores(const nn::rnn::Seq2SeqConfig& model, const st
 // folder (atomically).
 void write_model_card(const std::string& stem, const nn::rnn::Seq2SeqConfig& c, const nn::data::Vocab& source,
                       const nn::data::Vocab& target);
+// The same card with the held-out score the lesson measured on the model (lessons/kit/model_card).
+void write_model_card(const std::string& stem, const nn::rnn::Seq2SeqConfig& c, const nn::data::Vocab& source,
+                      const nn::data::Vocab& target, const HeldOut& held_out);
 
 struct LoadedSeq2Seq {
   std::unique_ptr<nn::rnn::Seq2Seq> model;
   nn::data::Vocab source, target;
   std::string lesson;  // the card's: which lesson trained it, with what seed
   long long seed = 0;
+  bool quick = false;               // trained by a --quick run
+  std::optional<HeldOut> held_out;  // when the card has one
 };
 
 // The model of folder/<stem>.json and folder/<stem>.npz, weights loaded. An IoError naming the file
-// when one is missing or unreadable, std::runtime_error naming the card when it lacks a field or
-// names an unknown score, a ShapeError listing the mismatches when the weights do not fit the card.
+// when one is missing or unreadable, std::runtime_error naming the card when it lacks a field, names
+// an unknown style or score, or holds a "held_out" that is not one; a ShapeError listing the
+// mismatches when the weights do not fit the card.
 LoadedSeq2Seq load_seq2seq(const std::string& folder, const std::string& stem);
 
 }  // namespace attnlab::lessons

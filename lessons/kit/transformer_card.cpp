@@ -14,16 +14,17 @@ namespace {
 
 namespace data = nn::data;
 
-// The fields every card has, then the layer's sizes; `kind` says which model it is.
+// The fields every card has (lessons/kit/model_card), then the layers; `kind` says which model it is.
 Json card_head(const std::string& kind, const nn::LayerConfig& l, std::size_t layers, const data::Vocab& vocab,
                const CardMetric& held_out) {
-  return {{"model", kind}, {"lesson", lesson().info().id}, {"seed", seed()}, {"quick", quick()},
-          {"held_out", {{"metric", held_out.first}, {"value", held_out.second}}},
-          {"layers", layers}, {"d_model", l.d_model}, {"heads", l.heads}, {"d_ff", l.d_ff},
-          {"norm_first", l.norm_first}, {"activation", activation_name(l.activation)},
-          {"eps", l.eps},
-          // the specials (<pad> <bos> <eos> <unk>) have fixed ids; the rest in id order
-          {"tokens", std::vector<std::string>(vocab.tokens().begin() + data::Vocab::num_specials, vocab.tokens().end())}};
+  Json card = {{"model", kind}};
+  card.update(card_origin());
+  card["held_out"] = {{"metric", held_out.first}, {"value", held_out.second}};
+  card["layers"] = layers;
+  put_layer(card, l);
+  // the specials (<pad> <bos> <eos> <unk>) have fixed ids; the rest in id order
+  card["tokens"] = card_tokens(vocab);
+  return card;
 }
 
 void write_card(const std::string& stem, const Json& card, const char* who) {
@@ -41,25 +42,11 @@ Card read_card(const std::string& file, const std::string& kind, const char* who
 
 CardInfo info_of(const Card& c) {
   const Json& h = c.field("held_out");
-  return {c.field("lesson").get<std::string>(), c.field("seed").get<long long>(), c.field("quick").get<bool>(),
-          {h.at("metric").get<std::string>(), h.at("value").get<double>()}};
+  const CardOrigin o = origin_of(c);
+  return {o.lesson, o.seed, o.quick, {h.at("metric").get<std::string>(), h.at("value").get<double>()}};
 }
 
-nn::LayerConfig layer_of(const Card& c) {
-  nn::LayerConfig l;
-  l.d_model = c.field("d_model").get<std::size_t>(), l.heads = c.field("heads").get<std::size_t>();
-  l.d_ff = c.field("d_ff").get<std::size_t>(), l.dropout = 0.0;  // inference: no dropout
-  l.norm_first = c.field("norm_first").get<bool>();
-  l.activation = c.activation();
-  l.eps = c.field("eps").get<double>();
-  return l;
-}
-
-data::Vocab vocab_of(const Card& c) {
-  data::Vocab v;
-  for (const std::string& t : c.field("tokens").get<std::vector<std::string>>()) v.add(t);
-  return v;
-}
+data::Vocab vocab_of(const Card& c) { return vocab_from_card(c.field("tokens").get<std::vector<std::string>>()); }
 
 // Reads the card and the weights as `load` says; any error but the weights' own names `who`.
 template <class Load>

@@ -63,17 +63,16 @@ void write_transformer_card(const std::string& stem, Transformer& model, const d
                           {"per_long_length", task.per_long_length}, {"words_per_class", task.words_per_class},
                           {"fractions", {task.fractions.train, task.fractions.validation, task.fractions.test}},
                           {"sample_seed", task.sample_seed}, {"split_seed", task.split_seed}};
-  const Json card = {{"lesson", lesson().info().id}, {"seed", seed()}, {"quick", quick()},
-                     {"model", "Seq2SeqTransformer"}, {"d_model", c.layer.d_model}, {"heads", c.layer.heads},
-                     {"d_ff", c.layer.d_ff}, {"encoder_layers", c.encoder_layers}, {"decoder_layers", c.decoder_layers},
-                     {"norm_first", c.layer.norm_first}, {"final_norm", c.final_norm.value_or(c.layer.norm_first)},
-                     {"activation", activation_name(c.layer.activation)}, {"norm_eps", c.layer.eps},
-                     {"tie_output", c.tie_output}, {"positions", positions_entry(c.positional)},
-                     {"source_reads", "words, without <eos>"}, {"task", task_json},
-                     {"source_tokens", card_tokens(source)}, {"target_tokens", card_tokens(target)},
-                     {"held_out", to_json(held_out)},
-                     {"probe", {{"input", "source ids 4..11, decoder input <bos> 4..7 (lessons/kit/translation_model.cpp)"},
-                                {"outputs", probe_outputs(model)}}}};
+  Json card = card_origin();
+  card["model"] = "Seq2SeqTransformer";
+  put_layer(card, c.layer);
+  card.update(Json{{"encoder_layers", c.encoder_layers}, {"decoder_layers", c.decoder_layers},
+                   {"final_norm", c.final_norm.value_or(c.layer.norm_first)}, {"tie_output", c.tie_output},
+                   {"positions", positions_entry(c.positional)}, {"source_reads", "words, without <eos>"},
+                   {"task", task_json}, {"source_tokens", card_tokens(source)}, {"target_tokens", card_tokens(target)},
+                   {"held_out", to_json(held_out)},
+                   {"probe", {{"input", "source ids 4..11, decoder input <bos> 4..7 (lessons/kit/translation_model.cpp)"},
+                              {"outputs", probe_outputs(model)}}}});
   write_file_atomic(lesson().path(stem + ".json"), card.dump(1) + "\n", "write_transformer_card");
 }
 
@@ -87,10 +86,7 @@ LoadedTransformer load_transformer(const std::string& folder, const std::string&
   c.src_vocab = m.source.size(), c.tgt_vocab = m.target.size();
   c.encoder_layers = card.field("encoder_layers").get<std::size_t>();
   c.decoder_layers = card.field("decoder_layers").get<std::size_t>();
-  c.layer = nn::LayerConfig{card.field("d_model").get<std::size_t>(), card.field("heads").get<std::size_t>(),
-                            card.field("d_ff").get<std::size_t>(), 0.0, card.field("norm_first").get<bool>(),
-                            card.activation(),
-                            card.field("norm_eps").get<double>()};
+  c.layer = layer_of(card);
   c.final_norm = card.field("final_norm").get<bool>();
   c.tie_output = card.field("tie_output").get<bool>();
   try {
@@ -114,8 +110,8 @@ LoadedTransformer load_transformer(const std::string& folder, const std::string&
   } catch (const std::exception& e) {
     throw std::runtime_error("load_transformer: '" + card.file + "': \"task\" is not the task's options: " + e.what());
   }
-  m.lesson = card.field("lesson").get<std::string>();
-  m.seed = card.field("seed").get<long long>();
+  const CardOrigin origin = origin_of(card);
+  m.lesson = origin.lesson, m.seed = origin.seed;
   m.held_out = held_out_of(card);
   Generator gen(0);  // every weight is then read from the file
   m.model = std::make_unique<Transformer>(c, gen);

@@ -85,17 +85,15 @@ Array<float> vit_probe_image() {
 void write_vit_card(const std::string& stem, nn::ViT<float>& vit, const std::vector<std::string>& classes,
                     const HeldOut& held_out) {
   const nn::ViTConfig& c = vit.config();
-  const Json card = {{"lesson", lesson().info().id}, {"seed", seed()}, {"quick", quick()}, {"model", "ViT"},
-                     {"image_height", c.image_height}, {"image_width", c.image_width}, {"channels", c.channels},
-                     {"patch", c.patch}, {"layers", c.num_layers}, {"d_model", c.layer.d_model},
-                     {"heads", c.layer.heads}, {"feed_forward", c.layer.d_ff}, {"norm_first", c.layer.norm_first},
-                     {"activation", activation_name(c.layer.activation)}, {"norm_eps", c.layer.eps},
-                     {"positions", kPositions}, {"classes", classes},
-                     {"input", "grey levels in [0, 1], a light garment on a black (0) background, as Fashion-MNIST"},
-                     {"prediction", "the mean of the class probabilities of the image and of its mirror image"},
-                     {"held_out", to_json(held_out)},
-                     {"probe", {{"input", "vit_probe_image() (lessons/kit/vit_model.cpp)"},
-                                {"outputs", probe_outputs(vit)}}}};
+  Json card = card_origin();
+  card.update(Json{{"model", "ViT"}, {"image_height", c.image_height}, {"image_width", c.image_width},
+                   {"channels", c.channels}, {"patch", c.patch}, {"layers", c.num_layers}});
+  put_layer(card, c.layer);
+  card.update(Json{{"positions", kPositions}, {"classes", classes},
+                   {"input", "grey levels in [0, 1], a light garment on a black (0) background, as Fashion-MNIST"},
+                   {"prediction", "the mean of the class probabilities of the image and of its mirror image"},
+                   {"held_out", to_json(held_out)},
+                   {"probe", {{"input", "vit_probe_image() (lessons/kit/vit_model.cpp)"}, {"outputs", probe_outputs(vit)}}}});
   write_file_atomic(lesson().path(stem + ".json"), card.dump(1) + "\n", "write_vit_card");
 }
 
@@ -109,15 +107,12 @@ LoadedViT load_vit(const std::string& folder, const std::string& stem) {
   c.channels = card.field("channels").get<std::size_t>();
   c.patch = card.field("patch").get<std::size_t>();
   c.num_layers = card.field("layers").get<std::size_t>();
-  c.layer = nn::LayerConfig{card.field("d_model").get<std::size_t>(), card.field("heads").get<std::size_t>(),
-                            card.field("feed_forward").get<std::size_t>(), 0.0, card.field("norm_first").get<bool>(),
-                            card.activation(),
-                            card.field("norm_eps").get<double>()};
+  c.layer = layer_of(card);
   LoadedViT m;
   m.classes = card.field("classes").get<std::vector<std::string>>();
   c.num_classes = m.classes.size();
-  m.lesson = card.field("lesson").get<std::string>();
-  m.seed = card.field("seed").get<long long>();
+  const CardOrigin origin = origin_of(card);
+  m.lesson = origin.lesson, m.seed = origin.seed;
   m.held_out = held_out_of(card);
   Generator gen(0);  // every weight is then read from the file
   m.model = std::make_unique<nn::ViT<float>>(c, gen);
