@@ -421,7 +421,7 @@ TEST_CASE("train: the recipe's schedule, its description, a checkpoint written a
   CHECK(contains(read_file(second + "/report.md"), "Starting line from " + first + "/model.npz"));
 }
 
-TEST_CASE("fit: seeded batches, held-out scores per epoch, the same history twice") {
+TEST_CASE("train: seeded batches, held-out scores per epoch, the same history twice") {
   TempDir d;
   Lesson L(kInfo, args_in(d));
   const std::size_t n = 20;
@@ -429,17 +429,17 @@ TEST_CASE("fit: seeded batches, held-out scores per epoch, the same history twic
   const Array<float> y = 3.0f * x;
   auto run = [&](std::vector<std::vector<std::size_t>>* batches) {
     Line m;
-    nn::Adam<float> opt(m.parameters(), 0.1);
-    FitOptions o;
+    Recipe o;  // Adam at a constant 0.1
+    o.label = "line";
     o.epochs = 4;
     o.batch = 6;
     o.seed = 3;
     o.clip = 10.0;
-    o.lr = nn::constant_lr(0.1);
+    o.lr = 0.1, o.decay = Decay::constant;
     o.validate = [&] { return Scores{{"loss", mse(mul(Tensor<float>(x), m.w), Tensor<float>(y)).item()}, {"w", m.w.item()}}; };
     std::size_t snapshots = 0;
     o.after_step = [&](std::size_t step) { snapshots += step == 2; };
-    History h = fit(m, opt, n, [&](const std::vector<std::size_t>& rows) {
+    History h = train(m, n, [&](const std::vector<std::size_t>& rows) {
       if (batches) batches->push_back(rows);
       Array<float> xb = xt::zeros<float>({rows.size()}), yb = xt::zeros<float>({rows.size()});
       for (std::size_t i = 0; i < rows.size(); ++i) xb(i) = x(rows[i]), yb(i) = y(rows[i]);
@@ -453,7 +453,7 @@ TEST_CASE("fit: seeded batches, held-out scores per epoch, the same history twic
   const History a = run(&batches), b = run(nullptr);
   CHECK(a.steps == 16);
   CHECK(a.steps_per_epoch == 4);
-  FitOptions same;  // what a schedule meant to end with this training is told: 4 epochs of 20 in sixes
+  Recipe same;  // what a schedule meant to end with this training is told: 4 epochs of 20 in sixes
   same.epochs = 4, same.batch = 6;
   CHECK(fit_steps(n, same) == long(a.steps));
   same.batch = 0;  // full batch: one step an epoch
@@ -479,9 +479,13 @@ TEST_CASE("fit: seeded batches, held-out scores per epoch, the same history twic
   CHECK(cpu[0] == doctest::Approx(first_epoch));
   CHECK(std::is_sorted(cpu.begin(), cpu.end()));
   Line m;
-  nn::Adam<float> opt(m.parameters(), 0.1);
-  CHECK_THROWS_AS(fit(m, opt, 0, [](const std::vector<std::size_t>&) { return Tensor<float>(); }, {}),
-                  std::invalid_argument);
+  Recipe none;
+  none.label = "empty";
+  CHECK_THROWS_WITH_AS(train(m, 0, [](const std::vector<std::size_t>&) { return Tensor<float>(); }, none),
+                       "train 'empty': no training examples", std::invalid_argument);
+  none.epochs = 0;
+  CHECK_THROWS_WITH_AS(train(m, n, [](const std::vector<std::size_t>&) { return Tensor<float>(); }, none),
+                       "train 'empty': epochs must be at least 1, got 0", std::invalid_argument);
 }
 
 TEST_CASE("figures: attention maps, head grids, curves and bars are saved and shown") {

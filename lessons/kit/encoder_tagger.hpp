@@ -14,7 +14,6 @@
 
 #include "core/tensor.hpp"
 #include "lessons/kit/explorer.hpp"
-#include "lessons/kit/fit.hpp"
 #include "lessons/kit/offset_profile.hpp"
 #include "lessons/kit/train.hpp"
 #include "nn/data/tagged.hpp"

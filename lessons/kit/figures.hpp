@@ -2,7 +2,7 @@
 //   * attention: rows are queries (y axis, top to bottom), columns are keys (x axis), weights on
 //     one 0..1 viridis scale, one colorbar shared by all panels, "Keys" and "Queries" on the axes;
 //   * curves: training loss by step (mean of each window of steps) and held-out scores by epoch,
-//     straight from a fit History;
+//     straight from a training History;
 //   * bars with their values printed on them.
 // save_figure writes PNG and SVG (and PDF with --pdf) into the lesson's folder and shows the
 // figure in the report.
@@ -15,7 +15,7 @@
 
 #include <xtensor/xarray.hpp>
 
-#include "lessons/kit/fit.hpp"
+#include "lessons/kit/history.hpp"
 #include "lessons/kit/timing.hpp"
 #include "nn/data/vocab.hpp"
 #include "plots/plots.hpp"
