@@ -536,6 +536,38 @@ TEST_CASE("figures: attention maps, head grids, curves and bars are saved and sh
   CHECK(char_labels("x\n\ty") == std::vector<std::string>{"x", "\u23ce", "\u21e5", "y"});
   CHECK(visible("<eos>") == "<eos>");
 }
+TEST_CASE("bar_figure and line_panels: the panels a lesson would lay out by hand, drawn the same; none refused") {
+  TempDir d;
+  Lesson L(kInfo, args_in(d));
+  plots::Figure by_hand(1200, 800, 2, 1);
+  by_hand.title("Bars");
+  bar_panel(by_hand.panel(0).title("top").ylabel("share"), {"a", "b"}, {{"first", {0.5, 0.25}}}, 2, 1.1);
+  bar_panel(by_hand.panel(1).ylabel("share"), {"c"}, {{"first", {0.75}}, {"second", {1.0}}}, 2, 1.1);
+  save_figure(by_hand, "bars_by_hand", "Bars");
+  save_figure(bar_figure({{"top", "share", {"a", "b"}, {{"first", {0.5, 0.25}}}},
+                          {"", "share", {"c"}, {{"first", {0.75}}, {"second", {1.0}}}}},
+                         {"Bars", 2, 1.1, 1200, 800}),
+              "bars_helper", "Bars");
+  CHECK(read_file(lesson().path("bars_helper.png")) == read_file(lesson().path("bars_by_hand.png")));
+  CHECK_THROWS_WITH_AS(bar_figure({}, {"Nothing"}), doctest::Contains("bar_figure: no panels for 'Nothing'"),
+                       plots::PlotError);
+  CHECK_THROWS_AS(bar_figure({{"", "", {"a", "b"}, {{"short", {0.5}}}}}, {"Short"}), plots::PlotError);
+  const std::vector<plots::Series> first = {curve("up", {1.0, 2.0, 3.0})}, second = {curve("", {3.0, 1.0, 2.0})};
+  plots::LineOptions o;
+  o.markers = true, o.ymin = 0.0;
+  plots::Figure lines(1200, 900, 2, 1);
+  lines.title("Lines");
+  plots::line_plot(lines.panel(0).title("one").ylabel("y").xlabel(""), first, o);
+  plots::line_plot(lines.panel(1).title("two").ylabel("y").xlabel("x"), second, o);
+  save_figure(lines, "lines_by_hand", "Lines");
+  LinePanelsOptions style{"Lines", "x", "y", o, 1200, 900};
+  save_figure(line_panels({{"one", first}, {"two", second}}, style), "lines_helper", "Lines");
+  CHECK(read_file(lesson().path("lines_helper.png")) == read_file(lesson().path("lines_by_hand.png")));
+  CHECK_THROWS_AS(line_panels({}, style), plots::PlotError);
+  save_diagram(multi_head_diagram(), "multi_head", "Multi-head attention");
+  CHECK(read_file(lesson().path("multi_head.svg")).find("head h") != std::string::npos);
+}
+
 TEST_CASE("in_batches: consecutive rows, the last batch shorter") {
   std::vector<std::vector<std::size_t>> seen;
   in_batches(7, 3, [&](const std::vector<std::size_t>& rows) { seen.push_back(rows); });
