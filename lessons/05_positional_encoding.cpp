@@ -191,13 +191,12 @@ void the_task(const ShiftTask& task) {
 // ---------------------------------------------------------------------------------------------
 // 4. Seven methods, one budget.
 
-struct Trained {
+// A method's trained model, scored on held-out strings at the training length and at twice it
+// (at_train, at_long; long_failure says why it cannot run there, see lessons/kit/tagging).
+struct Trained : LengthScores {
   Method method;
   std::unique_ptr<nn::EncoderModel<float>> model;
   History history;
-  TagScores at_train, at_long;
-  std::string long_failure;  // why the model cannot run at the long length (empty: it can)
-  bool runs_long() const { return long_failure.empty(); }
 };
 
 std::vector<Trained> train_all(const ShiftTask& task) {
@@ -221,17 +220,12 @@ std::vector<Trained> train_all(const ShiftTask& task) {
       "$-K \\ldots K$, shared by the heads and layers; every key farther than $K$ reads the edge row.");
   std::vector<Trained> runs;
   for (const Method& m : kMethods) {
-    Trained t{m, make_model(m.id, task.vocab.size()), {}, {}, {}, ""};
+    Trained t{{}, m, make_model(m.id, task.vocab.size()), {}};
     recipe.label = m.name;
     t.history = train_tagger(*t.model, task.train, recipe);
     timing("train_seconds_" + m.name, t.history.seconds);
     const Tagger logits_of = [&t](const IndexArray& inputs) { return t.model->forward(inputs); };
-    t.at_train = evaluate_tagger(logits_of, task.test, 64);
-    try {
-      t.at_long = evaluate_tagger(logits_of, task.test_long, 64);
-    } catch (const ShapeError& e) {  // the learned table has no row for position kTrainLength
-      t.long_failure = e.what();
-    }
+    static_cast<LengthScores&>(t) = evaluate_at_two_lengths(logits_of, task.test, task.test_long, 64);  // learned: n/a
     runs.push_back(std::move(t));
   }
   return runs;
@@ -283,13 +277,12 @@ void held_out_accuracy(const std::vector<Trained>& runs, const ShiftTask& task) 
               sci(mirror), " (float rounding), and it scores ", fixed(alibi, 3), " per token, under the cap."),
          text("The trained ALiBi model is off reflection symmetry by ", sci(mirror), " and scores ", fixed(alibi, 3),
               " per token.")});
-  plots::Figure fig(1600, 1400, 2, 1);  // one above the other: each panel the figure's full width
-  fig.title(text("Held-out accuracy by positional method (shift-by-", kShift, " task)"));
+  std::vector<BarPanel> panels;  // one above the other: each panel the figure's full width
   for (std::size_t i : {0, 1})
-    bar_panel(fig.panel(i).title(i ? text("Twice the length, L = ", kLongLength, " (learned: n/a)")
-                                   : text("Training length L = ", kTrainLength)).ylabel("Accuracy"),
-              names[i], {{"per-token accuracy", tok[i]}, {"exact match", ex[i]}}, 2, 1.1);
-  save_figure(fig, "accuracy_by_method",
+    panels.push_back({i ? text("Twice the length, L = ", kLongLength, " (learned: n/a)") : text("Training length L = ", kTrainLength),
+                      "Accuracy", names[i], {{"per-token accuracy", tok[i]}, {"exact match", ex[i]}}});
+  save_figure(bar_figure(panels, {text("Held-out accuracy by positional method (shift-by-", kShift, " task)"), 2, 1.1, 1600, 1400}),
+              "accuracy_by_method",
               text("Per-token accuracy and exact match on held-out strings, at the training length (top) and at twice "
                    "it (bottom). Bag-of-tokens rule: ", fixed(task.bag_rule, 2), "; chance: 0.09."));
 }
@@ -397,26 +390,22 @@ void shaw_against_t5(const std::vector<Trained>& runs, const ShiftTask& task) {
   // Where the three trained relative methods look at L = 32: each one's head with the most weight on
   // the key kShift places left, its mean weight by offset over held-out long strings.
   const auto strings = [](const data::Tagged& set) { return set.slice(0, std::min<std::size_t>(64, set.size())).inputs; };
-  const auto best_head = [](const Trained& t, const IndexArray& inputs) {
-    const std::vector<Tensor<float>> layers = attention_on(*t.model, inputs);
-    return std::make_pair(head_for_offset(layers, long(kShift)), layers);
-  };
-  std::vector<plots::Series> series;
+  std::vector<LinePanel> panels;  // one per method: overlaid, equal peaks would hide each other
+  const double edge = kTrainLength - 0.5;  // offsets beyond +-15 never occurred in training
   double band[kShaw + 1] = {}, unseen[kShaw + 1] = {};  // by method: the weight at offset kShift, and beyond training's
   for (std::size_t m : {std::size_t(kRelative), std::size_t(kRope), std::size_t(kShaw)}) {
-    const auto [pick, layers] = best_head(runs[m], strings(task.test_long));
-    const Array<float>& w = layers[pick.layer].value();  // (B, h, L, L)
-    unseen[m] = far_mass(w, kTrainLength)[pick.head];      // a query's weight on keys >= kTrainLength away
-    const OffsetProfile profile = offset_profile(w);
-    metric("offset_attention_L32_" + runs[m].method.name, band[m] = pick.mass);
+    const OffsetHead h = offset_head(*runs[m].model, strings(task.test_long), long(kShift), kTrainLength);
+    unseen[m] = h.far;  // a query's weight on keys >= kTrainLength away
+    metric("offset_attention_L32_" + runs[m].method.name, band[m] = h.pick.mass);
     metric("unseen_offset_weight_L32_" + runs[m].method.name, unseen[m]);
-    series.emplace_back(text(runs[m].method.name, " (layer ", pick.layer + 1, ", head ", pick.head + 1, ")"),
-                        xt::arange<double>(-double(kLongLength) + 1, double(kLongLength)),
-                        xt::xarray<double>(xt::view(profile.weight, pick.head)));
-    series.back().color = plots::series_color(m);
+    plots::Series profile("", xt::arange<double>(-double(kLongLength) + 1, double(kLongLength)), h.profile);
+    profile.color = plots::series_color(m);
+    panels.push_back({text(runs[m].method.name, " (layer ", h.pick.layer + 1, ", head ", h.pick.head + 1, ")"),
+                      {profile, reference("farthest offset in training", {-edge, -edge}, {0.0, 1.0}),
+                       reference("", {edge, edge}, {0.0, 1.0})}});
   }
   const double shaw_mass = band[kShaw], t5_mass = band[kRelative];
-  const double t5_band_short = best_head(runs[kRelative], strings(task.test)).first.mass;
+  const double t5_band_short = head_for_offset(attention_on(*runs[kRelative].model, strings(task.test)), long(kShift)).mass;
   metric("offset_attention_L16_relative", t5_band_short);
   claim({"shaw_band_survives_at_L32", "offset_attention_L32_shaw > offset_attention_L32_relative",
          text("Where the heads look: at $L = ", kLongLength, "$ Shaw's best head still puts ", fixed(shaw_mass, 3),
@@ -427,20 +416,10 @@ void shaw_against_t5(const std::vector<Trained>& runs, const ShiftTask& task) {
          text("At $L = ", kLongLength, "$ Shaw's best head puts ", fixed(shaw_mass, 3), " of a query's weight on the "
               "key ", kShift, " places left, T5's ", fixed(t5_mass, 3), ": Shaw's band is not the sharper one."),
          Expect::every_run});
-  plots::Figure fig(1800, 1700, 3, 1);  // one panel per method: overlaid, equal peaks would hide each other
-  fig.title(text("Where the best head looks at L = ", kLongLength, " (trained at L = ", kTrainLength, ")"));
-  plots::LineOptions o;
-  o.markers = true, o.ymin = 0.0, o.ymax = 1.05;
-  const double edge = kTrainLength - 0.5;  // offsets beyond +-15 never occurred in training
-  for (std::size_t i = 0; i < series.size(); ++i) {
-    plots::Series curve = series[i];
-    curve.name.clear();  // the panel's title names it
-    plots::line_plot(fig.panel(i).title(series[i].name).ylabel("Mean weight")
-                         .xlabel(i + 1 == series.size() ? "Offset i - j (positive: key left of the query)" : ""),
-                     {curve, reference("farthest offset in training", {-edge, -edge}, {0.0, 1.0}),
-                      reference("", {edge, edge}, {0.0, 1.0})}, o);
-  }
-  save_figure(fig, "offset_profile_L32",
+  LinePanelsOptions style{text("Where the best head looks at L = ", kLongLength, " (trained at L = ", kTrainLength, ")"),
+                          "Offset i - j (positive: key left of the query)", "Mean weight"};
+  style.line.markers = true, style.line.ymin = 0.0, style.line.ymax = 1.05;
+  save_figure(line_panels(panels, style), "offset_profile_L32",
               text("For T5's bias, RoPE and Shaw's vectors, the head with the most weight on the key ", kShift,
                    " places left: its mean weight at each offset over held-out strings of length ", kLongLength,
                    ". Offsets beyond ", kTrainLength - 1, " never occurred in training."));

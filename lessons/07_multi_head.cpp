@@ -12,7 +12,6 @@
 #include <cmath>
 #include <memory>
 
-#include <xtensor/xbuilder.hpp>
 #include <xtensor/xview.hpp>
 
 #include "lessons/kit/explorer.hpp"
@@ -75,19 +74,7 @@ void splitting_into_heads() {
               sci(diff, 1), "."),
          text("The module's fused op differs from the step-by-step computation by ", sci(diff, 1),
               ", more than double-precision rounding.")});
-  const std::string dot =
-      "digraph heads { rankdir=LR; nodesep=0.2; node [shape=box, style=\"rounded,filled\", fillcolor=\"#eef3fb\", "
-      "color=\"#5b7bb3\", fontname=\"DejaVu Sans\", fontsize=11]; edge [color=\"#555555\", fontname=\"DejaVu Sans\", "
-      "fontsize=9];\n"
-      "x [label=\"x\\n(B, L, d)\"]; qkv [label=\"Q, K, V = x W_q, x W_k, x W_v\\n(B, L, d) each\"];\n"
-      "subgraph cluster_heads { label=\"h heads, in parallel\"; fontname=\"DejaVu Sans\"; color=\"#bbbbbb\"; style=dashed;\n"
-      "h1 [label=\"head 1\\nsoftmax(Q_1 K_1^T / sqrt(d_k)) V_1\\n(B, L, d_k)\", fillcolor=\"#fdf0e0\"];\n"
-      "dots [label=\"...\", shape=plaintext, style=\"\"];\n"
-      "h2 [label=\"head h\\nsoftmax(Q_h K_h^T / sqrt(d_k)) V_h\\n(B, L, d_k)\", fillcolor=\"#fdf0e0\"]; }\n"
-      "merge [label=\"merge: heads side by side\\n(B, L, h d_k) = (B, L, d)\"]; out [label=\"out = merged W_o\\n(B, L, d)\"];\n"
-      "x -> qkv; qkv -> h1 [label=\" columns 1..d_k\"]; qkv -> dots [style=invis]; "
-      "qkv -> h2 [label=\" last d_k columns\"]; h1 -> merge; dots -> merge [style=invis]; h2 -> merge; merge -> out; }";
-  save_diagram(dot, "multi_head_flow", "The tensors of multi-head attention: one projection each for $Q$, $K$ and $V$, "
+  save_diagram(multi_head_diagram(), "multi_head_flow", "The tensors of multi-head attention: one projection each for $Q$, $K$ and $V$, "
                                        "split by columns into $h$ heads of $d_k = d/h$, merged back and mixed by $W_O$");
   say("How the cost depends on $h$, at $d = ", kModel, "$ for one sequence of $L = ", kLength, "$ tokens: the four "
       "projections are $d \\times d$ whatever $h$ is, so the parameters ($4d^2 + 4d$ with biases) and the projections' "
@@ -136,11 +123,6 @@ std::unique_ptr<nn::EncoderModel<float>> make_model(const Task& task, std::size_
   return std::make_unique<nn::EncoderModel<float>>(c, gen);
 }
 
-// The share of positions where digit r of the tuple is right: which tokens a model fetched.
-std::vector<double> digit_accuracy(const IndexArray& predictions, const IndexArray& targets, const Task& task) {
-  return data::tuple_digit_accuracy(predictions, targets, kVocab, task.offsets.size(), kNoTag);
-}
-
 // A model trained on a task: its held-out accuracy, per digit too, and its training in words.
 struct Trained { std::size_t heads, layers; std::unique_ptr<nn::EncoderModel<float>> model; History history;
                  std::string recipe; double accuracy = 0; std::vector<double> digits; };
@@ -157,7 +139,7 @@ Trained train_heads(const Task& task, std::size_t heads, std::size_t layers, int
   t.recipe = describe(r, fit_steps(task.train.size(), r));
   const IndexArray p = encoder_tags(m, task.test.inputs);
   t.accuracy = score_tags(p, task.test.targets, kNoTag).token;
-  t.digits = digit_accuracy(p, task.test.targets, task);
+  t.digits = data::tuple_digit_accuracy(p, task.test.targets, kVocab, task.offsets.size(), kNoTag);  // which tokens it fetched
   return t;
 }
 
@@ -251,10 +233,9 @@ void accuracy_figures(const std::vector<Trained>& two, const std::vector<Trained
     categories.push_back(counted(long(kHeads[i]), "head"));
     acc_two.push_back(two[i].accuracy), acc_three.push_back(three[i].accuracy);
   }
-  plots::Figure bars(1600, 1000);
-  bars.title("One attention layer, d_model = 64, the same training for every head count");
-  bar_panel(bars.panel(0).ylabel("held-out accuracy"), categories, {{a.name, acc_two}, {b.name, acc_three}}, 2, 1.15);
-  save_figure(bars, "accuracy_by_heads", "Held-out test accuracy by head count on the two tasks");
+  save_figure(bar_figure({{"", "held-out accuracy", categories, {{a.name, acc_two}, {b.name, acc_three}}}},
+                         {"One attention layer, d_model = 64, the same training for every head count", 2, 1.15}),
+              "accuracy_by_heads", "Held-out test accuracy by head count on the two tasks");
   std::vector<std::pair<std::string, std::vector<Run>>> panels;
   for (const auto* runs : {&two, &three}) {
     panels.push_back({text("task \"", runs == &two ? a.name : b.name, "\""), {}});
@@ -287,15 +268,13 @@ void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
   save_figure(head_grid(heads, positions, positions, text("The four heads on a held-out sequence (task \"", task.name,
                                                           "\")"), 2, 1600, 1600),
               "head_grid", "Attention weights of each head of the 4-head model: rows are queries, columns keys, one color scale");
-  std::vector<std::string> digits;  // the explorer's tokens: each position's digit @ its index
-  for (Index d : one) digits.push_back(std::to_string(d));
   ExplorerPage page{text("Lesson 07: the 4-head model on task \"", task.name, "\""), "positions (queries)",
                     "positions (keys)",
                     text("One held-out sequence (each token its digit @ its position). The task needs the tokens ",
                          listing(offsets), " places to the left of each position: choose a head and hover a position "
                          "to see which it fetches; click it for the neuron view, its scores split into query-key "
                          "products."),
-                    {explorer_input(four, "held-out sequence 1", at_positions(digits), one)}};
+                    {explorer_input(four, "held-out sequence 1", at_positions(one), one)}};
   show_explorer(page, "explorer", "The attention explorer: the four heads of the trained 4-head model on a held-out "
                                   "sequence; click a position for its query-key products");
   say("A picture of one sequence is an anecdote; the mean weight each head puts at each offset $i - j$ over 256 "
@@ -320,13 +299,8 @@ void what_each_head_learned(std::vector<Trained>& runs, const Task& task) {
       metric(text("offset_mass_h", r.heads, "_head", h + 1), weight);
     }
   }
-  const xt::xarray<double> all = xt::concatenate(xt::xtuple(profiles[0].weight, profiles[1].weight, profiles[2].weight), 0);
-  plots::Figure fig(1800, 1300);
-  fig.title("Where each head looks: mean weight by offset i − j");
-  plots::HeatmapOptions o = attention_style(profiles[0].offset_labels(3), row_labels);
-  o.colorbar = true, o.colorbar_label = "mean attention weight", o.square_cells = false;
-  plots::heatmap(fig.panel(0).xlabel("offset i − j (keys to the left: i − j > 0)").ylabel("model and head"), all, o);
-  save_figure(fig, "offset_profiles", "Each head's mean weight at every offset over held-out sequences, for the 1-, 4- "
+  save_figure(offset_profiles_figure(profiles, row_labels, "Where each head looks: mean weight by offset i − j"),
+              "offset_profiles", "Each head's mean weight at every offset over held-out sequences, for the 1-, 4- "
                                       "and 8-head models: a bright cell at offset $o$ means the head fetches the token "
                                       "$o$ places to the left");
   table({"model heads", "head", "offset it looks at most", "mean weight there"}, rows);
@@ -351,24 +325,15 @@ struct Worth : HeadWorth { std::vector<std::vector<double>> digits; };
 
 Worth measure_worth(Trained& t, const Task& task) {
   Worth w{{head_worth(*t.model, task.validation, task.test, kNoTag)}, {}};
-  for (const IndexArray& p : w.alone_off) w.digits.push_back(digit_accuracy(p, task.validation.targets, task));
+  for (const IndexArray& p : w.alone_off)
+    w.digits.push_back(data::tuple_digit_accuracy(p, task.validation.targets, kVocab, task.offsets.size(), kNoTag));
   return w;
 }
 
 void importance_figures(const Worth& one, const Worth& two) {
-  plots::Figure fig(1600, 1100, 2, 1);
-  fig.title("Validation accuracy lost when one head is switched off");
-  for (int p = 0; p < 2; ++p) {
-    const Worth& w = p == 0 ? one : two;
-    plots::HeatmapOptions o;
-    o.cmap = plots::Colormap::reds(), o.vmin = 0.0, o.vmax = 1.0;
-    o.annotate = true, o.colorbar = false, o.square_cells = false;
-    o.x_labels = numbered("head ", w.importance.shape()[1], 1);
-    o.y_labels = numbered("layer ", w.importance.shape()[0], 1);
-    plots::heatmap(fig.panel(p, 0).title(p == 0 ? "1 layer, 8 heads" : "2 layers, 4 heads each"), w.importance, o);
-  }
-  fig.shared_colorbar({plots::Colormap::reds(), 0.0, 1.0, "accuracy lost"});
-  save_figure(fig, "head_importance", "The accuracy each head is worth, measured by switching it off alone");
+  save_figure(head_importance_figure({{"1 layer, 8 heads", one.importance}, {"2 layers, 4 heads each", two.importance}},
+                                     "Validation accuracy lost when one head is switched off"),
+              "head_importance", "The accuracy each head is worth, measured by switching it off alone");
   std::vector<double> kept;
   for (std::size_t k = 0; k < one.pruned.size(); ++k) kept.push_back(double(8 - k));
   LineFigureOptions style{"Pruning heads, least important first", "heads left", "held-out accuracy", false, false, true, 0.0, 1.05};
@@ -457,20 +422,15 @@ void what_each_head_is_worth(Trained& eight, const Task& task) {
 
 void what_it_costs(const Task& task) {
   std::vector<std::unique_ptr<nn::EncoderModel<float>>> models;
-  std::vector<nn::Module<float>*> timed;
-  for (std::size_t h : kHeads) {
-    models.push_back(make_model(task, h, 1));
-    timed.push_back(models.back().get());
-  }
-  const data::Tagged batch = task.train.rows(data::first_rows(64));
+  for (std::size_t h : kHeads) models.push_back(make_model(task, h, 1));
   const int rounds = full_or_quick(60, 10);
-  const std::vector<Timing> t = training_step_medians(
-      timed, [&](std::size_t i) { return cross_entropy(models[i]->forward(batch.inputs), batch.targets); }, rounds);
+  const std::vector<Timing> t = tagger_step_medians(models, task.train.rows(data::first_rows(64)), rounds);
   std::vector<std::vector<std::string>> rows;
   std::vector<double> wall, cpu;
+  std::vector<std::string> names;
   for (std::size_t i = 0; i < kHeads.size(); ++i) {
     rows.push_back(row(kHeads[i], kModel / kHeads[i], fixed(t[i].cpu_ms, 2), fixed(t[i].wall_ms, 2)));
-    wall.push_back(t[i].wall_ms), cpu.push_back(t[i].cpu_ms);
+    wall.push_back(t[i].wall_ms), cpu.push_back(t[i].cpu_ms), names.push_back(counted(kHeads[i], "head"));
     timing(text("step_ms_h", kHeads[i]), t[i].wall_ms);
     timing(text("step_cpu_ms_h", kHeads[i]), t[i].cpu_ms);
   }
@@ -488,12 +448,9 @@ void what_it_costs(const Task& task) {
          text("Going from 1 to 8 heads did not cost more CPU time per step here (", percent(extra, 0), "): at these "
               "sizes the extra pieces of work are lost in the rest of the step."),
          Expect::either_way, {{"cpu_extra_h8", extra}}});
-  plots::Figure fig(1600, 1000);
-  fig.title("Training step time by head count (d_model = 64, one layer, batch 64)");
-  std::vector<std::string> names;
-  for (std::size_t h : kHeads) names.push_back(counted(h, "head"));
-  bar_panel(fig.panel(0).ylabel("milliseconds per step (median)"), names, {{"CPU time", cpu}, {"wall time", wall}}, 2);
-  save_figure(fig, "step_time", "Median time of one training step for 1, 2, 4 and 8 heads at the same d_model, timed in turn");
+  save_figure(bar_figure({{"", "milliseconds per step (median)", names, {{"CPU time", cpu}, {"wall time", wall}}}},
+                         {"Training step time by head count (d_model = 64, one layer, batch 64)"}),
+              "step_time", "Median time of one training step for 1, 2, 4 and 8 heads at the same d_model, timed in turn");
 }
 
 }  // namespace

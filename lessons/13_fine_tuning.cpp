@@ -6,9 +6,9 @@
 // same recipe and batches and against a linear classifier on character frequencies, then again with
 // fewer and fewer labels (where pretraining should pay most), read the topic off its frozen features
 // with linear probes, and look at where its [CLS] token attends. The topic sets and their batches
-// are nn/data/cloze_corpus; the probe lessons/kit/linear_probe; the figures lessons/kit/bert.
+// are nn/data/cloze_corpus; the settings, the recipe and the figures lessons/kit/bert; the probe
+// lessons/kit/linear_probe; the paired comparison of two classifiers nn::paired_comparison.
 #include <algorithm>
-#include <cmath>
 #include <memory>
 #include <optional>
 
@@ -30,35 +30,15 @@ namespace {
 using F = float;
 using data::ClozeScores;
 using data::MaskChoice;
-using data::MaskedWindows;
-
 // The split, the held-out masks, the topics, the model's sizes and phases, and how a token is shown
 // are lessons/kit/bert's, as in lesson 12 (the same sizes, so that its checkpoint loads here); this
-// lesson runs the first phase only when it is not given one. Fine-tuning's own settings beside them.
-using bert::kHeldOutMaskSeed;
+// lesson runs the first phase only when it is not given one. Fine-tuning's settings are beside them.
 using bert::kTopics;
-using bert::Phase;
-using bert::shown;
-using bert::shown_text;
+using BertSettings = bert::FineTuneSettings;
 using Corpus = data::ClozeCorpus;
-using data::entry_ids;
-using data::one_line_entry;
-
-struct BertSettings : bert::ModelSettings {
-  int finetune_epochs;
-  std::size_t finetune_batch;
-  double finetune_lr;
-  std::size_t finetune_per_topic;        // labelled training entries per topic, drawn with the run's seed
-  std::vector<std::size_t> fewer_labels;  // the label counts of section 3, below finetune_per_topic
-  long least_steps;                      // a smaller set trains for more epochs, to this many steps at least
-};
-
-BertSettings settings() {
-  return {bert::model_settings(), full_or_quick(10, 6), 32, full_or_quick(5e-4, 1e-3), full_or_quick<std::size_t>(100, 60),
-          full_or_quick<std::vector<std::size_t>>({5, 10, 20, 50}, {10}), full_or_quick(100L, 40L)};
-}
-
 using data::TopicSet;
+using TopicData = bert::TopicSplits;  // all_train, train (finetune_per_topic of each topic), validation, test
+using Paired = nn::PairedComparison;  // two classifiers on one test set: only_a, only_b, gap, noise
 
 // ---------------------------------------------------------------------------------------------
 // 1. The pretrained encoder.
@@ -74,13 +54,14 @@ std::unique_ptr<nn::MaskedLM<F>> pretrained_encoder(const Corpus& c, const BertS
     say("The encoder is lesson 12's pretrained BERT, read from ", from, ": ", bert->parameter_count(), " parameters, $d = ",
         r.d_model, "$, ", r.layers, " layers of ", r.heads, " heads.");
   } else {
-    const Phase& ph = r.short_windows;
+    const bert::Phase& ph = r.short_windows;
     const Recipe recipe = bert::pretraining_recipe(r, ph);
     Generator windows(seed() + 21), masks(seed() + 22);
     nn::MaskedLM<F>& b = *bert;
     const History h = bert::pretrain_phase(b, c, ph, recipe, windows, masks);
     timing("pretrain_seconds", h.seconds);
-    const auto test = data::held_out_windows(c.ids, c.test, ph.context, full_or_quick<std::size_t>(2000, 600), 64, kHeldOutMaskSeed);
+    const auto test = data::held_out_windows(c.ids, c.test, ph.context, full_or_quick<std::size_t>(2000, 600), 64,
+                                             bert::kHeldOutMaskSeed);
     const data::CountedCloze counted(c.train, c.ids.first, c.ids.end);
     const ClozeScores s = bert::score(b, test), uni = counted.score_unigram(test);
     metric("mlm_test_accuracy_masked", s.accuracy_on(MaskChoice::masked));
@@ -103,11 +84,6 @@ std::unique_ptr<nn::MaskedLM<F>> pretrained_encoder(const Corpus& c, const BertS
 // ---------------------------------------------------------------------------------------------
 // 2. Fine-tuning: which file is an entry from?
 
-struct TopicData {
-  TopicSet all_train;                // every training entry the five topics share (the rarest one's count of each)
-  TopicSet train, validation, test;  // train: r.finetune_per_topic of each topic, drawn from all_train
-};
-
 struct FineTuned {
   std::unique_ptr<nn::MaskedLM<F>> bert;
   History history;
@@ -115,24 +91,15 @@ struct FineTuned {
   double test_accuracy = 0;
 };
 
-// The same recipe for both starts: AdamW, a 10 % warm-up then a cosine decay, the same epochs and
-// the same batches. A set too small to fill r.least_steps in r.finetune_epochs gets more epochs.
-Recipe finetune_recipe(const BertSettings& r, std::size_t examples) {
-  Recipe f;
-  f.epochs = r.finetune_epochs, f.batch = r.finetune_batch, f.lr = r.finetune_lr, f.weight_decay = 0.01;
-  f.warmup = 0.1, f.decay = Decay::cosine, f.floor = 0.05, f.clip = 1.0, f.seed = seed() + 31;
-  const long per_epoch = long((examples + f.batch - 1) / f.batch);
-  f.epochs = std::max<int>(f.epochs, int((r.least_steps + per_epoch - 1) / per_epoch));
-  return f;
-}
-
-// One start fine-tuned on `labelled`; validation after every epoch when asked (the curves of section 2).
+// One start fine-tuned on `labelled`: the classifier on [CLS]'s final vector and every weight under
+// it trained on the topics' cross-entropy, with the same recipe and batches for both starts
+// (bert::fine_tune_recipe); validation after every epoch when asked (the curves of section 2).
 FineTuned fine_tune(const Corpus& c, const TopicSet& labelled, const TopicData& d, const BertSettings& r, std::size_t context,
                     const std::string& label, const std::string& pretrained_weights, bool validate) {
   FineTuned f{bert::new_model(c, r), {}, {}, 0};
   if (!pretrained_weights.empty()) nn::load_checkpoint(pretrained_weights, f.bert->named_parameters());
   nn::EncoderModel<F>& model = f.bert->model;
-  Recipe recipe = finetune_recipe(r, labelled.size());
+  Recipe recipe = bert::fine_tune_recipe(r, labelled.size());
   recipe.label = label;
   if (validate)
     recipe.validate = [&] { return class_scores(bert::topic_probabilities(model, d.validation, context), d.validation.labels); };
@@ -149,21 +116,8 @@ FineTuned fine_tune(const Corpus& c, const TopicSet& labelled, const TopicData& 
 // The two starts on the same test entries: the entries only one of them gets right, the gap, and
 // its chance scale (with n entries on which the two disagree, chance alone moves the gap by about
 // sqrt(n) entries).
-struct Paired {
-  std::size_t only_pretrained = 0, only_scratch = 0;
-  double gap = 0, noise = 0;
-};
-
 Paired paired(const FineTuned& pretrained, const FineTuned& scratch, const IndexArray& labels) {
-  Paired p;
-  for (std::size_t i = 0; i < labels.size(); ++i) {
-    const bool p_right = pretrained.test_predicted(i) == labels(i), s_right = scratch.test_predicted(i) == labels(i);
-    p.only_pretrained += p_right && !s_right;
-    p.only_scratch += s_right && !p_right;
-  }
-  p.gap = pretrained.test_accuracy - scratch.test_accuracy;
-  p.noise = std::sqrt(double(p.only_pretrained + p.only_scratch)) / double(labels.size());
-  return p;
+  return nn::paired_comparison(pretrained.test_predicted, scratch.test_predicted, labels);
 }
 
 // The linear probe of lessons/kit/linear_probe, trained to convergence: full-batch AdamW, weight decay 0.05.
@@ -229,14 +183,6 @@ void frozen_probes(const Corpus& c, const TopicData& d, const BertSettings& r, n
 
 void confusion(const TopicData& d, const FineTuned& pretrained);
 
-
-TopicData topic_data(const Corpus& c, const BertSettings& r) {
-  TopicData d{data::topic_set(c, c.split.train, kTopics), {}, data::topic_set(c, c.split.validation, kTopics),
-              data::topic_set(c, c.split.test, kTopics)};
-  d.train = data::topic_subset(d.all_train, kTopics.size(), r.finetune_per_topic, seed() + 51);
-  return d;
-}
-
 void fine_tuning(const Corpus& c, const BertSettings& r, const TopicData& d, nn::MaskedLM<F>* bert, FineTuned& pretrained,
                  FineTuned& scratch) {
   say("The task: which of ", listing(kTopics), " does an entry come from? Each split keeps the same number of "
@@ -251,7 +197,7 @@ void fine_tuning(const Corpus& c, const BertSettings& r, const TopicData& d, nn:
           {"finetune_peak_lr", r.finetune_lr}, {"finetune_per_topic", r.finetune_per_topic}});
   const double bag = bag_baseline(c, d, r);
   frozen_probes(c, d, r, *bert);
-  const Recipe recipe = finetune_recipe(r, d.train.size());
+  const Recipe recipe = bert::fine_tune_recipe(r, d.train.size());
   say("Now the same network twice, with the same recipe (", describe(recipe, fit_steps(d.train.size(), recipe)),
       ") and the same batches: once from the pretrained weights, once from the random ones pretraining started from.");
   pretrained = fine_tune(c, d.train, d, r, r.context(), "fine-tune pretrained", lesson().path("bert_mlm.npz"), true);
@@ -272,7 +218,7 @@ void fine_tuning(const Corpus& c, const BertSettings& r, const TopicData& d, nn:
   const Paired p = paired(pretrained, scratch, d.test.labels);
   say("Scored once on the ", d.test.size(), " test entries: pretrained and fine-tuned ", percent(pretrained.test_accuracy, 1),
       ", the same network from scratch ", percent(scratch.test_accuracy, 1), ", the bag of characters ", percent(bag, 1),
-      ". The pretrained model alone gets ", p.only_pretrained, " entries right, the one from scratch alone ", p.only_scratch,
+      ". The pretrained model alone gets ", p.only_a, " entries right, the one from scratch alone ", p.only_b,
       ": a gap of ", fixed(100 * p.gap, 1), " points. With $n$ entries on which the two disagree, chance alone moves "
       "the gap by about $\\sqrt{n}$ entries, here ", fixed(100 * p.noise, 1), " points.");
   metric("finetune_test_gap", p.gap);
@@ -452,7 +398,7 @@ void cls_attention(const Corpus& c, const FineTuned& f, const FineTuned& scratch
               "The fine-tuned pretrained model's [CLS] query over a test entry it classifies correctly: each layer's "
               "weights (mean of the heads), then each head of the last layer, over the characters.");
   // Both fine-tuned models in the attention explorer (lessons/kit/explorer.hpp), with their queries and keys.
-  const std::string entry = text("\"", shown_text(c.vocab, ids), "\"");
+  const std::string entry = text("\"", bert::shown_text(c.vocab, ids), "\"");
   show_explorer({"Lesson 13: the fine-tuned BERTs on a held-out entry", "characters (queries)", "characters (keys)",
                  text("A held-out ", kTopics[std::size_t(d.labels(*pick))], " entry read by the two models section 2 "
                       "fine-tuned: the pretrained one, then the one from scratch (choose the input). [CLS] is the first "
@@ -500,13 +446,13 @@ int main(int argc, char** argv) {
                   "finetune_test_accuracy_pretrained", "", {"bert_mlm.npz"}};
   info.lead_figure = "finetuning";
   return run_lesson(info, argc, argv, [] {
-    const BertSettings r = settings();
+    const BertSettings r = bert::fine_tune_settings();
     checkpoint_from("bert_mlm.npz");  // a bad --from fails here, before any work
     const Corpus c = bert::load_corpus();
     section("1. The pretrained encoder");
     const auto bert = pretrained_encoder(c, r);
     section("2. Fine-tuning: which file is an entry from?");
-    const TopicData d = topic_data(c, r);
+    const TopicData d = bert::topic_splits(c, kTopics, r.finetune_per_topic, seed() + 51);
     FineTuned pre, scratch;
     fine_tuning(c, r, d, bert.get(), pre, scratch);
     section("3. What pretraining buys: fewer labels");

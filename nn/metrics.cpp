@@ -27,6 +27,21 @@ double accuracy(const IndexArray& predictions, const IndexArray& targets, Index 
   return static_cast<double>(correct) / static_cast<double>(counted);
 }
 
+PairedComparison paired_comparison(const IndexArray& a, const IndexArray& b, const IndexArray& labels) {
+  check(a.shape() == labels.shape() && b.shape() == labels.shape() && labels.size() > 0, "paired_comparison",
+        "predictions ", shape_str(a.shape()), " and ", shape_str(b.shape()), " of labels ", shape_str(labels.shape()),
+        ": need the same non-empty shape");
+  PairedComparison p;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const bool a_right = a.data()[i] == labels.data()[i], b_right = b.data()[i] == labels.data()[i];
+    p.only_a += a_right && !b_right;
+    p.only_b += b_right && !a_right;
+  }
+  p.gap = accuracy(a, labels) - accuracy(b, labels);
+  p.noise = std::sqrt(double(p.only_a + p.only_b)) / double(labels.size());
+  return p;
+}
+
 template <class T>
 IndexArray argmax_last(const Array<T>& scores) {
   check(scores.dimension() >= 1 && scores.shape().back() > 0, "argmax_last", "needs a non-empty last axis, got ",

@@ -24,6 +24,17 @@ double accuracy(const IndexArray& predictions, const IndexArray& targets, Index 
 // 0 .. classes-1.
 Array<double> confusion_rates(const IndexArray& targets, const IndexArray& predictions, std::size_t classes);
 
+// Two classifiers' predictions `a` and `b` of the same examples' `labels`, compared example by
+// example: how many only a gets right, how many only b, the gap accuracy(a) - accuracy(b), and its
+// chance scale. With n examples on which the two disagree, chance alone moves the gap by about
+// sqrt(n) examples, so noise = sqrt(only_a + only_b) / N: a gap beyond twice it is more than chance
+// on this test set. ShapeError naming paired_comparison when the three differ in shape or are empty.
+struct PairedComparison {
+  std::size_t only_a = 0, only_b = 0;
+  double gap = 0, noise = 0;
+};
+PairedComparison paired_comparison(const IndexArray& a, const IndexArray& b, const IndexArray& labels);
+
 // Mean cross-entropy in nats, -1/N sum_i ln p(i, target_i), of class probabilities (N, C) against
 // class ids (N). Each probability is floored at 1e-30, so one confident mistake costs 69 nats
 // rather than making the mean infinite. Throws on other shapes or a class id outside 0 .. C-1.

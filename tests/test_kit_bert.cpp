@@ -3,6 +3,7 @@
 // frozen features, the likeliest characters, the figures, and bad input named.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -59,6 +60,35 @@ TEST_CASE("pretraining_recipe and phase_steps: the phase's epochs, batch and lab
   CHECK(p.seed == 9);
   CHECK(bert::phase_steps(r.short_windows) == 8);  // 32 windows in batches of 8, twice
   CHECK(bert::phase_steps({16, 5, 11, 3}) == 9);   // ceil(11 / 5) = 3 a epoch
+}
+
+TEST_CASE("fine_tune_recipe and topic_splits: the settings' recipe, more epochs for a small set; nested labelled sets") {
+  attnlab::testing::TempDir d;
+  LessonArgs args;
+  args.out = d / "lesson";
+  args.seed = 9;
+  Lesson lesson({"99_test", "A test lesson", "Recipes.", ""}, args);
+  bert::FineTuneSettings r{tiny_settings(), 3, 4, 1e-3, 2, {1}, 10};
+  const Recipe big = bert::fine_tune_recipe(r, 40);  // 10 steps an epoch: the settings' 3 epochs
+  CHECK(big.epochs == 3);
+  CHECK(big.batch == 4);
+  CHECK(big.lr == doctest::Approx(1e-3));
+  CHECK(big.weight_decay == doctest::Approx(0.01));
+  CHECK(big.warmup == doctest::Approx(0.1));
+  CHECK(big.seed == 9 + 31);
+  CHECK(bert::fine_tune_recipe(r, 6).epochs == 5);  // 2 steps an epoch: 5 epochs for 10 steps
+  CHECK_THROWS_WITH_AS(bert::fine_tune_recipe(r, 0), doctest::Contains("fine_tune_recipe: 0 labelled entries"),
+                       std::invalid_argument);
+  const data::ClozeCorpus c = tiny_corpus();
+  const bert::TopicSplits one = bert::topic_splits(c, {"x", "y"}, 1, 5), three = bert::topic_splits(c, {"x", "y"}, 3, 5);
+  CHECK(one.all_train.size() == 24);  // 12 entries of each topic
+  CHECK(one.train.size() == 2);
+  CHECK(three.train.size() == 6);
+  CHECK(one.validation.size() == 2);
+  CHECK(one.test.size() == 2);
+  CHECK(std::count(three.train.labels.begin(), three.train.labels.end(), Index(0)) == 3);  // 3 of each topic
+  CHECK(std::count(three.train.labels.begin(), three.train.labels.end(), Index(1)) == 3);
+  CHECK_THROWS_AS(bert::topic_splits(c, {"x", "y"}, 13, 5), std::invalid_argument);  // more than a topic has
 }
 
 TEST_CASE("pretrain_phase: the phase's steps, a falling masked-character loss; a bad phase named") {

@@ -3,6 +3,7 @@
 // checked against the model itself, and bad input named.
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <stdexcept>
 
 #include <xtensor/xview.hpp>
@@ -13,6 +14,7 @@
 #include "lessons/story/lesson.hpp"
 #include "nn/data/shift_tags.hpp"
 #include "nn/metrics.hpp"
+#include "plots/error.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;
@@ -117,4 +119,51 @@ TEST_CASE("explorer_input of several models: their layers in turn, named by mode
                        doctest::Contains("explorer_input: 'narrow' scores at scale"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(explorer_input(std::vector<NamedModel>{}, "x", tokens, one), doctest::Contains("no models"),
                        std::invalid_argument);
+}
+
+TEST_CASE("scored at two lengths, the head at an offset, a step timed, ids at their positions, importance drawn") {
+  attnlab::testing::TempDir d;
+  LessonArgs args;
+  args.out = d / "lesson";
+  Lesson lesson({"99_test", "A test lesson", "Reads a tagger.", ""}, args);
+  Generator gen(2);
+  const data::ShiftTags task = data::shift_tags(1, 8, 12, 64, 16, gen);
+  nn::EncoderModel<float> m = small_tagger(task.vocab.size());  // sinusoidal positions: any length
+  const Tagger logits_of = [&m](const IndexArray& x) { return m.forward(x); };
+  const LengthScores both = evaluate_at_two_lengths(logits_of, task.test, task.test_long, 5);
+  CHECK(both.runs_long());
+  CHECK(both.at_train.token == doctest::Approx(evaluate_tagger(logits_of, task.test).token));
+  CHECK(both.at_long.by_position.size() == 12);
+  nn::EncoderModelConfig c = m.config();
+  c.positional = nn::Positional::Learned;  // a table of 8 rows: no position 8 to look up
+  nn::EncoderModel<float> learned(c, gen);
+  const LengthScores short_only = evaluate_at_two_lengths([&](const IndexArray& x) { return learned.forward(x); },
+                                                          task.test, task.test_long);
+  CHECK_FALSE(short_only.runs_long());
+  CHECK(short_only.at_long.by_position.empty());
+  CHECK(short_only.at_train.by_position.size() == 8);
+  // The head at offset 1: the one head_for_offset picks, its far weight and profile from its own weights.
+  const std::vector<Tensor<float>> layers = attention_on(m, task.test.inputs);
+  const HeadPick pick = head_for_offset(layers, 1);
+  const OffsetHead h = offset_head(m, task.test.inputs, 1, 3);
+  CHECK(h.pick.layer == pick.layer);
+  CHECK(h.pick.head == pick.head);
+  CHECK(h.pick.mass == doctest::Approx(pick.mass));
+  CHECK(h.far == doctest::Approx(far_mass(layers[pick.layer].value(), 3)[pick.head]));
+  REQUIRE(h.profile.size() == 15);
+  CHECK(h.profile(7 + 1) == doctest::Approx(pick.mass));  // offset 1: the mass head_for_offset measured
+  // One step of each of two models timed; ids shown at their positions.
+  std::vector<std::unique_ptr<nn::EncoderModel<float>>> two;
+  for (int i = 0; i < 2; ++i) two.push_back(std::make_unique<nn::EncoderModel<float>>(m.config(), gen));
+  const std::vector<Timing> t = tagger_step_medians(two, task.train.slice(0, 8), 2);
+  REQUIRE(t.size() == 2);
+  CHECK(t[1].wall_ms > 0.0);
+  CHECK_THROWS_AS(tagger_step_medians(two, task.train.slice(0, 8), 0), std::invalid_argument);
+  CHECK(at_positions(IndexArray{{3, 1, 3}}) == std::vector<std::string>{"3 @0", "1 @1", "3 @2"});
+  // What each head is worth, as one heatmap per model.
+  xt::xarray<double> importance = {{0.1, 0.5}, {0.0, 0.2}};
+  const plots::Figure fig = head_importance_figure({{"two layers", importance}, {"again", importance}}, "Worth");
+  CHECK(fig.height_px() == 1100);
+  CHECK_THROWS_AS(head_importance_figure({}, "none"), plots::PlotError);
+  lesson.finish();
 }

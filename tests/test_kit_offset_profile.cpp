@@ -44,3 +44,19 @@ TEST_CASE("offset_profile: a head looking 2 back peaks at offset 2, one split be
   CHECK_THROWS_WITH_AS(offset_profile(Array<float>(xt::zeros<float>({2, 5, 5}))), doctest::Contains("offset_profile"),
                        ShapeError);
 }
+
+TEST_CASE("offset_profiles_figure: the heads of several profiles as the rows of one heatmap; bad input named") {
+  Array<float> w = xt::zeros<float>({1, 2, 4, 4});
+  for (std::size_t i = 0; i < 4; ++i) w(0, 0, i, i) = w(0, 1, i, i > 0 ? i - 1 : 0) = 1.0f;
+  const OffsetProfile p = offset_profile(w);
+  const plots::Figure fig = offset_profiles_figure({p, p}, {"a 1", "a 2", "b 1", "b 2"}, "Where heads look", 2, 900, 700);
+  CHECK(fig.width_px() == 900);
+  CHECK(fig.height_px() == 700);
+  CHECK_THROWS_WITH_AS(offset_profiles_figure({p, p}, {"a 1", "a 2"}, "few labels"),
+                       doctest::Contains("offset_profiles_figure: 2 labels for 4 heads in 2 profiles of 'few labels'"),
+                       std::invalid_argument);
+  CHECK_THROWS_AS(offset_profiles_figure({}, {}, "none"), std::invalid_argument);
+  const OffsetProfile shorter = offset_profile(Array<float>(xt::zeros<float>({1, 2, 3, 3})));
+  CHECK_THROWS_WITH_AS(offset_profiles_figure({p, shorter}, {"a", "b", "c", "d"}, "mixed"),
+                       doctest::Contains("profiles of lengths 4 and 3"), std::invalid_argument);
+}

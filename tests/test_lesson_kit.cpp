@@ -421,7 +421,7 @@ TEST_CASE("train: the recipe's schedule, its description, a checkpoint written a
   CHECK(contains(read_file(second + "/report.md"), "Starting line from " + first + "/model.npz"));
 }
 
-TEST_CASE("fit: seeded batches, held-out scores per epoch, the same history twice") {
+TEST_CASE("train: seeded batches, held-out scores per epoch, the same history twice") {
   TempDir d;
   Lesson L(kInfo, args_in(d));
   const std::size_t n = 20;
@@ -429,17 +429,17 @@ TEST_CASE("fit: seeded batches, held-out scores per epoch, the same history twic
   const Array<float> y = 3.0f * x;
   auto run = [&](std::vector<std::vector<std::size_t>>* batches) {
     Line m;
-    nn::Adam<float> opt(m.parameters(), 0.1);
-    FitOptions o;
+    Recipe o;  // Adam at a constant 0.1
+    o.label = "line";
     o.epochs = 4;
     o.batch = 6;
     o.seed = 3;
     o.clip = 10.0;
-    o.lr = nn::constant_lr(0.1);
+    o.lr = 0.1, o.decay = Decay::constant;
     o.validate = [&] { return Scores{{"loss", mse(mul(Tensor<float>(x), m.w), Tensor<float>(y)).item()}, {"w", m.w.item()}}; };
     std::size_t snapshots = 0;
     o.after_step = [&](std::size_t step) { snapshots += step == 2; };
-    History h = fit(m, opt, n, [&](const std::vector<std::size_t>& rows) {
+    History h = train(m, n, [&](const std::vector<std::size_t>& rows) {
       if (batches) batches->push_back(rows);
       Array<float> xb = xt::zeros<float>({rows.size()}), yb = xt::zeros<float>({rows.size()});
       for (std::size_t i = 0; i < rows.size(); ++i) xb(i) = x(rows[i]), yb(i) = y(rows[i]);
@@ -453,7 +453,7 @@ TEST_CASE("fit: seeded batches, held-out scores per epoch, the same history twic
   const History a = run(&batches), b = run(nullptr);
   CHECK(a.steps == 16);
   CHECK(a.steps_per_epoch == 4);
-  FitOptions same;  // what a schedule meant to end with this training is told: 4 epochs of 20 in sixes
+  Recipe same;  // what a schedule meant to end with this training is told: 4 epochs of 20 in sixes
   same.epochs = 4, same.batch = 6;
   CHECK(fit_steps(n, same) == long(a.steps));
   same.batch = 0;  // full batch: one step an epoch
@@ -479,9 +479,13 @@ TEST_CASE("fit: seeded batches, held-out scores per epoch, the same history twic
   CHECK(cpu[0] == doctest::Approx(first_epoch));
   CHECK(std::is_sorted(cpu.begin(), cpu.end()));
   Line m;
-  nn::Adam<float> opt(m.parameters(), 0.1);
-  CHECK_THROWS_AS(fit(m, opt, 0, [](const std::vector<std::size_t>&) { return Tensor<float>(); }, {}),
-                  std::invalid_argument);
+  Recipe none;
+  none.label = "empty";
+  CHECK_THROWS_WITH_AS(train(m, 0, [](const std::vector<std::size_t>&) { return Tensor<float>(); }, none),
+                       "train 'empty': no training examples", std::invalid_argument);
+  none.epochs = 0;
+  CHECK_THROWS_WITH_AS(train(m, n, [](const std::vector<std::size_t>&) { return Tensor<float>(); }, none),
+                       "train 'empty': epochs must be at least 1, got 0", std::invalid_argument);
 }
 
 TEST_CASE("figures: attention maps, head grids, curves and bars are saved and shown") {
@@ -532,6 +536,38 @@ TEST_CASE("figures: attention maps, head grids, curves and bars are saved and sh
   CHECK(char_labels("x\n\ty") == std::vector<std::string>{"x", "\u23ce", "\u21e5", "y"});
   CHECK(visible("<eos>") == "<eos>");
 }
+TEST_CASE("bar_figure and line_panels: the panels a lesson would lay out by hand, drawn the same; none refused") {
+  TempDir d;
+  Lesson L(kInfo, args_in(d));
+  plots::Figure by_hand(1200, 800, 2, 1);
+  by_hand.title("Bars");
+  bar_panel(by_hand.panel(0).title("top").ylabel("share"), {"a", "b"}, {{"first", {0.5, 0.25}}}, 2, 1.1);
+  bar_panel(by_hand.panel(1).ylabel("share"), {"c"}, {{"first", {0.75}}, {"second", {1.0}}}, 2, 1.1);
+  save_figure(by_hand, "bars_by_hand", "Bars");
+  save_figure(bar_figure({{"top", "share", {"a", "b"}, {{"first", {0.5, 0.25}}}},
+                          {"", "share", {"c"}, {{"first", {0.75}}, {"second", {1.0}}}}},
+                         {"Bars", 2, 1.1, 1200, 800}),
+              "bars_helper", "Bars");
+  CHECK(read_file(lesson().path("bars_helper.png")) == read_file(lesson().path("bars_by_hand.png")));
+  CHECK_THROWS_WITH_AS(bar_figure({}, {"Nothing"}), doctest::Contains("bar_figure: no panels for 'Nothing'"),
+                       plots::PlotError);
+  CHECK_THROWS_AS(bar_figure({{"", "", {"a", "b"}, {{"short", {0.5}}}}}, {"Short"}), plots::PlotError);
+  const std::vector<plots::Series> first = {curve("up", {1.0, 2.0, 3.0})}, second = {curve("", {3.0, 1.0, 2.0})};
+  plots::LineOptions o;
+  o.markers = true, o.ymin = 0.0;
+  plots::Figure lines(1200, 900, 2, 1);
+  lines.title("Lines");
+  plots::line_plot(lines.panel(0).title("one").ylabel("y").xlabel(""), first, o);
+  plots::line_plot(lines.panel(1).title("two").ylabel("y").xlabel("x"), second, o);
+  save_figure(lines, "lines_by_hand", "Lines");
+  LinePanelsOptions style{"Lines", "x", "y", o, 1200, 900};
+  save_figure(line_panels({{"one", first}, {"two", second}}, style), "lines_helper", "Lines");
+  CHECK(read_file(lesson().path("lines_helper.png")) == read_file(lesson().path("lines_by_hand.png")));
+  CHECK_THROWS_AS(line_panels({}, style), plots::PlotError);
+  save_diagram(multi_head_diagram(), "multi_head", "Multi-head attention");
+  CHECK(read_file(lesson().path("multi_head.svg")).find("head h") != std::string::npos);
+}
+
 TEST_CASE("in_batches: consecutive rows, the last batch shorter") {
   std::vector<std::vector<std::size_t>> seen;
   in_batches(7, 3, [&](const std::vector<std::size_t>& rows) { seen.push_back(rows); });

@@ -192,3 +192,21 @@ TEST_CASE("confusion_rates: rows are the true classes and sum to 1, the diagonal
   CHECK_THROWS_WITH(confusion_rates(truth, IndexArray{0, 1}, 4), doctest::Contains("confusion_rates: predictions"));
   CHECK_THROWS_WITH(confusion_rates(truth, predicted, 2), doctest::Contains("class ids must lie in 0 .. 1"));
 }
+
+TEST_CASE("paired_comparison: who alone gets an example right, the gap and its chance scale; shapes named") {
+  const IndexArray labels{0, 1, 2, 0, 1, 2, 0, 1};
+  const IndexArray a{0, 1, 2, 0, 1, 0, 0, 0}, b{0, 1, 0, 1, 0, 2, 0, 1};  // a: 6 right, b: 5
+  const PairedComparison p = paired_comparison(a, b, labels);
+  CHECK(p.only_a == 3);  // examples 2, 3, 4
+  CHECK(p.only_b == 2);  // examples 5, 7
+  CHECK(p.gap == doctest::Approx(6.0 / 8 - 5.0 / 8));
+  CHECK(p.noise == doctest::Approx(std::sqrt(5.0) / 8));
+  const PairedComparison same = paired_comparison(a, a, labels);
+  CHECK(same.only_a == 0);
+  CHECK(same.gap == 0.0);
+  CHECK(same.noise == 0.0);
+  CHECK_THROWS_WITH_AS(paired_comparison(a, IndexArray{0, 1}, labels),
+                       doctest::Contains("paired_comparison: predictions (8) and (2) of labels (8)"), ShapeError);
+  CHECK_THROWS_AS(paired_comparison(IndexArray(xt::zeros<Index>({0})), IndexArray(xt::zeros<Index>({0})),
+                                    IndexArray(xt::zeros<Index>({0}))), ShapeError);
+}

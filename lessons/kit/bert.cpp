@@ -26,6 +26,32 @@ ModelSettings model_settings() {
                        ModelSettings{48, 4, 2, 192, {32, 32, 4096, 6}, {64, 32, 1024, 1}, 4e-3, 64});
 }
 
+FineTuneSettings fine_tune_settings() {
+  return {model_settings(), full_or_quick(10, 6), 32, full_or_quick(5e-4, 1e-3), full_or_quick<std::size_t>(100, 60),
+          full_or_quick<std::vector<std::size_t>>({5, 10, 20, 50}, {10}), full_or_quick(100L, 40L)};
+}
+
+Recipe fine_tune_recipe(const FineTuneSettings& r, std::size_t examples) {
+  if (examples == 0 || r.finetune_batch == 0)
+    throw std::invalid_argument(text("fine_tune_recipe: ", examples, " labelled entries in batches of ", r.finetune_batch,
+                                     " (need both above 0)"));
+  Recipe f;
+  f.epochs = r.finetune_epochs, f.batch = r.finetune_batch, f.lr = r.finetune_lr, f.weight_decay = 0.01;
+  f.warmup = 0.1, f.decay = Decay::cosine, f.floor = 0.05, f.clip = 1.0, f.seed = seed() + 31;
+  const long per_epoch = long((examples + f.batch - 1) / f.batch);
+  f.epochs = std::max<int>(f.epochs, int((r.least_steps + per_epoch - 1) / per_epoch));
+  return f;
+}
+
+TopicSplits topic_splits(const nn::data::ClozeCorpus& c, const std::vector<std::string>& topics, std::size_t per_topic,
+                         std::uint64_t seed) {
+  namespace data = nn::data;
+  TopicSplits d{data::topic_set(c, c.split.train, topics), {}, data::topic_set(c, c.split.validation, topics),
+                data::topic_set(c, c.split.test, topics)};
+  d.train = data::topic_subset(d.all_train, topics.size(), per_topic, seed);
+  return d;
+}
+
 nn::data::ClozeCorpus load_corpus() {
   namespace data = nn::data;
   return data::cloze_corpus(data::split_fortunes(data::read_fortunes(), kHeldOutShare, kHeldOutShare, kSplitSeed));

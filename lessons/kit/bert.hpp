@@ -47,6 +47,37 @@ struct ModelSettings {
 // The sizes and phases of the full run, or of --quick.
 ModelSettings model_settings();
 
+// Lesson 13's fine-tuning beside the model's sizes (lesson 12's, so that its checkpoint loads):
+// epochs, batch and peak rate; the labelled training entries per topic; the smaller label counts
+// of its section 3; the fewest steps a small labelled set trains for.
+struct FineTuneSettings : ModelSettings {
+  int finetune_epochs;
+  std::size_t finetune_batch;
+  double finetune_lr;
+  std::size_t finetune_per_topic;         // labelled training entries per topic, drawn with the run's seed
+  std::vector<std::size_t> fewer_labels;  // the label counts of section 3, below finetune_per_topic
+  long least_steps;                       // a smaller set trains for more epochs, to this many steps at least
+};
+
+// The fine-tuning settings of the full run, or of --quick, on model_settings().
+FineTuneSettings fine_tune_settings();
+
+// Fine-tuning's recipe on `examples` labelled entries, the same for a pretrained and a random start:
+// AdamW (weight decay 0.01) at peak r.finetune_lr, a 10 % warm-up then a cosine decay to 1/20 of
+// the peak, gradients clipped at norm 1, batches of r.finetune_batch in the order of the run's seed
+// + 31, for r.finetune_epochs epochs, or more when a set too small fills fewer than r.least_steps
+// steps. std::invalid_argument naming fine_tune_recipe for no examples or a batch of 0.
+Recipe fine_tune_recipe(const FineTuneSettings& r, std::size_t examples);
+
+// The topic sets of fine-tuning: every training entry of the `topics` (the rarest one's count of
+// each), `per_topic` of each of them drawn from it with `seed` (topic_subset), and the validation
+// and test entries; the split is the corpus's (load_corpus: test entries held out of pretraining too).
+struct TopicSplits {
+  nn::data::TopicSet all_train, train, validation, test;
+};
+TopicSplits topic_splits(const nn::data::ClozeCorpus& c, const std::vector<std::string>& topics, std::size_t per_topic,
+                         std::uint64_t seed);
+
 // The fortunes split by entry (kSplitSeed, kHeldOutShare), as characters.
 nn::data::ClozeCorpus load_corpus();
 

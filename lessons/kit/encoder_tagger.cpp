@@ -3,8 +3,11 @@
 #include <stdexcept>
 #include <string>
 
+#include <xtensor/xview.hpp>
+
 #include "core/error.hpp"
 #include "core/ops.hpp"
+#include "lessons/kit/figures.hpp"
 #include "lessons/kit/self_attention_input.hpp"
 #include "lessons/kit/tagging.hpp"
 
@@ -15,6 +18,14 @@ History train_tagger(nn::EncoderModel<float>& model, const nn::data::Tagged& tra
     const nn::data::Tagged b = train.rows(rows);
     return cross_entropy(model.forward(b.inputs), b.targets);
   }, recipe);
+}
+
+std::vector<Timing> tagger_step_medians(const std::vector<std::unique_ptr<nn::EncoderModel<float>>>& models,
+                                        const nn::data::Tagged& batch, int rounds) {
+  std::vector<nn::Module<float>*> timed;
+  for (const auto& m : models) timed.push_back(m.get());
+  return training_step_medians(
+      timed, [&](std::size_t i) { return cross_entropy(models[i]->forward(batch.inputs), batch.targets); }, rounds);
 }
 
 std::vector<Tensor<float>> attention_on(nn::EncoderModel<float>& model, const IndexArray& inputs) {
@@ -47,6 +58,15 @@ OffsetProfile offset_profile_of(nn::EncoderModel<float>& model, const IndexArray
   return offset_profile(attention_on(model, inputs)[layer].value());
 }
 
+OffsetHead offset_head(nn::EncoderModel<float>& model, const IndexArray& inputs, long offset, std::size_t far) {
+  const std::vector<Tensor<float>> layers = attention_on(model, inputs);
+  OffsetHead h{head_for_offset(layers, offset), 0.0, {}};
+  const Array<float>& w = layers[h.pick.layer].value();  // (B, heads, L, L)
+  h.far = far_mass(w, far)[h.pick.head];
+  h.profile = xt::view(offset_profile(w).weight, h.pick.head);
+  return h;
+}
+
 HeadWorth head_worth(nn::EncoderModel<float>& model, const nn::data::Tagged& validation, const nn::data::Tagged& test,
                      Index ignore) {
   const nn::HeadGates all_on = nn::all_heads_on(model.encoder);
@@ -64,10 +84,34 @@ HeadWorth head_worth(nn::EncoderModel<float>& model, const nn::data::Tagged& val
   return w;
 }
 
+plots::Figure head_importance_figure(const std::vector<std::pair<std::string, xt::xarray<double>>>& importances,
+                                     const std::string& title) {
+  if (importances.empty()) plots::fail("head_importance_figure", "no models for '", title, "'");
+  plots::Figure fig(1600, 550 * int(importances.size()), int(importances.size()), 1);
+  fig.title(title);
+  for (std::size_t p = 0; p < importances.size(); ++p) {
+    const xt::xarray<double>& importance = importances[p].second;
+    plots::HeatmapOptions o;
+    o.cmap = plots::Colormap::reds(), o.vmin = 0.0, o.vmax = 1.0;
+    o.annotate = true, o.colorbar = false, o.square_cells = false;
+    o.x_labels = numbered("head ", importance.shape()[1], 1);
+    o.y_labels = numbered("layer ", importance.shape()[0], 1);
+    plots::heatmap(fig.panel(int(p), 0).title(importances[p].first), importance, o);
+  }
+  fig.shared_colorbar({plots::Colormap::reds(), 0.0, 1.0, "accuracy lost"});
+  return fig;
+}
+
 std::vector<std::string> at_positions(const std::vector<std::string>& tokens) {
   std::vector<std::string> out;
   for (std::size_t i = 0; i < tokens.size(); ++i) out.push_back(tokens[i] + " @" + std::to_string(i));
   return out;
+}
+
+std::vector<std::string> at_positions(const IndexArray& one) {
+  std::vector<std::string> tokens;
+  for (Index id : one) tokens.push_back(std::to_string(id));
+  return at_positions(tokens);
 }
 
 AttentionInput explorer_input(nn::EncoderModel<float>& model, const std::string& name,

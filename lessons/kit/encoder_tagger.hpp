@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,18 +15,25 @@
 
 #include "core/tensor.hpp"
 #include "lessons/kit/explorer.hpp"
-#include "lessons/kit/fit.hpp"
+#include "lessons/kit/heads.hpp"
 #include "lessons/kit/offset_profile.hpp"
+#include "lessons/kit/timing.hpp"
 #include "lessons/kit/train.hpp"
 #include "nn/data/tagged.hpp"
 #include "nn/transformer/encoder_model.hpp"
 #include "nn/transformer/head_gates.hpp"
+#include "plots/figure.hpp"
 
 namespace attnlab::lessons {
 
 // Trains the model as the recipe says (lessons/kit/train.hpp) on the mean cross-entropy of its
 // tagged positions: targets of -100 (CrossEntropyOptions' ignore_index) are no tag and not scored.
 History train_tagger(nn::EncoderModel<float>& model, const nn::data::Tagged& train, const Recipe& recipe);
+
+// One training step of each model on `batch` (train_tagger's loss), timed in turn over `rounds`
+// rounds by training_step_medians (lessons/kit/timing.hpp), whose errors it raises.
+std::vector<Timing> tagger_step_medians(const std::vector<std::unique_ptr<nn::EncoderModel<float>>>& models,
+                                        const nn::data::Tagged& batch, int rounds);
 
 // Every layer's attention weights (B, h, L, L) on `inputs` (B, L), in eval mode without the tape.
 std::vector<Tensor<float>> attention_on(nn::EncoderModel<float>& model, const IndexArray& inputs);
@@ -43,6 +51,16 @@ double tag_accuracy(nn::EncoderModel<float>& model, const nn::data::Tagged& set,
 // std::out_of_range naming offset_profile_of for a layer the model does not have.
 OffsetProfile offset_profile_of(nn::EncoderModel<float>& model, const IndexArray& inputs, std::size_t layer = 0);
 
+// The head of `model` with the most weight on the key `offset` places left of each query over
+// `inputs` (head_for_offset on attention_on), with its mean weight on keys at least `far` places
+// away (far_mass) and at every offset (its row of offset_profile's weight).
+struct OffsetHead {
+  HeadPick pick;
+  double far = 0;
+  xt::xarray<double> profile;  // (2L - 1): offsets -(L - 1) .. L - 1
+};
+OffsetHead offset_head(nn::EncoderModel<float>& model, const IndexArray& inputs, long offset, std::size_t far);
+
 struct HeadWorth {
   xt::xarray<double> importance;      // (layers, heads): validation accuracy lost with that head alone off
   std::vector<double> pruned;         // test accuracy with the k least important heads off, k = 0, 1, ...
@@ -54,9 +72,17 @@ struct HeadWorth {
 HeadWorth head_worth(nn::EncoderModel<float>& model, const nn::data::Tagged& validation, const nn::data::Tagged& test,
                      Index ignore);
 
+// What each head is worth, drawn: one heatmap per model, one above the other under `title`, of its
+// HeadWorth::importance (layers, heads) with each value printed, on one 0..1 red scale ("accuracy
+// lost"); 550 pixels of height a model. PlotError naming head_importance_figure for no models.
+plots::Figure head_importance_figure(const std::vector<std::pair<std::string, xt::xarray<double>>>& importances,
+                                     const std::string& title);
+
 // The explorer's tokens for a task where positions matter: "3 @0", "1 @1", ... (each token and its
 // position), so that equal tokens stay apart in the page's lists.
 std::vector<std::string> at_positions(const std::vector<std::string>& tokens);
+// The same for a sequence of ids shown as numbers (digits), `one` (1, L) or (L).
+std::vector<std::string> at_positions(const IndexArray& one);
 
 // One sequence `one` (1, L) through the model, its queries and keys kept for the neuron view:
 // every layer and head, named "layer 1", "layer 2", ..., as the explorer's input `name` with

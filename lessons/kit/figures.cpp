@@ -293,6 +293,44 @@ void bar_panel(plots::Panel& panel, const std::vector<std::string>& categories,
   plots::bar_chart(panel, values, o);
 }
 
+plots::Figure bar_figure(const std::vector<BarPanel>& panels, const BarFigureOptions& style) {
+  if (panels.empty()) plots::fail("bar_figure", "no panels for '", style.title, "'");
+  plots::Figure fig(style.width, style.height, int(panels.size()), 1);
+  fig.title(style.title);
+  for (std::size_t i = 0; i < panels.size(); ++i) {
+    plots::Panel& p = fig.panel(int(i));
+    if (!panels[i].title.empty()) p.title(panels[i].title);
+    bar_panel(p.ylabel(panels[i].ylabel), panels[i].categories, panels[i].series, style.decimals, style.ymax);
+  }
+  return fig;
+}
+
+plots::Figure line_panels(const std::vector<LinePanel>& panels, const LinePanelsOptions& style) {
+  if (panels.empty()) plots::fail("line_panels", "no panels for '", style.title, "'");
+  plots::Figure fig(style.width, style.height, int(panels.size()), 1);
+  fig.title(style.title);
+  for (std::size_t i = 0; i < panels.size(); ++i)
+    plots::line_plot(fig.panel(int(i)).title(panels[i].title).ylabel(style.ylabel)
+                         .xlabel(i + 1 == panels.size() ? style.xlabel : ""),
+                     panels[i].series, style.line);
+  return fig;
+}
+
+std::string multi_head_diagram() {
+  return
+      "digraph heads { rankdir=LR; nodesep=0.2; node [shape=box, style=\"rounded,filled\", fillcolor=\"#eef3fb\", "
+      "color=\"#5b7bb3\", fontname=\"DejaVu Sans\", fontsize=11]; edge [color=\"#555555\", fontname=\"DejaVu Sans\", "
+      "fontsize=9];\n"
+      "x [label=\"x\\n(B, L, d)\"]; qkv [label=\"Q, K, V = x W_q, x W_k, x W_v\\n(B, L, d) each\"];\n"
+      "subgraph cluster_heads { label=\"h heads, in parallel\"; fontname=\"DejaVu Sans\"; color=\"#bbbbbb\"; style=dashed;\n"
+      "h1 [label=\"head 1\\nsoftmax(Q_1 K_1^T / sqrt(d_k)) V_1\\n(B, L, d_k)\", fillcolor=\"#fdf0e0\"];\n"
+      "dots [label=\"...\", shape=plaintext, style=\"\"];\n"
+      "h2 [label=\"head h\\nsoftmax(Q_h K_h^T / sqrt(d_k)) V_h\\n(B, L, d_k)\", fillcolor=\"#fdf0e0\"]; }\n"
+      "merge [label=\"merge: heads side by side\\n(B, L, h d_k) = (B, L, d)\"]; out [label=\"out = merged W_o\\n(B, L, d)\"];\n"
+      "x -> qkv; qkv -> h1 [label=\" columns 1..d_k\"]; qkv -> dots [style=invis]; "
+      "qkv -> h2 [label=\" last d_k columns\"]; h1 -> merge; dots -> merge [style=invis]; h2 -> merge; merge -> out; }";
+}
+
 // ------------------------------------------------------------------ tick labels
 
 std::vector<std::string> number_labels(std::size_t n, std::size_t every) {

@@ -2,7 +2,7 @@
 //   * attention: rows are queries (y axis, top to bottom), columns are keys (x axis), weights on
 //     one 0..1 viridis scale, one colorbar shared by all panels, "Keys" and "Queries" on the axes;
 //   * curves: training loss by step (mean of each window of steps) and held-out scores by epoch,
-//     straight from a fit History;
+//     straight from a training History;
 //   * bars with their values printed on them.
 // save_figure writes PNG and SVG (and PDF with --pdf) into the lesson's folder and shows the
 // figure in the report.
@@ -15,7 +15,7 @@
 
 #include <xtensor/xarray.hpp>
 
-#include "lessons/kit/fit.hpp"
+#include "lessons/kit/history.hpp"
 #include "lessons/kit/timing.hpp"
 #include "nn/data/vocab.hpp"
 #include "plots/plots.hpp"
@@ -28,6 +28,11 @@ void save_figure(const plots::Figure& fig, const std::string& stem, const std::s
 
 // A diagram in DOT (plots/graph.hpp), saved like a figure: <stem>.png and <stem>.svg, shown in the report.
 void save_diagram(const std::string& dot, const std::string& stem, const std::string& caption);
+
+// Lesson 07's diagram of multi-head attention in DOT, for save_diagram: x, its three projections,
+// h heads in parallel (the first and the last drawn, each softmax(Q_i K_i^T / sqrt(d_k)) V_i on
+// its d_k columns), the merge and W_o, each box with its shape.
+std::string multi_head_diagram();
 
 // ------------------------------------------------------------------ attention
 
@@ -94,6 +99,19 @@ struct LineFigureOptions {
 // One panel of curves.
 plots::Figure line_figure(const std::vector<plots::Series>& series, const LineFigureOptions& style);
 
+// Curves in panels one above the other under one title, each panel with its own title and series
+// and the y label, the x label under the last panel only. PlotError naming line_panels for no panels.
+struct LinePanel {
+  std::string title;
+  std::vector<plots::Series> series;
+};
+struct LinePanelsOptions {
+  std::string title, xlabel, ylabel;
+  plots::LineOptions line;
+  int width = 1800, height = 1700;  // the whole figure's
+};
+plots::Figure line_panels(const std::vector<LinePanel>& panels, const LinePanelsOptions& style);
+
 using Run = std::pair<std::string, const History*>;  // a name for the legend, and its training
 
 struct CurvesFigureOptions {
@@ -158,6 +176,22 @@ plots::Figure cost_figure(const std::vector<const CostCurve*>& curves, const Cos
 void bar_panel(plots::Panel& panel, const std::vector<std::string>& categories,
                const std::vector<std::pair<std::string, std::vector<double>>>& series, int decimals = 2,
                std::optional<double> ymax = std::nullopt);
+
+// Grouped bars in panels one above the other under one title, each panel as bar_panel draws it
+// (held-out accuracy by method at two lengths, say). PlotError naming bar_figure for no panels,
+// and bar_panel's for a series whose values do not match the categories.
+struct BarPanel {
+  std::string title, ylabel;  // the panel's; an empty title: none
+  std::vector<std::string> categories;
+  std::vector<std::pair<std::string, std::vector<double>>> series;
+};
+struct BarFigureOptions {
+  std::string title;
+  int decimals = 2;                           // of the values printed on the bars
+  std::optional<double> ymax = std::nullopt;  // every panel's; nullopt: each panel's data
+  int width = 1600, height = 1000;            // the whole figure's
+};
+plots::Figure bar_figure(const std::vector<BarPanel>& panels, const BarFigureOptions& style);
 
 // ------------------------------------------------------------------ tick labels
 

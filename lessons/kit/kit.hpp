@@ -1,11 +1,12 @@
 // Everything a lesson uses, in one include: the story (lessons/story: say, section, table,
-// metric, ...), the training loop (fit) and the figures. Lessons write `using namespace
+// metric, ...), the training loop (train) and the figures. Lessons write `using namespace
 // attnlab::lessons;` and tell their story.
 //
 // What else the kit offers, each header one idea (include it where it is needed):
-//   training     train (a Recipe: AdamW, warm-up, schedule, clipping, --from), fit (the loop under
-//                it), seq2seq (the recurrent encoder-decoder), window_training (a language model
-//                on a stream of text), recall_training, encoder_tagger, linear_probe, kv_sharing
+//   training     train (the one loop, from a Recipe: AdamW, warm-up, schedule, clipping, --from),
+//                history (what a run records), in_batches (evaluation a batch at a time), seq2seq
+//                (the recurrent encoder-decoder), window_training (a language model on a stream of
+//                text), recall_training, encoder_tagger, linear_probe, kv_sharing
 //   reading      heads (weight by offset, far, left and right), offset_profile, tagging (scores
 //   attention    per token), alignment_grid, attention_spectra, spectrum, self_attention_input
 //   explorers    explorer (the page) and explorer_script, causal_lm_explorer, recall_explorer
@@ -20,7 +21,8 @@
 
 #include "core/ops.hpp"
 #include "lessons/kit/figures.hpp"
-#include "lessons/kit/fit.hpp"
+#include "lessons/kit/history.hpp"
+#include "lessons/kit/in_batches.hpp"
 #include "lessons/kit/heads.hpp"
 #include "lessons/kit/tagging.hpp"
 #include "lessons/kit/timing.hpp"

@@ -7,6 +7,7 @@
 #include <xtensor/xview.hpp>
 
 #include "core/error.hpp"
+#include "lessons/kit/figures.hpp"
 #include "lessons/kit/heads.hpp"
 
 namespace attnlab::lessons {
@@ -63,6 +64,31 @@ OffsetProfile offset_profile(const Array<float>& w) {
     for (std::size_t h = 0; h < heads; ++h) p.weight(h, std::size_t(o + long(L) - 1)) = mass[h];
   }
   return p;
+}
+
+plots::Figure offset_profiles_figure(const std::vector<OffsetProfile>& profiles, const std::vector<std::string>& head_labels,
+                                     const std::string& title, std::size_t every, int width, int height) {
+  std::size_t rows = 0;
+  for (const OffsetProfile& p : profiles) {
+    if (p.length != profiles.front().length)
+      throw std::invalid_argument("offset_profiles_figure: profiles of lengths " + std::to_string(profiles.front().length) +
+                                  " and " + std::to_string(p.length) + " in '" + title + "'");
+    rows += p.weight.shape()[0];
+  }
+  if (profiles.empty() || head_labels.size() != rows)
+    throw std::invalid_argument("offset_profiles_figure: " + std::to_string(head_labels.size()) + " labels for " +
+                                std::to_string(rows) + " heads in " + std::to_string(profiles.size()) +
+                                " profiles of '" + title + "'");
+  xt::xarray<double> all = xt::zeros<double>({rows, profiles.front().weight.shape()[1]});
+  std::size_t row = 0;
+  for (const OffsetProfile& p : profiles)
+    for (std::size_t h = 0; h < p.weight.shape()[0]; ++h, ++row) xt::view(all, row) = xt::view(p.weight, h);
+  plots::Figure fig(width, height);
+  fig.title(title);
+  plots::HeatmapOptions o = attention_style(profiles.front().offset_labels(every), head_labels);
+  o.colorbar = true, o.colorbar_label = "mean attention weight", o.square_cells = false;
+  plots::heatmap(fig.panel(0).xlabel("offset i − j (keys to the left: i − j > 0)").ylabel("model and head"), all, o);
+  return fig;
 }
 
 }  // namespace attnlab::lessons

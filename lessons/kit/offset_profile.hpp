@@ -11,6 +11,7 @@
 #include <xtensor/xarray.hpp>
 
 #include "core/array.hpp"
+#include "plots/figure.hpp"
 
 namespace attnlab::lessons {
 
@@ -31,5 +32,12 @@ struct OffsetProfile {
 
 // ShapeError naming offset_profile unless weights are (B, h, L, L).
 OffsetProfile offset_profile(const Array<float>& weights);
+
+// Where the heads of several models look, in one heatmap under `title`: a row per head, the heads of
+// the first profile on top, named by `head_labels`; a column per offset, labelled every `every`.
+// std::invalid_argument naming offset_profiles_figure for no profiles, profiles of different
+// lengths, or not one label a row.
+plots::Figure offset_profiles_figure(const std::vector<OffsetProfile>& profiles, const std::vector<std::string>& head_labels,
+                                     const std::string& title, std::size_t every = 3, int width = 1800, int height = 1300);
 
 }  // namespace attnlab::lessons

@@ -6,6 +6,7 @@
 
 #include <xtensor/xview.hpp>
 
+#include "core/error.hpp"
 #include "nn/data/batch.hpp"
 #include "nn/metrics.hpp"
 
@@ -38,6 +39,18 @@ TagScores score_tags(const IndexArray& predictions, const IndexArray& targets, I
 
 TagScores evaluate_tagger(const Tagger& logits_of, const nn::data::Tagged& held_out, std::size_t batch, Index ignore) {
   return score_tags(predict_tags(logits_of, held_out.inputs, batch), held_out.targets, ignore);
+}
+
+LengthScores evaluate_at_two_lengths(const Tagger& logits_of, const nn::data::Tagged& held_out,
+                                     const nn::data::Tagged& held_out_long, std::size_t batch) {
+  LengthScores s;
+  s.at_train = evaluate_tagger(logits_of, held_out, batch);
+  try {
+    s.at_long = evaluate_tagger(logits_of, held_out_long, batch);
+  } catch (const ShapeError& e) {
+    s.long_failure = e.what();
+  }
+  return s;
 }
 
 }  // namespace attnlab::lessons

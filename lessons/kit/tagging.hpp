@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "core/tensor.hpp"
@@ -28,5 +29,16 @@ TagScores score_tags(const IndexArray& predictions, const IndexArray& targets, I
 // predict_tags, then score_tags, on a held-out set.
 TagScores evaluate_tagger(const Tagger& logits_of, const nn::data::Tagged& held_out, std::size_t batch = 256,
                           Index ignore = nn::kNoIgnore);
+
+// A tagger scored on held-out sets at the training length and at a longer one, where it may not
+// run (a learned table of positions has no row past its last): then `long_failure` holds the
+// ShapeError's message and at_long stays empty. Other errors propagate.
+struct LengthScores {
+  TagScores at_train, at_long;
+  std::string long_failure;  // why the tagger cannot run at the long length (empty: it can)
+  bool runs_long() const { return long_failure.empty(); }
+};
+LengthScores evaluate_at_two_lengths(const Tagger& logits_of, const nn::data::Tagged& held_out,
+                                     const nn::data::Tagged& held_out_long, std::size_t batch = 256);
 
 }  // namespace attnlab::lessons

@@ -1,27 +1,33 @@
 #include "lessons/kit/train.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <stdexcept>
 
+#include "lessons/story/clock.hpp"
 #include "lessons/story/lesson.hpp"
+#include "lessons/story/progress.hpp"
 #include "nn/checkpoint.hpp"
+#include "nn/data/batch.hpp"
+#include "nn/optim.hpp"
 
 namespace attnlab::lessons {
 
 namespace {
 
-FitOptions fit_options(const Recipe& r) {
-  FitOptions o;
-  o.label = r.label;
-  o.epochs = r.epochs;
-  o.batch = r.batch;
-  o.seed = r.seed;
-  o.shuffle = r.shuffle;
-  o.clip = r.clip;
-  o.validate = r.validate;
-  o.after_step = r.after_step;
-  return o;
+std::size_t steps_per_epoch(std::size_t examples, std::size_t batch) {
+  return batch == 0 ? 1 : (examples + batch - 1) / batch;
+}
+
+// One epoch's held-out scores, each appended to the score of its name (a new name added in order).
+void record_scores(History& h, const Scores& scores) {
+  for (const auto& [name, value] : scores) {
+    auto it = h.validation.begin();
+    while (it != h.validation.end() && it->first != name) ++it;
+    if (it == h.validation.end()) it = h.validation.insert(it, {name, {}});
+    it->second.push_back(value);
+  }
 }
 
 void check(const Recipe& r) {
@@ -43,7 +49,7 @@ std::string share(double f) {
 
 }  // namespace
 
-long fit_steps(std::size_t examples, const Recipe& r) { return fit_steps(examples, fit_options(r)); }
+long fit_steps(std::size_t examples, const Recipe& r) { return long(steps_per_epoch(examples, r.batch)) * r.epochs; }
 
 long warmup_steps(const Recipe& r, long total) {
   if (r.warmup >= 1.0) return long(std::lround(r.warmup));
@@ -115,15 +121,46 @@ History train(nn::Module<float>& model, std::size_t examples, const BatchLoss& l
           counted(opt.steps(), "step"), "), trained here for more steps with the schedule started afresh.");
     }
   }
-  FitOptions o = fit_options(r);
-  const long total = fit_steps(examples, o);
-  o.lr = schedule_of(r, total);
-  // fit sets the rate of optimizer step opt.steps() + 1; a resumed optimizer has counted steps
-  // already, and the schedule starts afresh.
+  const nn::Schedule schedule = schedule_of(r, fit_steps(examples, r));
+  // The schedule's step 1 is this run's first: a resumed optimizer has counted steps already, and
+  // the schedule starts afresh.
   const long before = long(opt.steps());
-  const nn::Schedule s = o.lr;
-  o.lr = [s, before](long step) { return s(step - before); };
-  History h = fit(model, opt, examples, loss, o);
+  const std::size_t batch = r.batch == 0 ? examples : r.batch;
+  History h;
+  h.steps_per_epoch = steps_per_epoch(examples, r.batch);
+  const auto start = std::chrono::steady_clock::now();
+  Progress bar(h.steps_per_epoch * std::size_t(r.epochs), r.label);
+  for (int e = 0; e < r.epochs; ++e) {
+    model.train();
+    const std::string note = r.epochs > 1 ? "epoch " + std::to_string(e + 1) + "/" + std::to_string(r.epochs) : "";
+    double total = 0.0;
+    for (const auto& rows : nn::data::batch_slices(nn::data::epoch_order(examples, r.seed, std::size_t(e), r.shuffle), batch)) {
+      const double w0 = wall_ms(), c0 = cpu_ms();
+      opt.zero_grad();
+      const Tensor<float> l = loss(rows);
+      l.backward();
+      if (r.clip > 0.0) nn::clip_grad_norm(opt.params(), r.clip);
+      opt.set_lr(schedule(long(opt.steps()) + 1 - before));
+      opt.step();
+      h.step_ms.push_back(wall_ms() - w0);
+      h.step_cpu_ms.push_back(cpu_ms() - c0);
+      h.loss.push_back(l.item());
+      h.lr.push_back(opt.lr());
+      total += l.item();
+      ++h.steps;
+      bar.step(l.item(), note);
+      if (r.after_step) r.after_step(h.steps);
+    }
+    h.epoch_loss.push_back(total / double(h.steps_per_epoch));
+    if (r.validate) {
+      model.eval();
+      NoGrad no_grad;
+      record_scores(h, r.validate());
+    }
+  }
+  bar.finish();
+  model.eval();
+  h.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!r.checkpoint.empty()) nn::save_checkpoint(lesson().path(r.checkpoint), model.named_parameters(), &opt);
   return h;
 }

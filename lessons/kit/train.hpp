@@ -1,4 +1,5 @@
-// One training entry point for every lesson: a lesson states its recipe in a few lines,
+// The one training loop of every lesson. A lesson states its recipe in a few lines and says how
+// to compute the loss of a batch (given the rows of its training set that make the batch):
 //
 //   Recipe r;
 //   r.label = "GPT";  r.epochs = 8;  r.batch = 64;
@@ -10,15 +11,28 @@
 //
 // and train() does the rest the same way everywhere: AdamW (Adam when the weight decay is 0)
 // with the recipe's betas, the learning-rate schedule (a linear warm-up, then constant, a cosine
-// decay to floor * lr, or the inverse square root of "Attention Is All You Need"), gradient-norm
-// clipping, the loop of lessons/kit/fit.hpp with its held-out scores after every epoch, and the
-// checkpoint: loaded from --from when given (weights and optimizer state; the schedule starts
-// afresh), written into the output folder at the end.
+// decay to floor * lr, or the inverse square root of "Attention Is All You Need"), and the loop
+//
+//   for each epoch e: the rows in the order nn::data::epoch_order(examples, seed, e), cut into
+//   batches; per batch: zero the gradients, loss, backward, clip the global norm, set the lr of
+//   the schedule, step the optimizer; then the held-out scores (in eval mode, no tape);
+//
+// with a progress bar and a History (lessons/kit/history.hpp) of every step and epoch for the
+// figures; and the checkpoint: loaded from --from when given (weights and optimizer state; the
+// schedule starts afresh), written into the output folder at the end.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
-#include "lessons/kit/fit.hpp"
+#include "core/tensor.hpp"
+#include "lessons/kit/history.hpp"
+#include "lessons/kit/in_batches.hpp"
+#include "nn/module.hpp"
+#include "nn/schedule.hpp"
 
 namespace attnlab::lessons {
 
@@ -51,7 +65,12 @@ struct Recipe {
   std::function<void(std::size_t step)> after_step;  // e.g. a snapshot early in training
 };
 
-// The steps train(model, examples, loss, r) takes: ceil(examples / batch) per epoch, times epochs.
+// The loss of the batch made of these rows of the training set.
+using BatchLoss = std::function<Tensor<float>(const std::vector<std::size_t>& rows)>;
+
+// The steps train(model, examples, loss, r) takes: ceil(examples / batch) per epoch (the last
+// batch of an epoch may be short; batch 0: one step), times epochs. A schedule that is to end
+// where training ends runs over this many steps.
 long fit_steps(std::size_t examples, const Recipe& r);
 
 // The warm-up of a recipe in steps, for a run of `total` steps.
@@ -68,7 +87,8 @@ std::string describe(const Recipe& r, long total);
 // Trains the model's parameters as the recipe says (see the top of this file). std::invalid_argument
 // naming the recipe's label for a recipe that cannot run (no examples, epochs below 1, a negative
 // rate or share); an IoError naming --from and the file when the checkpoint cannot be read, and a
-// ShapeError listing the mismatches when it belongs to another model.
+// ShapeError listing the mismatches when it belongs to another model. The model is in training mode
+// during the steps and in eval mode when train returns.
 History train(nn::Module<float>& model, std::size_t examples, const BatchLoss& loss, const Recipe& r);
 
 }  // namespace attnlab::lessons

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "lessons/kit/figures.hpp"
-#include "lessons/kit/fit.hpp"
+#include "lessons/kit/history.hpp"
 #include "lessons/kit/train.hpp"
 #include "nn/data/translation_task.hpp"
 #include "nn/rnn/seq2seq.hpp"

@@ -9,7 +9,7 @@
 #include "core/error.hpp"
 #include "core/ops.hpp"
 #include "io/files.hpp"
-#include "lessons/kit/fit.hpp"
+#include "lessons/kit/in_batches.hpp"
 #include "lessons/kit/self_attention_input.hpp"
 #include "nn/attention/rollout.hpp"
 #include "nn/checkpoint.hpp"
