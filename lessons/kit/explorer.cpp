@@ -74,7 +74,9 @@ Json parts_json(const AttentionInput& in, std::size_t l, const Fail& fail) {
     if (has_bias && (in.bias[l][h].dimension() != 2 || in.bias[l][h].shape(0) != n || in.bias[l][h].shape(1) != m))
       fail(where + ": bias " + shape_of(in.bias[l][h]) + " for " + std::to_string(n) + " queries and " + std::to_string(m) +
            " keys");
-    const double scale = in.scale > 0.0 ? in.scale : 1.0 / std::sqrt(double(dk));
+    const double scale = !in.layer_scale.empty() ? in.layer_scale[l]
+                         : in.scale > 0.0        ? in.scale
+                                                 : 1.0 / std::sqrt(double(dk));
     auto bias = [&](std::size_t i, std::size_t j) { return has_bias ? in.bias[l][h](i, j) : 0.0; };
     bool masked = false, biased = false;
     for (std::size_t i = 0; i < n; ++i) {
@@ -145,6 +147,12 @@ Json input_json(const AttentionInput& in) {
     if (in.q.size() != in.heads.size() || in.k.size() != in.heads.size() || (!in.bias.empty() && in.bias.size() != in.heads.size()))
       fail("queries, keys and bias given for " + std::to_string(in.q.size()) + ", " + std::to_string(in.k.size()) + " and " +
            std::to_string(in.bias.size()) + " layers of " + std::to_string(in.heads.size()));
+  }
+  if (!in.layer_scale.empty()) {
+    if (in.layer_scale.size() != in.heads.size())
+      fail(std::to_string(in.layer_scale.size()) + " layer scales for " + std::to_string(in.heads.size()) + " layers");
+    for (double s : in.layer_scale)
+      if (!(std::isfinite(s) && s > 0.0)) fail("a layer scale of " + std::to_string(s) + " (a scale is positive and finite)");
   }
   Json layers = Json::array();
   for (std::size_t l = 0; l < in.heads.size(); ++l) {
@@ -218,7 +226,7 @@ AttentionInput side_by_side(const std::string& name, const std::vector<std::pair
   in.scale = first.scale;
   for (const auto& [model, m] : models) {
     if (m.queries != first.queries || m.keys != first.keys || m.scale != first.scale || m.q.empty() != first.q.empty() ||
-        m.bias.empty() != first.bias.empty())
+        m.bias.empty() != first.bias.empty() || m.layer_scale.empty() != first.layer_scale.empty())
       throw std::invalid_argument("side_by_side: '" + model + "' differs from '" + models.front().first +
                                   "' in its queries, keys, scale or neuron view, for '" + name + "'");
     for (std::size_t l = 0; l < m.layers.size(); ++l) in.layers.push_back(model + ": " + m.layers[l]);
@@ -226,6 +234,7 @@ AttentionInput side_by_side(const std::string& name, const std::vector<std::pair
     in.q.insert(in.q.end(), m.q.begin(), m.q.end());
     in.k.insert(in.k.end(), m.k.begin(), m.k.end());
     in.bias.insert(in.bias.end(), m.bias.begin(), m.bias.end());
+    in.layer_scale.insert(in.layer_scale.end(), m.layer_scale.begin(), m.layer_scale.end());
   }
   return in;
 }

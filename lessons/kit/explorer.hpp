@@ -35,6 +35,9 @@ struct AttentionInput {
   // Empty q and k: no neuron view for this input; empty bias: no bias and no mask.
   std::vector<std::vector<xt::xarray<double>>> q{}, k{}, bias{};  // ({}: an input written {name, queries, keys, layers, heads} leaves them empty)
   double scale = 0.0;  // 0: 1 / sqrt(d_k)
+  // Optional: one scale per layer, for layers that score at different scales (lesson 04's model with
+  // 1/sqrt(d_k) beside the one without); when given, it is used instead of `scale`.
+  std::vector<double> layer_scale{};
 };
 
 struct ExplorerPage {
@@ -46,7 +49,8 @@ struct ExplorerPage {
 
 // Several models' attention on one input as one input: the layers of each in turn, named
 // "<model>: <layer>", so the head view switches between models like between layers. Their queries,
-// keys and scale must agree, and either all carry the neuron view's queries and keys or none;
+// keys and scale must agree, and either all carry the neuron view's queries and keys or none (and
+// either all their layer_scale or none);
 // std::invalid_argument naming side_by_side otherwise, or for no models.
 AttentionInput side_by_side(const std::string& name, const std::vector<std::pair<std::string, AttentionInput>>& models);
 
@@ -54,8 +58,9 @@ AttentionInput side_by_side(const std::string& name, const std::vector<std::pair
 // when a matrix's shape does not match its tokens, a layer's head count differs from its
 // name count, a weight is not finite or outside [0, 1], or there is no input at all; and, for an
 // input with queries and keys, when they are not given for every layer and head, their shapes do
-// not fit the tokens, a value is not finite (a bias may be -inf), or the softmax of the scores they
-// make differs from the weights by more than 1e-3. The page rounds them to four significant digits.
+// not fit the tokens, a value is not finite (a bias may be -inf), a layer_scale is given but not one
+// positive finite number per layer, or the softmax of the scores they make differs from the weights
+// by more than 1e-3. The page rounds them to four significant digits.
 std::string explorer_html(const ExplorerPage& page);
 
 // explorer_html written to `path` atomically (a temporary name, then renamed).
