@@ -65,3 +65,25 @@ TEST_CASE("layer_scale: one positive scale per layer, carried by side_by_side") 
   CHECK(contains(error_of<std::invalid_argument>([&] { side_by_side("mixed", {{"first", in}, {"second", one_scale}}); }),
                  "side_by_side: 'second' differs from 'first'"));
 }
+
+TEST_CASE("scored_heads_input: a mask of any shape of hidden keys, and the gradient view's dA and dS") {
+  // One query, two keys, the second hidden: A = (1, 0) whatever the scores; dA = (2, 5), D = 2, dS = (0, 0).
+  ScoredHead h{"masked", xt::xarray<double>{{1.0, 0.0}}, xt::xarray<double>{{1.0, 0.0}}, xt::xarray<double>{{1.0, 0.0}, {3.0, 1.0}}};
+  h.allowed = Mask{{true, false}};
+  h.weight_grad = xt::xarray<double>{{2.0, 5.0}}, h.score_grad = xt::xarray<double>{{0.0, 0.0}};
+  const AttentionInput in = scored_heads_input("m", {"x"}, {"a", "b"}, {h});
+  CHECK(std::isinf(in.bias[0][0](0, 1)));
+  CHECK(in.bias[0][0](0, 0) == 0.0);
+  REQUIRE(in.weight_grad.size() == 1);
+  CHECK(contains(explorer_html({"M", "queries", "keys", "", {in}}), "\"grads\":[{\"dA\":[[2.0,5.0]],\"dS\":[[0.0,0.0]]}]"));
+
+  ScoredHead plain = h;
+  plain.weight_grad = {}, plain.score_grad = {};
+  CHECK(scored_heads_input("m", {"x"}, {"a", "b"}, {plain}).weight_grad.empty());
+  CHECK(error_of<std::invalid_argument>([&] { scored_heads_input("half", {"x"}, {"a", "b"}, {h, plain}); }) ==
+        "scored_heads_input: 'half': gradients for 1 of 2 heads (every head or none)");
+  ScoredHead bad = h;
+  bad.allowed = xt::ones<bool>({1, 1});
+  CHECK(error_of<std::invalid_argument>([&] { scored_heads_input("m", {"x"}, {"a", "b"}, {bad}); }) ==
+        "scored_heads_input: 'm', head 'masked': mask (1,1) for 1 queries and 2 keys");
+}

@@ -38,6 +38,11 @@ struct AttentionInput {
   // Optional: one scale per layer, for layers that score at different scales (lesson 04's model with
   // 1/sqrt(d_k) beside the one without); when given, it is used instead of `scale`.
   std::vector<double> layer_scale{};
+  // Optional, for the gradient view (lesson 06): [layer][head] the gradient of a loss in the weights,
+  // dA, and in the scores, dS, each (queries, keys), as a backward computed them. The page shows one
+  // query's row: each key's A, dA, the row's D = sum_j A_j dA_j and dS = A (dA - D), recomputed beside
+  // the given dS. Empty: no gradient view.
+  std::vector<std::vector<xt::xarray<double>>> weight_grad{}, score_grad{};
 };
 
 struct ExplorerPage {
@@ -60,7 +65,9 @@ AttentionInput side_by_side(const std::string& name, const std::vector<std::pair
 // input with queries and keys, when they are not given for every layer and head, their shapes do
 // not fit the tokens, a value is not finite (a bias may be -inf), a layer_scale is given but not one
 // positive finite number per layer, or the softmax of the scores they make differs from the weights
-// by more than 1e-3. The page rounds them to four significant digits.
+// by more than 1e-3. The page rounds them to four significant digits. For an input with gradients:
+// when dA and dS are not given for every layer and head, not (queries, keys) or not finite, or
+// A (dA - D) differs from dS by more than 1e-6 of the row's largest |dA|, plus 1e-9.
 std::string explorer_html(const ExplorerPage& page);
 
 // explorer_html written to `path` atomically (a temporary name, then renamed).

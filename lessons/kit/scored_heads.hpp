@@ -8,6 +8,7 @@
 
 #include <xtensor/xarray.hpp>
 
+#include "core/array.hpp"
 #include "lessons/kit/explorer.hpp"
 
 namespace attnlab::lessons {
@@ -18,11 +19,15 @@ struct ScoredHead {
   xt::xarray<double> q, k;     // (queries, d_k) and (keys, d_k), as they were scored
   double scale = 0.0;          // 0: 1 / sqrt(d_k)
   bool causal = false;         // query i sees keys 0 ... i only: bias -inf beyond
+  Mask allowed{};              // (queries, keys), false: a key the query may not see (bias -inf); {}: all
+  // Optional ({}: none), for the gradient view: a loss's gradient in the weights, dA, and in the scores, dS.
+  xt::xarray<double> weight_grad{}, score_grad{};
 };
 
 // The heads as one explorer input, a layer each, in order, with per-layer scales (layer_scale).
-// std::invalid_argument naming scored_heads_input for no heads, or a head whose weights are not
-// (queries, keys); explorer_html checks the rest (q and k against the weights).
+// std::invalid_argument naming scored_heads_input for no heads, a head whose weights or mask are
+// not (queries, keys), or gradients for some heads and not others; explorer_html checks the rest
+// (q and k against the weights, dS against dA).
 AttentionInput scored_heads_input(const std::string& name, const std::vector<std::string>& queries,
                                   const std::vector<std::string>& keys, const std::vector<ScoredHead>& heads);
 
