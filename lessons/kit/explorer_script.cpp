@@ -143,9 +143,11 @@ function diverging(v, top) {  // blue below zero, white at zero, red above, full
   return 'rgb(' + mix(r) + ',' + mix(g) + ',' + mix(b) + ')';
 }
 function cells(values, top, cls, label) {
-  const width = Math.max(3, Math.min(7, Math.floor(160 / values.length)));  // d_k = 32: 5 px a dimension
+  // d_k = 32: 5 px a dimension; beyond 80 (lesson 04's 512) 1 px without the white edge, so that the
+  // scores and weights stay within reach.
+  const width = values.length > 80 ? 1 : Math.max(3, Math.min(7, Math.floor(160 / values.length)));
   return '<td class="' + cls + '">' + values.map((v, c) =>
-    '<span style="width:' + width + 'px;background:' + diverging(v, top) + '" data-value="' + v + '" title="' + label + ' ' + (c + 1) + ': ' +
+    '<span style="width:' + width + 'px;' + (width === 1 ? 'border-right:0;' : '') + 'background:' + diverging(v, top) + '" data-value="' + v + '" title="' + label + ' ' + (c + 1) + ': ' +
     v.toPrecision(4) + '"></span>').join('') + '</td>';
 }
 function fillNeuronQueries() {
