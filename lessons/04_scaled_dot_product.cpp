@@ -382,32 +382,20 @@ Trained train_one(MaxSoFarModel& model, const nn::data::Tagged& train_set, const
   return t;
 }
 
-// A held-out sequence's tick labels: keys its digits, queries "digit → running max".
-std::pair<std::vector<std::string>, std::vector<std::string>> digit_labels(const nn::data::Tagged& one) {
-  std::vector<std::string> keys, queries;
-  for (std::size_t i = 0; i < kLen; ++i) {
-    keys.push_back(std::to_string(one.inputs(0, i)));
-    queries.push_back(keys.back() + " → " + std::to_string(one.targets(0, i)));
-  }
-  return {keys, queries};
-}
-
-// The attention explorer (lessons/kit/explorer.hpp): both models on three held-out sequences, each
-// model a "layer" scored at its own scale, so the neuron view sets their score sizes side by side.
-void explore(const MaxSoFarModel& scaled, const MaxSoFarModel& unscaled, const nn::data::Tagged& test) {
-  ExplorerPage page{"Lesson 04: the largest digit so far, with and without 1/√d_k", "digit → running max", "digits",
-                    "Both trained models on held-out sequences, each a layer: hover a query to see which digits it "
-                    "reads (the right one holds the running maximum); click it for the neuron view: the scaled "
-                    "model's score is q·k / √512, the unscaled one's the whole q·k.", {}};
-  for (std::size_t e = 0; e < 3; ++e) {  // sequences 1 and 2 as in the figure, and a third
+// Both trained models on three held-out sequences, each model a "layer" scored at its own scale
+// (lessons/kit/scored_heads.hpp): keys the digits, queries "digit → running max".
+std::vector<AttentionInput> held_out_attention(const MaxSoFarModel& scaled, const MaxSoFarModel& unscaled,
+                                               const nn::data::Tagged& test) {
+  std::vector<AttentionInput> inputs;
+  for (std::size_t e = 0; e < 3; ++e) {  // three arbitrary held-out sequences
     const nn::data::Tagged one = test.slice(e * 7, e * 7 + 1);
-    const auto [keys, queries] = digit_labels(one);
-    page.inputs.push_back(scored_heads_input(text("held-out sequence ", e + 1), queries, keys,
-                                             {scaled.scored(one.inputs, "with 1/√d_k"),
-                                              unscaled.scored(one.inputs, "without scale")}));
+    std::vector<std::string> keys, queries;
+    for (std::size_t i = 0; i < kLen; ++i)
+      keys.push_back(std::to_string(one.inputs(0, i))), queries.push_back(keys.back() + " → " + std::to_string(one.targets(0, i)));
+    inputs.push_back(scored_heads_input(text("held-out sequence ", e + 1), queries, keys,
+                                        {scaled.scored(one.inputs, "with 1/√d_k"), unscaled.scored(one.inputs, "without scale")}));
   }
-  show_explorer(page, "explorer", "The attention explorer: both trained models on three held-out sequences; hover a "
-                                  "query for its weights, click it for its query-key products");
+  return inputs;
 }
 
 void train_with_and_without(Generator& gen) {
@@ -486,22 +474,25 @@ void train_with_and_without(Generator& gen) {
   save_figure(loss_curves({{"with 1/√d_k", &rs.history}, {"without scale", &ru.history}}, curves), "loss_curves",
               "Training loss of the two models: identical start, data and optimizer; only the score scale differs");
 
-  // Attention of both trained models on two held-out sequences, then on three in the explorer.
+  // Attention of both trained models on held-out sequences: the first two as a figure, all three in the explorer.
+  const std::vector<AttentionInput> held_out = held_out_attention(scaled, unscaled, test);
   std::vector<AttentionMap> maps;
-  for (const MaxSoFarModel* m : {&scaled, &unscaled})
-    for (std::size_t e = 0; e < 2; ++e) {
-      const nn::data::Tagged one = test.slice(e * 7, e * 7 + 1);  // two arbitrary held-out sequences
-      const auto [keys, queries] = digit_labels(one);
-      maps.push_back({m->scored(one.inputs, "").weights, keys, queries,
-                      std::string(m == &scaled ? "with 1/√d_k" : "without scale") + ", sequence " + std::to_string(e + 1)});
-    }
+  for (std::size_t l = 0; l < 2; ++l)
+    for (std::size_t e = 0; e < 2; ++e)
+      maps.push_back({held_out[e].heads[l][0], held_out[e].keys, held_out[e].queries,
+                      held_out[e].layers[l] + ", sequence " + std::to_string(e + 1)});
   AttentionFigureOptions style{"Trained attention on held-out sequences (target: the running maximum)", 2, 1700, 1500};
   style.keys_label = "Keys (input digit)";
   style.queries_label = "Queries (digit → running max)";
   save_figure(attention_figure(maps, style), "trained_attention",
               "Attention weights of the trained models on held-out sequences; rows are queries (labelled digit → "
               "target), columns keys");
-  explore(scaled, unscaled, test);
+  show_explorer({"Lesson 04: the largest digit so far, with and without 1/√d_k", "digit → running max", "digits",
+                 "Both trained models on held-out sequences, each a layer: hover a query to see which digits it reads "
+                 "(the right one holds the running maximum); click it for the neuron view: the scaled model's score "
+                 "is q·k / √512, the unscaled one's the whole q·k.", held_out},
+                "explorer", "The attention explorer: both trained models on three held-out sequences; hover a query "
+                            "for its weights, click it for its query-key products");
 }
 
 }  // namespace
