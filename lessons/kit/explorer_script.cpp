@@ -199,7 +199,7 @@ function drawNeuronView() {
   s += '<tr class="query-row"><td>query ' + esc(inp.queries[i]) + '</td>' + cells(p.q[i], vecTop, 'vec', 'q') +
        '<td colspan="' + (hasBias ? 6 : 5) + '"></td></tr>';
   rows.forEach((r, j) => {
-    s += '<tr class="key-row' + (j === best ? ' best' : '') + (r.masked ? ' masked' : '') + '" data-key="' + j + '"><td>' +
+    s += '<tr class="key-row' + (j === best && most > 0 ? ' best' : '') + (r.masked ? ' masked' : '') + '" data-key="' + j + '"><td>' +
          esc(r.key) + '</td>' + cells(r.k, vecTop, 'vec', 'k') + cells(r.prod, prodTop, 'prod', 'q\u00b7k term') +
          '<td class="dot" data-value="' + r.dot + '">' + r.dot.toFixed(3) + '</td><td>' + (r.dot * p.scale).toFixed(3) +
          '</td>' + (hasBias ? '<td class="bias">' + biasCell(r) + '</td>' : '') +

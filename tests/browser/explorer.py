@@ -96,8 +96,10 @@ def check_neuron_query(driver, where, part, keys, weights, shown_weights, q):
         if shown_weights is not None and abs(p - shown_weights[j]) > 2.5e-3:
             fail(f"{where}, query {q}, key {j}: the softmax of the shown scores is {p}, the readout shows {shown_weights[j]}")
     best = max(range(len(soft)), key=lambda j: soft[j])
-    if not view["rows"][best]["best"]:
+    if soft[best] > 0 and not view["rows"][best]["best"]:
         fail(f"{where}, query {q}: the key with the most weight ({best}) is not marked")
+    if soft[best] == 0 and any(row["best"] for row in view["rows"]):
+        fail(f"{where}, query {q}: a query that sees no key has a key marked as its most weighted")
     return products
 
 
@@ -167,6 +169,8 @@ def check_gradient_view(driver, inputs, i, layer, head, expect):
     for q in range(len(inputs[i]["queries"])):
         ActionChains(driver).move_to_element(
             driver.find_element(By.CSS_SELECTOR, f'#head-view text.query[data-query="{q}"]')).click().perform()
+        if "parts" in data_layer:  # the neuron view follows the same click: every query of it, a fully masked one too
+            check_neuron_query(driver, where, data_layer["parts"][head], inputs[i]["keys"], weights, None, q)
         view = driver.execute_script(READ_GRADIENT)
         rows = view["rows"]
         if len(rows) != len(inputs[i]["keys"]):
