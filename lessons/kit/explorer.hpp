@@ -7,7 +7,9 @@
 //   * model view: every layer by every head as a small heatmap; click one to open it in the head view;
 //   * neuron view (for query-key attention, when the input carries its queries and keys): one
 //     query's score for every key split into its terms, the products q_c k_c of each dimension c
-//     of the head, their sum q . k, the scaled score with its bias, and the softmax weight.
+//     of the head, their sum q . k, the scaled score with its bias, and the softmax weight;
+//   * gradient view (when the input carries a backward's dA and dS: lesson 06): the same query's
+//     row of the softmax backward, each key's A, dA, dA - D and dS = A (dA - D), D = sum_j A_j dA_j.
 //
 // A lesson writes one for its test inputs (the course book embeds it), and `inspect` writes one
 // for the learner's own input.
