@@ -15,6 +15,7 @@
 #include <xtensor/xsort.hpp>
 #include <xtensor/xview.hpp>
 
+#include "lessons/kit/explorer.hpp"
 #include "lessons/kit/kit.hpp"
 
 using namespace attnlab;
@@ -323,7 +324,8 @@ Learned learn_the_width(GaussianPooling& model, const Data& d, const Recipe& rec
   return r;
 }
 
-void without_the_mask(const GaussianPooling& model, const Learned& r, const Data& d, const Recipe& recipe) {
+// Returns the width parameter w the unmasked training reached.
+double without_the_mask(const GaussianPooling& model, const Learned& r, const Data& d, const Recipe& recipe) {
   say("For contrast, the same training without the self-mask: each training point may now look up its own target.");
   GaussianPooling free_model(1.0f);
   History visible;
@@ -393,6 +395,7 @@ void without_the_mask(const GaussianPooling& model, const Learned& r, const Data
   save_figure(fig, "parametric_fit", "Left: the fit before ($w = 1$) and after learning $w$ with each training point "
                                      "masked from its own lookup. Middle and right: loss and $w$ per step, with and "
                                      "without that mask");
+  return w_visible;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -448,6 +451,32 @@ void the_weights(const GaussianPooling& model, const Data& d, const Learned& r, 
          text("Some row of the attention matrices is off from 1 by ", sci(worst_row_error), ": more than rounding.")});
 }
 
+// The attention explorer (lessons/kit/explorer.hpp) on held-out points: each kernel of section 2 a "layer" with its
+// three widths as its heads, and the Gaussian of section 3 at w before learning, learned, and learned self visible.
+void explore(const Data& d, const std::vector<double>& widths, const std::vector<double>& w) {
+  ExplorerPage page{"Lesson 01: attention pooling on held-out points", "held-out queries x", "training keys x",
+                    text("Each held-out query (right) averages the training targets of the keys (left) it weighs. Layers "
+                         "are the kernels, their heads the widths h = ", listing({fixed(widths[0], 1), fixed(widths[1], 1),
+                         fixed(widths[2], 1)}), "; the last layer is the learned Gaussian at w = ", fixed(w[0], 2), " (before "
+                         "learning), ", fixed(w[1], 2), " (learned with the self-mask) and ", fixed(w[2], 2), " (learned "
+                         "without it). The scores are distances, not dot products: there is no neuron view."), {}};
+  const std::vector<std::string> keys = value_labels(d.x_train, 1);
+  for (std::size_t from : {0, 20}) {  // two sets of 20 validation points, sorted
+    Array<double> x = xt::view(d.x_val, xt::range(from, from + 20));
+    std::sort(x.begin(), x.end());
+    AttentionInput in{text("validation points ", from + 1, " to ", from + 20), value_labels(x, 1), keys, {}, {}};
+    for (Kernel k : kKernels) {
+      in.layers.push_back(kKernelNames[int(k)]), in.heads.emplace_back();
+      for (double h : widths) in.heads.back().push_back(kernel_pooling(k, h, x, d).weights);
+    }
+    in.layers.push_back("learned Gaussian"), in.heads.emplace_back();
+    for (double wi : w) in.heads.back().push_back(GaussianPooling(float(wi)).predict(x, d).second);
+    page.inputs.push_back(std::move(in));
+  }
+  show_explorer(page, "explorer", "The attention explorer on held-out points: every kernel at every width, and the "
+                                  "learned Gaussian; hover a query to read its weights over the training keys");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -471,9 +500,10 @@ int main(int argc, char** argv) {
     section("3. Learning the width: parametric attention pooling");
     GaussianPooling model(1.0f);
     const Learned learned = learn_the_width(model, d, recipe, widths, gaussian_val_mse);
-    without_the_mask(model, learned, d, recipe);
+    const double w_visible = without_the_mask(model, learned, d, recipe);
     section("4. The attention weights");
     the_weights(model, d, learned, worst_row_error);
+    explore(d, widths, {learned.w_before, learned.w_after, w_visible});
     section("5. The pattern of every later lesson");
     say("Attention pooling: score each key against the query, turn the scores into a distribution (a normalized kernel, "
         "or a softmax of scores), average the values under it. The width, how sharply scores separate near keys from "

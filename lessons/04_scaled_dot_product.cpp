@@ -16,6 +16,7 @@
 #include <xtensor/xview.hpp>
 
 #include "lessons/kit/kit.hpp"
+#include "lessons/kit/scored_heads.hpp"
 #include "nn/data/tagged.hpp"
 #include "nn/init.hpp"
 #include "nn/layers.hpp"
@@ -324,6 +325,13 @@ class MaxSoFarModel : public nn::Module<float> {
     const auto a = scaled_dot_product_attention(w_q(x), w_k(x), w_v(x), o);
     return {out(a.output), a.weights};
   }
+  // One sequence (1, L): its weights with the queries and keys they came from, for the explorer.
+  ScoredHead scored(const IndexArray& one, const std::string& name) const {
+    NoGrad no_grad;
+    const Tensor<float> x = embed(one);
+    auto first = [](const Tensor<float>& t) { return xt::xarray<double>(xt::cast<double>(xt::view(t.value(), 0))); };
+    return {name, first(forward(one).weights), first(w_q(x)), first(w_k(x)), scaled_ ? 0.0 : 1.0, true};
+  }
 
   nn::Embedding<float> embed;
   nn::Linear<float> w_q, w_k, w_v, out;
@@ -372,6 +380,22 @@ Trained train_one(MaxSoFarModel& model, const nn::data::Tagged& train_set, const
   }, recipe);
   t.after = evaluate(model, test);
   return t;
+}
+
+// Both trained models on three held-out sequences, each model a "layer" scored at its own scale
+// (lessons/kit/scored_heads.hpp): keys the digits, queries "digit → running max".
+std::vector<AttentionInput> held_out_attention(const MaxSoFarModel& scaled, const MaxSoFarModel& unscaled,
+                                               const nn::data::Tagged& test) {
+  std::vector<AttentionInput> inputs;
+  for (std::size_t e = 0; e < 3; ++e) {  // three arbitrary held-out sequences
+    const nn::data::Tagged one = test.slice(e * 7, e * 7 + 1);
+    std::vector<std::string> keys, queries;
+    for (std::size_t i = 0; i < kLen; ++i)
+      keys.push_back(std::to_string(one.inputs(0, i))), queries.push_back(keys.back() + " → " + std::to_string(one.targets(0, i)));
+    inputs.push_back(scored_heads_input(text("held-out sequence ", e + 1), queries, keys,
+                                        {scaled.scored(one.inputs, "with 1/√d_k"), unscaled.scored(one.inputs, "without scale")}));
+  }
+  return inputs;
 }
 
 void train_with_and_without(Generator& gen) {
@@ -450,28 +474,25 @@ void train_with_and_without(Generator& gen) {
   save_figure(loss_curves({{"with 1/√d_k", &rs.history}, {"without scale", &ru.history}}, curves), "loss_curves",
               "Training loss of the two models: identical start, data and optimizer; only the score scale differs");
 
-  // Attention of both trained models on two held-out sequences.
+  // Attention of both trained models on held-out sequences: the first two as a figure, all three in the explorer.
+  const std::vector<AttentionInput> held_out = held_out_attention(scaled, unscaled, test);
   std::vector<AttentionMap> maps;
-  for (const MaxSoFarModel* m : {&scaled, &unscaled})
-    for (std::size_t e = 0; e < 2; ++e) {
-      const std::size_t r = e * 7;  // two arbitrary held-out sequences
-      const nn::data::Tagged one = test.slice(r, r + 1);
-      std::vector<std::string> keys, queries;
-      for (std::size_t i = 0; i < kLen; ++i) {
-        keys.push_back(std::to_string(one.inputs(0, i)));
-        queries.push_back(keys.back() + " → " + std::to_string(one.targets(0, i)));
-      }
-      NoGrad no_grad;
-      const Array<float> w = xt::view(m->forward(one.inputs).weights.value(), 0);
-      maps.push_back({xt::cast<double>(w), keys, queries,
-                      std::string(m == &scaled ? "with 1/√d_k" : "without scale") + ", sequence " + std::to_string(e + 1)});
-    }
+  for (std::size_t l = 0; l < 2; ++l)
+    for (std::size_t e = 0; e < 2; ++e)
+      maps.push_back({held_out[e].heads[l][0], held_out[e].keys, held_out[e].queries,
+                      held_out[e].layers[l] + ", sequence " + std::to_string(e + 1)});
   AttentionFigureOptions style{"Trained attention on held-out sequences (target: the running maximum)", 2, 1700, 1500};
   style.keys_label = "Keys (input digit)";
   style.queries_label = "Queries (digit → running max)";
   save_figure(attention_figure(maps, style), "trained_attention",
               "Attention weights of the trained models on held-out sequences; rows are queries (labelled digit → "
               "target), columns keys");
+  show_explorer({"Lesson 04: the largest digit so far, with and without 1/√d_k", "digit → running max", "digits",
+                 "Both trained models on held-out sequences, each a layer: hover a query to see which digits it reads "
+                 "(the right one holds the running maximum); click it for the neuron view: the scaled model's score "
+                 "is q·k / √512, the unscaled one's the whole q·k.", held_out},
+                "explorer", "The attention explorer: both trained models on three held-out sequences; hover a query "
+                            "for its weights, click it for its query-key products");
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "lessons/kit/gradcheck_table.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/plain_matrices.hpp"
+#include "lessons/kit/scored_heads.hpp"
 
 using namespace attnlab;
 using namespace attnlab::lessons;
@@ -313,6 +314,21 @@ void softmax_jacobian(Generator& gen) {
 
 struct Problem { Mat Q, K, V, dO; };
 
+// The attention explorer (lessons/kit/explorer.hpp) on this problem, without and with the mask: the neuron view
+// splits a query's scores into q.k terms, the gradient view its row of dS into A, dA and D.
+void explore(const Problem& p, const Mask& allowed, const std::vector<std::pair<Forward, Grads>>& runs) {
+  ExplorerPage page{"Lesson 06: attention backward on section 4's problem", "queries", "keys", "Section 4's Q, K, V and "
+                    "dO; the second input hides k4 and k5 from every query, and every key from q1. Click a query.", {}};
+  for (std::size_t masked = 0; masked < 2; ++masked) {
+    const auto& [f, g] = runs[masked];
+    const ScoredHead head{"softmax(QKᵀ/√d)", f.A, p.Q, p.K, 0.0, false, masked ? allowed : Mask{}, g.dA, g.dS};
+    page.inputs.push_back(scored_heads_input(masked ? "k4, k5 hidden, q1 sees none" : "every key visible",
+                                             numbered("q", p.Q.shape(0), 1), numbered("k", p.K.shape(0), 1), {head}));
+  }
+  show_explorer(page, "explorer", "The attention explorer on this problem: click a query to see its scores term by term "
+                                  "and its row of $dS = A \\odot (dA - D)$ worked out");
+}
+
 void attention_by_hand(Generator& gen) {
   const std::size_t Lq = 4, Lk = 5, d = 4, dv = 3;
   const Problem p{random_normal<double>({Lq, d}, gen), random_normal<double>({Lk, d}, gen),
@@ -430,6 +446,7 @@ void attention_by_hand(Generator& gen) {
          text("Measured: largest $\\lvert dS \\rvert$ on a hidden entry ", sci(hidden_max), ", largest entry of the "
               "fully masked rows ", sci(empty_row), ", ", int(nans), " NaNs, hand against engine ", sci(masked_engine, 1),
               ": not the exact zeros the formula promises.")});
+  explore(p, allowed, {{f, hand}, {fm, gm}});
 }
 
 // ---------------------------------------------------------------------------------------------

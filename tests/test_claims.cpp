@@ -189,6 +189,18 @@ TEST_CASE("lesson_check fails a run whose promised claim does not hold, or whose
   story.replace(at, 13, "\"acc_h4\": 0.1");
   write_file_atomic(d / "edited/story.json", story);
   CHECK(shell(check + "'" + (d / "edited") + "'") != 0);
+  // --same-as a run of the same seed: an either_way claim may come out otherwise (it may rest on
+  // timings), an every_run claim may not.
+  claims_lesson(d / "again", true, 0.95);
+  CHECK(shell(check + "'" + (d / "quick") + "' --same-as '" + (d / "again") + "'") == 0);
+  Json again = Json::parse(read_file(d / "again/metrics.json"));
+  REQUIRE(again["claims"]["offsets"]["held"] == false);
+  again["claims"]["offsets"]["held"] = true;
+  write_file_atomic(d / "again/metrics.json", again.dump(2));
+  CHECK(shell(check + "'" + (d / "quick") + "' --same-as '" + (d / "again") + "'") == 0);
+  again["claims"]["four_beat_one"]["held"] = false;
+  write_file_atomic(d / "again/metrics.json", again.dump(2));
+  CHECK(shell(check + "'" + (d / "quick") + "' --same-as '" + (d / "again") + "'") != 0);
   // --same-as a folder whose metrics do not parse: the error names that file, not the good run.
   make_dirs(d / "junk");
   write_file_atomic(d / "junk/metrics.json", "{ not json");

@@ -74,7 +74,9 @@ Json parts_json(const AttentionInput& in, std::size_t l, const Fail& fail) {
     if (has_bias && (in.bias[l][h].dimension() != 2 || in.bias[l][h].shape(0) != n || in.bias[l][h].shape(1) != m))
       fail(where + ": bias " + shape_of(in.bias[l][h]) + " for " + std::to_string(n) + " queries and " + std::to_string(m) +
            " keys");
-    const double scale = in.scale > 0.0 ? in.scale : 1.0 / std::sqrt(double(dk));
+    const double scale = !in.layer_scale.empty() ? in.layer_scale[l]
+                         : in.scale > 0.0        ? in.scale
+                                                 : 1.0 / std::sqrt(double(dk));
     auto bias = [&](std::size_t i, std::size_t j) { return has_bias ? in.bias[l][h](i, j) : 0.0; };
     bool masked = false, biased = false;
     for (std::size_t i = 0; i < n; ++i) {
@@ -131,6 +133,45 @@ Json parts_json(const AttentionInput& in, std::size_t l, const Fail& fail) {
   return parts;
 }
 
+// Layer l's gradients for the gradient view, per head: {"dA": rows, "dS": rows}, in full precision
+// (the page recomputes dS = A (dA - D) from its A and dA and sets it beside this dS). Checked first:
+// a dS that is not the softmax backward of this dA and these weights would teach the wrong rule.
+template <class Fail>
+Json grads_json(const AttentionInput& in, std::size_t l, const Fail& fail) {
+  const std::size_t H = in.heads[l].size(), n = in.queries.size(), m = in.keys.size();
+  if (in.weight_grad[l].size() != H || in.score_grad[l].size() != H)
+    fail("layer '" + in.layers[l] + "': dA and dS for " + std::to_string(in.weight_grad[l].size()) + " and " +
+         std::to_string(in.score_grad[l].size()) + " heads of " + std::to_string(H));
+  auto rows = [](const xt::xarray<double>& a) {
+    Json out = Json::array();
+    for (std::size_t i = 0; i < a.shape(0); ++i) {
+      Json row = Json::array();
+      for (std::size_t j = 0; j < a.shape(1); ++j) row.push_back(a(i, j));
+      out.push_back(std::move(row));
+    }
+    return out;
+  };
+  Json grads = Json::array();
+  for (std::size_t h = 0; h < H; ++h) {
+    const std::string where = "layer '" + in.layers[l] + "', head " + std::to_string(h + 1);
+    const xt::xarray<double>&A = in.heads[l][h], &dA = in.weight_grad[l][h], &dS = in.score_grad[l][h];
+    for (const xt::xarray<double>* g : {&dA, &dS})
+      if (g->dimension() != 2 || g->shape(0) != n || g->shape(1) != m || !xt::all(xt::isfinite(*g)))
+        fail(where + ": " + (g == &dA ? "dA " : "dS ") + shape_of(*g) + " for " + std::to_string(n) + " queries and " +
+             std::to_string(m) + " keys, every value finite");
+    for (std::size_t i = 0; i < n; ++i) {
+      double D = 0.0, top = 0.0;  // D = sum_j A_ij dA_ij; top = max_j |dA_ij|
+      for (std::size_t j = 0; j < m; ++j) D += A(i, j) * dA(i, j), top = std::max(top, std::abs(dA(i, j)));
+      for (std::size_t j = 0; j < m; ++j)
+        if (std::abs(A(i, j) * (dA(i, j) - D) - dS(i, j)) > 1e-6 * top + 1e-9)
+          fail(where + ": A (dA - D) = " + std::to_string(A(i, j) * (dA(i, j) - D)) + " at (" + std::to_string(i) + ", " +
+               std::to_string(j) + "), dS says " + std::to_string(dS(i, j)));
+    }
+    grads.push_back({{"dA", rows(dA)}, {"dS", rows(dS)}});
+  }
+  return grads;
+}
+
 // Every matrix checked against its tokens before anything is written: a page that draws the
 // wrong rows is worse than no page.
 Json input_json(const AttentionInput& in) {
@@ -146,6 +187,16 @@ Json input_json(const AttentionInput& in) {
       fail("queries, keys and bias given for " + std::to_string(in.q.size()) + ", " + std::to_string(in.k.size()) + " and " +
            std::to_string(in.bias.size()) + " layers of " + std::to_string(in.heads.size()));
   }
+  if (!in.layer_scale.empty()) {
+    if (in.layer_scale.size() != in.heads.size())
+      fail(std::to_string(in.layer_scale.size()) + " layer scales for " + std::to_string(in.heads.size()) + " layers");
+    for (double s : in.layer_scale)
+      if (!(std::isfinite(s) && s > 0.0)) fail("a layer scale of " + std::to_string(s) + " (a scale is positive and finite)");
+  }
+  if ((!in.weight_grad.empty() || !in.score_grad.empty()) &&
+      (in.weight_grad.size() != in.heads.size() || in.score_grad.size() != in.heads.size()))
+    fail("dA and dS given for " + std::to_string(in.weight_grad.size()) + " and " + std::to_string(in.score_grad.size()) +
+         " layers of " + std::to_string(in.heads.size()));
   Json layers = Json::array();
   for (std::size_t l = 0; l < in.heads.size(); ++l) {
     if (in.heads[l].empty()) fail("layer '" + in.layers[l] + "' has no heads");
@@ -173,9 +224,19 @@ Json input_json(const AttentionInput& in) {
     }
     layers.push_back({{"name", in.layers[l]}, {"heads", std::move(heads)}});
     if (!in.q.empty()) layers.back()["parts"] = parts_json(in, l, fail);
+    if (!in.weight_grad.empty()) layers.back()["grads"] = grads_json(in, l, fail);
   }
   return {{"name", in.name}, {"queries", in.queries}, {"keys", in.keys}, {"layers", std::move(layers)}};
 }
+
+// The gradient view's heading and note, on a page with gradients only.
+constexpr const char* kGradientSection =
+    "<h2>Gradient view</h2>\n<p class=\"note\">The backward through the softmax for the query and head chosen above "
+    "(click a query in the head view or choose it in the neuron view). For each key: its weight A, the gradient of the "
+    "loss in that weight dA, and dA minus D = \u2211<sub>j</sub> A<sub>j</sub> dA<sub>j</sub>, the row's average of dA "
+    "under its own weights; the gradient in the score is dS = A (dA \u2212 D), worked out here from the A and dA "
+    "shown, and beside it the dS the backward computed. Red: raising that score would raise the loss; blue: lower it. "
+    "A key with no weight (masked) gets dS = 0, whatever its dA.</p>\n<div id=\"gradient-view\"></div>\n";
 
 }  // namespace
 
@@ -183,6 +244,8 @@ std::string explorer_html(const ExplorerPage& page) {
   if (page.inputs.empty()) throw std::invalid_argument("explorer: '" + page.title + "' has no inputs");
   Json inputs = Json::array();
   for (const AttentionInput& in : page.inputs) inputs.push_back(input_json(in));
+  const bool with_gradients = std::any_of(page.inputs.begin(), page.inputs.end(),
+                                          [](const AttentionInput& in) { return !in.weight_grad.empty(); });
   const Json data = {{"query_side", page.query_side}, {"key_side", page.key_side}, {"inputs", std::move(inputs)}};
   // Inline JSON may not close its <script>: "</" is written "<\/", which JSON reads as "</".
   std::string json = data.dump(-1, ' ', false, Json::error_handler_t::replace);  // broken UTF-8 shown as U+FFFD
@@ -202,7 +265,7 @@ std::string explorer_html(const ExplorerPage& page) {
          "sum is q\u00b7k; the score is q\u00b7k times the scale plus any bias, and the softmax of the scores over the "
          "keys is the weight. The products show which dimensions make a key win. Click a query in the head view or "
          "choose it here.</p>\n<div class=\"controls\"><label>Query <select id=\"neuron-query\"></select></label>"
-         "</div>\n<div id=\"neuron-view\"></div>\n"
+         "</div>\n<div id=\"neuron-view\"></div>\n" + (with_gradients ? kGradientSection : "") +
          "<script type=\"application/json\" id=\"attention-data\">" + json + "</script>\n<script>" + explorer_script() +
          "</script>\n</body></html>\n";
 }
@@ -218,7 +281,7 @@ AttentionInput side_by_side(const std::string& name, const std::vector<std::pair
   in.scale = first.scale;
   for (const auto& [model, m] : models) {
     if (m.queries != first.queries || m.keys != first.keys || m.scale != first.scale || m.q.empty() != first.q.empty() ||
-        m.bias.empty() != first.bias.empty())
+        m.bias.empty() != first.bias.empty() || m.layer_scale.empty() != first.layer_scale.empty())
       throw std::invalid_argument("side_by_side: '" + model + "' differs from '" + models.front().first +
                                   "' in its queries, keys, scale or neuron view, for '" + name + "'");
     for (std::size_t l = 0; l < m.layers.size(); ++l) in.layers.push_back(model + ": " + m.layers[l]);
@@ -226,6 +289,7 @@ AttentionInput side_by_side(const std::string& name, const std::vector<std::pair
     in.q.insert(in.q.end(), m.q.begin(), m.q.end());
     in.k.insert(in.k.end(), m.k.begin(), m.k.end());
     in.bias.insert(in.bias.end(), m.bias.begin(), m.bias.end());
+    in.layer_scale.insert(in.layer_scale.end(), m.layer_scale.begin(), m.layer_scale.end());
   }
   return in;
 }

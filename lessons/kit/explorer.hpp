@@ -7,7 +7,9 @@
 //   * model view: every layer by every head as a small heatmap; click one to open it in the head view;
 //   * neuron view (for query-key attention, when the input carries its queries and keys): one
 //     query's score for every key split into its terms, the products q_c k_c of each dimension c
-//     of the head, their sum q . k, the scaled score with its bias, and the softmax weight.
+//     of the head, their sum q . k, the scaled score with its bias, and the softmax weight;
+//   * gradient view (when the input carries a backward's dA and dS: lesson 06): the same query's
+//     row of the softmax backward, each key's A, dA, dA - D and dS = A (dA - D), D = sum_j A_j dA_j.
 //
 // A lesson writes one for its test inputs (the course book embeds it), and `inspect` writes one
 // for the learner's own input.
@@ -35,6 +37,14 @@ struct AttentionInput {
   // Empty q and k: no neuron view for this input; empty bias: no bias and no mask.
   std::vector<std::vector<xt::xarray<double>>> q{}, k{}, bias{};  // ({}: an input written {name, queries, keys, layers, heads} leaves them empty)
   double scale = 0.0;  // 0: 1 / sqrt(d_k)
+  // Optional: one scale per layer, for layers that score at different scales (lesson 04's model with
+  // 1/sqrt(d_k) beside the one without); when given, it is used instead of `scale`.
+  std::vector<double> layer_scale{};
+  // Optional, for the gradient view (lesson 06): [layer][head] the gradient of a loss in the weights,
+  // dA, and in the scores, dS, each (queries, keys), as a backward computed them. The page shows one
+  // query's row: each key's A, dA, the row's D = sum_j A_j dA_j and dS = A (dA - D), recomputed beside
+  // the given dS. Empty: no gradient view.
+  std::vector<std::vector<xt::xarray<double>>> weight_grad{}, score_grad{};
 };
 
 struct ExplorerPage {
@@ -46,7 +56,8 @@ struct ExplorerPage {
 
 // Several models' attention on one input as one input: the layers of each in turn, named
 // "<model>: <layer>", so the head view switches between models like between layers. Their queries,
-// keys and scale must agree, and either all carry the neuron view's queries and keys or none;
+// keys and scale must agree, and either all carry the neuron view's queries and keys or none (and
+// either all their layer_scale or none);
 // std::invalid_argument naming side_by_side otherwise, or for no models.
 AttentionInput side_by_side(const std::string& name, const std::vector<std::pair<std::string, AttentionInput>>& models);
 
@@ -54,8 +65,11 @@ AttentionInput side_by_side(const std::string& name, const std::vector<std::pair
 // when a matrix's shape does not match its tokens, a layer's head count differs from its
 // name count, a weight is not finite or outside [0, 1], or there is no input at all; and, for an
 // input with queries and keys, when they are not given for every layer and head, their shapes do
-// not fit the tokens, a value is not finite (a bias may be -inf), or the softmax of the scores they
-// make differs from the weights by more than 1e-3. The page rounds them to four significant digits.
+// not fit the tokens, a value is not finite (a bias may be -inf), a layer_scale is given but not one
+// positive finite number per layer, or the softmax of the scores they make differs from the weights
+// by more than 1e-3. The page rounds them to four significant digits. For an input with gradients:
+// when dA and dS are not given for every layer and head, not (queries, keys) or not finite, or
+// A (dA - D) differs from dS by more than 1e-6 of the row's largest |dA|, plus 1e-9.
 std::string explorer_html(const ExplorerPage& page);
 
 // explorer_html written to `path` atomically (a temporary name, then renamed).

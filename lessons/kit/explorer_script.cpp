@@ -143,9 +143,11 @@ function diverging(v, top) {  // blue below zero, white at zero, red above, full
   return 'rgb(' + mix(r) + ',' + mix(g) + ',' + mix(b) + ')';
 }
 function cells(values, top, cls, label) {
-  const width = Math.max(3, Math.min(7, Math.floor(160 / values.length)));  // d_k = 32: 5 px a dimension
+  // d_k = 32: 5 px a dimension; beyond 80 (lesson 04's 512) 1 px without the white edge, so that the
+  // scores and weights stay within reach.
+  const width = values.length > 80 ? 1 : Math.max(3, Math.min(7, Math.floor(160 / values.length)));
   return '<td class="' + cls + '">' + values.map((v, c) =>
-    '<span style="width:' + width + 'px;background:' + diverging(v, top) + '" data-value="' + v + '" title="' + label + ' ' + (c + 1) + ': ' +
+    '<span style="width:' + width + 'px;' + (width === 1 ? 'border-right:0;' : '') + 'background:' + diverging(v, top) + '" data-value="' + v + '" title="' + label + ' ' + (c + 1) + ': ' +
     v.toPrecision(4) + '"></span>').join('') + '</td>';
 }
 function fillNeuronQueries() {
@@ -174,6 +176,7 @@ function neuronRows(p, i, keys) {
   return rows;
 }
 function drawNeuronView() {
+  drawGradientView();  // it follows the same query and head
   const inp = data.inputs[state.input], layer = inp.layers[state.layer], box = $('neuron-view');
   $('neuron-query').disabled = !layer.parts;
   if (!layer.parts) {
@@ -196,13 +199,37 @@ function drawNeuronView() {
   s += '<tr class="query-row"><td>query ' + esc(inp.queries[i]) + '</td>' + cells(p.q[i], vecTop, 'vec', 'q') +
        '<td colspan="' + (hasBias ? 6 : 5) + '"></td></tr>';
   rows.forEach((r, j) => {
-    s += '<tr class="key-row' + (j === best ? ' best' : '') + (r.masked ? ' masked' : '') + '" data-key="' + j + '"><td>' +
+    s += '<tr class="key-row' + (j === best && most > 0 ? ' best' : '') + (r.masked ? ' masked' : '') + '" data-key="' + j + '"><td>' +
          esc(r.key) + '</td>' + cells(r.k, vecTop, 'vec', 'k') + cells(r.prod, prodTop, 'prod', 'q\u00b7k term') +
          '<td class="dot" data-value="' + r.dot + '">' + r.dot.toFixed(3) + '</td><td>' + (r.dot * p.scale).toFixed(3) +
          '</td>' + (hasBias ? '<td class="bias">' + biasCell(r) + '</td>' : '') +
          '<td class="score" data-value="' + r.score + '">' + (r.masked ? '\u2212\u221e' : r.score.toFixed(3)) +
          '</td><td class="weight" data-value="' + r.weight + '">' + r.weight.toFixed(3) +
          '<span class="bar" style="width:' + Math.round(most > 0 ? 40 * r.weight / most : 0) + 'px"></span></td></tr>';
+  });
+  box.innerHTML = s + '</table>';
+}
+// Gradient view (pages with gradients: lesson 06): the backward through the softmax for the chosen
+// query, from the page's A and dA: D = sum_j A_j dA_j and dS_j = A_j (dA_j - D), beside the dS the
+// backward computed.
+function drawGradientView() {
+  const box = $('gradient-view');
+  if (!box) return;
+  const inp = data.inputs[state.input], layer = inp.layers[state.layer];
+  if (!layer.grads) { box.innerHTML = '<p class="note">No gradients for ' + esc(layer.name) + ' of this input.</p>'; return; }
+  const h = state.head < 0 ? 0 : state.head, i = state.neuron, g = layer.grads[h], A = layer.heads[h][i], dA = g.dA[i];
+  const D = A.reduce((sum, a, j) => sum + a * dA[j], 0), dS = A.map((a, j) => a * (dA[j] - D));
+  const top = Math.max(...dS.map(Math.abs), ...g.dS[i].map(Math.abs));
+  const cell = (cls, v, style) => '<td class="' + cls + '" data-value="' + v + '"' + (style ? ' style="background:' + style + '"' : '') +
+                                  '>' + v.toFixed(4) + '</td>';
+  let s = '<p>' + esc(layer.name) + ', head ' + (h + 1) + (state.head < 0 ? ' (the first of the overlaid heads)' : '') +
+          ', query <strong>' + esc(inp.queries[i]) + '</strong> (position ' + (i + 1) + '): D = \u2211<sub>j</sub> ' +
+          'A<sub>j</sub> dA<sub>j</sub> = <span id="grad-d" data-value="' + D + '">' + D.toFixed(4) + '</span></p>' +
+          '<table class="neuron gradient"><tr><th>key</th><th>A</th><th>dA</th><th>dA \u2212 D</th>' +
+          '<th>dS = A (dA \u2212 D)</th><th>dS (backward)</th></tr>';
+  inp.keys.forEach((k, j) => {
+    s += '<tr class="grad-row" data-key="' + j + '"><td>' + esc(k) + '</td>' + cell('a', A[j]) + cell('da', dA[j]) +
+         cell('centred', dA[j] - D) + cell('ds', dS[j], diverging(dS[j], top)) + cell('ds-given', g.dS[i][j]) + '</tr>';
   });
   box.innerHTML = s + '</table>';
 }
@@ -238,6 +265,7 @@ table.neuron td.vec span, table.neuron td.prod span { display: inline-block; hei
 #neuron-view { overflow-x: auto; }
 table.neuron tr.best td { font-weight: bold; } table.neuron tr.masked td { color: #aaa; }
 table.neuron tr.query-row td { padding-bottom: 4px; border-bottom: 1px solid #ccc; }
+table.gradient th { padding: 0 6px; }
 table.neuron span.bar { display: inline-block; height: 9px; margin-left: 4px; background: #1f77b4; }
 )CSS";
 

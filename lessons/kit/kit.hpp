@@ -9,7 +9,8 @@
 //                text), recall_training, encoder_tagger, linear_probe, kv_sharing
 //   reading      heads (weight by offset, far, left and right), offset_profile, tagging (scores
 //   attention    per token), alignment_grid, attention_spectra, spectrum, self_attention_input
-//   explorers    explorer (the page) and explorer_script, causal_lm_explorer, recall_explorer
+//   explorers    explorer (the page) and explorer_script, causal_lm_explorer, recall_explorer,
+//                scored_heads (single heads side by side, each at its own scale, with gradients)
 //   timing       timing (interleaved medians, the cost harness), forward_backward_time,
 //                step_profile (op by op, GFLOP/s), generation_speed
 //   models as    model_card (the shared card), transformer_card (GPT, BERT), translation_model,

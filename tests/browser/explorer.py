@@ -5,12 +5,17 @@ hovers a query, and checks that the weights the page then shows are the page's o
 (input, layer, head, query); then the neuron view: a query chosen by clicking it in the head view
 and one chosen in its selector, whose shown products, sums, scores and softmax weights must agree
 with each other, with the page's queries and keys, and with the head view's weights; then clicks a
-model-view thumbnail and checks the head view follows. Any error in the browser's console fails the test.
+model-view thumbnail and checks the head view follows. On a page with gradients (lesson 06), the
+gradient view of every query, chosen by clicking it in the head view: its A, dA and given dS must be
+the page's data, its D and dS = A (dA - D) must be worked out from them, and agree with the given dS.
+Any error in the browser's console fails the test.
 
-  tests/browser/explorer.py [--neuron] PAGE.html
+  tests/browser/explorer.py [--neuron] [--gradient] PAGE.html
 
 --neuron: the page must have the queries and keys for the neuron view (query-key attention);
 without it, a page that has none must say so in the neuron view.
+--gradient: the page must have gradients for the gradient view; without it, a page that has none
+must have no gradient view.
 """
 import json
 import math
@@ -91,8 +96,10 @@ def check_neuron_query(driver, where, part, keys, weights, shown_weights, q):
         if shown_weights is not None and abs(p - shown_weights[j]) > 2.5e-3:
             fail(f"{where}, query {q}, key {j}: the softmax of the shown scores is {p}, the readout shows {shown_weights[j]}")
     best = max(range(len(soft)), key=lambda j: soft[j])
-    if not view["rows"][best]["best"]:
+    if soft[best] > 0 and not view["rows"][best]["best"]:
         fail(f"{where}, query {q}: the key with the most weight ({best}) is not marked")
+    if soft[best] == 0 and any(row["best"] for row in view["rows"]):
+        fail(f"{where}, query {q}: a query that sees no key has a key marked as its most weighted")
     return products
 
 
@@ -135,7 +142,60 @@ def check_neuron_view(driver, inputs, i, layer, head, expect):
             "match the data and the head view")
 
 
-def main(page, expect_neuron):
+READ_GRADIENT = """
+const value = (r, cls) => r.querySelector('td.' + cls).dataset.value;
+return { d: document.getElementById('grad-d').dataset.value,
+  rows: [...document.querySelectorAll('#gradient-view tr.grad-row')].map((r) => ({ key: r.dataset.key,
+    a: value(r, 'a'), da: value(r, 'da'), ds: value(r, 'ds'), given: value(r, 'ds-given') })) };
+"""
+
+
+def check_gradient_view(driver, inputs, i, layer, head, expect):
+    """Click every query of the head view and check the gradient view against the page's data."""
+    data_layer = inputs[i]["layers"][layer]
+    where = f"gradient view, input {i}, layer {layer}, head {head}"
+    if not any("grads" in l for inp in inputs for l in inp["layers"]):
+        if expect:
+            fail("the page has no gradients (--gradient)")
+        if driver.find_elements(By.ID, "gradient-view"):
+            fail("a page without gradients shows a gradient view")
+        return "no gradient view (no gradients)"
+    if "grads" not in data_layer:
+        fail(f"{where}: the page has gradients, but not for the layer the test chose")
+    Select(driver.find_element(By.ID, "head")).select_by_value(str(head))
+    weights, grads = data_layer["heads"][head], data_layer["grads"][head]
+    close = lambda a, b, tol=1e-12: abs(a - b) <= tol * (1 + abs(b))
+    checked = 0
+    for q in range(len(inputs[i]["queries"])):
+        ActionChains(driver).move_to_element(
+            driver.find_element(By.CSS_SELECTOR, f'#head-view text.query[data-query="{q}"]')).click().perform()
+        if "parts" in data_layer:  # the neuron view follows the same click: every query of it, a fully masked one too
+            check_neuron_query(driver, where, data_layer["parts"][head], inputs[i]["keys"], weights, None, q)
+        view = driver.execute_script(READ_GRADIENT)
+        rows = view["rows"]
+        if len(rows) != len(inputs[i]["keys"]):
+            fail(f"{where}, query {q}: {len(rows)} rows for {len(inputs[i]['keys'])} keys")
+        a = [float(r["a"]) for r in rows]
+        da = [float(r["da"]) for r in rows]
+        if a != weights[q] or da != grads["dA"][q] or [float(r["given"]) for r in rows] != grads["dS"][q]:
+            fail(f"{where}, query {q}: A, dA or the given dS shown are not the page's data")
+        D = float(view["d"])
+        if not close(D, sum(x * y for x, y in zip(a, da))):
+            fail(f"{where}, query {q}: D shown {D}, sum of A dA {sum(x * y for x, y in zip(a, da))}")
+        top = max(abs(x) for x in da)
+        for j, r in enumerate(rows):
+            ds = float(r["ds"])
+            if not close(ds, a[j] * (da[j] - D)):
+                fail(f"{where}, query {q}, key {j}: dS shown {ds}, A (dA - D) = {a[j] * (da[j] - D)}")
+            if abs(ds - grads["dS"][q][j]) > 1e-5 * (1 + top):
+                fail(f"{where}, query {q}, key {j}: the page's dS {ds} is not the backward's {grads['dS'][q][j]}")
+            if a[j] == 0 and ds != 0:
+                fail(f"{where}, query {q}, key {j}: a key with no weight has dS {ds}")
+            checked += 1
+    return f"gradient view: {checked} dS entries of {len(inputs[i]['queries'])} queries worked out from A and dA, as the backward's"
+
+
+def main(page, expect_neuron, expect_gradient):
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1200,1400"):
@@ -180,6 +240,7 @@ def main(page, expect_neuron):
                 fail(f"hovering query {q} left {len(lines)} lines for {len(inputs[i]['keys'])} keys")
 
         neuron = check_neuron_view(driver, inputs, i, layer, head, expect_neuron)
+        gradient = check_gradient_view(driver, inputs, i, layer, head, expect_gradient)
 
         # The model view: a thumbnail per (layer, head); clicking the first opens it above.
         thumbs = driver.find_elements(By.CSS_SELECTOR, "#model-view canvas")
@@ -195,16 +256,16 @@ def main(page, expect_neuron):
         if errors:
             fail("console errors: " + "; ".join(e["message"] for e in errors))
         print(f"explorer test: {checked} weights read off the page after hovering match its data; "
-              f"{expected} thumbnails; {neuron}; no console errors")
+              f"{expected} thumbnails; {neuron}; {gradient}; no console errors")
     finally:
         driver.quit()
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    neuron = "--neuron" in args
-    args = [a for a in args if a != "--neuron"]
+    neuron, gradient = "--neuron" in args, "--gradient" in args
+    args = [a for a in args if a not in ("--neuron", "--gradient")]
     if len(args) != 1 or args[0].startswith("-"):
-        print("usage: tests/browser/explorer.py [--neuron] PAGE.html", file=sys.stderr)
+        print("usage: tests/browser/explorer.py [--neuron] [--gradient] PAGE.html", file=sys.stderr)
         sys.exit(2)
-    main(args[0], neuron)
+    main(args[0], neuron, gradient)

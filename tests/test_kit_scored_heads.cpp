@@ -1,0 +1,89 @@
+// Single-head attentions side by side in the explorer, each at its own scale (lessons/kit/scored_heads.hpp,
+// AttentionInput::layer_scale): the page carries each layer's scale and the causal mask, the
+// weights are checked against the softmax at that layer's scale, and bad inputs are refused.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "lessons/kit/explorer.hpp"
+#include "lessons/kit/scored_heads.hpp"
+#include "tests/helpers.hpp"
+
+using namespace attnlab;
+using namespace attnlab::lessons;
+using attnlab::testing::contains;
+using attnlab::testing::error_of;
+
+namespace {
+
+// Two tokens, d_k = 2, q = k = rows of the identity, so q_i . k_j = [i == j]; causal: query 1
+// sees key 1 only, query 2 both: its weights softmax(scale, 0).
+ScoredHead head(const std::string& name, double scale, double weights_scale) {
+  const double e = std::exp(weights_scale);
+  const xt::xarray<double> eye{{1.0, 0.0}, {0.0, 1.0}};
+  return {name, xt::xarray<double>{{1.0, 0.0}, {1.0 / (1.0 + e), e / (1.0 + e)}}, eye, eye, scale, true};
+}
+
+}  // namespace
+
+TEST_CASE("scored_heads_input: a layer per head, each with its own scale and the causal mask") {
+  const AttentionInput in = scored_heads_input("two", {"a", "b"}, {"a", "b"},
+                                               {head("unscaled", 1.0, 1.0), head("scaled", 0.0, 1.0 / std::sqrt(2.0))});
+  CHECK(in.layers == std::vector<std::string>{"unscaled", "scaled"});
+  CHECK(in.layer_scale == std::vector<double>{1.0, 1.0 / std::sqrt(2.0)});  // 0: 1 / sqrt(d_k)
+  REQUIRE(in.bias.size() == 2);
+  CHECK(std::isinf(in.bias[1][0](0, 1)));
+  CHECK(in.bias[1][0](1, 0) == 0.0);
+  const std::string html = explorer_html({"Two", "queries", "keys", "", {in}});
+  CHECK(contains(html, "\"scale\":1.0,\"allowed\":[\"10\",\"11\"]"));
+  CHECK(contains(html, "\"scale\":0.7071067811865475,\"allowed\":[\"10\",\"11\"]"));
+
+  // Weights made at the other layer's scale: the neuron view would explain other weights.
+  const AttentionInput swapped = scored_heads_input("swapped", {"a", "b"}, {"a", "b"}, {head("unscaled", 1.0, 0.5)});
+  CHECK(contains(error_of<std::invalid_argument>([&] { explorer_html({"S", "queries", "keys", "", {swapped}}); }),
+                 "explorer: input 'swapped': layer 'unscaled', head 1: the softmax of q.k * scale + bias gives"));
+  CHECK(error_of<std::invalid_argument>([&] { scored_heads_input("none", {"a"}, {"a"}, {}); }) == "scored_heads_input: no heads for 'none'");
+  CHECK(error_of<std::invalid_argument>([&] { scored_heads_input("short", {"a"}, {"a", "b"}, {head("h", 1.0, 1.0)}); }) ==
+        "scored_heads_input: 'short', head 'h': weights (2,2) for 1 queries and 2 keys");
+}
+
+TEST_CASE("layer_scale: one positive scale per layer, carried by side_by_side") {
+  AttentionInput in = scored_heads_input("two", {"a", "b"}, {"a", "b"}, {head("A", 1.0, 1.0), head("B", 2.0, 2.0)});
+  AttentionInput wrong = in;
+  wrong.layer_scale.pop_back();
+  CHECK(error_of<std::invalid_argument>([&] { explorer_html({"W", "q", "k", "", {wrong}}); }) == "explorer: input 'two': 1 layer scales for 2 layers");
+  wrong = in;
+  wrong.layer_scale[1] = 0.0;
+  CHECK(contains(error_of<std::invalid_argument>([&] { explorer_html({"W", "q", "k", "", {wrong}}); }),
+                 "explorer: input 'two': a layer scale of 0.000000 (a scale is positive and finite)"));
+  const AttentionInput both = side_by_side("both", {{"first", in}, {"second", in}});
+  CHECK(both.layer_scale == std::vector<double>{1.0, 2.0, 1.0, 2.0});
+  CHECK(contains(explorer_html({"Both", "q", "k", "", {both}}), "\"scale\":2.0"));
+  AttentionInput one_scale = in;
+  one_scale.layer_scale.clear(), one_scale.scale = 1.0;
+  CHECK(contains(error_of<std::invalid_argument>([&] { side_by_side("mixed", {{"first", in}, {"second", one_scale}}); }),
+                 "side_by_side: 'second' differs from 'first'"));
+}
+
+TEST_CASE("scored_heads_input: a mask of any shape of hidden keys, and the gradient view's dA and dS") {
+  // One query, two keys, the second hidden: A = (1, 0) whatever the scores; dA = (2, 5), D = 2, dS = (0, 0).
+  ScoredHead h{"masked", xt::xarray<double>{{1.0, 0.0}}, xt::xarray<double>{{1.0, 0.0}}, xt::xarray<double>{{1.0, 0.0}, {3.0, 1.0}}};
+  h.allowed = Mask{{true, false}};
+  h.weight_grad = xt::xarray<double>{{2.0, 5.0}}, h.score_grad = xt::xarray<double>{{0.0, 0.0}};
+  const AttentionInput in = scored_heads_input("m", {"x"}, {"a", "b"}, {h});
+  CHECK(std::isinf(in.bias[0][0](0, 1)));
+  CHECK(in.bias[0][0](0, 0) == 0.0);
+  REQUIRE(in.weight_grad.size() == 1);
+  CHECK(contains(explorer_html({"M", "queries", "keys", "", {in}}), "\"grads\":[{\"dA\":[[2.0,5.0]],\"dS\":[[0.0,0.0]]}]"));
+
+  ScoredHead plain = h;
+  plain.weight_grad = {}, plain.score_grad = {};
+  CHECK(scored_heads_input("m", {"x"}, {"a", "b"}, {plain}).weight_grad.empty());
+  CHECK(error_of<std::invalid_argument>([&] { scored_heads_input("half", {"x"}, {"a", "b"}, {h, plain}); }) ==
+        "scored_heads_input: 'half': gradients for 1 of 2 heads (every head or none)");
+  ScoredHead bad = h;
+  bad.allowed = xt::ones<bool>({1, 1});
+  CHECK(error_of<std::invalid_argument>([&] { scored_heads_input("m", {"x"}, {"a", "b"}, {bad}); }) ==
+        "scored_heads_input: 'm', head 'masked': mask (1,1) for 1 queries and 2 keys");
+}
