@@ -186,6 +186,7 @@ Compared compare_on_longer(const TranslationPlan& p, const Task& t, const Models
     if (i > 0) {  // a Transformer: BLEU on the longer sentences by epoch, and its alignment of them
       const std::vector<double>& b = c.history->validation_of("bleu_longer");
       by_epoch.push_back(curve(c.name, b));
+      by_epoch.back().color = plots::series_color(i);  // each model's color in the figure of BLEU by length
       at_k = fixed(b[at], 3);
       metric("bleu_longer_equal_epochs_" + c.key, b[at]);
       metric("bleu_longer_last_gain_" + c.key, gain_of[c.key] = b.size() > 1 ? b.back() - b[b.size() - 2] : b.back());
@@ -326,22 +327,25 @@ void what_is_left(const TranslationPlan& p, const Models& m, const Compared& c, 
                            "writing on its own it scores ", fixed(best, 3), " against the GRU's ", fixed(gru, 3),
                            ": no gap in free-running decoding to explain."),
          Expect::either_way});
+  // The GRU's lead (negative: the Transformer ahead), over the longer split and at its longest sentences.
+  auto lead = [](double x) {
+    return x >= 0 ? text("the GRU ahead by ", fixed(x, 3)) : text("the Transformer ahead by ", fixed(-x, 3));
+  };
+  const std::string leads = text(lead(gru - best), " BLEU over the whole longer split, ", lead(gru_longest - longest),
+                                 " on ", kLongestBucket, " and 15 words");
   claim({"gap_grows_with_length", "gap_to_gru_longest > gap_to_gru",
-         text("The gap widens with length: ", fixed(gru - best, 3), " BLEU over the whole longer split, ",
-              fixed(gru_longest - longest, 3), " on ", kLongestBucket, " and 15 words, the distances farthest from "
-              "any seen in training."),
-         text("The gap does not widen at the longest sentences: ", fixed(gru - best, 3), " BLEU over the whole longer "
-              "split, ", fixed(gru_longest - longest, 3), " on ", kLongestBucket, " and 15 words."),
-         Expect::either_way});
+         "The GRU gains on it with length: " + leads + ", the distances farthest from any seen in training.",
+         "The GRU does not gain on it at the longest sentences: " + leads + ".", Expect::either_way});
+  const std::string more = gru > best ? "close more of the gap" : "widen its lead";
   claim({"still_rising", "bleu_longer_last_gain_best_positions > 0.01",
          text("Its BLEU on the longer sentences was still rising in the last of its ", epochs_with_distances,
-              " epochs (+", fixed(gain, 3), "): more training could close more of the gap."),
+              " epochs (+", fixed(gain, 3), "): more training could ", more, "."),
          text("Its BLEU on the longer sentences no longer rose in its last epoch (", fixed(gain, 3), "): more epochs "
-              "of the same would not close the gap."),
+              "of the same would not ", more, "."),
          Expect::either_way});
   say("The GRU needs no positions at all: it applies the same step once more for every extra word, and its "
       "attention reads the encoder's states by content. Every Transformer here must be told where a word is, and ",
-      p.epochs, " epochs of sentences up to ", kMaxTrainWords, " words are all it learns that from.");
+      epochs_with_distances, " epochs of sentences up to ", kMaxTrainWords, " words are all it learns that from.");
 }
 
 }  // namespace
