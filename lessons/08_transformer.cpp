@@ -4,23 +4,21 @@
 // self-attention in the encoder, masked self-attention and cross-attention in the decoder, the
 // Noam learning-rate schedule and label smoothing. The task is a toy translation whose target
 // language puts the words in another order, where the true word alignment of every sentence is
-// known. Four questions, each answered by a measurement: does attention remove the fixed-vector
+// known. Three questions, each answered by a measurement: does attention remove the fixed-vector
 // bottleneck of a recurrent encoder-decoder (BLEU by sentence length, sentences longer than any
 // trained on included)? What does beam search buy over greedy decoding? Do the decoder's
-// cross-attention heads find the true alignment, and which ones? Do positions given as distances
-// (T5's relative bias, RoPE) carry the Transformer past the training lengths where the sinusoidal
-// ones fail? (What label smoothing, the place of the layer norm and the warm-up change is lesson 09.)
+// cross-attention heads find the true alignment, and which ones? (Which positions carry the
+// Transformer past the training lengths is lesson 19; what label smoothing, the place of the layer
+// norm and the warm-up change is lesson 09.)
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
 
-#include <xtensor/xview.hpp>
-
 #include "lessons/kit/alignment_grid.hpp"
 #include "lessons/kit/kit.hpp"
-#include "lessons/kit/seq2seq.hpp"
 #include "lessons/kit/translation_model.hpp"
+#include "lessons/kit/translation_setup.hpp"
 #include "lessons/kit/translators.hpp"
 #include "nn/data/translation_task.hpp"
 #include "nn/parameter_blocks.hpp"
@@ -38,55 +36,14 @@ using nn::bleu_of;
 using nn::mean_words;
 using Transformer = nn::Seq2SeqTransformer<float>;
 
-// Training sentences have at most kMaxTrainWords source words; the length split holds the longer
-// ones the grammar makes (up to 15 words), which no model sees in training.
-constexpr std::size_t kMaxTrainWords = 10;
-constexpr std::size_t kLongestBucket = 14;  // BLEU by length: 14 and 15 words share one point (15 is rare)
-
-// The task's and the models' sizes; how each model trains is its Recipe (transformer_recipe, gru_recipe).
-struct Plan {
-  std::size_t sentences, per_long_length;  // generated; kept per length in the length split
-  std::size_t words_per_class;             // 0: the whole lexicon; quick: a smaller vocabulary
-  std::size_t d_model = 64, heads = 4, d_ff = 128, layers = 2;
-  std::size_t gru_hidden = 64;             // embedding, encoder and decoder states, attention width
-  int epochs;                              // every model: the same epochs of the same batches
-  std::size_t batch;
-  long warmup;                             // Noam warm-up steps
-  std::size_t beam_sentences;              // per split, for the beam-width sweep
-  int position_epochs;                     // each Transformer of section 6 (quick: fewer, its 30 seconds)
-};
-
-Plan make_plan() {
-  Plan p;
-  p.sentences = full_or_quick<std::size_t>(30000, 4000);
-  p.per_long_length = full_or_quick<std::size_t>(150, 40);
-  p.words_per_class = full_or_quick<std::size_t>(0, 10);
-  p.epochs = epochs(5, 8);
-  p.batch = full_or_quick<std::size_t>(64, 32);
-  p.warmup = full_or_quick<long>(400, 300);
-  p.beam_sentences = full_or_quick<std::size_t>(150, 30);
-  p.position_epochs = std::min(p.epochs, full_or_quick(p.epochs, 3));
-  config({{"positional_method", nn::positional_name(nn::Positional::Sinusoidal)}, {"position_epochs", p.position_epochs}});
-  config({{"sentences_generated", p.sentences}, {"words_per_class", p.words_per_class},
-          {"max_train_words", kMaxTrainWords}, {"d_model", p.d_model}, {"heads", p.heads}, {"d_ff", p.d_ff},
-          {"layers", p.layers}, {"gru_hidden", p.gru_hidden}, {"epochs", p.epochs}, {"batch", p.batch},
-          {"warmup", p.warmup}});
-  return p;
-}
+using Plan = TranslationPlan;  // the task's and the models' sizes, shared with lesson 19
 
 // ---------------------------------------------------------------------------------------------
 // 1. The task.
 
 using Task = data::TranslationTask;
 
-data::TranslationTaskOptions task_options(const Plan& plan) {  // also on the model card: the splits again
-  data::TranslationTaskOptions o;
-  o.sentences = plan.sentences, o.max_train_words = kMaxTrainWords, o.per_long_length = plan.per_long_length;
-  o.words_per_class = plan.words_per_class, o.sample_seed = seed() + 1, o.split_seed = seed() + 2;
-  return o;
-}
-
-Task make_task(const Plan& plan) { return data::make_translation_task(task_options(plan)); }
+Task make_task(const Plan& plan) { return data::make_translation_task(translation_task_options(plan)); }
 
 void the_task(const Task& t) {
   say("The source language is English-like: subject, verb, object, an optional prepositional phrase, adjectives "
@@ -124,39 +81,6 @@ void the_task(const Task& t) {
 // ---------------------------------------------------------------------------------------------
 // 2. The Transformer.
 
-nn::Seq2SeqConfig transformer_config(const Plan& p, const Task& t) {
-  nn::Seq2SeqConfig c;
-  c.src_vocab = t.source_vocab.size();
-  c.tgt_vocab = t.target_vocab.size();
-  c.encoder_layers = c.decoder_layers = p.layers;
-  c.layer = nn::LayerConfig{p.d_model, p.heads, p.d_ff, 0.1, /*pre_norm=*/false, nn::Activation::ReLU, 1e-5};
-  c.pad_id = data::Vocab::pad;
-  return c;
-}
-
-// The paper's: Adam (beta2 0.98, eps 1e-9), the Noam schedule with its peak d^-1/2 warmup^-1/2 at
-// the end of the warm-up, gradients clipped at norm 1, label smoothing 0.1 (in the loss).
-constexpr double kSmoothing = 0.1;
-
-Recipe transformer_recipe(const Plan& p) {
-  Recipe r;
-  r.label = "Transformer";
-  r.epochs = p.epochs, r.batch = p.batch, r.seed = seed() + 4;
-  r.lr = 1.0 / std::sqrt(double(p.d_model) * double(p.warmup));
-  r.beta2 = 0.98, r.eps = 1e-9;
-  r.warmup = double(p.warmup), r.decay = Decay::inverse_sqrt, r.clip = 1.0;
-  r.checkpoint = "transformer.npz";  // with transformer.json (write_transformer_card): what `inspect translate` runs
-  return r;
-}
-
-// Every Transformer of the lesson trains so: the smoothed loss, the held-out loss after each epoch
-// (train_translation) and the BLEU of its greedy translations of the longer sentences (measured,
-// never used to choose anything).
-History train_transformer(Transformer& m, const Task& task, Recipe r) {
-  r.validate = [&] { return Scores{{"bleu_longer", nn::bleu_of(nn::translate(m, task.longer_ids), task.longer_ids)}}; };
-  return train_translation(m, task, r, kSmoothing);
-}
-
 void the_architecture(const Plan& p, const Task& t, const Transformer& m) {
   say("The encoder embeds each source word (times $\\sqrt{d}$, plus the sinusoidal position of lesson 05) and runs ",
       p.layers, " layers of multi-head self-attention and a feed-forward network, each in a residual connection "
@@ -189,7 +113,7 @@ void the_schedule(const Plan& p, const Task& t, const Recipe& r, const History& 
                           "learning rate"};
   save_figure(line_figure({curve("learning rate of each step", h.lr)}, style), "noam_schedule",
               "The learning rate of every training step of the Transformer below.");
-  const double V = double(t.target_vocab.size()), eps = kSmoothing;
+  const double V = double(t.target_vocab.size()), eps = kLabelSmoothing;
   const double q_true = 1 - eps + eps / V, q_other = eps / V;
   const double floor = -q_true * std::log(q_true) - (V - 1) * q_other * std::log(q_other);
   say("Label smoothing $\\varepsilon = 0.1$ (Szegedy et al. 2016): the target of every word is $q = (1 - \\varepsilon)"
@@ -232,30 +156,6 @@ void the_training(const History& h) {
 
 // ---------------------------------------------------------------------------------------------
 // 3. The bottleneck, measured.
-
-// BLEU by source length of every curve in `series` (the Translators' bleu_by_length), with the
-// longest training sentence marked: the figure of sections 3 and 6.
-void bleu_by_length_figure(std::vector<plots::Series> series, const std::string& title, const std::string& stem,
-                           const std::string& caption) {
-  lessons::save_bleu_by_length(std::move(series), double(kMaxTrainWords) + 0.5,
-                               {title, text("source words (the last point: ", kLongestBucket, " and 15)"), "corpus BLEU"},
-                               stem, caption);
-}
-
-Translator train_gru(const Plan& p, const Task& t, const std::string& score, const std::string& name,
-                     const std::string& key, std::unique_ptr<nn::rnn::Seq2Seq>& model, History& h) {
-  nn::rnn::Seq2SeqConfig c;
-  c.style = nn::rnn::DecoderStyle::Bahdanau;
-  c.score = score;
-  c.embed = c.encoder_hidden = c.decoder_hidden = c.attention_hidden = p.gru_hidden;
-  Generator gen(seed() + 5);
-  model = std::make_unique<nn::rnn::Seq2Seq>(c, t.source_vocab.size(), t.target_vocab.size(), gen);
-  Recipe r;
-  r.label = name, r.epochs = p.epochs, r.batch = p.batch, r.seed = seed() + 4;
-  r.lr = 3e-3, r.decay = Decay::constant;
-  h = train_seq2seq(*model, t, r);
-  return translator(name, key, *model, h, t);
-}
 
 void the_bottleneck(const Plan& p, const Task& t, const std::vector<Translator>& models) {
   std::vector<plots::Series> series;
@@ -311,7 +211,7 @@ void the_bottleneck(const Plan& p, const Task& t, const std::vector<Translator>&
          text("On sentences longer than any trained on, the Transformer scores ", fixed(on_longer["transformer"], 3),
               ", not below the GRU with attention (", fixed(on_longer["gru_attention"], 3), lengths),
          Expect::full_run});
-  bleu_by_length_figure(series, "BLEU by source length (held-out: test up to 10 words, longer split after)",
+  save_translation_bleu_by_length(series, "BLEU by source length (held-out: test up to 10 words, longer split after)",
                         "bleu_by_length",
                         "BLEU of held-out sentences grouped by their length, for the GRU without attention, the GRU "
                         "with additive attention and the Transformer. Right of the dashed line: lengths no model saw "
@@ -324,10 +224,11 @@ void the_bottleneck(const Plan& p, const Task& t, const std::vector<Translator>&
 constexpr std::size_t kWidest = 8;
 const std::vector<double> kAlphas = {0.0, 1.0};
 
-void decoding(const Plan& p, const Task& t, Transformer& m) {
+void decoding(const Task& t, Transformer& m) {
   std::vector<std::size_t> test_rows, longer_rows;
-  const data::EncodedPairs test = nn::spread_evenly(t.test, p.beam_sentences, &test_rows),
-                           longer = nn::spread_evenly(t.longer_ids, p.beam_sentences, &longer_rows);
+  const std::size_t per_split = full_or_quick<std::size_t>(150, 30);  // one at a time: beam search is slow
+  const data::EncodedPairs test = nn::spread_evenly(t.test, per_split, &test_rows),
+                           longer = nn::spread_evenly(t.longer_ids, per_split, &longer_rows);
   say("Greedy decoding writes the most likely next word at every step. Beam search keeps the $k$ most likely prefixes "
       "instead, so a word that looks worse now can win later. A hypothesis $y$ is ranked by $\\log p(y) / |y|^\\alpha$: "
       "with $\\alpha = 0$ every extra word costs $\\log p < 0$ and short outputs are favoured; $\\alpha = 1$ ranks by "
@@ -466,172 +367,6 @@ void explore(Transformer& m, const Task& t) {
                 "(build/bin/inspect translate makes one for a sentence of your own)");
 }
 
-// ---------------------------------------------------------------------------------------------
-// 6. Positions that extrapolate.
-
-struct Variant {
-  nn::Positional method;
-  std::string name, key;
-};
-const std::vector<Variant> kVariants = {{nn::Positional::RelativeBias, "Transformer, T5 relative bias", "relative"},
-                                        {nn::Positional::Rotary, "Transformer, RoPE", "rope"}};
-
-// The Transformers of section 6 (the sinusoidal one of section 2 first) and, to compare them with,
-// the GRU with attention: all[0] the GRU, all[i + 1] transformers[i].
-struct Positioned {
-  std::vector<std::unique_ptr<Transformer>> trained;  // the ones trained here
-  std::vector<History> histories;
-  std::vector<Transformer*> transformers;
-  std::vector<Translator> all;
-};
-
-Positioned train_with_positions(const Plan& p, const Task& t, Transformer& sinusoidal,
-                                const std::vector<Translator>& earlier) {
-  say("Section 3 left the Transformer below the GRU with attention on sentences longer than any it trained on. Its "
-      "positions are absolute: word $p$ has the sinusoid of $p$ added to its embedding, and past ", kMaxTrainWords,
-      " words these are inputs no layer was trained on. The methods of lesson 05 that extrapolate put only distances "
-      "into attention: T5's relative bias adds a learned $b_h(\\mathrm{bucket}(j - i))$ to every score (one table for "
-      "the encoder, both directions, one for the decoder's own past), RoPE rotates each query and key by its "
-      "position so that $q_i^\\top k_j$ depends on $j - i$ alone. No embedding "
-      "carries a position, and the cross-attention has none (as in T5): the decoder finds the source word it needs by "
-      "what the encoder wrote there. Each is the same Transformer (sizes, recipe, batches, first draw) with only its "
-      "positions changed, trained for ", p.position_epochs, " epochs (the sinusoidal one: ", p.epochs, "; ALiBi, lesson "
-      "05's third such method, is left out for the lesson's 10-minute budget). Every Transformer's greedy BLEU on the "
-      "longer sentences was measured after each epoch, so that the comparison is also one at equal training.");
-  Positioned out{{}, std::vector<History>(kVariants.size()), {&sinusoidal}, {earlier[1], earlier[2]}};
-  out.all[1].name = "Transformer, sinusoidal";
-  for (std::size_t i = 0; i < kVariants.size(); ++i) {
-    nn::Seq2SeqConfig c = transformer_config(p, t);
-    c.positional = kVariants[i].method;
-    Generator gen(seed() + 3);
-    Transformer& m = *out.trained.emplace_back(std::make_unique<Transformer>(c, gen));
-    Recipe r = transformer_recipe(p);
-    r.label = kVariants[i].name, r.epochs = p.position_epochs;
-    out.histories[i] = train_transformer(m, t, r);
-    out.transformers.push_back(&m);
-    out.all.push_back(translator(kVariants[i].name, kVariants[i].key, m, out.histories[i], t));
-  }
-  return out;
-}
-
-// Each Transformer's best-aligning head of its last decoder layer on the longer split, and its AER.
-struct LastLayerHead {
-  std::size_t head;
-  double aer;
-};
-
-std::vector<LastLayerHead> compare_on_longer(const Plan& p, const Task& t, const Positioned& m) {
-  const std::vector<Translator>& all = m.all;
-  const std::vector<Mask> truths = nn::true_alignments(t.longer);
-  std::vector<plots::Series> series, by_epoch;
-  std::vector<std::vector<std::string>> rows;
-  std::vector<LastLayerHead> heads;
-  std::map<std::string, double> longer, cut, aer_of, gain_of;
-  std::size_t best = 2;  // of all
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const Translator& c = all[i];
-    const nn::LengthScores ll = nn::score_by_length(c.longer, t.longer_ids, kLongestBucket);
-    series.push_back(bleu_by_length(c, t, kLongestBucket));
-    longer[c.key] = bleu_of(c.longer, t.longer_ids), cut[c.key] = ll.cut_short;
-    if (i > 2 && longer[c.key] > longer[all[best].key]) best = i;
-    metric("bleu_longer_" + c.key, longer[c.key]);
-    metric("cut_short_" + c.key, ll.cut_short);
-    if (i >= 2) metric("bleu_test_" + c.key, bleu_of(c.test, t.test));
-    std::string at_k = "", aer = "";
-    if (i > 0) {  // a Transformer: BLEU on the longer sentences by epoch, and its alignment of them
-      const std::vector<double>& b = c.history->validation_of("bleu_longer");
-      by_epoch.push_back(curve(c.name, b));
-      at_k = fixed(b[std::size_t(p.position_epochs) - 1], 3);
-      metric("bleu_longer_equal_epochs_" + c.key, b[std::size_t(p.position_epochs) - 1]);
-      metric("bleu_longer_last_gain_" + c.key, gain_of[c.key] = b.size() > 1 ? b.back() - b[b.size() - 2] : b.back());
-      const auto [head, error] = nn::score_heads_as_aligners(*m.transformers[i - 1], t.longer_ids, truths).best_in_layer(p.layers - 1);
-      heads.push_back({head, error}), aer = fixed(error, 3);
-      metric("aer_longer_" + c.key, aer_of[c.key] = error);
-    }
-    rows.push_back(row(c.name, c.history->epoch_loss.size(), fixed(bleu_of(c.test, t.test), 3), at_k, fixed(longer[c.key], 3),
-                       percent(ll.cut_short, 0), fixed(ll.mean_words, 2), aer));
-  }
-  const std::string b = all[best].key, best_name = all[best].name;
-  const std::string trained_for = p.position_epochs == p.epochs ? text(" (both after ", p.epochs, " epochs)")
-                                                                : text(" (", p.position_epochs, " epochs against ", p.epochs, ")");
-  metric("bleu_longer_best_positions", longer[b]);
-  metric("cut_short_best_positions", cut[b]);
-  metric("aer_longer_best_positions", aer_of[b]);
-  metric("bleu_longer_last_gain_best_positions", gain_of[b]);
-  say("Greedy decoding as in section 3. Cut short: a translation of a longer sentence with fewer words than its "
-      "reference (the references have ", fixed(mean_words(t.longer_ids.target), 2), " words on average). AER: the best "
-      "cross-attention head of the last decoder layer on the longer sentences, teacher-forced on their references, "
-      "as in section 5: whether the model still finds the source word to translate when it is given the right prefix. "
-      "The claims below name the better of the two methods on these very sentences: a choice made on the scores it "
-      "reports, so read its number as the best this run offers, and each method's row as its own result.");
-  table({"model", "epochs", "BLEU test", text("BLEU longer after ", p.position_epochs, " epochs"), "BLEU longer",
-         "cut short", "mean output words, longer", "AER longer (best last-layer head)"}, rows);
-  claim({"relative_positions_extrapolate", "bleu_longer_best_positions > bleu_longer_transformer + 0.05",
-         text("With positions as distances the Transformer extrapolates: the best, ", best_name, ", scores ",
-              fixed(longer[b], 3), " BLEU on the longer sentences against the sinusoidal one's ",
-              fixed(longer["transformer"], 3), trained_for, "; ", percent(cut[b], 0), " of its translations stop short, against ", percent(cut["transformer"], 0), "."),
-         text("No positional method here extrapolates clearly better than the sinusoidal one: the best, ", best_name,
-              ", scores ", fixed(longer[b], 3), " BLEU on the longer sentences against ", fixed(longer["transformer"], 3), "."),
-         Expect::full_run});
-  claim({"a_transformer_matches_the_gru", "bleu_longer_best_positions >= bleu_longer_gru_attention - 0.02",
-         text(best_name, " matches or passes the GRU with attention on 11 to 15 words: ", fixed(longer[b], 3),
-              " against ", fixed(longer["gru_attention"], 3), "."),
-         text("No Transformer here reaches the GRU with attention on 11 to 15 words: the best, ", best_name, ", scores ",
-              fixed(longer[b], 3), " against ", fixed(longer["gru_attention"], 3), "."),
-         Expect::either_way});
-  claim({"alignment_survives_with_distances", "aer_longer_best_positions < aer_longer_transformer",
-         text("Teacher-forced on the references, the best head of ", best_name, " still links the words of the longer "
-              "sentences (AER ", fixed(aer_of[b], 3), ") better than the sinusoidal model's (", fixed(aer_of["transformer"], 3),
-              "): past the training lengths the absolute positions lose the source word to translate, the distances keep it."),
-         text("Teacher-forced on the references, the best head of ", best_name, " links the words of the longer "
-              "sentences no better (AER ", fixed(aer_of[b], 3), ") than the sinusoidal model's (", fixed(aer_of["transformer"], 3), ")."),
-         Expect::either_way});
-  claim({"still_rising", "bleu_longer_last_gain_best_positions > 0.01",
-         text("Its BLEU on the longer sentences was still rising in the last of its ", p.position_epochs, " epochs (+",
-              fixed(gain_of[b], 3), "): more training could close more of the gap."),
-         text("Its BLEU on the longer sentences no longer rose in its last epoch (", fixed(gain_of[b], 3), "): more "
-              "epochs of the same would not close the gap."),
-         Expect::either_way});
-
-  bleu_by_length_figure(series, "BLEU by source length: where the Transformer's positions come from",
-                        "bleu_by_length_positions",
-                        "BLEU of held-out sentences by length for the GRU with attention and the Transformer with each "
-                        "positional method. Right of the dashed line: lengths no model saw in training.");
-  LineFigureOptions es{"BLEU on the longer sentences after each epoch", "epoch", "corpus BLEU, 11 to 15 words"};
-  es.markers = true, es.ymin = 0.0, es.ymax = 1.0;
-  save_figure(line_figure(by_epoch, es), "bleu_longer_by_epoch",
-              "Greedy BLEU of every Transformer on the longer split after each epoch of its training.");
-  return heads;
-}
-
-// The longest sentence of the longer split, translated by every Transformer, and the cross-attention
-// of each one's best-aligning head of its last layer there.
-void the_longest_sentence(const Plan& p, const Task& t, const Positioned& m, const std::vector<LastLayerHead>& heads) {
-  const std::size_t pick = nn::longest_pair(t.longer);  // the first of the longest sentences
-  const data::TranslationPair& pr = t.longer[pick];
-  const std::size_t n = data::word_count(pr);
-  xt::xarray<double> maps = xt::zeros<double>({m.transformers.size(), n, n});
-  std::vector<std::string> titles;
-  std::vector<std::pair<std::string, std::string>> outputs;
-  for (std::size_t i = 0; i < m.transformers.size(); ++i) {
-    const Translator& c = m.all[i + 1];
-    const std::size_t head = heads[i].head;
-    xt::view(maps, i) = xt::view(nn::sentence_cross_attention(*m.transformers[i], t.longer_ids, pick, {{p.layers - 1, head}}), 0);
-    titles.push_back(text(c.name.substr(std::string("Transformer, ").size()), ", head ", head + 1, " (AER ",
-                          fixed(heads[i].aer, 2), ")"));
-    outputs.push_back({i ? c.key : "sinusoidal", t.target_vocab.decode(c.longer[pick], data::Tokenizer::words)});
-  }
-  say("The longest of the longer sentences, translated greedily by each Transformer:");
-  verbatim(compared_translations(pr, outputs));
-  save_figure(alignment_grid(maps, pr, titles, text("Last decoder layer's cross-attention on a ", n,
-                                                     "-word sentence; boxes: the true alignment"),
-                             "target words (queries, teacher-forced)"),
-              "cross_attention_long",
-              text("Cross-attention of the best-aligning head of the last decoder layer of each Transformer (its AER "
-                   "over the longer split in brackets) on \"", pr.source, "\", teacher-forced on its reference. Red "
-                   "boxes mark the true alignment."));
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -642,17 +377,18 @@ int main(int argc, char** argv) {
   info.lead_figure = "bleu_by_length";
   info.checkpoints = {"transformer.npz"};
   return run_lesson(info, argc, argv, [] {
-    const Plan plan = make_plan();
+    const Plan plan = translation_plan();
+    config("positional_method", nn::positional_name(nn::Positional::Sinusoidal));
     section("1. The task: a toy translation that reorders words, with its true alignments");
     const Task task = make_task(plan);
     the_task(task);
 
     section("2. The Transformer, built up");
-    Generator gen(seed() + 3);
-    Transformer transformer(transformer_config(plan, task), gen);
+    const std::unique_ptr<Transformer> built = translation_transformer(plan, task);
+    Transformer& transformer = *built;
     the_architecture(plan, task, transformer);
-    const Recipe recipe = transformer_recipe(plan);
-    const History th = train_transformer(transformer, task, recipe);
+    const Recipe recipe = translation_transformer_recipe(plan);
+    const History th = train_translation_transformer(transformer, task, recipe);
     the_schedule(plan, task, recipe, th);
     the_training(th);
 
@@ -660,23 +396,24 @@ int main(int argc, char** argv) {
     std::unique_ptr<nn::rnn::Seq2Seq> plain, additive;
     History hp, ha;
     const std::vector<Translator> models = {
-        train_gru(plan, task, "none", "GRU, no attention", "gru_plain", plain, hp),
-        train_gru(plan, task, "additive", "GRU + additive attention", "gru_attention", additive, ha),
+        train_translation_gru(plan, task, "none", "GRU, no attention", "gru_plain", plain, hp),
+        train_translation_gru(plan, task, "additive", "GRU + additive attention", "gru_attention", additive, ha),
         translator("Transformer", "transformer", transformer, th, task)};
     the_bottleneck(plan, task, models);
-    write_transformer_card("transformer", transformer, task_options(plan), task.source_vocab, task.target_vocab,
+    write_transformer_card("transformer", transformer, translation_task_options(plan), task.source_vocab,
+                           task.target_vocab,
                            {"bleu_test_transformer", bleu_of(models.back().test, task.test), task.test.size(),
                             "the test split: held-out sentences of the training lengths, greedy decoding"});
 
     section("4. Decoding: greedy and beam search");
-    decoding(plan, task, transformer);
+    decoding(task, transformer);
 
     section("5. Cross-attention against the true alignment");
     cross_attention_vs_truth(transformer, task);
     explore(transformer, task);
-
-    section("6. Longer than any training sentence: positions that extrapolate");
-    const Positioned positioned = train_with_positions(plan, task, transformer, models);
-    the_longest_sentence(plan, task, positioned, compare_on_longer(plan, task, positioned));
+    say("Section 3 scored the Transformer on sentences longer than any it trained on, where its positions are "
+        "absolute: past ", kMaxTrainWords, " words, sinusoids no layer was trained on. Lesson 19 trains the "
+        "same Transformer with positions given as distances (T5's relative bias, RoPE, ALiBi) on the same task and "
+        "asks which of them carries it past the training lengths.");
   });
 }

@@ -16,6 +16,7 @@
 //   models as    model_card (the shared card), transformer_card (GPT, BERT), translation_model,
 //   files        vit_model (with its figures), bert (lessons 12 and 13's pieces)
 //   one lesson   approximations (16), translators (08), pixel_mlp (14)
+//   two lessons  translation_setup (08 and 19: the task, the Transformer and the GRU they share)
 //   checks       gradcheck_table (a lesson's gradient checks as a table), plain_matrices
 //                (double-precision references without the tape)
 #pragma once
