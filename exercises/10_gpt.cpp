@@ -1,8 +1,8 @@
 // Exercises for lesson 10, a character-level GPT. Grade them with build/bin/grade 10.
 //
 // Write each function in plain C++ and xtensor (loops, std::exp, std::map ...), not with the
-// engine's ops or nn/lm: the point is to do by hand what nn/lm/kneser_ney.cpp, nn/lm/sample.cpp
-// and the KV cache of CausalLM do for you.
+// engine's ops or nn/lm: the point is to do by hand what nn/lm/kneser_ney.cpp does for you.
+// (Sampling and the KV cache, by hand, are lesson 20's exercises.)
 #include <cmath>
 #include <vector>
 
@@ -32,28 +32,7 @@ double kneser_ney_bigram(const std::vector<std::vector<Index>>& corpus, std::siz
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 10.2 What sampling draws from: temperature and top-k -----------------------------------
-// Return the distribution p (one probability per logit) that sampling with temperature T and
-// top-k draws from: keep the k largest logits (k = 0: all of them; when several tie at the k-th
-// value, keep the ones with the lower index first), p_i = exp(z_i / T) / sum over the kept j of
-// exp(z_j / T) for a kept i, and 0 for the rest. Subtract the largest kept logit before exp.
-std::vector<double> sampling_distribution(const std::vector<double>& logits, double T, std::size_t k) {
-  not_attempted();  // delete this line and write your answer
-}
-
-// ---- 10.3 One step of generation with a KV cache (one head) ---------------------------------
-// keys and values (t, d) hold the keys and values of the t positions already generated; q, k, v
-// (1, d) are the new position's query, key and value. Append k and v to the cache (the new
-// position may attend to itself) and return {output (1, d), keys (t + 1, d), values (t + 1, d)}:
-//     output = softmax(q keys^T / sqrt(d)) values
-// over all t + 1 cached positions: nothing to mask, they are all in the new position's past.
-std::vector<Array<double>> cached_attention_step(const Array<double>& keys, const Array<double>& values,
-                                                 const Array<double>& q, const Array<double>& k,
-                                                 const Array<double>& v) {
-  not_attempted();  // delete this line and write your answer
-}
-
-// ---- 10.4 Start from the uniform guess ------------------------------------------------------
+// ---- 10.2 Start from the uniform guess ------------------------------------------------------
 // An experiment, graded by running it. Before its first step, a model that knows nothing should
 // give every token the same probability: a loss of log2 V bits a token over a vocabulary of V.
 // Lesson 10's GPT, freshly drawn, does not: measure it (return the config unchanged, and the
@@ -66,12 +45,20 @@ nn::CausalLMConfig uniform_start(nn::CausalLMConfig lesson_config) {
   not_attempted();  // delete this line and write your answer
 }
 
+// ---- 10.3 The loss at every position of a window --------------------------------------------
+// One forward pass over a window gives logits (L, V): row t is the prediction of the character
+// after position t, and targets[t] (L ids) is that character (the window shifted by one: teacher
+// forcing). Return the L losses in bits, -log2 p_t(targets[t]) with p_t = softmax of row t: what
+// lesson 10 (section 5) averages over many windows, position by position. Logits can be large.
+std::vector<double> bits_by_position(const Array<double>& logits, const std::vector<Index>& targets) {
+  not_attempted();  // delete this line and write your answer
+}
+
 }  // namespace
 
 // =============================================================================================
-// How your answers are graded (no need to read on): against nn::lm::KneserNey, against the
-// engine's softmax over the allowed logits, and against the engine's causal attention over the
-// whole sequence.
+// How your answers are graded (no need to read on): against nn::lm::KneserNey, by building your
+// config and measuring it, and against the engine's cross-entropy row by row.
 namespace {
 
 using Corpus = std::vector<std::vector<Index>>;
@@ -110,73 +97,6 @@ void grade_kneser_ney_bigram(
     g.close("30 random sequences, every (prev, next), D = " + std::to_string(D).substr(0, 4), a, b, 1e-12,
             "P1 uses N(. w), the number of distinct left neighbours of w, not how often w occurs");
   }
-}
-
-void grade_sampling_distribution(const std::function<std::vector<double>(const std::vector<double>&, double, std::size_t)>& answer,
-                                 Grader& g) {
-  // The engine's answer: the softmax of z / T over the allowed entries (the k largest).
-  auto engine = [](const std::vector<double>& z, double T, std::size_t k) {
-    const std::size_t n = z.size();
-    std::vector<std::size_t> order(n);
-    for (std::size_t i = 0; i < n; ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return z[a] > z[b]; });
-    Mask allowed = xt::zeros<bool>({n});
-    for (std::size_t r = 0; r < (k == 0 ? n : std::min(k, n)); ++r) allowed(order[r]) = true;
-    Array<double> scaled = xt::zeros<double>({n});
-    for (std::size_t i = 0; i < n; ++i) scaled(i) = z[i] / T;
-    return Array<double>(masked_softmax(Tensor<double>(scaled), Allowed::where(allowed)).value());
-  };
-  auto as_array = [](const std::vector<double>& v) {
-    Array<double> a = xt::zeros<double>({v.size()});
-    for (std::size_t i = 0; i < v.size(); ++i) a(i) = v[i];
-    return a;
-  };
-  const std::vector<double> z{1.0, 2.0, 0.0, 2.0, -1.0, 0.5};
-  g.close("T = 1, every logit", as_array(answer(z, 1.0, 0)), engine(z, 1.0, 0), 1e-12, "p = softmax(z): they sum to 1");
-  g.close("T = 0.5 sharpens", as_array(answer(z, 0.5, 0)), engine(z, 0.5, 0), 1e-12, "divide every logit by T first");
-  g.close("T = 2 flattens", as_array(answer(z, 2.0, 0)), engine(z, 2.0, 0), 1e-12, "divide every logit by T first");
-  g.close("top-3 (two logits tie at the top)", as_array(answer(z, 1.0, 3)), engine(z, 1.0, 3), 1e-12,
-          "keep the 3 largest, set the others to exactly 0 and renormalize over the kept ones");
-  g.close("top-1 is the argmax (the lower index on a tie)", as_array(answer(z, 0.8, 1)), engine(z, 0.8, 1), 1e-12,
-          "with k = 1 all the mass goes to one logit: of the two 2.0s, index 1");
-  const std::vector<double> big{900.0, 905.0, 899.0};
-  g.close("logits in the hundreds, T = 0.1", as_array(answer(big, 0.1, 0)), engine(big, 0.1, 0), 1e-12,
-          "subtract the largest kept logit before exp, or exp(9050) overflows");
-}
-
-void grade_cached_attention_step(
-    const std::function<std::vector<Array<double>>(const Array<double>&, const Array<double>&, const Array<double>&,
-                                                   const Array<double>&, const Array<double>&)>& answer,
-    Grader& g) {
-  // A sequence of 7 positions (d = 5): the engine's causal attention over all of it at once, and
-  // the answer fed the first 6 as the cache and the 7th as the new position.
-  const std::size_t L = 7, d = 5;
-  const Array<double> Q = random_array({L, d}, 11), K = random_array({L, d}, 12), V = random_array({L, d}, 13);
-  AttentionOptions<double> o;
-  o.causal = true;
-  const Array<double> full = scaled_dot_product_attention(Tensor<double>(Q), Tensor<double>(K), Tensor<double>(V), o)
-                                 .output.value();
-  auto rows = [](const Array<double>& a, std::size_t lo, std::size_t hi) { return Array<double>(xt::view(a, xt::range(lo, hi))); };
-  const std::vector<Array<double>> out =
-      answer(rows(K, 0, L - 1), rows(V, 0, L - 1), rows(Q, L - 1, L), rows(K, L - 1, L), rows(V, L - 1, L));
-  if (!g.check(out.size() == 3, "returns {output, keys, values}", std::to_string(out.size()) + " arrays returned",
-               "return the output and the two grown caches"))
-    return;
-  g.close("the new position's output equals the last row of the full causal attention", out[0], rows(full, L - 1, L),
-          1e-12, "scale by 1 / sqrt(d) and include the new key itself among the t + 1 keys");
-  g.close("the keys cache grew by the new key", out[1], K, 0.0, "append k as the last row of keys");
-  g.close("the values cache grew by the new value", out[2], V, 0.0, "append v as the last row of values");
-  // Generation from an empty cache: every step through the answer, against every row.
-  Array<double> keys = xt::zeros<double>({std::size_t(0), d}), values = keys, outs = xt::zeros<double>({L, d});
-  for (std::size_t t = 0; t < L; ++t) {
-    const std::vector<Array<double>> step = answer(keys, values, rows(Q, t, t + 1), rows(K, t, t + 1), rows(V, t, t + 1));
-    if (step.size() != 3) return;
-    xt::view(outs, t) = xt::view(step[0], 0);
-    keys = step[1];
-    values = step[2];
-  }
-  g.close("seven steps from an empty cache give every row of the full causal attention", outs, full, 1e-12,
-          "the first step has no cache: the position attends to itself alone, output = v");
 }
 
 // Lesson 10's GPT as gpt_config builds it: 4 pre-norm layers, d_model 128, 4 heads, GELU, rotary
@@ -225,6 +145,41 @@ void grade_uniform_start(const std::function<nn::CausalLMConfig(nn::CausalLMConf
   }
 }
 
+void grade_bits_by_position(const std::function<std::vector<double>(const Array<double>&, const std::vector<Index>&)>& answer,
+                            Grader& g) {
+  // The engine's cross-entropy (nats, mean over the rows it is given) of each row alone, in bits.
+  auto engine = [](const Array<double>& logits, const std::vector<Index>& targets) {
+    Array<double> bits = xt::zeros<double>({targets.size()});
+    for (std::size_t t = 0; t < targets.size(); ++t) {
+      const Array<double> row = xt::view(logits, xt::range(t, t + 1), xt::all());
+      IndexArray target = IndexArray::from_shape({1});
+      target(0) = targets[t];
+      bits(t) = cross_entropy(Tensor<double>(row), target).value()() / std::log(2.0);
+    }
+    return bits;
+  };
+  auto as_array = [](const std::vector<double>& v) {
+    Array<double> a = xt::zeros<double>({v.size()});
+    for (std::size_t i = 0; i < v.size(); ++i) a(i) = v[i];
+    return a;
+  };
+  const std::size_t L = 6, V = 7;
+  const Array<double> logits = random_array({L, V}, 41, -3.0, 3.0);
+  const std::vector<Index> targets{2, 0, 6, 3, 3, 1};
+  const std::vector<double> got = answer(logits, targets);
+  if (!g.check(got.size() == L, "one loss per position", std::to_string(got.size()) + " returned", "L numbers, one per row"))
+    return;
+  g.close("a window of 6 positions over 7 tokens", as_array(got), engine(logits, targets), 1e-12,
+          "row t against targets[t], in bits: divide the natural log by ln 2");
+  Array<double> sure = logits * 0.0;
+  for (std::size_t t = 0; t < L; ++t) sure(t, std::size_t(targets[t])) = 40.0;
+  g.close("a model sure of every target loses ~0 bits", as_array(answer(sure, targets)), engine(sure, targets), 1e-12,
+          "the target's own logit, not another row's");
+  const Array<double> big = logits * 300.0;
+  g.close("logits in the hundreds", as_array(answer(big, targets)), engine(big, targets), 1e-9,
+          "subtract each row's largest logit before exp, or exp overflows");
+}
+
 }  // namespace
 
 EXERCISE(kneser_ney_bigram, "One interpolated Kneser-Ney probability", grade_kneser_ney_bigram);
@@ -233,11 +188,11 @@ HINT(kneser_ney_bigram,
      "P1(w) = max(N(. w) - D, 0) / N(. .) + D T1 / N(. .) / (V - 1) for w != bos. c(h w): pairs in <bos> s <eos>; "
      "c(h .) their sum over w; T(h): distinct w after h; N(. w): distinct tokens right before w; N(. .) their sum; "
      "T1: how many w have N(. w) > 0");
-EXERCISE(sampling_distribution, "What sampling draws from: temperature and top-k", grade_sampling_distribution);
-EXERCISE(cached_attention_step, "One step of generation with a KV cache", grade_cached_attention_step);
 EXERCISE(uniform_start, "Start from the uniform guess", grade_uniform_start);
 HINT(uniform_start,
      "with the output tied to the embedding, the logit of token v is the final state's dot product with v's own "
      "embedding, and each position's state still holds its input token's embedding: the untrained model predicts "
      "its input again, with a logit of about sqrt(d_model). An output layer of its own (tie_output = false), drawn "
      "small, gives logits near 0 for every token");
+EXERCISE(bits_by_position, "The loss at every position of a window", grade_bits_by_position);
+HINT(bits_by_position, "bits_t = (log sum_v exp(z_tv - m_t) + m_t - z_t,targets[t]) / ln 2, with m_t the largest logit of row t");

@@ -6,9 +6,10 @@
 // them is trained at once (teacher forcing). We train a small GPT on the characters of the Debian
 // fortunes corpus (some 15,000 quotations, jokes and verses) and hold it to the baseline that held
 // language modelling for decades: n-gram counts with interpolated Kneser-Ney smoothing, scored on
-// exactly the same held-out characters. Then we look inside: the mask and a trained head, the loss
-// at each position, samples at several temperatures, and the KV cache that makes generation cheap.
-// Lesson 11 takes the same model apart on a copying task: induction heads.
+// exactly the same held-out characters. Then we look inside: the mask and a trained head, and the
+// loss at each position. Lesson 20 generates text with GPTs like it and measures what each new
+// character costs (the KV cache, and sharing keys and values); lesson 11 takes the same model
+// apart on a copying task: induction heads.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -19,16 +20,13 @@
 
 #include "core/runtime/parallel.hpp"
 #include "lessons/kit/causal_lm_explorer.hpp"
-#include "lessons/kit/generation_speed.hpp"
+#include "lessons/kit/fortunes_gpt.hpp"
 #include "lessons/kit/kit.hpp"
-#include "lessons/kit/kv_sharing.hpp"
-#include "lessons/kit/step_profile.hpp"
 #include "lessons/kit/transformer_card.hpp"
 #include "lessons/kit/window_training.hpp"
 #include "nn/data/char_corpus.hpp"
 #include "nn/lm/by_position.hpp"
 #include "nn/lm/kneser_ney_orders.hpp"
-#include "nn/lm/sample.hpp"
 #include "nn/lm/score.hpp"
 #include "nn/transformer/causal_lm.hpp"
 
@@ -43,8 +41,6 @@ using F = float;
 using Vocab = data::Vocab;
 using Sequences = data::Sequences;
 
-constexpr std::uint64_t kSplitSeed = 1729;   // the held-out entries are the same in every run
-constexpr double kHeldOutShare = 0.05;       // of the entries, for validation and again for test
 constexpr double kDiscount = 0.75;           // Kneser-Ney's one discount
 const double kLn2 = std::log(2.0);
 
@@ -57,9 +53,6 @@ struct GptSettings {
   int evaluations = 8;               // validation points during training
   std::size_t monitor_entries = 300; // validation entries scored at each point
   double lr = 3e-3;
-  // Section 8's three smaller GPTs (4 query heads; 4, 2 and 1 key/value heads), all else alike.
-  std::size_t kv_d_model = 64, kv_layers = 2, kv_batch = 32;
-  long kv_steps = 1000;
 };
 
 GptSettings settings_of_run() {
@@ -72,7 +65,6 @@ GptSettings settings_of_run() {
     r.train_entries = 2500, r.held_out_entries = 150, r.max_order = 6;
     r.d_model = 48, r.heads = 2, r.layers = 2, r.context = 32, r.batch = 32;
     r.steps = 600, r.evaluations = 3, r.monitor_entries = 60;
-    r.kv_d_model = 32, r.kv_layers = 1, r.kv_batch = 16, r.kv_steps = 200;
   }
   // --epochs N: N validation points, each after the same number of steps as by default.
   const long per_point = r.steps / r.evaluations;
@@ -82,13 +74,9 @@ GptSettings settings_of_run() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The corpus as characters.
+// 1. The corpus as characters (lessons/kit/fortunes_gpt: the split lesson 20 reads too).
 
 using Corpus = data::CharCorpus;
-
-Corpus load_corpus(const GptSettings& r) {
-  return data::load_char_corpus({kHeldOutShare, kSplitSeed, r.train_entries, r.held_out_entries});
-}
 
 void the_corpus(const Corpus& c) {
   const std::size_t topics = data::fortune_topics(c.split.train).size();
@@ -104,7 +92,7 @@ void the_corpus(const Corpus& c) {
          row("test", c.split.test.size(), data::predicted_characters(c.test))});
   verbatim(c.split.validation.front().text);
   say("That is the first validation entry, from the file '", c.split.validation.front().topic, "'.");
-  config({{"split_seed", kSplitSeed}, {"train_entries", c.split.train.size()},
+  config({{"split_seed", kFortunesSplitSeed}, {"train_entries", c.split.train.size()},
           {"validation_entries", c.split.validation.size()}, {"test_entries", c.split.test.size()},
           {"vocabulary", c.vocab.size()}});
   metric("train_characters", double(data::predicted_characters(c.train)));
@@ -113,21 +101,10 @@ void the_corpus(const Corpus& c) {
 // ---------------------------------------------------------------------------------------------
 // 2. Looking only left.
 
+// Pre-norm, GELU, no dropout, rotary positions, the output tied to the embedding: the kit's
+// fortunes_gpt_config says why each.
 nn::CausalLMConfig gpt_config(const GptSettings& r, const Vocab& v) {
-  nn::CausalLMConfig c;
-  c.vocab = v.size();
-  c.num_layers = r.layers;
-  c.max_length = r.context;
-  // Pre-norm (GPT-2's placement: an identity path from output to input), GELU, no dropout: this
-  // budget reads each training character about once, so the model underfits rather than overfits.
-  c.layer = nn::LayerConfig{r.d_model, r.heads, 4 * r.d_model, 0.0, /*norm_first=*/true, nn::Activation::GELU, 1e-5};
-  // Rotary positions: each head's queries and keys are rotated by their position, so a score sees
-  // only how far apart two characters are, from the first step. (Learned absolute positions start
-  // far smaller than the token embeddings here and the model takes hundreds of steps to find the
-  // previous character; an induction head did not form at all in lesson 11's budget.)
-  c.positional = nn::Positional::Rotary;
-  c.tie_output = true;
-  return c;
+  return fortunes_gpt_config(v.size(), {r.d_model, r.heads, r.layers, r.context});
 }
 
 void looking_left(nn::CausalLM<F>& untrained, const Corpus& c) {
@@ -248,12 +225,8 @@ struct Trained {
 
 void profile_step(const Corpus& c, const GptSettings& r) {
   // Forward and backward of a throwaway model of the same shapes, under the op profiler.
-  Generator gen(seed() + 90), windows(seed() + 91);
-  nn::CausalLM<F> model(gpt_config(r, c.vocab), gen);
-  using Batch = std::pair<IndexArray, IndexArray>;
-  const StepProfile prof = profile_steps<Batch>(
-      model, [&] { return data::random_windows(c.stream, r.batch, r.context, windows); },
-      [&](const Batch& b) { return cross_entropy(model.forward(b.first), b.second); }, 3);
+  const WindowPlan plan{r.context, r.batch, r.steps, r.evaluations, seed() + 91};
+  const StepProfile prof = profile_window_steps(gpt_config(r, c.vocab), c.stream, plan, seed() + 90, 3);
   verbatim(prof.table);
   say("Three forward and backward passes under the op profiler (the time of each op; the times are this run's and "
       "move with the machine's load). The largest shares: ", prof.largest(3), ". 'linear' is every matrix product of the "
@@ -340,24 +313,13 @@ Trained train_gpt(const Corpus& c, const Baselines& kn, const GptSettings& r) {
   timing("gpt_characters_per_second", steps_per_s * double(tokens_per_step));
 
   // The curve: validation bits per character at each point, against the counted models.
-  const std::vector<double>& bpc = t.history.validation_of("bpc");
-  const std::vector<double> x = millions_read(plan);
-  std::vector<plots::Series> series{curve("GPT, validation", x, bpc)};
-  const Windowed w = windowed(t.history.loss, std::max<std::size_t>(1, t.history.loss.size() / 40));
-  std::vector<double> wx, wy;
-  for (std::size_t i = 0; i < w.x.size(); ++i) wx.push_back(w.x[i] * double(tokens_per_step) / 1e6), wy.push_back(w.y[i] / kLn2);
-  series.push_back(curve("GPT, training windows", wx, wy));
-  const std::vector<double> span{0.0, x.back()};
-  const auto level = [&](const std::string& name, std::size_t k, const char* color) {
-    plots::Series s = reference(name, span, {kn.nats(k) / kLn2, kn.nats(k) / kLn2});
-    s.color = plots::Color::hex(color);
-    series.push_back(s);
-  };
+  std::vector<BitsLevel> levels;
   const char* colors[] = {"#17becf", "#9467bd", "#8c564b", "#e377c2"};
   for (std::size_t k : {std::size_t(2), std::size_t(3), std::size_t(4), std::size_t(5)})
     if (k <= kn.validation_nats.size() && k != kn.best_order)
-      level(text("Kneser-Ney ", k, "-gram", k == 2 ? " (bigram)" : ""), k, colors[k - 2]);
-  level(text("Kneser-Ney, best (", kn.best_order, "-gram)"), kn.best_order, "#d62728");
+      levels.push_back({text("Kneser-Ney ", k, "-gram", k == 2 ? " (bigram)" : ""), kn.nats(k) / kLn2, colors[k - 2]});
+  levels.push_back({text("Kneser-Ney, best (", kn.best_order, "-gram)"), kn.best() / kLn2, "#d62728"});
+  const std::vector<double>& bpc = t.history.validation_of("bpc");
   LineFigureOptions style;
   style.title = "A character-level GPT against counted n-grams (held-out bits per character)";
   style.xlabel = "characters read in training (millions)";
@@ -367,7 +329,7 @@ Trained train_gpt(const Corpus& c, const Baselines& kn, const GptSettings& r) {
   // near log2 of the vocabulary, run off the top).
   style.ymin = std::max(0.0, std::min(kn.best() / kLn2, *std::min_element(bpc.begin(), bpc.end())) - 0.3);
   style.ymax = std::max(kn.nats(2) / kLn2, bpc.front()) + 0.3;
-  save_figure(line_figure(series, style), "gpt_vs_ngrams",
+  save_figure(line_figure(bits_curves("GPT", t.history, plan, levels), style), "gpt_vs_ngrams",
               "The GPT's validation bits per character at each evaluation and its training loss (mean over windows "
               "of steps), against interpolated Kneser-Ney models of orders 2 (the bigram) to 5 and the best order (dashed).");
   return t;
@@ -488,68 +450,7 @@ void the_heads(nn::CausalLM<F>& gpt, const Corpus& c, const GptSettings& r) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 6. Generation, and the KV cache.
-
-void generation(nn::CausalLM<F>& gpt, const Corpus& c, const GptSettings& r) {
-  gpt.eval();
-  say("To generate, the model predicts a distribution over the next character, one is drawn, appended, and the "
-      "model is asked again. The temperature T divides the logits before the softmax: T < 1 sharpens the distribution "
-      "toward the likeliest characters (safer, duller), T = 1 samples the model as trained, and top-k keeps only the "
-      "k likeliest characters. Each sample below starts from <bos> and ends at the model's <eos> (or after ",
-      full_or_quick(300, 120), " characters). Every setting draws with the same random numbers. With logits $z$, the "
-      "character $i$ is drawn with probability $\\mathrm{softmax}(z / T)_i = e^{z_i / T} / \\sum_j e^{z_j / T}$.");
-  struct Setting {
-    double temperature;
-    std::size_t top_k;
-  };
-  const std::vector<Setting> settings{{0.5, 0}, {0.8, 0}, {1.0, 0}, {1.0, 5}};
-  for (const Setting& s : settings) {
-    lm::SampleOptions o;
-    o.temperature = s.temperature;
-    o.top_k = s.top_k;
-    o.max_tokens = full_or_quick<std::size_t>(300, 120);
-    Generator gen(seed() + 50);
-    std::string block;
-    for (int i = 0; i < 2; ++i) {
-      std::vector<Index> out = lm::sample(gpt, {Vocab::bos}, Vocab::eos, o, gen);
-      if (!out.empty() && out.back() == Vocab::eos) out.pop_back();
-      block += (i ? "\n---\n" : "") + data::char_text(c.vocab, out);
-    }
-    say(s.top_k ? text("T = ", s.temperature, ", top-k = ", s.top_k, ":") : text("T = ", s.temperature, ":"));
-    verbatim(block);
-  }
-
-  // The KV cache: the keys and values of the positions already seen are kept, so each new character
-  // costs one position of work instead of the whole prefix.
-  const std::vector<Index> x = data::opening(c.validation.front(), std::min<std::size_t>(r.context, c.validation.front().size() + 1));
-  const double diff = lm::cache_max_diff(gpt, x);
-  const std::size_t n = r.context;
-  const GenerationSpeed speed = generation_speed(gpt, Vocab::bos, n - 1, full_or_quick(5, 2));
-  const double with = speed.with_cache, without = speed.without_cache;
-  say("Without a cache every new character runs the whole prefix through the model again: generating ", n - 1,
-      " characters processes 1 + 2 + ... + ", n - 1, " = ", (n - 1) * n / 2, " positions. The KV cache keeps every "
-      "layer's keys and values of the positions seen (they never change: position t sees only 0 .. t), so each new "
-      "character is one position: ", n - 1, " in all. Measured here (median of ", full_or_quick(5, 2), " rounds, batch "
-      "of one): ", fixed(with, 0), " characters a second with the cache, ", fixed(without, 0), " without, a ratio of ",
-      fixed(with / without, 1), " at this length (times move with the machine's load).");
-  metric("kv_cache_max_diff", diff);
-  claim({"kv_cache_exact", "kv_cache_max_diff <= 1e-4",
-         text("Fed one character at a time through the cache, the GPT gives the logits of the full forward to ",
-              sci(diff), ": float rounding, the products summed in another order."),
-         text("Fed one character at a time through the cache, the GPT's logits differ from the full forward's by ",
-              sci(diff), ", more than float rounding.")});
-  timing("generate_chars_per_second_cache", with);
-  timing("generate_chars_per_second_no_cache", without);
-  timing("kv_cache_speedup", with / without);
-  plots::Figure fig(1500, 1000);
-  fig.title(text("Generating ", n - 1, " characters, batch of one"));
-  bar_panel(fig.panel(0).ylabel("characters per second"), {"with the KV cache", "without (whole prefix again)"},
-            {{"measured", {with, without}}}, 0);
-  save_figure(fig, "kv_cache_speed", "Generation speed with and without the KV cache, measured in this run.");
-}
-
-// ---------------------------------------------------------------------------------------------
-// 7. The test split, once.
+// 6. The test split, once.
 
 void the_test(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const GptSettings& r) {
   const double gpt_nats = lm::mean_of(lm::causal_lm_token_nats(gpt, c.test, Vocab::bos, Vocab::eos, r.context));
@@ -581,91 +482,21 @@ void the_test(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn, const 
          text("The 4-gram (", fixed(kn_nats[3] / kLn2, 3), ") still beats it on the test split: the quick run's GPT is "
               "small and reads little; the full run's passes the 4-gram."),
          Expect::full_run});
-}
-
-// ---------------------------------------------------------------------------------------------
-// 8. Sharing keys and values: multi-query and grouped-query attention.
-
-void sharing_keys_and_values(const Corpus& c, const GptSettings& r) {
-  GptSettings small = r;
-  small.d_model = r.kv_d_model, small.layers = r.kv_layers, small.heads = 4;
-  const WindowPlan plan{r.context, r.kv_batch, r.kv_steps, 1, seed() + 201};
-  const std::vector<Index> x = data::opening(c.validation.front(), r.context);
-  Recipe recipe;
-  recipe.label = "GPT, shared keys", recipe.seed = seed(), recipe.lr = r.lr, recipe.weight_decay = 0.1;
-  recipe.beta2 = 0.99, recipe.warmup = 0.1, recipe.floor = 0.05;
-  const std::vector<std::string> names{"multi-head (MHA)", "grouped-query (GQA)", "multi-query (MQA)"}, keys{"mha", "gqa", "mqa"};
-  std::vector<KvSharing> runs;  // the same draws and windows for each: only the sharing differs
-  for (std::size_t kv : {4, 2, 1})
-    runs.push_back(measure_kv_sharing(gpt_config(small, c.vocab), kv, seed() + 200, c.stream, c.validation, plan, recipe,
-                                      x, full_or_quick(3, 1)));
-  const std::size_t dk = small.d_model / small.heads;
-  say("Generation keeps every layer's keys and values of every position seen (section 6): for a batch of long texts "
-      "that cache, not the weights, fills the memory, and reading it is the cost of each new token. Multi-query "
-      "attention (Shazeer 2019) keeps one key head and one value head, shared by all the query heads; grouped-query "
-      "attention (Ainslie et al. 2023, used by many recent open models) keeps $g$ of them, each read by a group of "
-      "$h/g$ query heads. A float cache then holds $2 \\cdot \\text{layers} \\cdot g \\cdot d_k \\cdot 4$ bytes a token. In "
-      "the backward pass a shared key or value head gets the sum of the gradients of the query heads in its group. "
-      "Three GPTs smaller than section 4's (the run affords three more trainings only at this size: ",
-      counted(small.layers, "layer"), ", $d_{\\text{model}} = ", small.d_model, "$, ", small.heads, " query heads of $d_k = ", dk, "$, ",
-      r.kv_steps, " steps of ", r.kv_batch, " windows), the same draws and windows, differ only in $g$ = 4, 2, 1. "
-      "The bytes are measured on the cache after ", x.size(), " characters, the bits on all the validation entries; the "
-      "speeds are this run's and move with the machine's load.");
-  std::vector<std::vector<std::string>> rows;
-  std::vector<double> bytes, bits;
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const KvSharing& s = runs[i];
-    rows.push_back(row(names[i], s.kv_heads, s.parameters, fixed(s.bytes_per_token, 0), fixed(s.validation_bpc, 3),
-                       fixed(s.tokens_per_second, 0)));
-    bytes.push_back(s.bytes_per_token), bits.push_back(s.validation_bpc);
-    metric("kv_cache_bytes_per_token_" + keys[i], s.bytes_per_token);
-    metric("kv_val_bpc_" + keys[i], s.validation_bpc);
-    timing("kv_generate_chars_per_second_" + keys[i], s.tokens_per_second);
-  }
-  table({"attention", "key/value heads", "parameters", "KV-cache bytes per token", "validation bits / char",
-         "characters a second (cache)"}, rows);
-  const auto plus = [](double d) { return text(d >= 0 ? "+" : "", fixed(d, 3)); };
-  metric("gqa_minus_mha_bpc", bits[1] - bits[0]);
-  metric("mqa_minus_mha_bpc", bits[2] - bits[0]);
-  claim({"kv_cache_shrinks", "kv_cache_bytes_per_token_mha == 2 * kv_cache_bytes_per_token_gqa and "
-         "kv_cache_bytes_per_token_mha == 4 * kv_cache_bytes_per_token_mqa",
-         text("The cache shrinks with the key/value heads, measured: ", fixed(bytes[0], 0), " bytes a token with 4, ",
-              fixed(bytes[1], 0), " with 2, ", fixed(bytes[2], 0), " with 1."),
-         text("The measured cache does not shrink in proportion: ", fixed(bytes[0], 0), ", ", fixed(bytes[1], 0), " and ",
-              fixed(bytes[2], 0), " bytes a token.")});
-  claim({"gqa_keeps_quality", "gqa_minus_mha_bpc < 0.05",
-         text("Halving the key/value heads costs little: grouped-query attention scores ", fixed(bits[1], 3),
-              " bits per character against multi-head attention's ", fixed(bits[0], 3), " (", plus(bits[1] - bits[0]),
-              "), with half the cache."),
-         text("Halving the key/value heads costs ", fixed(bits[1] - bits[0], 3), " bits per character here (",
-              fixed(bits[1], 3), " against ", fixed(bits[0], 3), "): at this size every head's keys matter."),
-         Expect::either_way});
-  claim({"mqa_cost", "mqa_minus_mha_bpc < 0.05",
-         text("Even one shared key/value head stays close: multi-query attention scores ", fixed(bits[2], 3), " (",
-              plus(bits[2] - bits[0]), " against multi-head), with a quarter of the cache."),
-         text("One shared key/value head costs more: multi-query attention scores ", fixed(bits[2], 3), ", ",
-              fixed(bits[2] - bits[0], 3), " bits behind multi-head, for a quarter of the cache."),
-         Expect::either_way});
-  plots::Figure fig(2000, 1000, 1, 2);
-  fig.title("Sharing keys and values: the cache it saves and the bits it costs");
-  bar_panel(fig.panel(0).title("KV cache").ylabel("bytes per token"), names, {{"measured", bytes}}, 0);
-  bar_panel(fig.panel(1).title("Held-out loss").ylabel("validation bits per character"), names, {{"trained", bits}}, 3);
-  save_figure(fig, "kv_sharing", text("Three GPTs of ", small.layers, " layers and 4 query heads with 4, 2 and 1 key/value "
-                                      "heads: the KV cache measured per token, and bits per character on all the "
-                                      "validation entries after ", r.kv_steps, " steps."));
+  say("A GPT also writes, one character at a time: lesson 20 samples from GPTs like this one and measures what each "
+      "new character costs, with and without the KV cache, and with keys and values shared between heads.");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   LessonInfo info{"10_gpt", "A character-level GPT on real English text",
-                  "the causal mask, a GPT trained on the fortunes corpus against Kneser-Ney n-grams, sampling, the KV "
-                  "cache",
+                  "the causal mask, a GPT trained on the fortunes corpus against Kneser-Ney n-grams, the loss by "
+                  "position and the heads",
                   "gpt_test_bpc", "gpt_vs_ngrams", {"gpt.npz"}};
   return run_lesson(info, argc, argv, [] {
     const GptSettings r = settings_of_run();
     section("1. The corpus: fortune cookies, character by character");
-    const Corpus corpus = load_corpus(r);
+    const Corpus corpus = load_fortunes_corpus(r.train_entries, r.held_out_entries);
     the_corpus(corpus);
 
     section("2. Looking only left: the causal mask");
@@ -683,13 +514,7 @@ int main(int argc, char** argv) {
     loss_by_position(*gpt.gpt, corpus, kn, r);
     the_heads(*gpt.gpt, corpus, r);
 
-    section("6. Generation, and the KV cache");
-    generation(*gpt.gpt, corpus, r);
-
-    section("7. The test split, once");
+    section("6. The test split, once");
     the_test(*gpt.gpt, corpus, kn, r);
-
-    section("8. Sharing keys and values: multi-query and grouped-query attention");
-    sharing_keys_and_values(corpus, r);
   });
 }

@@ -2,7 +2,8 @@
 // input (lessons/kit/causal_lm_explorer), generation timed with and without the KV cache
 // (lessons/kit/generation_speed), and a training step under the op profiler
 // (lessons/kit/step_profile), training on random windows of a stream (lessons/kit/window_training)
-// and what sharing keys and values saves and costs (lessons/kit/kv_sharing);
+// what sharing keys and values saves and costs (lessons/kit/kv_sharing), what the next token costs
+// with and without the cache, and the fortunes GPT's config (lessons/kit/fortunes_gpt);
 // bad input refused by name.
 #include <doctest/doctest.h>
 
@@ -12,6 +13,7 @@
 
 #include "core/ops.hpp"
 #include "lessons/kit/causal_lm_explorer.hpp"
+#include "lessons/kit/fortunes_gpt.hpp"
 #include "lessons/kit/generation_speed.hpp"
 #include "lessons/kit/kv_sharing.hpp"
 #include "lessons/kit/step_profile.hpp"
@@ -143,4 +145,113 @@ TEST_CASE("measure_kv_sharing: the cache holds h/g times fewer bytes a token; ea
                  "measure_kv_sharing: the probe holds 0 ids"));
   CHECK(contains(error_of([&] { measure_kv_sharing(c, 3, 1, stream, {{a}}, plan, r, probe, 1); }),
                  "heads 2 is not divisible by kv_heads 3"));
+  // train_kv_sharing: the same measurements, and the trained model back in eval mode.
+  const KvSharingRun run = train_kv_sharing(c, 1, 1, stream, {{a, b}}, plan, r, probe, 1);
+  REQUIRE(run.model);
+  CHECK(!run.model->training());
+  CHECK(run.model->config().layer.kv_heads == 1);
+  CHECK(run.history.steps == 10);
+  CHECK(run.measured.validation_bpc == doctest::Approx(mqa.validation_bpc));
+  CHECK(run.measured.bytes_per_token == mqa.bytes_per_token);
+  CHECK(contains(error_of<std::invalid_argument>([&] { train_kv_sharing(c, 1, 1, stream, {{a}}, plan, r, {}, 1); }),
+                 "train_kv_sharing: the probe holds 0 ids"));
+}
+
+TEST_CASE("next_token_costs: both ways timed at every size; bad sizes refused by name") {
+  const Vocab v = letters();
+  auto gpt = tiny_gpt(v);
+  const std::vector<Index> prefix{Vocab::bos, v.id("a"), v.id("b"), v.id(" "), v.id("a"), v.id("b")};
+  const std::vector<CostCurve> c = next_token_costs(*gpt, prefix, {1, 3, 5}, 1);
+  REQUIRE(c.size() == 2);
+  CHECK(c[0].name == "the whole prefix again");
+  CHECK(c[1].name == "one position through the KV cache");
+  for (const CostCurve& curve : c) {
+    CHECK(curve.n == std::vector<double>{1, 3, 5});
+    REQUIRE(curve.wall_ms.size() == 3);
+    CHECK(curve.wall_ms[2] > 0.0);
+  }
+  CHECK(contains(error_of<std::invalid_argument>([&] { next_token_costs(*gpt, prefix, {6}, 1); }),
+                 "next_token_costs: after 6 tokens (at least 1) the next is id 7, but the prefix holds 6"));
+  CHECK(contains(error_of<std::invalid_argument>([&] { next_token_costs(*gpt, prefix, {0}, 1); }), "after 0 tokens"));
+  CHECK(contains(error_of<std::invalid_argument>([&] { next_token_costs(*gpt, prefix, {}, 1); }),
+                 "next_token_costs: needs sizes and at least one round, got 0 sizes"));
+  CHECK(contains(error_of<std::invalid_argument>([&] { next_token_costs(*gpt, prefix, {2}, 0); }), "0 rounds"));
+}
+
+TEST_CASE("fortunes_gpt_config: the lessons' GPT, sizes checked by name") {
+  const nn::CausalLMConfig c = fortunes_gpt_config(100, {64, 4, 2, 32, 2});
+  CHECK(c.vocab == 100);
+  CHECK(c.num_layers == 2);
+  CHECK(c.max_length == 32);
+  CHECK(c.layer.d_model == 64);
+  CHECK(c.layer.heads == 4);
+  CHECK(c.layer.kv_heads == 2);
+  CHECK(c.layer.d_ff == 256);
+  CHECK(c.layer.dropout == 0.0);
+  CHECK(c.layer.norm_first);
+  CHECK(c.positional == nn::Positional::Rotary);
+  CHECK(c.tie_output);
+  CHECK(contains(error_of<std::invalid_argument>([] { fortunes_gpt_config(100, {60, 8, 2, 32, 0}); }),
+                 "fortunes_gpt_config: d_model must split into heads of even width"));
+  CHECK(contains(error_of<std::invalid_argument>([] { fortunes_gpt_config(100, {64, 4, 2, 32, 3}); }),
+                 "kv_heads must divide the heads (vocab 100, d_model 64, heads 4, kv_heads 3"));
+  CHECK(contains(error_of<std::invalid_argument>([] { fortunes_gpt_config(0, {64, 4, 2, 32, 0}); }),
+                 "needs a vocabulary"));
+}
+
+TEST_CASE("next_token_flops: the cache does one position's products, the prefix again all of them") {
+  const Vocab v = letters();
+  auto gpt = tiny_gpt(v);
+  const std::vector<Index> prefix{Vocab::bos, v.id("a"), v.id("b"), v.id(" "), v.id("a"), v.id("b")};
+  const NextTokenFlops one = next_token_flops(*gpt, prefix, 1), five = next_token_flops(*gpt, prefix, 5);
+  // Again from the start: every product over n + 1 rows. Through the cache: one row, and the scores
+  // against n + 1 keys; the projections, feed-forward and output are the same at every n.
+  CHECK(five.without_cache > 2.5 * one.without_cache);
+  CHECK(five.with_cache < 1.2 * one.with_cache);
+  CHECK(five.with_cache * 4 < five.without_cache);
+  CHECK(one.with_cache > 0.0);
+  CHECK(next_token_flops(*gpt, prefix, 5).with_cache == five.with_cache);  // counted, not timed: the same again
+  CHECK(contains(error_of<std::invalid_argument>([&] { next_token_flops(*gpt, prefix, 6); }),
+                 "next_token_flops: after 6 tokens"));
+}
+
+TEST_CASE("cached_generation_speeds: one speed per model, timed in turn; bad input refused by name") {
+  const Vocab v = letters();
+  auto a = tiny_gpt(v), b = tiny_gpt(v);
+  const std::vector<double> s = cached_generation_speeds({a.get(), b.get()}, Vocab::bos, 8, 1);
+  REQUIRE(s.size() == 2);
+  CHECK(s[0] > 0.0);
+  CHECK(s[1] > 0.0);
+  CHECK(contains(error_of<std::invalid_argument>([&] { cached_generation_speeds({}, Vocab::bos, 8, 1); }),
+                 "cached_generation_speeds: needs a model, a token and a round, got 0 models"));
+  CHECK(contains(error_of<std::invalid_argument>([&] { cached_generation_speeds({a.get()}, Vocab::bos, 8, 0); }),
+                 "0 rounds"));
+}
+
+TEST_CASE("bits_curves and profile_window_steps: a run of train_on_windows drawn in bits, a step profiled") {
+  const Vocab v = letters();
+  const Index a = v.id("a"), b = v.id("b");
+  std::vector<Index> stream;
+  for (int i = 0; i < 40; ++i) stream.insert(stream.end(), {Vocab::bos, a, b, b, a, Vocab::eos});
+  auto gpt = tiny_gpt(v);
+  gpt->train();
+  const WindowPlan plan{8, 4, 40, 2, 3};
+  const History h = train_on_windows(*gpt, stream, {{a, b}}, plan, Recipe{});
+  const std::vector<plots::Series> s = bits_curves("GPT", h, plan, {{"bigram", 1.5, "#d62728"}});
+  const auto values = [](const xt::xarray<double>& a) { return std::vector<double>(a.begin(), a.end()); };
+  REQUIRE(s.size() == 3);
+  CHECK(s[0].name == "GPT, validation");
+  CHECK(values(s[0].y) == h.validation_of("bpc"));
+  CHECK(values(s[0].x) == millions_read(plan));
+  CHECK(s[1].name == "GPT, training windows");
+  CHECK(s[1].y(0) == doctest::Approx(h.loss.front() / std::log(2.0)));  // windows of 40 / 40 = 1 step
+  CHECK(values(s[2].y) == std::vector<double>{1.5, 1.5});
+  CHECK(values(s[2].x) == std::vector<double>{0.0, millions_read(plan).back()});
+  CHECK(contains(error_of<std::invalid_argument>([&] { bits_curves("GPT", History{}, plan, {}); }),
+                 "bits_curves: the history of 'GPT' needs 1 .. 2 \"bpc\" points"));
+  const StepProfile p = profile_window_steps(gpt->config(), stream, plan, 5, 2);
+  CHECK(p.steps == 2);
+  CHECK(!p.times.empty());
+  CHECK(contains(error_of<std::invalid_argument>([&] { profile_window_steps(gpt->config(), stream, plan, 5, 0); }),
+                 "profile_steps: needs at least one step"));
 }

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
+#include "lessons/kit/timing.hpp"
 #include "nn/transformer/causal_lm.hpp"
 
 namespace attnlab::lessons {
@@ -18,5 +20,30 @@ struct GenerationSpeed {
 // counted rounds after one warm-up. The model must be in eval mode. std::invalid_argument naming
 // generation_speed for no tokens or rounds below 1.
 GenerationSpeed generation_speed(nn::CausalLM<float>& model, Index start, std::size_t tokens, int rounds);
+
+// Tokens a second of each model writing with the cache, as generation_speed does, the models timed
+// in turn within every round (interleaved_medians): a fair comparison of models on a loaded
+// machine. Each must be in eval mode. std::invalid_argument naming cached_generation_speeds for no
+// models, no tokens or rounds below 1.
+std::vector<double> cached_generation_speeds(const std::vector<nn::CausalLM<float>*>& models, Index start,
+                                             std::size_t tokens, int rounds);
+
+// What the next token costs after n tokens, for each n in `sizes`: curves[0] runs the first n + 1
+// ids of `prefix` through the model again (no cache), curves[1] runs the (n + 1)-th alone through
+// a cache holding the n before it (the cache is filled and restored outside the time measured).
+// Both return the logits of the same position; they are timed by costs_against_n, `rounds`
+// counted rounds at each n. The model must be in eval mode. std::invalid_argument naming
+// next_token_costs for no sizes, rounds below 1, or a size of 0 or one whose n + 1 ids are more than the
+// prefix holds or the model reads (max_length).
+std::vector<CostCurve> next_token_costs(nn::CausalLM<float>& model, const std::vector<Index>& prefix,
+                                        const std::vector<std::size_t>& sizes, int rounds);
+
+// The same two ways at one n, counted instead of timed: the floating-point operations of their
+// matrix products (core/runtime/flops: 2 m n k each), the same on every run and machine. The
+// errors of next_token_costs, naming next_token_flops.
+struct NextTokenFlops {
+  double without_cache = 0, with_cache = 0;
+};
+NextTokenFlops next_token_flops(nn::CausalLM<float>& model, const std::vector<Index>& prefix, std::size_t n);
 
 }  // namespace attnlab::lessons

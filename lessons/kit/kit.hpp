@@ -6,7 +6,8 @@
 //   training     train (the one loop, from a Recipe: AdamW, warm-up, schedule, clipping, --from),
 //                history (what a run records), in_batches (evaluation a batch at a time), seq2seq
 //                (the recurrent encoder-decoder), window_training (a language model on a stream of
-//                text), recall_training, encoder_tagger, linear_probe, kv_sharing
+//                text), recall_training, encoder_tagger, linear_probe, kv_sharing,
+//                fortunes_gpt (lessons 10 and 20: the corpus split and the GPT)
 //   reading      heads (weight by offset, far, left and right), offset_profile, tagging (scores
 //   attention    per token), alignment_grid, attention_spectra, spectrum, self_attention_input
 //   explorers    explorer (the page) and explorer_script, causal_lm_explorer, recall_explorer,

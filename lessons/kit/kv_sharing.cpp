@@ -9,19 +9,28 @@
 
 namespace attnlab::lessons {
 
-KvSharing measure_kv_sharing(nn::CausalLMConfig config, std::size_t kv_heads, std::uint64_t init_seed,
-                             const std::vector<Index>& stream, const std::vector<std::vector<Index>>& held_out,
-                             WindowPlan plan, const Recipe& recipe, const std::vector<Index>& probe, int speed_rounds) {
+namespace {
+void check_probe(const char* function, const std::vector<Index>& probe, const nn::CausalLMConfig& config) {
   if (probe.empty() || probe.size() > config.max_length)
-    throw std::invalid_argument("measure_kv_sharing: the probe holds " + std::to_string(probe.size()) +
+    throw std::invalid_argument(std::string(function) + ": the probe holds " + std::to_string(probe.size()) +
                                 " ids, not 1 .. max_length " + std::to_string(config.max_length));
+}
+}  // namespace
+
+KvSharingRun train_kv_sharing(nn::CausalLMConfig config, std::size_t kv_heads, std::uint64_t init_seed,
+                              const std::vector<Index>& stream, const std::vector<std::vector<Index>>& held_out,
+                              WindowPlan plan, const Recipe& recipe, const std::vector<Index>& probe, int speed_rounds) {
+  check_probe("train_kv_sharing", probe, config);
   config.layer.kv_heads = kv_heads;
   Generator gen(init_seed);
-  nn::CausalLM<float> gpt(config, gen);
-  KvSharing out;
+  KvSharingRun run;
+  run.model = std::make_unique<nn::CausalLM<float>>(config, gen);
+  nn::CausalLM<float>& gpt = *run.model;
+  KvSharing& out = run.measured;
   out.kv_heads = kv_heads, out.parameters = gpt.parameter_count();
   plan.evaluations = 1;
-  out.validation_bpc = train_on_windows(gpt, stream, held_out, plan, recipe).validation_of("bpc").back();
+  run.history = train_on_windows(gpt, stream, held_out, plan, recipe);
+  out.validation_bpc = run.history.validation_of("bpc").back();
   gpt.eval();
   nn::CausalLMCache<float> cache;
   {
@@ -30,7 +39,14 @@ KvSharing measure_kv_sharing(nn::CausalLMConfig config, std::size_t kv_heads, st
   }
   out.bytes_per_token = double(cache.bytes()) / double(cache.length());
   out.tokens_per_second = generation_speed(gpt, nn::data::Vocab::bos, config.max_length - 1, speed_rounds).with_cache;
-  return out;
+  return run;
+}
+
+KvSharing measure_kv_sharing(nn::CausalLMConfig config, std::size_t kv_heads, std::uint64_t init_seed,
+                             const std::vector<Index>& stream, const std::vector<std::vector<Index>>& held_out,
+                             WindowPlan plan, const Recipe& recipe, const std::vector<Index>& probe, int speed_rounds) {
+  check_probe("measure_kv_sharing", probe, config);
+  return train_kv_sharing(config, kv_heads, init_seed, stream, held_out, plan, recipe, probe, speed_rounds).measured;
 }
 
 }  // namespace attnlab::lessons

@@ -1,11 +1,12 @@
 // What sharing keys and values buys a GPT (multi-query and grouped-query attention): one model of a
 // given number of key/value heads trained on random windows of a stream (train_on_windows), then
 // measured: the bytes its KV cache holds per token, its held-out bits per token, and how fast it
-// writes with the cache. Lesson 10 runs it for 4, 2 and 1 key/value heads, all else alike.
+// writes with the cache. Lesson 20 runs it for 4, 2 and 1 key/value heads, all else alike.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "lessons/kit/window_training.hpp"
@@ -28,5 +29,16 @@ struct KvSharing {
 KvSharing measure_kv_sharing(nn::CausalLMConfig config, std::size_t kv_heads, std::uint64_t init_seed,
                              const std::vector<Index>& stream, const std::vector<std::vector<Index>>& held_out,
                              WindowPlan plan, const Recipe& recipe, const std::vector<Index>& probe, int speed_rounds);
+
+// The same, keeping what was trained: the model (left in eval mode) and its training history, for a
+// lesson that goes on to generate with it. The same errors, naming train_kv_sharing.
+struct KvSharingRun {
+  KvSharing measured;
+  std::unique_ptr<nn::CausalLM<float>> model;
+  History history;
+};
+KvSharingRun train_kv_sharing(nn::CausalLMConfig config, std::size_t kv_heads, std::uint64_t init_seed,
+                              const std::vector<Index>& stream, const std::vector<std::vector<Index>>& held_out,
+                              WindowPlan plan, const Recipe& recipe, const std::vector<Index>& probe, int speed_rounds);
 
 }  // namespace attnlab::lessons

@@ -8,9 +8,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "lessons/kit/step_profile.hpp"
 #include "lessons/kit/train.hpp"
+#include "plots/plots.hpp"
 #include "nn/transformer/causal_lm.hpp"
 
 namespace attnlab::lessons {
@@ -32,5 +35,25 @@ History train_on_windows(nn::CausalLM<float>& model, const std::vector<Index>& s
 
 // The millions of tokens read by each validation point of a plan: its x axis.
 std::vector<double> millions_read(const WindowPlan& plan);
+
+// Where a step of train_on_windows spends its time: `steps` forward and backward passes of a
+// throwaway model of `config` (drawn from Generator(init_seed)) on the plan's windows (drawn from
+// Generator(plan.window_seed)) under the op profiler (profile_steps, whose error it raises).
+StepProfile profile_window_steps(const nn::CausalLMConfig& config, const std::vector<Index>& stream,
+                                 const WindowPlan& plan, std::uint64_t init_seed, int steps);
+
+// The curves of a run of train_on_windows in bits a token, against millions of tokens read:
+// "<name>, validation", the held-out "bpc" at each point; "<name>, training windows", the training
+// loss (nats, the mean of each of about 40 windows of steps) in bits; then each level as a flat
+// dashed line across the run in its color ("#rrggbb"): a counted model's held-out bits, say. For
+// line_figure. std::invalid_argument naming bits_curves for a history without "bpc" points or with
+// more of them than the plan's evaluations, or without a step.
+struct BitsLevel {
+  std::string name;
+  double bits = 0;
+  std::string color;
+};
+std::vector<plots::Series> bits_curves(const std::string& name, const History& history, const WindowPlan& plan,
+                                       const std::vector<BitsLevel>& levels);
 
 }  // namespace attnlab::lessons
