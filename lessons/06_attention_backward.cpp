@@ -20,9 +20,11 @@
 #include "core/tape_graph.hpp"
 #include "lessons/kit/forward_backward_time.hpp"
 #include "lessons/kit/gradcheck_table.hpp"
+#include "lessons/kit/hand_gradients_figure.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/plain_matrices.hpp"
 #include "lessons/kit/scored_heads.hpp"
+#include "lessons/kit/tape_table.hpp"
 
 using namespace attnlab;
 using namespace attnlab::lessons;
@@ -139,15 +141,7 @@ void reverse_mode(Generator& gen) {
   const Tiny t = tiny(x0, W0, y0, nullptr);
   const TapeGraph g = describe_tape(t.L, TapeNames<double>{{t.x, "x"}, {t.W, "W"}, {t.y, "y"}, {t.z, "z"},
                                                             {t.p, "p"}, {t.py, "p*y"}, {t.L, "L"}});
-  std::vector<std::vector<std::string>> rows;
-  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-    const TapeNode& n = g.nodes[i];
-    std::vector<std::string> in;
-    for (std::size_t j : n.inputs) in.push_back(g.nodes[j].name);
-    rows.push_back(row(i + 1, n.name, n.op, shape_str(n.shape), in.empty() ? "-" : listing(in),
-                       n.leaf ? (n.requires_grad ? "leaf, needs a gradient" : "constant") : "op"));
-  }
-  table({"#", "tensor", "op", "shape", "inputs", "kind"}, rows);
+  tape_table(g);
   say("Backward walks the same list from the bottom up. It has to: an op's backward needs the gradient of its "
       "output, $\\partial L / \\partial\\,\\mathrm{output}$, which is complete only once every consumer of that output has sent its share, and the "
       "consumers come later in the forward order. Reversed, each node is visited after all its consumers. To watch "
@@ -224,10 +218,7 @@ void tape_graph(Generator& gen) {
       "saved arrays and its links to its inputs. To draw the gradients we asked for the opposite: "
       "retain_tape_grads(L) keeps every node's gradient and backward(/*retain_graph=*/true) keeps the links. "
       "(After a plain backward() the description is one box, L, marked freed.) Norms read off the tape:");
-  std::vector<std::vector<std::string>> rows;
-  for (const TapeNode& n : after.nodes)
-    rows.push_back(row(n.name, n.op, shape_str(n.shape), n.grad_norm ? fixed(*n.grad_norm, 4) : "none (constant)"));
-  table({"tensor", "op", "shape", "$\\lVert \\partial L / \\partial\\,\\mathrm{tensor} \\rVert$"}, rows);
+  tape_gradient_table(after);
 
   const TD Qf(Q.value(), true), Kf(K.value(), true), Vf(V.value(), true);
   AttentionOptions<double> o;
@@ -314,21 +305,6 @@ void softmax_jacobian(Generator& gen) {
 
 struct Problem { Mat Q, K, V, dO; };
 
-// The attention explorer (lessons/kit/explorer.hpp) on this problem, without and with the mask: the neuron view
-// splits a query's scores into q.k terms, the gradient view its row of dS into A, dA and D.
-void explore(const Problem& p, const Mask& allowed, const std::vector<std::pair<Forward, Grads>>& runs) {
-  ExplorerPage page{"Lesson 06: attention backward on section 4's problem", "queries", "keys", "Section 4's Q, K, V and "
-                    "dO; the second input hides k4 and k5 from every query, and every key from q1. Click a query.", {}};
-  for (std::size_t masked = 0; masked < 2; ++masked) {
-    const auto& [f, g] = runs[masked];
-    const ScoredHead head{"softmax(QKᵀ/√d)", f.A, p.Q, p.K, 0.0, false, masked ? allowed : Mask{}, g.dA, g.dS};
-    page.inputs.push_back(scored_heads_input(masked ? "k4, k5 hidden, q1 sees none" : "every key visible",
-                                             numbered("q", p.Q.shape(0), 1), numbered("k", p.K.shape(0), 1), {head}));
-  }
-  show_explorer(page, "explorer", "The attention explorer on this problem: click a query to see its scores term by term "
-                                  "and its row of $dS = A \\odot (dA - D)$ worked out");
-}
-
 void attention_by_hand(Generator& gen) {
   const std::size_t Lq = 4, Lk = 5, d = 4, dv = 3;
   const Problem p{random_normal<double>({Lq, d}, gen), random_normal<double>({Lk, d}, gen),
@@ -393,18 +369,10 @@ void attention_by_hand(Generator& gen) {
   const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> ticks = {
       {numbered("k", Lk, 1), numbered("c", dv, 1)}, {numbered("q", Lq, 1), numbered("k", Lk, 1)}, {numbered("q", Lq, 1), numbered("k", Lk, 1)},
       {numbered("q", Lq, 1), numbered("c", d, 1)}, {numbered("k", Lk, 1), numbered("c", d, 1)}};
-  plots::Figure fig(1500, 2600, 5, 2);
-  fig.title("Gradients by hand (left), distance from differences (right)");
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    plots::HeatmapOptions top;
-    top.cmap = plots::Colormap::rdbu(), top.y_labels = ticks[i].first, top.x_labels = ticks[i].second;
-    plots::heatmap(fig.panel(int(i), 0).title(lines[i].name), lines[i].hand, top);
-    plots::HeatmapOptions bottom = top;
-    bottom.cmap = plots::Colormap::viridis(), bottom.vmin = 0.0, bottom.colorbar_label = "× 1e-12";
-    plots::heatmap(fig.panel(int(i), 1).title(text("|", lines[i].name, " − differences|")),
-                   xt::abs(lines[i].hand - lines[i].fd) * 1e12, bottom);
-  }
-  save_figure(fig, "attention_gradients",
+  std::vector<HandGradient> drawn;  // lessons/kit/hand_gradients_figure.hpp
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    drawn.push_back({lines[i].name, lines[i].hand, lines[i].fd, ticks[i].first, ticks[i].second});
+  save_figure(hand_gradients_figure("Gradients by hand (left), distance from differences (right)", drawn), "attention_gradients",
               "$dV$, $dA$, $dS$, $dQ$, $dK$ computed by hand (left, blue negative, red positive) and their absolute "
               "difference from central differences (right, each on its own scale)");
 
@@ -446,7 +414,14 @@ void attention_by_hand(Generator& gen) {
          text("Measured: largest $\\lvert dS \\rvert$ on a hidden entry ", sci(hidden_max), ", largest entry of the "
               "fully masked rows ", sci(empty_row), ", ", int(nans), " NaNs, hand against engine ", sci(masked_engine, 1),
               ": not the exact zeros the formula promises.")});
-  explore(p, allowed, {{f, hand}, {fm, gm}});
+  // The attention explorer on this problem, without and with the mask (lessons/kit/scored_heads.hpp): the neuron
+  // view splits a query's scores into q.k terms, the gradient view its row of dS into A, dA and D.
+  show_explorer({"Lesson 06: attention backward on section 4's problem", "queries", "keys", "Section 4's Q, K, V and "
+                 "dO; the second input hides k4 and k5 from every query, and every key from q1. Click a query.",
+                 gradient_run_inputs(p.Q, p.K, {{"every key visible", f.A, hand.dA, hand.dS},
+                                                {"k4, k5 hidden, q1 sees none", fm.A, gm.dA, gm.dS, allowed}})},
+                "explorer", "The attention explorer on this problem: click a query to see its scores term by term "
+                            "and its row of $dS = A \\odot (dA - D)$ worked out");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -87,3 +87,27 @@ TEST_CASE("scored_heads_input: a mask of any shape of hidden keys, and the gradi
   CHECK(error_of<std::invalid_argument>([&] { scored_heads_input("m", {"x"}, {"a", "b"}, {bad}); }) ==
         "scored_heads_input: 'm', head 'masked': mask (1,1) for 1 queries and 2 keys");
 }
+
+TEST_CASE("gradient_run_inputs: an input per run, numbered queries and keys, the mask and the gradients carried") {
+  // One query, two keys, the second hidden in the second run.
+  const xt::xarray<double> q{{1.0, 0.0}}, k{{1.0, 0.0}, {3.0, 1.0}};
+  const double e = std::exp(2.0 / std::sqrt(2.0));  // softmax of (1, 3) / sqrt(2)
+  const GradientRun open{"open", xt::xarray<double>{{e / (e + e * e), e * e / (e + e * e)}}, xt::xarray<double>{{2.0, 5.0}},
+                         xt::xarray<double>{{0.1, -0.1}}};
+  const GradientRun hidden{"hidden", xt::xarray<double>{{1.0, 0.0}}, xt::xarray<double>{{2.0, 5.0}},
+                           xt::xarray<double>{{0.0, 0.0}}, Mask{{true, false}}};
+  const std::vector<AttentionInput> in = gradient_run_inputs(q, k, {open, hidden});
+  REQUIRE(in.size() == 2);
+  CHECK(in[0].name == "open");
+  CHECK(in[1].queries == std::vector<std::string>{"q1"});
+  CHECK(in[1].keys == std::vector<std::string>{"k1", "k2"});
+  CHECK(in[0].layers == std::vector<std::string>{"softmax(QKᵀ/√d)"});
+  CHECK(in[0].layer_scale == std::vector<double>{1.0 / std::sqrt(2.0)});
+  CHECK(in[0].bias[0][0](0, 1) == 0.0);
+  CHECK(std::isinf(in[1].bias[0][0](0, 1)));
+  REQUIRE(in[1].score_grad.size() == 1);
+  CHECK(in[0].weight_grad[0][0](0, 1) == 5.0);
+  CHECK(error_of<std::invalid_argument>([&] { gradient_run_inputs(q, k, {}); }) == "gradient_run_inputs: no runs");
+  CHECK(error_of<std::invalid_argument>([&] { gradient_run_inputs(xt::xarray<double>{{1.0, 0.0, 2.0}}, k, {open}); }) ==
+        "gradient_run_inputs: queries (1,3) and keys (2,2) are not (n, d_k) and (m, d_k)");
+}

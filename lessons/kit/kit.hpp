@@ -19,7 +19,8 @@
 //   one lesson   approximations (16), translators (08), pixel_mlp (14)
 //   two lessons  translation_setup (08 and 19: the task, the Transformer and the GRU they share)
 //   checks       gradcheck_table (a lesson's gradient checks as a table), plain_matrices
-//                (double-precision references without the tape)
+//                (double-precision references without the tape), tape_table (a recorded tape as
+//                tables), hand_gradients_figure (gradients by hand beside their error)
 #pragma once
 
 #include "core/ops.hpp"

@@ -7,6 +7,7 @@
 #include <xtensor/xbuilder.hpp>
 
 #include "core/array.hpp"
+#include "lessons/kit/figures.hpp"
 
 namespace attnlab::lessons {
 
@@ -40,6 +41,20 @@ AttentionInput scored_heads_input(const std::string& name, const std::vector<std
     throw std::invalid_argument("scored_heads_input: '" + name + "': gradients for " + std::to_string(in.weight_grad.size()) +
                                 " of " + std::to_string(heads.size()) + " heads (every head or none)");
   return in;
+}
+
+std::vector<AttentionInput> gradient_run_inputs(const xt::xarray<double>& q, const xt::xarray<double>& k,
+                                                const std::vector<GradientRun>& runs) {
+  if (runs.empty()) throw std::invalid_argument("gradient_run_inputs: no runs");
+  if (q.dimension() != 2 || k.dimension() != 2 || q.shape(1) != k.shape(1))
+    throw std::invalid_argument("gradient_run_inputs: queries " + shape_str(q.shape()) + " and keys " +
+                                shape_str(k.shape()) + " are not (n, d_k) and (m, d_k)");
+  const std::vector<std::string> queries = numbered("q", q.shape(0), 1), keys = numbered("k", k.shape(0), 1);
+  std::vector<AttentionInput> inputs;
+  for (const GradientRun& r : runs)
+    inputs.push_back(scored_heads_input(r.name, queries, keys,
+                                        {{"softmax(QKᵀ/√d)", r.weights, q, k, 0.0, false, r.allowed, r.weight_grad, r.score_grad}}));
+  return inputs;
 }
 
 }  // namespace attnlab::lessons

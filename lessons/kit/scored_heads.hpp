@@ -31,4 +31,19 @@ struct ScoredHead {
 AttentionInput scored_heads_input(const std::string& name, const std::vector<std::string>& queries,
                                   const std::vector<std::string>& keys, const std::vector<ScoredHead>& heads);
 
+// One attention problem, queries q (n, d_k) scored against keys k (m, d_k) at 1/sqrt(d_k), run
+// under several masks, each run with its weights and a loss's gradients in them: lesson 06 puts
+// its hand-written backward in the explorer's gradient view this way.
+struct GradientRun {
+  std::string name;                                     // the input's name in the page
+  xt::xarray<double> weights, weight_grad, score_grad;  // A, dA and dS, each (n, m)
+  Mask allowed{};                                       // (n, m), false: hidden; {}: every key visible
+};
+
+// An explorer input per run, in order: one layer "softmax(QKᵀ/√d)", queries q1 ... qn, keys
+// k1 ... km. std::invalid_argument naming gradient_run_inputs for no runs, for q or k not 2-D or
+// of different widths; scored_heads_input names the rest.
+std::vector<AttentionInput> gradient_run_inputs(const xt::xarray<double>& q, const xt::xarray<double>& k,
+                                                const std::vector<GradientRun>& runs);
+
 }  // namespace attnlab::lessons
