@@ -329,8 +329,7 @@ class MaxSoFarModel : public nn::Module<float> {
   ScoredHead scored(const IndexArray& one, const std::string& name) const {
     NoGrad no_grad;
     const Tensor<float> x = embed(one);
-    auto first = [](const Tensor<float>& t) { return xt::xarray<double>(xt::cast<double>(xt::view(t.value(), 0))); };
-    return {name, first(forward(one).weights), first(w_q(x)), first(w_k(x)), scaled_ ? 0.0 : 1.0, true};
+    return first_sequence_head(name, forward(one).weights.value(), w_q(x).value(), w_k(x).value(), scaled_ ? 0.0 : 1.0, true);
   }
 
   nn::Embedding<float> embed;
@@ -380,22 +379,6 @@ Trained train_one(MaxSoFarModel& model, const nn::data::Tagged& train_set, const
   }, recipe);
   t.after = evaluate(model, test);
   return t;
-}
-
-// Both trained models on three held-out sequences, each model a "layer" scored at its own scale
-// (lessons/kit/scored_heads.hpp): keys the digits, queries "digit → running max".
-std::vector<AttentionInput> held_out_attention(const MaxSoFarModel& scaled, const MaxSoFarModel& unscaled,
-                                               const nn::data::Tagged& test) {
-  std::vector<AttentionInput> inputs;
-  for (std::size_t e = 0; e < 3; ++e) {  // three arbitrary held-out sequences
-    const nn::data::Tagged one = test.slice(e * 7, e * 7 + 1);
-    std::vector<std::string> keys, queries;
-    for (std::size_t i = 0; i < kLen; ++i)
-      keys.push_back(std::to_string(one.inputs(0, i))), queries.push_back(keys.back() + " → " + std::to_string(one.targets(0, i)));
-    inputs.push_back(scored_heads_input(text("held-out sequence ", e + 1), queries, keys,
-                                        {scaled.scored(one.inputs, "with 1/√d_k"), unscaled.scored(one.inputs, "without scale")}));
-  }
-  return inputs;
 }
 
 void train_with_and_without(Generator& gen) {
@@ -474,17 +457,15 @@ void train_with_and_without(Generator& gen) {
   save_figure(loss_curves({{"with 1/√d_k", &rs.history}, {"without scale", &ru.history}}, curves), "loss_curves",
               "Training loss of the two models: identical start, data and optimizer; only the score scale differs");
 
-  // Attention of both trained models on held-out sequences: the first two as a figure, all three in the explorer.
-  const std::vector<AttentionInput> held_out = held_out_attention(scaled, unscaled, test);
-  std::vector<AttentionMap> maps;
-  for (std::size_t l = 0; l < 2; ++l)
-    for (std::size_t e = 0; e < 2; ++e)
-      maps.push_back({held_out[e].heads[l][0], held_out[e].keys, held_out[e].queries,
-                      held_out[e].layers[l] + ", sequence " + std::to_string(e + 1)});
+  // Both trained models on three arbitrary held-out sequences, each a "layer" at its own scale (lessons/kit/
+  // scored_heads.hpp; keys the digits, queries "digit → running max"): two in a figure, all three in the explorer.
+  const std::vector<AttentionInput> held_out = tagged_inputs(test, {0, 7, 14}, "held-out sequence", [&](const IndexArray& one) {
+    return std::vector<ScoredHead>{scaled.scored(one, "with 1/√d_k"), unscaled.scored(one, "without scale")};
+  });
   AttentionFigureOptions style{"Trained attention on held-out sequences (target: the running maximum)", 2, 1700, 1500};
   style.keys_label = "Keys (input digit)";
   style.queries_label = "Queries (digit → running max)";
-  save_figure(attention_figure(maps, style), "trained_attention",
+  save_figure(attention_figure(first_head_maps(held_out, 2, "sequence"), style), "trained_attention",
               "Attention weights of the trained models on held-out sequences; rows are queries (labelled digit → "
               "target), columns keys");
   show_explorer({"Lesson 04: the largest digit so far, with and without 1/√d_k", "digit → running max", "digits",

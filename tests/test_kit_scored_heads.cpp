@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <xtensor/xview.hpp>
+
 #include "lessons/kit/explorer.hpp"
 #include "lessons/kit/scored_heads.hpp"
 #include "tests/helpers.hpp"
@@ -110,4 +112,48 @@ TEST_CASE("gradient_run_inputs: an input per run, numbered queries and keys, the
   CHECK(error_of<std::invalid_argument>([&] { gradient_run_inputs(q, k, {}); }) == "gradient_run_inputs: no runs");
   CHECK(error_of<std::invalid_argument>([&] { gradient_run_inputs(xt::xarray<double>{{1.0, 0.0, 2.0}}, k, {open}); }) ==
         "gradient_run_inputs: queries (1,3) and keys (2,2) are not (n, d_k) and (m, d_k)");
+}
+
+TEST_CASE("first_sequence_head, tagged_inputs and first_head_maps: sequences of a tagged set as inputs and panels") {
+  // weights (2, 2, 2): sequence 0 is the causal pattern of head() above at scale 1.
+  const ScoredHead h = head("unscaled", 1.0, 1.0);
+  Array<float> w = xt::zeros<float>({2, 2, 2}), q = xt::zeros<float>({2, 2, 2});
+  xt::view(w, 0) = xt::cast<float>(h.weights);
+  xt::view(q, 0) = xt::cast<float>(h.q);
+  const ScoredHead first = first_sequence_head("first", w, q, q, 1.0, true);
+  CHECK(first.weights.shape() == std::vector<std::size_t>{2, 2});
+  CHECK(first.weights(1, 1) == doctest::Approx(h.weights(1, 1)).epsilon(1e-6));
+  CHECK(first.q(0, 0) == 1.0);
+  CHECK(first.causal);
+  CHECK(contains(error_of<std::invalid_argument>([&] { first_sequence_head("flat", h.weights, q, q, 1.0, true); }),
+                 "first_sequence_head: 'flat': weights (2,2), q (2,2,2) and k (2,2,2) are not batches"));
+
+  const nn::data::Tagged set{IndexArray{{3, 1}, {4, 1}, {5, 9}}, IndexArray{{3, 3}, {4, 4}, {5, 9}}};
+  std::vector<IndexArray> seen;
+  const std::vector<AttentionInput> in = tagged_inputs(set, {2, 0}, "held-out", [&](const IndexArray& one) {
+    seen.push_back(one);
+    return std::vector<ScoredHead>{head("A", 1.0, 1.0), head("B", 2.0, 2.0)};
+  });
+  REQUIRE(in.size() == 2);
+  CHECK(in[0].name == "held-out 1");
+  CHECK(in[1].name == "held-out 2");
+  CHECK(in[0].keys == std::vector<std::string>{"5", "9"});
+  CHECK(in[0].queries == std::vector<std::string>{"5 → 5", "9 → 9"});
+  CHECK(in[1].queries == std::vector<std::string>{"3 → 3", "1 → 3"});
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0] == IndexArray{{5, 9}});
+  CHECK(error_of<std::invalid_argument>([&] { tagged_inputs(set, {}, "none", nullptr); }) == "tagged_inputs: no rows for 'none'");
+
+  const std::vector<AttentionMap> maps = first_head_maps(in, 2, "sequence");
+  REQUIRE(maps.size() == 4);  // layer A on both inputs, then layer B
+  CHECK(maps[0].title == "A, sequence 1");
+  CHECK(maps[1].title == "A, sequence 2");
+  CHECK(maps[2].title == "B, sequence 1");
+  CHECK(maps[1].queries == in[1].queries);
+  CHECK(first_head_maps(in, 0, "sequence").empty());
+  CHECK(error_of<std::invalid_argument>([&] { first_head_maps(in, 3, "sequence"); }) == "first_head_maps: 3 inputs asked for, 2 given");
+  std::vector<AttentionInput> other = in;
+  other[1].layers[1] = "C";
+  CHECK(error_of<std::invalid_argument>([&] { first_head_maps(other, 2, "sequence"); }) ==
+        "first_head_maps: input 'held-out 2' has other layers than 'held-out 1'");
 }

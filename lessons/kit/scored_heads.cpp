@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include <xtensor/xbuilder.hpp>
+#include <xtensor/xview.hpp>
 
 #include "core/array.hpp"
 #include "lessons/kit/figures.hpp"
@@ -55,6 +56,47 @@ std::vector<AttentionInput> gradient_run_inputs(const xt::xarray<double>& q, con
     inputs.push_back(scored_heads_input(r.name, queries, keys,
                                         {{"softmax(QKᵀ/√d)", r.weights, q, k, 0.0, false, r.allowed, r.weight_grad, r.score_grad}}));
   return inputs;
+}
+
+ScoredHead first_sequence_head(const std::string& name, const Array<float>& weights, const Array<float>& q,
+                               const Array<float>& k, double scale, bool causal) {
+  if (weights.dimension() != 3 || q.dimension() != 3 || k.dimension() != 3)
+    throw std::invalid_argument("first_sequence_head: '" + name + "': weights " + shape_str(weights.shape()) + ", q " +
+                                shape_str(q.shape()) + " and k " + shape_str(k.shape()) + " are not batches (B, n, .)");
+  auto first = [](const Array<float>& a) { return xt::xarray<double>(xt::cast<double>(xt::view(a, 0))); };
+  return {name, first(weights), first(q), first(k), scale, causal};
+}
+
+std::vector<AttentionInput> tagged_inputs(const nn::data::Tagged& set, const std::vector<std::size_t>& rows,
+                                          const std::string& name,
+                                          const std::function<std::vector<ScoredHead>(const IndexArray&)>& heads_of) {
+  if (rows.empty()) throw std::invalid_argument("tagged_inputs: no rows for '" + name + "'");
+  std::vector<AttentionInput> inputs;
+  for (std::size_t r : rows) {
+    const nn::data::Tagged one = set.rows({r});
+    std::vector<std::string> keys, queries;
+    for (std::size_t i = 0; i < one.length(); ++i)
+      keys.push_back(std::to_string(one.inputs(0, i))), queries.push_back(keys.back() + " → " + std::to_string(one.targets(0, i)));
+    inputs.push_back(scored_heads_input(name + " " + std::to_string(inputs.size() + 1), queries, keys, heads_of(one.inputs)));
+  }
+  return inputs;
+}
+
+std::vector<AttentionMap> first_head_maps(const std::vector<AttentionInput>& inputs, std::size_t count,
+                                          const std::string& what) {
+  if (inputs.size() < count)
+    throw std::invalid_argument("first_head_maps: " + std::to_string(count) + " inputs asked for, " +
+                                std::to_string(inputs.size()) + " given");
+  for (std::size_t e = 1; e < count; ++e)
+    if (inputs[e].layers != inputs[0].layers)
+      throw std::invalid_argument("first_head_maps: input '" + inputs[e].name + "' has other layers than '" +
+                                  inputs[0].name + "'");
+  std::vector<AttentionMap> maps;
+  for (std::size_t l = 0; count > 0 && l < inputs[0].layers.size(); ++l)
+    for (std::size_t e = 0; e < count; ++e)
+      maps.push_back({inputs[e].heads[l][0], inputs[e].keys, inputs[e].queries,
+                      inputs[e].layers[l] + ", " + what + " " + std::to_string(e + 1)});
+  return maps;
 }
 
 }  // namespace attnlab::lessons

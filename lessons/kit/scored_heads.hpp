@@ -3,6 +3,7 @@
 // puts its model trained with 1/sqrt(d_k) beside the one trained without, on the same input.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,8 @@
 
 #include "core/array.hpp"
 #include "lessons/kit/explorer.hpp"
+#include "lessons/kit/figures.hpp"
+#include "nn/data/tagged.hpp"
 
 namespace attnlab::lessons {
 
@@ -45,5 +48,24 @@ struct GradientRun {
 // of different widths; scored_heads_input names the rest.
 std::vector<AttentionInput> gradient_run_inputs(const xt::xarray<double>& q, const xt::xarray<double>& k,
                                                 const std::vector<GradientRun>& runs);
+
+// Sequence 0 of a batch as a head: weights (B, n, m), q (B, n, d_k) and k (B, m, d_k) in float,
+// kept in double. std::invalid_argument naming first_sequence_head for arrays that are not 3-D.
+ScoredHead first_sequence_head(const std::string& name, const Array<float>& weights, const Array<float>& q,
+                               const Array<float>& k, double scale, bool causal);
+
+// Heads of models on chosen rows of a tagged set, an input per row named "<name> 1", "<name> 2",
+// ...: keys the row's tokens as numbers, queries "token → target", the heads heads_of(the row as a
+// (1, L) batch) returns. Lesson 04 shows its two models on held-out sequences this way.
+// std::invalid_argument naming tagged_inputs for no rows; a row outside the set is nn's ShapeError.
+std::vector<AttentionInput> tagged_inputs(const nn::data::Tagged& set, const std::vector<std::size_t>& rows,
+                                          const std::string& name,
+                                          const std::function<std::vector<ScoredHead>(const IndexArray&)>& heads_of);
+
+// The first head of every layer on the first `count` inputs, as figure panels layer by layer,
+// titled "<layer>, <what> <i>". std::invalid_argument naming first_head_maps for fewer inputs than
+// count or inputs whose layers differ.
+std::vector<AttentionMap> first_head_maps(const std::vector<AttentionInput>& inputs, std::size_t count,
+                                          const std::string& what);
 
 }  // namespace attnlab::lessons
