@@ -17,6 +17,8 @@
 
 #include "lessons/kit/explorer.hpp"
 #include "lessons/kit/kit.hpp"
+#include "lessons/kit/late_change.hpp"
+#include "lessons/kit/point_attention.hpp"
 
 using namespace attnlab;
 using namespace attnlab::lessons;
@@ -257,19 +259,6 @@ std::vector<double> train_width(GaussianPooling& model, const Data& d, Recipe re
   return w;
 }
 
-// How far w moved over the last tenth of the steps, as a share of where it ended.
-double late_drift(const std::vector<double>& w, double w_end) {
-  return std::abs(w_end - w[w.size() * 9 / 10]) / w_end;
-}
-
-// A small share as a percentage: "0.014%", or "less than 0.001%".
-std::string small_percent(double share) { return share < 1e-5 ? std::string("less than 0.001%") : percent(share, 3); }
-
-// How much a loss fell over the last tenth of the steps, as a share of where it ended.
-double late_fall(const std::vector<double>& loss) {
-  return (loss[loss.size() * 9 / 10] - loss.back()) / loss.back();
-}
-
 // The leave-one-out training: w and the errors at w = 1 and after learning, its history, and w before each step.
 struct Learned { double w_before, w_after; Errors before, after; History history; std::vector<double> w; };
 
@@ -333,8 +322,9 @@ double without_the_mask(const GaussianPooling& model, const Learned& r, const Da
   const double w_visible = free_model.w.item();
   const Errors free_errors = free_model.errors(d);
   const Errors nearest = errors_of([&](const Array<double>& x) { return nearest_values(x, d); }, d);
-  const double masked_drift = late_drift(r.w, r.w_after), visible_drift = late_drift(w_free, w_visible);
-  const double masked_fall = late_fall(r.history.loss), visible_fall = late_fall(visible.loss);
+  // How far w moved and how much the loss fell over the last tenth of the steps (lessons/kit/late_change.hpp).
+  const double masked_drift = std::abs(late_change(r.w, r.w_after)), visible_drift = std::abs(late_change(w_free, w_visible));
+  const double masked_fall = late_change(r.history.loss, r.history.loss.back()), visible_fall = late_change(visible.loss, visible.loss.back());
   metric("w_drift_masked", masked_drift);
   metric("loss_drop_masked", masked_fall);
   metric("loss_drop_self_visible", visible_fall);
@@ -401,12 +391,6 @@ double without_the_mask(const GaussianPooling& model, const Learned& r, const Da
 // ---------------------------------------------------------------------------------------------
 // 4. The attention weights
 
-// How many keys a query attends to, in effect: 1 / sum_j a_ij^2 (n for uniform weights, 1 for a one-hot row),
-// averaged over the rows.
-double keys_per_query(const Array<double>& weights) {
-  return double(xt::mean(1.0 / xt::sum(xt::square(weights), {1}))());
-}
-
 // The learned model's heatmaps and a slice of its weights; `worst_row_error` is section 2's.
 void the_weights(const GaussianPooling& model, const Data& d, const Learned& r, double worst_row_error) {
   say("Each row of the attention matrix is one query's distribution over the 50 sorted training keys. In the "
@@ -460,18 +444,14 @@ void explore(const Data& d, const std::vector<double>& widths, const std::vector
                          fixed(widths[2], 1)}), "; the last layer is the learned Gaussian at w = ", fixed(w[0], 2), " (before "
                          "learning), ", fixed(w[1], 2), " (learned with the self-mask) and ", fixed(w[2], 2), " (learned "
                          "without it). The scores are distances, not dot products: there is no neuron view."), {}};
-  const std::vector<std::string> keys = value_labels(d.x_train, 1);
-  for (std::size_t from : {0, 20}) {  // two sets of 20 validation points, sorted
+  const auto weights_of = [&](std::size_t layer, std::size_t head, const Array<double>& x) {  // layer 3: learned
+    return layer < 3 ? kernel_pooling(kKernels[layer], widths[head], x, d).weights : GaussianPooling(float(w[head])).predict(x, d).second;
+  };
+  for (std::size_t from : {0, 20}) {  // two sets of 20 validation points, sorted (lessons/kit/point_attention.hpp)
     Array<double> x = xt::view(d.x_val, xt::range(from, from + 20));
     std::sort(x.begin(), x.end());
-    AttentionInput in{text("validation points ", from + 1, " to ", from + 20), value_labels(x, 1), keys, {}, {}};
-    for (Kernel k : kKernels) {
-      in.layers.push_back(kKernelNames[int(k)]), in.heads.emplace_back();
-      for (double h : widths) in.heads.back().push_back(kernel_pooling(k, h, x, d).weights);
-    }
-    in.layers.push_back("learned Gaussian"), in.heads.emplace_back();
-    for (double wi : w) in.heads.back().push_back(GaussianPooling(float(wi)).predict(x, d).second);
-    page.inputs.push_back(std::move(in));
+    page.inputs.push_back(points_input(text("validation points ", from + 1, " to ", from + 20), x, d.x_train,
+                                       {kKernelNames[0], kKernelNames[1], kKernelNames[2], "learned Gaussian"}, 3, weights_of));
   }
   show_explorer(page, "explorer", "The attention explorer on held-out points: every kernel at every width, and the "
                                   "learned Gaussian; hover a query to read its weights over the training keys");

@@ -9,7 +9,9 @@
 //                text), recall_training, encoder_tagger, linear_probe, kv_sharing,
 //                fortunes_gpt (lessons 10 and 20: the corpus split and the GPT)
 //   reading      heads (weight by offset, far, left and right), offset_profile, tagging (scores
-//   attention    per token), alignment_grid, attention_spectra, spectrum, self_attention_input
+//   attention    per token), alignment_grid, attention_spectra, spectrum, self_attention_input,
+//                point_attention (keys per query; points on a line in the explorer), late_change
+//                (what a series still moved over its last tenth)
 //   explorers    explorer (the page) and explorer_script, causal_lm_explorer, recall_explorer,
 //                scored_heads (single heads side by side, each at its own scale, with gradients)
 //   timing       timing (interleaved medians, the cost harness), forward_backward_time,
