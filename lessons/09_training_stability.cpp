@@ -12,6 +12,7 @@
 #include "lessons/kit/explorer.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/translation_model.hpp"
+#include "lessons/kit/translation_setup.hpp"
 #include "nn/data/translation_task.hpp"
 #include "nn/transformer/seq2seq.hpp"
 #include "nn/translate.hpp"
@@ -25,14 +26,11 @@ namespace {
 using Transformer = nn::Seq2SeqTransformer<float>;
 constexpr Index kPad = data::Vocab::pad;
 
-// The task and model of lesson 08; the budgets of this lesson's runs.
-struct Plan {
-  std::size_t sentences, words_per_class;
-  std::size_t d_model = 64, heads = 4, d_ff = 128, layers = 2;
+// Lesson 08's task and model sizes (lessons/kit/translation_setup.hpp: the same sentences, split and
+// first draws), without its longer split, which this lesson does not use; the budgets of its runs.
+struct Plan : TranslationPlan {
   int smoothing_epochs;  // each of the two label-smoothing runs
   int ablation_epochs;   // each of the eight norm and warm-up runs
-  std::size_t batch;
-  long warmup;           // Noam warm-up steps
   double peak;           // Noam's peak, d^-1/2 w^-1/2 at the full run's w = 400
 };
 
@@ -51,13 +49,6 @@ Plan make_plan() {
   return p;
 }
 
-data::TranslationTask make_task(const Plan& plan) {
-  data::TranslationTaskOptions o;
-  o.sentences = plan.sentences, o.words_per_class = plan.words_per_class;
-  o.sample_seed = seed() + 1, o.split_seed = seed() + 2;
-  return data::make_translation_task(o);
-}
-
 // One training of the Transformer: which norm placement, schedule, smoothing, rate.
 struct Arm {
   std::string name, key;
@@ -71,22 +62,19 @@ struct Trained {
   History history;
 };
 
-// Adam (beta2 0.98, eps 1e-9), the Noam schedule (or its peak from step 1: Decay::
-// inverse_sqrt_no_warmup), gradients clipped at norm 1; every arm starts from the same initial draw
-// and sees the same batches.
+// Lesson 08's Transformer and recipe (Adam with beta2 0.98 and eps 1e-9, the Noam schedule, gradients
+// clipped at norm 1), at this arm's norm placement, peak and epochs, no checkpoint; without the
+// warm-up, the schedule's peak from step 1 (Decay::inverse_sqrt_no_warmup). Every arm starts from
+// lesson 08's first draw and sees its batches.
 Trained train_arm(const Plan& p, const data::TranslationTask& t, const Arm& a) {
-  nn::Seq2SeqConfig c;
-  c.src_vocab = t.source_vocab.size(), c.tgt_vocab = t.target_vocab.size();
-  c.encoder_layers = c.decoder_layers = p.layers;
-  c.layer = nn::LayerConfig{p.d_model, p.heads, p.d_ff, 0.1, a.pre_norm, nn::Activation::ReLU, 1e-5};
-  c.pad_id = kPad;
+  nn::Seq2SeqConfig c = translation_transformer_config(p, t);
+  c.layer.norm_first = a.pre_norm;
   Generator gen(seed() + 3);
   Trained out{std::make_unique<Transformer>(c, gen), {}};
   Transformer& m = *out.model;
-  Recipe r;
-  r.label = a.name, r.epochs = a.epochs, r.batch = p.batch, r.seed = seed() + 4;
-  r.lr = p.peak * a.lr_scale, r.beta2 = 0.98, r.eps = 1e-9, r.clip = 1.0;
-  r.warmup = double(p.warmup), r.decay = a.warmup ? Decay::inverse_sqrt : Decay::inverse_sqrt_no_warmup;
+  Recipe r = translation_transformer_recipe(p);
+  r.label = a.name, r.epochs = a.epochs, r.lr = p.peak * a.lr_scale, r.checkpoint.clear();
+  if (!a.warmup) r.decay = Decay::inverse_sqrt_no_warmup;
   r.validate = [&] {
     const nn::TokenScores s = nn::teacher_forced_scores(m, t.validation, a.smoothing);
     return Scores{{"loss", s.loss}, {"nll", s.nll}};
@@ -283,7 +271,7 @@ int main(int argc, char** argv) {
   info.lead_figure = "ablation_norm_lr2";
   return run_lesson(info, argc, argv, [] {
     const Plan plan = make_plan();
-    const data::TranslationTask task = make_task(plan);
+    const data::TranslationTask task = data::make_translation_task(translation_task_options(plan));
     section("1. Label smoothing");
     label_smoothing(plan, task);
     section("2. The norm's place and the warm-up");
