@@ -116,18 +116,9 @@ void looking_left(nn::CausalLM<F>& untrained, const Corpus& c) {
       "later: that is the answer it is graded on. Self-attention, left alone, lets every position read every other, "
       "so the GPT masks the scores: query t may attend to keys 0 .. t only (the lower triangle below), and a masked "
       "key gets weight exactly 0, not a small number: the score $s_{tj}$ is set to $-\\infty$ for $j > t$ before the softmax.");
-  xt::xarray<double> mask = xt::zeros<double>({n, n});
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j <= i; ++j) mask(i, j) = 1.0;
-  const std::vector<std::string> labels = token_labels(ids, c.vocab);
-  plots::Figure fig(1500, 1400);
-  fig.title("The causal mask: query t may attend to keys 0 .. t");
-  plots::HeatmapOptions o = attention_style(labels, labels, true);
-  o.decimals = 0;
-  o.colorbar = false;
-  plots::heatmap(fig.panel(0).xlabel("Keys").ylabel("Queries"), mask, o);
-  save_figure(fig, "causal_mask", "The causal mask over the first characters of a held-out entry: 1 where a query may "
-                                  "attend, 0 above the diagonal.");
+  save_figure(causal_mask_figure(token_labels(ids, c.vocab), "The causal mask: query t may attend to keys 0 .. t"),
+              "causal_mask", "The causal mask over the first characters of a held-out entry: 1 where a query may "
+                             "attend, 0 above the diagonal.");
 
   // The whole point, checked: change the characters after t and nothing at or before t moves.
   untrained.eval();
@@ -199,11 +190,8 @@ Baselines ngram_baselines(const Corpus& c, const GptSettings& r) {
   timing("kn_count_seconds", b.count_seconds);
   std::vector<double> orders, bits;
   for (std::size_t k = 1; k <= r.max_order; ++k) orders.push_back(double(k)), bits.push_back(b.nats(k) / kLn2);
-  LineFigureOptions style;
-  style.title = "Kneser-Ney n-grams: held-out bits per character by order";
-  style.xlabel = "order n (the context is n - 1 characters)";
-  style.ylabel = "validation bits per character";
-  style.markers = true;
+  const LineFigureOptions style{"Kneser-Ney n-grams: held-out bits per character by order",
+                                "order n (the context is n - 1 characters)", "validation bits per character", false, false, true};
   save_figure(line_figure({curve("interpolated Kneser-Ney, D = 0.75", orders, bits)}, style), "ngram_orders",
               "Validation bits per character of the counted models, order 1 (characters by frequency) to the longest.");
   return b;
@@ -320,11 +308,8 @@ Trained train_gpt(const Corpus& c, const Baselines& kn, const GptSettings& r) {
       levels.push_back({text("Kneser-Ney ", k, "-gram", k == 2 ? " (bigram)" : ""), kn.nats(k) / kLn2, colors[k - 2]});
   levels.push_back({text("Kneser-Ney, best (", kn.best_order, "-gram)"), kn.best() / kLn2, "#d62728"});
   const std::vector<double>& bpc = t.history.validation_of("bpc");
-  LineFigureOptions style;
-  style.title = "A character-level GPT against counted n-grams (held-out bits per character)";
-  style.xlabel = "characters read in training (millions)";
-  style.ylabel = "bits per character";
-  style.markers = true;
+  LineFigureOptions style{"A character-level GPT against counted n-grams (held-out bits per character)",
+                          "characters read in training (millions)", "bits per character", false, false, true};
   // From below the best of all to above the first validation point (the first training steps,
   // near log2 of the vocabulary, run off the top).
   style.ymin = std::max(0.0, std::min(kn.best() / kLn2, *std::min_element(bpc.begin(), bpc.end())) - 0.3);
@@ -354,10 +339,8 @@ void loss_by_position(nn::CausalLM<F>& gpt, const Corpus& c, const Baselines& kn
       " characters go through the GPT, and the loss is read at every position of the window. Position 0 predicts the "
       "first character from <bos> alone (", fixed(gb[0], 2), " bits); over the second half of the window the loss is ",
       fixed(far, 2), " bits. The ", kn.best_order, "-gram can use at most ", kn.best_order - 1, " characters of context.");
-  LineFigureOptions style;
-  style.title = "Loss at each position of a window: one forward pass trains them all";
-  style.xlabel = "position in the entry (characters of context before it)";
-  style.ylabel = "held-out bits per character";
+  const LineFigureOptions style{"Loss at each position of a window: one forward pass trains them all",
+                                "position in the entry (characters of context before it)", "held-out bits per character"};
   save_figure(line_figure({curve("GPT", pos, gb), curve(text("Kneser-Ney ", kn.best_order, "-gram"), pos, kb)}, style),
               "loss_by_position",
               "Held-out loss at each position of the first window of every long validation entry: the GPT (one "
@@ -416,11 +399,7 @@ void the_heads(nn::CausalLM<F>& gpt, const Corpus& c, const GptSettings& r) {
               "queries, columns: keys). The largest weight above the diagonal, over every head of every layer: ",
                    sci(above), "."));
   const xt::xarray<double> previous = xt::cast<double>(xt::view(weights[pick.layer].value(), 0, pick.head));
-  AttentionFigureOptions af;
-  af.title = "The trained head with the most weight on the previous character";
-  af.cols = 1;
-  af.width = 1500;
-  af.height = 1450;
+  const AttentionFigureOptions af{"The trained head with the most weight on the previous character", 1, 1500, 1450};
   save_figure(attention_figure({{previous, labels, labels,
                                  text("Layer ", pick.layer + 1, ", head ", pick.head + 1, ": ", percent(pick.mass, 0),
                                       " on the previous character")}},

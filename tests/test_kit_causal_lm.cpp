@@ -255,3 +255,12 @@ TEST_CASE("bits_curves and profile_window_steps: a run of train_on_windows drawn
   CHECK(contains(error_of<std::invalid_argument>([&] { profile_window_steps(gpt->config(), stream, plan, 5, 0); }),
                  "profile_steps: needs at least one step"));
 }
+
+TEST_CASE("causal_mask_figure: one annotated panel of the lower triangle; no labels refused") {
+  plots::Figure fig = causal_mask_figure({"<bos>", "a", "b"}, "The causal mask");
+  CHECK(fig.rows() == 1);
+  CHECK(fig.cols() == 1);
+  CHECK(fig.panel(0).plot() != nullptr);
+  CHECK_THROWS_WITH_AS(causal_mask_figure({}, "none"), doctest::Contains("causal_mask_figure: no labels"),
+                       std::invalid_argument);
+}

@@ -5,6 +5,7 @@
 #include "lessons/kit/figures.hpp"
 #include "lessons/kit/self_attention_input.hpp"
 #include "nn/lm/score.hpp"
+#include "plots/heatmap.hpp"
 
 namespace attnlab::lessons {
 
@@ -23,6 +24,21 @@ AttentionInput causal_lm_attention_input(nn::CausalLM<float>& model, const nn::d
                                        model.blocks.score_parts());
   model.blocks.keep_score_parts(false);
   return in;
+}
+
+plots::Figure causal_mask_figure(const std::vector<std::string>& labels, const std::string& title) {
+  if (labels.empty()) throw std::invalid_argument("causal_mask_figure: no labels, no mask to draw");
+  const std::size_t n = labels.size();
+  xt::xarray<double> mask = xt::zeros<double>({n, n});
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j <= i; ++j) mask(i, j) = 1.0;
+  plots::Figure fig(1500, 1400);
+  fig.title(title);
+  plots::HeatmapOptions o = attention_style(labels, labels, true);
+  o.decimals = 0;
+  o.colorbar = false;
+  plots::heatmap(fig.panel(0).xlabel("Keys").ylabel("Queries"), mask, o);
+  return fig;
 }
 
 }  // namespace attnlab::lessons

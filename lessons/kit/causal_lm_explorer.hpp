@@ -9,6 +9,7 @@
 #include "lessons/kit/explorer.hpp"
 #include "nn/data/vocab.hpp"
 #include "nn/transformer/causal_lm.hpp"
+#include "plots/figure.hpp"
 
 namespace attnlab::lessons {
 
@@ -17,5 +18,10 @@ namespace attnlab::lessons {
 // std::invalid_argument naming causal_lm_attention_input for no ids or more than max_length.
 AttentionInput causal_lm_attention_input(nn::CausalLM<float>& model, const nn::data::Vocab& vocab,
                                          const std::vector<Index>& ids, const std::string& name);
+
+// The causal mask over a text as a figure: 1 where query t may attend (keys 0 .. t), 0 above the
+// diagonal, each cell annotated, the labels on both axes (keys across, queries down), 1500 x 1400.
+// std::invalid_argument naming causal_mask_figure for no labels.
+plots::Figure causal_mask_figure(const std::vector<std::string>& labels, const std::string& title);
 
 }  // namespace attnlab::lessons

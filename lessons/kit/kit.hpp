@@ -12,7 +12,8 @@
 //   attention    per token), alignment_grid, attention_spectra, spectrum, self_attention_input,
 //                point_attention (keys per query; points on a line in the explorer), late_change
 //                (what a series still moved over its last tenth)
-//   explorers    explorer (the page) and explorer_script, causal_lm_explorer, recall_explorer,
+//   explorers    explorer (the page) and explorer_script, causal_lm_explorer (and the causal
+//                mask as a figure), recall_explorer,
 //                scored_heads (single heads side by side, each at its own scale, with gradients)
 //   timing       timing (interleaved medians, the cost harness), forward_backward_time,
 //                step_profile (op by op, GFLOP/s), generation_speed
