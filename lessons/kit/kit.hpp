@@ -7,11 +7,11 @@
 //                history (what a run records), in_batches (evaluation a batch at a time), seq2seq
 //                (the recurrent encoder-decoder), window_training (a language model on a stream of
 //                text), recall_training, encoder_tagger, linear_probe, kv_sharing,
-//                fortunes_gpt (lessons 10 and 20: the corpus split and the GPT)
+//                fortunes_gpt (lessons 10 and 20: the corpus split and the GPT), late_change
+//                (what a series still moved over its last tenth: has a run settled?)
 //   reading      heads (weight by offset, far, left and right), offset_profile, tagging (scores
 //   attention    per token), alignment_grid, attention_spectra, spectrum, self_attention_input,
-//                point_attention (keys per query; points on a line in the explorer), late_change
-//                (what a series still moved over its last tenth)
+//                point_attention (keys per query; points on a line in the explorer)
 //   explorers    explorer (the page) and explorer_script, causal_lm_explorer (and the causal
 //                mask as a figure), recall_explorer,
 //                scored_heads (single heads side by side, each at its own scale, with gradients)
