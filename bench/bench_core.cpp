@@ -11,7 +11,7 @@
 //  (d) linear forward + backward at the lesson shapes (thousands of rows, feature widths 64 to
 //      256): row blocks by generated kernels (core/runtime/tall_gemm.hpp) against OpenBLAS.
 //  (e) attention against sequence length n (one sequence, one head, d = 64): the fused op, which
-//      stores the n x n weights, against the tiled op (online softmax, lesson 15) and the
+//      stores the n x n weights, against the tiled op (online softmax, lesson 17) and the
 //      approximations (local, linear, Linformer): forward + backward time and the peak bytes
 //      each holds beyond its inputs (core/runtime/allocator.hpp).
 //
@@ -213,7 +213,7 @@ struct AttentionVariant {
 };
 
 void attention_against_n(const Config& cfg) {
-  const std::size_t d = 64, window = 64, rank = 64;  // as in lesson 16
+  const std::size_t d = 64, window = 64, rank = 64;  // as in lesson 18
   std::vector<std::size_t> sizes{256, 512, 1024, 2048, 4096};
   if (cfg.quick) sizes = {256, 512, 1024};
   std::printf("\n(e) attention forward + backward against n: one sequence, one head, d = %zu, float;\n"

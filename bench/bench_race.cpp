@@ -158,7 +158,7 @@ Workload build(const std::string& name, Generator& gen) {
     w.loss = [p, ids, targets] { return cross_entropy(p->forward(ids), targets); };
     w.model = std::move(m);
   } else if (name == "vit" || name == "vit11") {
-    // "vit": patch 4, feed-forward 128; "vit11": lesson 14's model, patch 7, feed-forward 256.
+    // "vit": patch 4, feed-forward 128; "vit11": lesson 16's model, patch 7, feed-forward 256.
     nn::ViTConfig c;
     c.layer.dropout = 0.0;
     if (name == "vit11") {
@@ -173,7 +173,7 @@ Workload build(const std::string& name, Generator& gen) {
     w.loss = [p, images, labels] { return cross_entropy(p->forward(images), labels); };
     w.model = std::move(m);
   } else if (name == "gpt") {
-    // Lesson 10's character GPT at its full recipe: 4 pre-norm GELU blocks of d 128 (4 heads,
+    // Lesson 11's character GPT at its full recipe: 4 pre-norm GELU blocks of d 128 (4 heads,
     // feed-forward 512), rotary positions, causal self-attention, output tied to the embedding;
     // the fortunes corpus's 108 characters, batches of 64 windows of 64 characters.
     nn::CausalLMConfig c;

@@ -107,7 +107,7 @@ class ViT(nn.Module):
 
 
 class GPT(nn.Module):
-    """Lesson 10's character GPT: token embedding * sqrt(d), pre-norm blocks of causal
+    """Lesson 11's character GPT: token embedding * sqrt(d), pre-norm blocks of causal
     self-attention with rotary positions and a GELU feed-forward, final norm, output tied to the
     embedding (plus a bias). PyTorch 1.13 has no fused attention: the scores are formed,
     masked and softmaxed as a PyTorch user of that version would write them."""
@@ -175,10 +175,10 @@ def build(name):
         batch = (torch.randint(0, V, (B, L), generator=g), torch.randint(0, V, (B, L), generator=g))
     elif name in ("vit", "vit11"):
         B = 128
-        model = ViT() if name == "vit" else ViT(mlp=256, patch=7)  # vit11: lesson 14's model
+        model = ViT() if name == "vit" else ViT(mlp=256, patch=7)  # vit11: lesson 16's model
         batch = (torch.rand(B, 28, 28, generator=g), torch.randint(0, 10, (B,), generator=g))
     elif name == "gpt":
-        B, L, V = 64, 64, 108  # lesson 10's batch and context; the fortunes corpus's characters
+        B, L, V = 64, 64, 108  # lesson 11's batch and context; the fortunes corpus's characters
         model = GPT(V)
         batch = (torch.randint(0, V, (B, L), generator=g), torch.randint(0, V, (B, L), generator=g))
     else:

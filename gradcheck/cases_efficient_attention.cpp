@@ -1,4 +1,4 @@
-// Gradient checks of lessons 15 and 16's attention: tiled_attention (tiny tiles, so that a row spans
+// Gradient checks of lessons 17 and 18's attention: tiled_attention (tiny tiles, so that a row spans
 // several tiles and the online softmax rescales), local_attention, linear_attention and the
 // Linformer module.
 #include "gradcheck/cases.hpp"

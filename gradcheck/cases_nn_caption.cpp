@@ -1,4 +1,4 @@
-// Gradient checks of lesson 18's captioner: the log-probability of a chosen patch (the op of
+// Gradient checks of lesson 20's captioner: the log-probability of a chosen patch (the op of
 // REINFORCE), the doubly stochastic penalty on the attention, the patch encoder, and the captioner's teacher-forced pass with soft glimpses and
 // with hard glimpses replayed from fixed choices (the draw itself has no gradient; given the
 // draws, the words' logits and log alpha_{t, c_t} are smooth functions of every weight).

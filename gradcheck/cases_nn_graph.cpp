@@ -1,4 +1,4 @@
-// Gradient checks of the graph modules of lesson 17: graph attention (every head's projection and
+// Gradient checks of the graph modules of lesson 19: graph attention (every head's projection and
 // score vectors, and the node features) and the neighbourhood mean, on a 5-node graph with one
 // isolated node (its neighbourhood is itself alone).
 #include "gradcheck/cases.hpp"

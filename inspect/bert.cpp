@@ -1,6 +1,6 @@
 // inspect bert "To be or n_t to be"
 //
-// Lesson 12's BERT reads the text with every _ replaced by [MASK] and, for each masked character,
+// Lesson 14's BERT reads the text with every _ replaced by [MASK] and, for each masked character,
 // gives its probability of every character the model knows: the five likeliest are printed, the
 // likeliest fills the text. Reading both sides at once, every head of every layer is drawn over
 // the masked text (heads_layer_N.png) and goes into the explorer.
@@ -29,7 +29,7 @@ constexpr std::size_t kGuesses = 5;
 
 int run_bert(const Request& a) {
   if (a.inputs.size() != 1) throw UsageError("bert takes one text (quote it), got " + std::to_string(a.inputs.size()));
-  const LoadedBert m = load_checkpoint_of("12_bert", "bert", [&] { return load_bert(a.from, "bert_mlm"); });
+  const LoadedBert m = load_checkpoint_of("14_bert", "bert", [&] { return load_bert(a.from, "bert_mlm"); });
   const std::vector<std::string> typed = typed_characters(a.inputs[0]);
   std::vector<std::string> unmasked;
   for (const std::string& c : typed)
@@ -62,7 +62,7 @@ int run_bert(const Request& a) {
       continue;
     }
     // Only ordinary characters are guesses ([MASK], [CLS] and the specials are never the answer),
-    // ranked as lesson 12 ranks them.
+    // ranked as lesson 14 ranks them.
     const std::vector<Index> order = bert::likeliest(logp, next, m.ids, kGuesses);
     std::string line = text("  _ ", next + 1, " (character ", k + 1, "):");
     for (std::size_t g = 0; g < kGuesses; ++g) {  // each as the figures show it: a space ␣, a newline ↵, a tab ⇥
@@ -84,7 +84,7 @@ int run_bert(const Request& a) {
       self_attention_input(text("\"", a.inputs[0], "\""), labels, m.model->model.attention_weights()),
       m.model->model.encoder.score_parts());
   ExplorerPage page;
-  page.title = "Lesson 12's BERT on your text";
+  page.title = "Lesson 14's BERT on your text";
   page.query_side = "characters (queries)", page.key_side = "characters (keys)";
   page.note = text("The BERT of ", m.card.lesson, " (seed ", m.card.seed, ", from ", a.from, ") reading \"", a.inputs[0],
                    "\" with each _ as [MASK] (shown \u25ae), between [CLS] and the end of the entry; its guesses: \"",
@@ -92,7 +92,7 @@ int run_bert(const Request& a) {
                    "its weights, click it to see its scores term by term in the neuron view.");
   page.inputs.push_back(in);
   // The figures: the characters around the first mask.
-  write_outputs(a.out, head_figures(in, std::size_t(where[0]), 0, "Lesson 12's BERT on your text"), page);
+  write_outputs(a.out, head_figures(in, std::size_t(where[0]), 0, "Lesson 14's BERT on your text"), page);
   return 0;
 }
 
@@ -100,14 +100,14 @@ int run_bert(const Request& a) {
 
 InspectModel bert_model() {
   return {"bert",
-          "  bert         lesson 12's character-level BERT (pretrained on the fortunes corpus by filling in\n"
+          "  bert         lesson 14's character-level BERT (pretrained on the fortunes corpus by filling in\n"
           "               masked characters); INPUT a text with _ for each character to fill in, one _ per\n"
           "               character: \"To be or n_t to be\", \"wh__ is it\". Prints each _'s five likeliest\n"
           "               characters with their probabilities and the text filled with the likeliest.\n"
           "               A character the model never saw is an error naming it; _ is always a mask.\n"
           "               Writes heads_layer_N.png and explorer.html.\n"
-          "               Reference checkpoint: lessons/checkpoints/12_bert (--from out/12_bert)\n",
-          "lessons/checkpoints/12_bert",
+          "               Reference checkpoint: lessons/checkpoints/14_bert (--from out/14_bert)\n",
+          "lessons/checkpoints/14_bert",
           {},
           run_bert};
 }

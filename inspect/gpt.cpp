@@ -1,6 +1,6 @@
 // inspect gpt "The meaning of life" [--temperature T] [--top-k K] [--length N] [--seed S]
 //
-// Lesson 10's GPT continues the prompt one sampled character at a time (nn/lm/sample: the
+// Lesson 11's GPT continues the prompt one sampled character at a time (nn/lm/sample: the
 // logits divided by T, only the K likeliest characters kept), and the text it then reads, the
 // prompt and its continuation, goes through the model once more to draw every head of every
 // layer (heads_layer_N.png) and to fill the explorer.
@@ -22,7 +22,7 @@ namespace data = attnlab::nn::data;
 
 int run_gpt(const Request& a) {
   if (a.inputs.size() != 1) throw UsageError("gpt takes one prompt (quote it), got " + std::to_string(a.inputs.size()));
-  const LoadedGpt m = load_checkpoint_of("10_gpt", "gpt", [&] { return load_gpt(a.from, "gpt"); });
+  const LoadedGpt m = load_checkpoint_of("11_gpt", "gpt", [&] { return load_gpt(a.from, "gpt"); });
   const std::vector<std::string> typed = typed_characters(a.inputs[0]);
   refuse_unknown(typed, m.vocab, m.card.lesson);
   nn::lm::SampleOptions o;
@@ -54,7 +54,7 @@ int run_gpt(const Request& a) {
   const AttentionInput in =
       causal_lm_attention_input(*m.model, m.vocab, window, text("\"", a.inputs[0], "\" + its continuation"));
   ExplorerPage page;
-  page.title = "Lesson 10's GPT on your prompt";
+  page.title = "Lesson 11's GPT on your prompt";
   page.query_side = "characters (queries)", page.key_side = "characters (keys)";
   page.note = text("The GPT of ", m.card.lesson, " (seed ", m.card.seed, ", from ", a.from, ") reading your prompt \"",
                    a.inputs[0], "\" and what it wrote after it (", shown, "). Each character reads only itself and the "
@@ -64,7 +64,7 @@ int run_gpt(const Request& a) {
   // The figures: the characters around where the prompt ends, the first it wrote reading the prompt.
   const std::size_t skipped = ids.size() - window.size();  // <bos> is character 0
   write_outputs(a.out, head_figures(in, prompt_length > skipped ? prompt_length - skipped : 0, skipped,
-                                    "Lesson 10's GPT on your prompt"),
+                                    "Lesson 11's GPT on your prompt"),
                 page);
   return 0;
 }
@@ -73,7 +73,7 @@ int run_gpt(const Request& a) {
 
 InspectModel gpt_model() {
   return {"gpt",
-          "  gpt          lesson 10's character-level GPT (trained on the fortunes corpus); INPUT a prompt\n"
+          "  gpt          lesson 11's character-level GPT (trained on the fortunes corpus); INPUT a prompt\n"
           "               (\"The meaning of life\"), continued one sampled character at a time. Its options:\n"
           "    --temperature T  the logits divided by T before the softmax (default 0.8; < 1 safer, > 1 wilder)\n"
           "    --top-k K        draw only among the K likeliest characters (default 0: all of them)\n"
@@ -81,8 +81,8 @@ InspectModel gpt_model() {
           "    --seed S         the draws' random seed (default 1: the same prompt gives the same text)\n"
           "               A character the model never saw is an error naming it. Writes heads_layer_N.png\n"
           "               (every head of layer N over prompt and continuation) and explorer.html.\n"
-          "               Reference checkpoint: lessons/checkpoints/10_gpt (--from out/10_gpt)\n",
-          "lessons/checkpoints/10_gpt",
+          "               Reference checkpoint: lessons/checkpoints/11_gpt (--from out/11_gpt)\n",
+          "lessons/checkpoints/11_gpt",
           {"--temperature", "--top-k", "--length", "--seed"},
           run_gpt};
 }

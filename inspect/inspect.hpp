@@ -36,9 +36,9 @@ struct InspectModel {
 // The models, one file each.
 InspectModel dates_model();  // inspect/dates.cpp: lesson 02's date normalizer
 InspectModel luong_model();  // inspect/luong.cpp: lesson 03's four Luong date normalizers
-InspectModel gpt_model();    // inspect/gpt.cpp: lesson 10's character GPT
-InspectModel bert_model();   // inspect/bert.cpp: lesson 12's character BERT
-InspectModel vit_model();    // inspect/vit.cpp: lesson 14's Vision Transformer
+InspectModel gpt_model();    // inspect/gpt.cpp: lesson 11's character GPT
+InspectModel bert_model();   // inspect/bert.cpp: lesson 14's character BERT
+InspectModel vit_model();    // inspect/vit.cpp: lesson 16's Vision Transformer
 InspectModel translate_model();  // inspect/translate.cpp: lesson 08's translation Transformer
 
 // The characters a person typed: one token per UTF-8 character ("é" is one, not two bytes), so
@@ -49,7 +49,7 @@ std::vector<std::string> typed_characters(const std::string& text);
 std::vector<std::string> unknown_characters(const std::vector<std::string>& chars, const nn::data::Vocab& v);
 
 // load(), its error (a missing or mismatched checkpoint) followed by how to make one: "(a run of
-// lesson 10 writes both: build/bin/10_gpt --out DIR, then inspect gpt ... --from DIR)".
+// lesson 11 writes both: build/bin/11_gpt --out DIR, then inspect gpt ... --from DIR)".
 template <class Load>
 auto load_checkpoint_of(const std::string& lesson, const std::string& model, Load load) {
   try {

@@ -1,6 +1,6 @@
 // inspect vit shirt.png photo.pgm --index 17
 //
-// Lesson 14's Vision Transformer classifies each picture: a PNG or PGM file of any size, made into
+// Lesson 16's Vision Transformer classifies each picture: a PNG or PGM file of any size, made into
 // what the model reads (lessons/kit/vit_model's prepare_image: padded to a square with its
 // border's grey, area-averaged to 28 x 28, inverted when its border is light, since Fashion-MNIST
 // shows light garments on black), or a Fashion-MNIST test image by its index. Prints the top
@@ -108,7 +108,7 @@ std::string patch_name(std::size_t k, std::size_t cols) {
 }
 
 int run_vit(const Request& r) {
-  const LoadedViT m = load_checkpoint_of("14_vit", "vit", [&] { return load_vit(r.from, "vit"); });
+  const LoadedViT m = load_checkpoint_of("16_vit", "vit", [&] { return load_vit(r.from, "vit"); });
   // Read and classify every picture first; write only when all went through.
   const std::vector<Picture> pictures = pictures_of(r, m.classes);
   const std::size_t side = data::kFashionMnistSide, n = pictures.size();
@@ -119,7 +119,7 @@ int run_vit(const Request& r) {
   const Looks looks = class_token_looks(vit, batch, /*score_parts=*/true);  // the explorer's neuron view too
 
   ExplorerPage page;
-  page.title = "Lesson 14's ViT on your pictures";
+  page.title = "Lesson 16's ViT on your pictures";
   page.query_side = "tokens (queries)", page.key_side = "tokens (keys)";
   page.note = "The model of " + m.lesson + " (seed " + std::to_string(m.seed) + ", from " + r.from +
               "). Token cls is the class token, rRcC the 7 x 7 patch in row R, column C of the 28 x 28 input; hover "
@@ -174,15 +174,15 @@ int run_vit(const Request& r) {
 
 InspectModel vit_model() {
   return {"vit",
-          "  vit          lesson 14's Vision Transformer (Fashion-MNIST, 7 x 7 patches); each INPUT a PNG or PGM\n"
+          "  vit          lesson 16's Vision Transformer (Fashion-MNIST, 7 x 7 patches); each INPUT a PNG or PGM\n"
           "               picture of any size: padded to a square with its border's grey, area-averaged to\n"
           "               28 x 28 and, when its border is light, inverted (the garments it knows are light\n"
           "               on black); --invert yes|no|auto (default auto). --index N[,N...]: test-set images\n"
           "               instead of (or beside) files (needs the package dataset-fashion-mnist).\n"
           "               Prints the top classes; writes vit_N.png (the class token's attention per layer\n"
           "               and its rollout over the input), heads_N.png (every head) and explorer.html.\n"
-          "               Reference checkpoint: lessons/checkpoints/14_vit (--from out/14_vit)\n",
-          "lessons/checkpoints/14_vit",
+          "               Reference checkpoint: lessons/checkpoints/16_vit (--from out/16_vit)\n",
+          "lessons/checkpoints/16_vit",
           {"--index", "--invert"},
           run_vit,
           "--index"};

@@ -575,7 +575,7 @@ void backward_cost(Generator& gen) {
          Expect::either_way, {{"ratio", ratio}}});
   say("The memory is the real bill: $A$ grows like $n^2$, the inputs like $n$. At $n = ", sizes.back(), "$ the saved "
       "weights are ", fixed(saved.back(), 1), " MiB, ", fixed(saved.back() / inputs.back(), 1), " times $Q$, $K$ and "
-      "$V$ together. Lesson 15 (tiled attention) does not save $A$ at all: it recomputes it, block by block, during "
+      "$V$ together. Lesson 17 (tiled attention) does not save $A$ at all: it recomputes it, block by block, during "
       "backward.");
   // Log-log: the plots library labels 2 and 5 between the decades too when it spans only a few.
   const LineFigureOptions time{text("Time of the fused attention op, B = ", B, ", d = ", d, " (float)"),

@@ -8,8 +8,8 @@
 // bottleneck of a recurrent encoder-decoder (BLEU by sentence length, sentences longer than any
 // trained on included)? What does beam search buy over greedy decoding? Do the decoder's
 // cross-attention heads find the true alignment, and which ones? (Which positions carry the
-// Transformer past the training lengths is lesson 19; what label smoothing, the place of the layer
-// norm and the warm-up change is lesson 09.)
+// Transformer past the training lengths is lesson 09; what label smoothing, the place of the layer
+// norm and the warm-up change is lesson 10.)
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -36,7 +36,7 @@ using nn::bleu_of;
 using nn::mean_words;
 using Transformer = nn::Seq2SeqTransformer<float>;
 
-using Plan = TranslationPlan;  // the task's and the models' sizes, shared with lesson 19
+using Plan = TranslationPlan;  // the task's and the models' sizes, shared with lesson 09
 
 // ---------------------------------------------------------------------------------------------
 // 1. The task.
@@ -412,7 +412,7 @@ int main(int argc, char** argv) {
     cross_attention_vs_truth(transformer, task);
     explore(transformer, task);
     say("Section 3 scored the Transformer on sentences longer than any it trained on, where its positions are "
-        "absolute: past ", kMaxTrainWords, " words, sinusoids no layer was trained on. Lesson 19 trains the "
+        "absolute: past ", kMaxTrainWords, " words, sinusoids no layer was trained on. Lesson 09 trains the "
         "same Transformer with positions given as distances (T5's relative bias, RoPE, ALiBi) on the same task and "
         "asks which of them carries it past the training lengths.");
   });

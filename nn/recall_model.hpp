@@ -1,6 +1,6 @@
 // A one-layer attention model for associative recall (nn/data/recall.hpp), with the attention
 // swappable: exact (the tiled op), local (a sliding window), linear (elu + 1 features) or
-// Linformer (keys and values projected along the sequence). Lesson 16 trains each on the same data
+// Linformer (keys and values projected along the sequence). Lesson 18 trains each on the same data
 // to measure what an approximation of attention costs in accuracy.
 //
 //   x = key_embed(keys) + value_embed(values)          (B, L, width); no positions: a lookup by

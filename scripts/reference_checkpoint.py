@@ -4,7 +4,7 @@ weights, the optimizer's state left out ("optim/" arrays: the checkpoint is for 
 not for training on) and the arrays deflated. numpy and attnlab's load_npz read both.
 
   scripts/reference_checkpoint.py RUN_DIR STEM DEST_DIR
-  e.g. scripts/reference_checkpoint.py /tmp/gpt_run gpt lessons/checkpoints/10_gpt
+  e.g. scripts/reference_checkpoint.py /tmp/gpt_run gpt lessons/checkpoints/11_gpt
 
 copies RUN_DIR/STEM.json and RUN_DIR/STEM.npz into DEST_DIR (each written under a temporary
 name and renamed), refusing a card of a --quick run.

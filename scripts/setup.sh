@@ -22,9 +22,9 @@ for arg in "$@"; do
 done
 
 # The lessons: compilers, the engine's libraries, figures, Fashion-MNIST, the fortunes corpus
-# (English text for the language models of lessons 10 to 13). doctest is here too
+# (English text for the language models of lessons 11 to 15). doctest is here too
 # (headers only, 0.2 MB) so that one configuration of build/ serves both commands. xtensor-blas
-# and LAPACK: the singular values of lesson 16 (lessons/kit/spectrum.cpp). KaTeX (libjs-katex,
+# and LAPACK: the singular values of lesson 18 (lessons/kit/spectrum.cpp). KaTeX (libjs-katex,
 # 1 MB of script, style and fonts): the course book typesets the lessons' formulas offline.
 packages=(
   build-essential cmake pkg-config

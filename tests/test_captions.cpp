@@ -1,4 +1,4 @@
-// Lesson 18's plumbing: the caption scenes (captions that agree with where the garments are, boxes
+// Lesson 20's plumbing: the caption scenes (captions that agree with where the garments are, boxes
 // around exactly their bright pixels), the patches a box holds, the log-probability of a chosen
 // entry, and the captioner (soft weights summing to 1, hard glimpses reading the patch drawn,
 // replays repeating a pass), a patch encoder without layers keeping each annotation to its own patch,

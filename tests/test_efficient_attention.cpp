@@ -1,4 +1,4 @@
-// The attention ops of lessons 15 and 16: tiled_attention and local_attention equal the fused
+// The attention ops of lessons 17 and 18: tiled_attention and local_attention equal the fused
 // scaled_dot_product_attention (with the band as a mask) in the output and in every gradient, to
 // rounding, at every tile size, mask and thread count; their memory grows like n, not n^2;
 // linear_attention against its definition; the Linformer module against its composition; masks

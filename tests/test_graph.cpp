@@ -1,4 +1,4 @@
-// Attention on graphs (lesson 17): the neighbourhood mask, graph attention's weights living on the
+// Attention on graphs (lesson 19): the neighbourhood mask, graph attention's weights living on the
 // graph only, the mean aggregation, the generated graph task, and errors that name what is wrong.
 #include <doctest/doctest.h>
 

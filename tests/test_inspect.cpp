@@ -35,8 +35,8 @@ namespace {
 
 const std::string kSource = ATTNLAB_SOURCE_DIR, kBin = ATTNLAB_BIN_DIR;
 const std::string kReference = kSource + "/lessons/checkpoints/02_additive_attention";
-const std::string kGptReference = kSource + "/lessons/checkpoints/10_gpt";
-const std::string kBertReference = kSource + "/lessons/checkpoints/12_bert";
+const std::string kGptReference = kSource + "/lessons/checkpoints/11_gpt";
+const std::string kBertReference = kSource + "/lessons/checkpoints/14_bert";
 
 // A reference checkpoint's card: the lesson's full run with seed 1, recording `metric`, whose value
 // is one of those the lesson's reference (lessons/reference/NN.json) records over its seeds.
@@ -158,10 +158,10 @@ TEST_CASE("inspect: answers, figures and explorer for good input; one-line error
 }
 
 TEST_CASE("the reference GPT still scores its lesson's held-out bits per character, on a sample of test entries") {
-  // lessons/checkpoints/10_gpt: lesson 10's full run with seed 1, whose card records its test bits
-  // per character; lesson 10's split (5 % held out, split seed 1729) gives the same test entries.
+  // lessons/checkpoints/11_gpt: lesson 11's full run with seed 1, whose card records its test bits
+  // per character; lesson 11's split (5 % held out, split seed 1729) gives the same test entries.
   const LoadedGpt m = load_gpt(kGptReference, "gpt");
-  check_card(m.card, "10_gpt", "gpt_test_bpc");
+  check_card(m.card, "11_gpt", "gpt_test_bpc");
   const data::CharCorpus c = data::load_char_corpus({0.05, 1729, 0, 0});
   CHECK(c.vocab.tokens() == m.vocab.tokens());
   // The first 120 of the 750 test entries (19,422 of 133,581 characters): their bits per character
@@ -174,11 +174,11 @@ TEST_CASE("the reference GPT still scores its lesson's held-out bits per charact
 }
 
 TEST_CASE("the reference BERT still fills in masked characters as its lesson measured, on a sample of test windows") {
-  // lessons/checkpoints/12_bert: lesson 12's full run with seed 1; its card records the accuracy on
+  // lessons/checkpoints/14_bert: lesson 14's full run with seed 1; its card records the accuracy on
   // the test split's [MASK]ed characters. The same split and held-out mask seed give the same
   // windows: here the first 64 of them (971 [MASK]ed characters).
   const LoadedBert m = load_bert(kBertReference, "bert_mlm");
-  check_card(m.card, "12_bert", "mlm_test_accuracy_masked");
+  check_card(m.card, "14_bert", "mlm_test_accuracy_masked");
   const data::ClozeCorpus c = bert::load_corpus();
   CHECK(c.vocab.tokens() == m.vocab.tokens());
   CHECK(c.ids.mask == m.ids.mask);
@@ -263,8 +263,8 @@ TEST_CASE("inspect gpt and bert: answers, figures and explorer; bad input exits 
     CHECK(contains(read_file(log), "usage: inspect MODEL INPUT..."));
   };
   refused("llama 'x'", "inspect: unknown model 'llama' (the models: dates, luong, gpt, bert, vit, translate)");
-  refused("gpt 'naïve ☃'", "not in the vocabulary of 10_gpt's model (the characters of its training text): 'ï' and '☃'");
-  refused("bert 'caf_ ☃'", "not in the vocabulary of 12_bert's model");
+  refused("gpt 'naïve ☃'", "not in the vocabulary of 11_gpt's model (the characters of its training text): 'ï' and '☃'");
+  refused("bert 'caf_ ☃'", "not in the vocabulary of 14_bert's model");
   refused("bert 'nothing masked'", "no masked character in \"nothing masked\": write _ for each character to fill in");
   refused("gpt 'x' --temperature 0", "--temperature needs a number from 0.01 to 100, got '0'");
   refused("gpt 'x' --top-k lots", "--top-k");
@@ -274,6 +274,6 @@ TEST_CASE("inspect gpt and bert: answers, figures and explorer; bad input exits 
   CHECK(files_in(out) == written);
   // A missing checkpoint: exit 1, naming the lesson to run.
   CHECK(run("bert 'a_c' --from '" + d.path + "/nothing' --out '" + d.path + "/none'") == 1);
-  CHECK(contains(read_file(log), "build/bin/12_bert --out DIR"));
+  CHECK(contains(read_file(log), "build/bin/14_bert --out DIR"));
   CHECK(!std::filesystem::exists(d.path + "/none"));
 }

@@ -1,6 +1,6 @@
 // `inspect vit`: the picture readers (io/pgm.hpp, plots/read_png.hpp), how a picture becomes the
 // ViT's 28 x 28 input (nn::data::area_resize, lessons/kit/vit_model's prepare_image), the model
-// card and reference checkpoint of lesson 14 (lessons/checkpoints/14_vit), and the program's
+// card and reference checkpoint of lesson 16 (lessons/checkpoints/16_vit), and the program's
 // answers to good and bad input.
 #include <doctest/doctest.h>
 
@@ -30,7 +30,7 @@ namespace data = attnlab::nn::data;
 namespace {
 
 const std::string kSource = ATTNLAB_SOURCE_DIR, kBin = ATTNLAB_BIN_DIR;
-const std::string kReference = kSource + "/lessons/checkpoints/14_vit";
+const std::string kReference = kSource + "/lessons/checkpoints/16_vit";
 const bool kHaveFashionTest =
     std::filesystem::exists(data::fashion_mnist_path(data::kFashionMnistDir, data::FashionSplit::test, true));
 
@@ -171,12 +171,12 @@ TEST_CASE("prepare_image: padded to a square with the border's grey, averaged to
 }
 
 TEST_CASE("the reference ViT still scores what its lesson measured, on test images" * doctest::skip(!kHaveFashionTest)) {
-  // lessons/checkpoints/14_vit: lesson 14's full run with seed 1. Its card holds the test accuracy
+  // lessons/checkpoints/16_vit: lesson 16's full run with seed 1. Its card holds the test accuracy
   // the run measured on all 10,000 test images; the first 1000, scored the same way (the image and
   // its mirror image averaged), must be within 0.03 of it (three binomial standard deviations at
   // 0.9 and 1000 images), and the card's value within the lesson's reference range (seeds 1-3).
   const LoadedViT m = load_vit(kReference, "vit");
-  CHECK(m.lesson == "14_vit");
+  CHECK(m.lesson == "16_vit");
   CHECK(m.seed == 1);
   CHECK(m.held_out.metric == "test_acc_vit");
   CHECK(m.held_out.examples == 10000);
@@ -187,7 +187,7 @@ TEST_CASE("the reference ViT still scores what its lesson measured, on test imag
   const double accuracy = nn::accuracy(nn::argmax_last(probs), test.labels);
   MESSAGE("reference ViT: accuracy ", accuracy, " on the first 1000 test images; card: ", m.held_out.value);
   CHECK(std::abs(accuracy - m.held_out.value) <= 0.03);
-  const nlohmann::json ref = nlohmann::json::parse(read_file(kSource + "/lessons/reference/14_vit.json"));
+  const nlohmann::json ref = nlohmann::json::parse(read_file(kSource + "/lessons/reference/16_vit.json"));
   CHECK(m.held_out.value >= ref["metrics"]["test_acc_vit"]["min"].get<double>() - 0.01);
   CHECK(m.held_out.value <= ref["metrics"]["test_acc_vit"]["max"].get<double>() + 0.01);
 }
@@ -207,7 +207,7 @@ TEST_CASE("load_vit refuses a card that does not describe the weights, naming wh
   // Weights that no longer compute what the lesson recorded: refused, with the command that rebuilds them.
   const std::string probe = with([](nlohmann::json& c) { c["probe"]["outputs"][3] = c["probe"]["outputs"][3].get<double>() + 0.5; });
   CHECK(contains(probe, "the weights do not compute, with this code, what the lesson recorded on the card's probe (output 3"));
-  CHECK(contains(probe, "build/bin/14_vit --seed 1 --out DIR"));
+  CHECK(contains(probe, "build/bin/16_vit --seed 1 --out DIR"));
   CHECK(contains(with([](nlohmann::json& c) { c["positions"] = "sinusoidal"; }),
                  "was trained with positions \"sinusoidal\", this code builds \"learned"));
   CHECK(contains(with([](nlohmann::json& c) { c.erase("held_out"); }), "has no \"held_out\""));
@@ -260,6 +260,6 @@ TEST_CASE("inspect vit: classes, figures and explorer for pictures; one-line err
   CHECK(run("vit '" + d / "short.pgm" + "' --out '" + d / "none" + "'") == 1);
   CHECK(contains(read_file(log), "read_pgm: '" + d / "short.pgm" + "': is truncated"));
   CHECK(run("vit '" + d / "blob.pgm" + "' --from '" + d / "nothing" + "' --out '" + d / "none" + "'") == 1);
-  CHECK(contains(read_file(log), "14_vit --out DIR"));
+  CHECK(contains(read_file(log), "16_vit --out DIR"));
   CHECK(!std::filesystem::exists(d / "none"));
 }

@@ -1,4 +1,4 @@
-// lessons/kit/bert: what lessons 12 and 13 share about their BERT, on a tiny corpus and model:
+// lessons/kit/bert: what lessons 14 and 15 share about their BERT, on a tiny corpus and model:
 // the pretraining recipe and one phase of it, a sequence's attention, the topic probabilities and
 // frozen features, the likeliest characters, the figures, and bad input named.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// lessons/kit/translation_setup: the plan lessons 08 and 19 share (full and --quick, recorded in
+// lessons/kit/translation_setup: the plan lessons 08 and 09 share (full and --quick, recorded in
 // the config), the task's options seeded from the run's seed, the Transformer's configuration,
 // recipe and first draw, the GRU trained on the same batches, and the errors that name the function.
 #include <doctest/doctest.h>

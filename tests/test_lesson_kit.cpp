@@ -64,7 +64,7 @@ TEST_CASE("command line: defaults, every flag, and bad input") {
 
 TEST_CASE("command line: --from names an earlier run's folder") {
   CHECK(parse({}).from.empty());
-  CHECK(parse({"--from", "out/12_bert"}).from == "out/12_bert");
+  CHECK(parse({"--from", "out/14_bert"}).from == "out/14_bert");
   CHECK_THROWS_AS(parse({"--from"}), UsageError);
   CHECK_THROWS_AS(parse({"--from", ""}), UsageError);
   CHECK(usage(kInfo).find("--from DIR") != std::string::npos);

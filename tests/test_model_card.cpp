@@ -43,7 +43,7 @@ TEST_CASE("put_layer and layer_of: a layer's sizes and choices, back as they wen
 }
 
 TEST_CASE("layer_of reads the names cards used before they shared one vocabulary") {
-  // Lesson 14's ViT card: "feed_forward" and "norm_eps"; lessons 10 and 12's: "d_ff" and "eps";
+  // Lesson 16's ViT card: "feed_forward" and "norm_eps"; lessons 11 and 14's: "d_ff" and "eps";
   // neither has "kv_heads" (as many as heads).
   const Json vit = {{"d_model", 64}, {"heads", 4}, {"feed_forward", 256}, {"norm_first", true},
                     {"activation", "gelu"}, {"norm_eps", 1e-6}};

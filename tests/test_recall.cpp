@@ -1,4 +1,4 @@
-// The associative recall task of lesson 16: every query's target is the value its key was given in
+// The associative recall task of lesson 18: every query's target is the value its key was given in
 // the first half, keys are distinct within a sequence, nothing else is asked, bad sizes refused.
 #include <doctest/doctest.h>
 

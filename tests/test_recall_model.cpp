@@ -1,4 +1,4 @@
-// The recall model of lesson 16 (nn/recall_model.hpp): every attention kind gives logits of the
+// The recall model of lesson 18 (nn/recall_model.hpp): every attention kind gives logits of the
 // right shape, exact attention's weights are distributions, the batched no-tape scoring agrees
 // with scoring the whole set at once, a few steps of training lower the loss, bad sizes refused.
 #include <doctest/doctest.h>

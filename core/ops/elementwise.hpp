@@ -30,7 +30,7 @@ template <class T> Tensor<T> pow(const Tensor<T>& a, const Tensor<T>& exponent);
 template <class T> Tensor<T> tanh(const Tensor<T>& a);
 template <class T> Tensor<T> sigmoid(const Tensor<T>& a);
 template <class T> Tensor<T> relu(const Tensor<T>& a);
-// max(a, slope * a) for 0 <= slope < 1: graph attention's score nonlinearity (lesson 17).
+// max(a, slope * a) for 0 <= slope < 1: graph attention's score nonlinearity (lesson 19).
 template <class T> Tensor<T> leaky_relu(const Tensor<T>& a, T slope = T(0.2));
 template <class T> Tensor<T> gelu(const Tensor<T>& a, GeluForm form = GeluForm::Erf);
 // The same for an input the caller gives up: a temporary, or h = gelu(std::move(h)), which

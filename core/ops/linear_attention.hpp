@@ -6,7 +6,7 @@
 //
 // Time and memory O(n d dv) instead of O(n^2 d). Causal: S and z become running sums over
 // j <= i, an RNN with a d x dv state. Not equal to softmax attention: an approximation whose
-// price lesson 16 measures.
+// price lesson 18 measures.
 #pragma once
 
 #include "core/tensor.hpp"

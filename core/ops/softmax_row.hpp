@@ -92,7 +92,7 @@ void hide_from(T* row, std::size_t e, std::size_t w) {
 // change no maximum and become +0 under the exp, which adds nothing to the lane it falls in:
 // vmath::sum adds the same terms to the same lanes in the same order as over the row's own
 // entries. So out holds exactly the bits that softmax_rows leaves in a dense block. Rows of 17
-// keys (lesson 14's ViT): see the README's speed section.
+// keys (lesson 16's ViT): see the README's speed section.
 template <class T, class End>
 void softmax_rows_padded(T* scores, std::size_t w, std::size_t rows, std::size_t n, End end,
                          T* out) {

@@ -1,4 +1,4 @@
-// Lesson 16's approximations of attention as AttentionFn (lessons/kit/timing.hpp), ready for the
+// Lesson 18's approximations of attention as AttentionFn (lessons/kit/timing.hpp), ready for the
 // cost harness and for output errors: local (a sliding window), linear (elu + 1), Linformer at its
 // segment means, and a sparse pattern on the tiled kernel, which skips the tiles its mask allows
 // nothing in; and what each of the first three keeps of one exact attention.

@@ -1,4 +1,4 @@
-// The spectra of attention matrices, named, for lesson 16's question behind Linformer: is an
+// The spectra of attention matrices, named, for lesson 18's question behind Linformer: is an
 // attention matrix close to one of low rank, and does a projection fixed in advance keep it?
 // Summaries (lessons/kit/spectrum.hpp) with the energy segment means keep
 // (nn/attention/structure.hpp), the matrices of a band of known width, and the figure of them.

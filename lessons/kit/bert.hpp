@@ -1,4 +1,4 @@
-// The BERT of lessons 12 and 13, in one place: lesson 13 fine-tunes lesson 12's checkpoint, so the
+// The BERT of lessons 14 and 15, in one place: lesson 15 fine-tunes lesson 14's checkpoint, so the
 // two must agree on the split, the held-out masks, the topics, the model's sizes and its
 // pretraining phases. What each lesson does with the model stays in the lesson.
 #pragma once
@@ -28,7 +28,7 @@ inline constexpr double kHeldOutShare = 0.1;           // of the entries, for va
 inline const std::vector<std::string> kTopics = {"computers", "definitions", "politics", "songs-poems", "zippy"};
 
 // Pretraining runs in two phases, as BERT's did (90 % of its steps on 128 tokens, then 512): short
-// windows first, long ones after. Lesson 12's section 2 says why.
+// windows first, long ones after. Lesson 14's section 2 says why.
 struct Phase {
   std::size_t context;   // tokens per window, [CLS] included
   std::size_t batch;     // windows per step
@@ -47,7 +47,7 @@ struct ModelSettings {
 // The sizes and phases of the full run, or of --quick.
 ModelSettings model_settings();
 
-// Lesson 13's fine-tuning beside the model's sizes (lesson 12's, so that its checkpoint loads):
+// Lesson 15's fine-tuning beside the model's sizes (lesson 14's, so that its checkpoint loads):
 // epochs, batch and peak rate; the labelled training entries per topic; the smaller label counts
 // of its section 3; the fewest steps a small labelled set trains for.
 struct FineTuneSettings : ModelSettings {
@@ -145,7 +145,7 @@ Array<float> topic_probabilities(nn::EncoderModel<float>& model, const nn::data:
 Array<float> encoder_features(nn::EncoderModel<float>& model, const nn::data::TopicSet& s, std::size_t context,
                               bool mean_of_tokens);
 
-// Lesson 13's figure of where [CLS] looks: the [CLS] row (query 0) of every layer of `in`, the
+// Lesson 15's figure of where [CLS] looks: the [CLS] row (query 0) of every layer of `in`, the
 // mean of its heads, then of each head of the last layer, over the tokens. std::invalid_argument
 // naming cls_attention_figure when `in` has no layer or no token.
 plots::Figure cls_attention_figure(const AttentionInput& in, const std::string& title);
@@ -162,7 +162,7 @@ struct ClsMass {
 ClsMass cls_attention_by_kind(nn::EncoderModel<float>& model, const nn::data::ClozeCorpus& c, const nn::data::TopicSet& s,
                               std::size_t context);
 
-// Lesson 12's figure of the masking rule: each example (its tokens, and what the rule made of them)
+// Lesson 14's figure of the masking rule: each example (its tokens, and what the rule made of them)
 // cut into rows of `width` tokens, each row as written above the row as the model reads it, the
 // cells shaded by what the rule did (none, [MASK], random, kept). std::invalid_argument naming
 // masking_figure for a width of 0, no tokens, or an example whose input or choices do not match it.
@@ -172,7 +172,7 @@ struct MaskedExample {
 };
 plots::Figure masking_figure(const nn::data::Vocab& v, const std::vector<MaskedExample>& examples, std::size_t width);
 
-// Lesson 12's pretraining figure: the training loss by step and the validation loss (top) and
+// Lesson 14's pretraining figure: the training loss by step and the validation loss (top) and
 // accuracy (bottom) after every epoch on windows of both lengths ("loss", "accuracy", "loss_short",
 // "accuracy_short" in h), beside the counted baselines, with a line where the long windows start
 // (first_phase_steps; 0 when the run began with them). std::invalid_argument naming
@@ -181,13 +181,13 @@ plots::Figure pretraining_figure(const History& h, std::size_t first_phase_epoch
                                  const ModelSettings& r, const nn::data::ClozeScores& unigram,
                                  const nn::data::ClozeScores& neighbours);
 
-// Lesson 13's fine-tuning figure: the training loss by step (means of half epochs) of the two
+// Lesson 15's fine-tuning figure: the training loss by step (means of half epochs) of the two
 // starts, and their validation accuracy ("accuracy") after every epoch beside the bag of
 // characters' test accuracy and chance (1 / classes). std::invalid_argument naming
 // finetuning_figure when the two histories' accuracies are empty or of different lengths.
 plots::Figure finetuning_figure(const History& pretrained, const History& scratch, double bag, std::size_t classes);
 
-// Lesson 13's label-count figure: test accuracy of both starts and of the bag of characters against
+// Lesson 15's label-count figure: test accuracy of both starts and of the bag of characters against
 // the labelled entries a topic (log scale), then the gap (pretrained minus scratch, in points)
 // between dashed lines at twice its chance scale. std::invalid_argument naming labels_figure
 // when the curves are empty or of different lengths.

@@ -1,4 +1,4 @@
-// A causal language model (lesson 10's GPT) reading a text, as the attention explorer's input: one
+// A causal language model (lesson 11's GPT) reading a text, as the attention explorer's input: one
 // forward over the ids with the queries and keys kept, every head of every layer, the characters
 // as tick labels (token_labels: <bos> as it is, a space and a newline made visible).
 #pragma once

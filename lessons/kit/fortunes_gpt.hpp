@@ -1,6 +1,6 @@
-// The character GPT of lessons 10 and 20 on the fortunes corpus: the corpus split both read (the
-// same held-out entries in every run) and the model they train, so that lesson 20's GPTs differ
-// from lesson 10's only in the sizes a lesson chooses and in their key/value heads.
+// The character GPT of lessons 11 and 12 on the fortunes corpus: the corpus split both read (the
+// same held-out entries in every run) and the model they train, so that lesson 12's GPTs differ
+// from lesson 11's only in the sizes a lesson chooses and in their key/value heads.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // Reading attention head by head: how much weight each head puts at a given offset from the
-// query, and which head of which layer does a job. (The induction score of lesson 11 is
+// query, and which head of which layer does a job. (The induction score of lesson 13 is
 // nn::induction_mass, nn/attention/induction.hpp.)
 #pragma once
 

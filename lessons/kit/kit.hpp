@@ -7,7 +7,7 @@
 //                history (what a run records), in_batches (evaluation a batch at a time), seq2seq
 //                (the recurrent encoder-decoder), window_training (a language model on a stream of
 //                text), recall_training, encoder_tagger, linear_probe, kv_sharing,
-//                fortunes_gpt (lessons 10 and 20: the corpus split and the GPT), late_change
+//                fortunes_gpt (lessons 11 and 12: the corpus split and the GPT), late_change
 //                (what a series still moved over its last tenth: has a run settled?)
 //   reading      heads (weight by offset, far, left and right), offset_profile, tagging (scores
 //   attention    per token), alignment_grid, attention_spectra, spectrum, self_attention_input,
@@ -18,9 +18,9 @@
 //   timing       timing (interleaved medians, the cost harness), forward_backward_time,
 //                step_profile (op by op, GFLOP/s), generation_speed
 //   models as    model_card (the shared card), transformer_card (GPT, BERT), translation_model,
-//   files        vit_model (with its figures), bert (lessons 12 and 13's pieces)
-//   one lesson   approximations (16), translators (08), pixel_mlp (14)
-//   two lessons  translation_setup (08 and 19: the task, the Transformer and the GRU they share)
+//   files        vit_model (with its figures), bert (lessons 14 and 15's pieces)
+//   one lesson   approximations (18), translators (08), pixel_mlp (16)
+//   two lessons  translation_setup (08 and 09: the task, the Transformer and the GRU they share)
 //   checks       gradcheck_table (a lesson's gradient checks as a table), plain_matrices
 //                (double-precision references without the tape), tape_table (a recorded tape as
 //                tables), hand_gradients_figure (gradients by hand beside their error)

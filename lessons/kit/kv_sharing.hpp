@@ -1,7 +1,7 @@
 // What sharing keys and values buys a GPT (multi-query and grouped-query attention): one model of a
 // given number of key/value heads trained on random windows of a stream (train_on_windows), then
 // measured: the bytes its KV cache holds per token, its held-out bits per token, and how fast it
-// writes with the cache. Lesson 20 runs it for 4, 2 and 1 key/value heads, all else alike.
+// writes with the cache. Lesson 12 runs it for 4, 2 and 1 key/value heads, all else alike.
 #pragma once
 
 #include <cstddef>

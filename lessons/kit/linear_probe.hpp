@@ -1,7 +1,7 @@
 // A linear probe: how much of a label a linear classifier can read off fixed features. The
 // features are standardized with the training set's means and spreads (so one learning rate suits
 // any of them), then a linear layer is trained to convergence on the whole training set at once
-// (full-batch AdamW at a constant rate, weight decay against the separable case). Lesson 13 probes a
+// (full-batch AdamW at a constant rate, weight decay against the separable case). Lesson 15 probes a
 // frozen BERT's outputs with it, and a bag of characters.
 #pragma once
 

@@ -44,7 +44,7 @@ std::string activation_name(nn::Activation a);
 
 // Where a model came from, the fields every card begins with: "lesson", "seed", "quick".
 struct CardOrigin {
-  std::string lesson;  // "10_gpt"
+  std::string lesson;  // "11_gpt"
   long long seed = 0;
   bool quick = false;
 };
@@ -55,7 +55,7 @@ CardOrigin origin_of(const Card& card);    // std::runtime_error naming the card
 // "heads", "kv_heads" (grouped-query attention's key/value heads, as many as heads without it),
 // "d_ff", "norm_first", "activation", "norm_eps". put_layer adds them to `card`; layer_of reads
 // them back (dropout 0: a loaded model runs, it does not train). layer_of also reads the names
-// cards had before they shared this vocabulary, "feed_forward" (lesson 14's) and "eps" (lessons
+// cards had before they shared this vocabulary, "feed_forward" (lesson 16's) and "eps" (lessons
 // 10 and 12's), and a card without "kv_heads" as one with as many as heads.
 void put_layer(Json& card, const nn::LayerConfig& l);
 nn::LayerConfig layer_of(const Card& card);

@@ -1,4 +1,4 @@
-// Lesson 14's baseline without patches, positions or attention: the raw pixels of an image as one
+// Lesson 16's baseline without patches, positions or attention: the raw pixels of an image as one
 // flat vector through two hidden layers with GELU,
 //
 //   images (B, H, W) -> (B, H W) -> Linear(H W, width) -> GELU -> Linear(width, width) -> GELU

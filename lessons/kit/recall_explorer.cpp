@@ -40,7 +40,7 @@ ExplorerPage recall_explorer(const RecallTask& task, const std::vector<const Rec
   }
   in.name = text("held-out sequence ", sequence + 1, ": ", asked.size(), " questions, ", L, " tokens");
   ExplorerPage page;
-  page.title = text("Lesson 16: where each attention looks for a fact (associative recall, n = ", L, ")");
+  page.title = text("Lesson 18: where each attention looks for a fact (associative recall, n = ", L, ")");
   page.query_side = "questions (position)", page.key_side = "tokens";
   page.note = text("The trained models of this run on a held-out sequence: each question k? (right) must find the fact "
                    "k=v with its key (left) anywhere in the first half; \"·\" is a filler. Each attention is a \"layer\" "

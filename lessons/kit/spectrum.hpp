@@ -1,4 +1,4 @@
-// Singular values: how close a matrix is to one of low rank (lesson 16 asks it of attention
+// Singular values: how close a matrix is to one of low rank (lesson 18 asks it of attention
 // matrices, the question behind Linformer). LAPACK's divide-and-conquer SVD (gesdd) through
 // xtensor-blas, the one place attnlab needs LAPACK. Why here and not in nn/ beside
 // nn/attention/structure.hpp: attnlab::nn is a library others install or add_subdirectory, and it

@@ -40,7 +40,7 @@ enum class Decay {
   constant,      // the peak after the warm-up, to the end
   cosine,        // half a cosine from the peak down to floor * lr at the last step
   inverse_sqrt,  // Noam: lr * min(step / warmup, sqrt(warmup / step)), the peak at the warm-up's end
-  // Noam without its warm-up (lesson 09's ablation): lr * min(1, sqrt(warmup / step)), the peak
+  // Noam without its warm-up (lesson 10's ablation): lr * min(1, sqrt(warmup / step)), the peak
   // from the first step to step `warmup`, then the same decay as inverse_sqrt.
   inverse_sqrt_no_warmup,
 };

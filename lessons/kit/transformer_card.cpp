@@ -79,7 +79,7 @@ void write_bert_card(const std::string& stem, const nn::EncoderModelConfig& c, c
                      const CardMetric& held_out) {
   Json card = card_head("bert", c.layer, c.num_layers, vocab, held_out);
   card["context"] = c.max_length, card["positional"] = nn::positional_name(c.positional);
-  card["classes"] = c.num_classes;  // the [CLS] classifier lesson 13 fine-tunes (pretraining leaves it as drawn)
+  card["classes"] = c.num_classes;  // the [CLS] classifier lesson 15 fine-tunes (pretraining leaves it as drawn)
   write_card(stem, card, "write_bert_card");
 }
 

@@ -1,4 +1,4 @@
-// Lesson 10's GPT and lesson 12's BERT as files another program can run (inspect, a test): the
+// Lesson 11's GPT and lesson 14's BERT as files another program can run (inspect, a test): the
 // weights <stem>.npz (the recipe's checkpoint; its optimizer state, if any, is not read) beside
 // the model card <stem>.json: the sizes, the character vocabulary in id order, the lesson and seed,
 // and the held-out metric the run recorded, so that whoever loads it can check it still scores so.
@@ -28,7 +28,7 @@ void write_bert_card(const std::string& stem, const nn::EncoderModelConfig& c, c
 
 // What every card says besides the model.
 struct CardInfo {
-  std::string lesson;  // "10_gpt"
+  std::string lesson;  // "11_gpt"
   long long seed = 0;
   bool quick = false;
   CardMetric held_out;

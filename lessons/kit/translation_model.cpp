@@ -46,7 +46,7 @@ std::vector<double> probe_outputs(Transformer& m) {
 }
 
 // The card's "positions": the sinusoidal table described in words (what every card so far holds),
-// any other method by its name (lesson 19 trains relative, rope and alibi variants).
+// any other method by its name (lesson 09 trains relative, rope and alibi variants).
 std::string positions_entry(nn::Positional p) {
   return p == nn::Positional::Sinusoidal ? kTransformerPositions : nn::positional_name(p);
 }

@@ -1,6 +1,6 @@
-// The translation set-up lessons 08 and 19 share: the toy task and its sizes, the Transformer and
+// The translation set-up lessons 08 and 09 share: the toy task and its sizes, the Transformer and
 // the GRU encoder-decoder as lesson 08 trains them, and BLEU by length with the training lengths
-// marked. Lesson 19 trains the same models on the same batches from the same first draws (the
+// marked. Lesson 09 trains the same models on the same batches from the same first draws (the
 // seeds below), so its numbers continue lesson 08's.
 //
 // Seeds, all offsets of the run's --seed: the task's sentences +1 and its split +2 (the task's

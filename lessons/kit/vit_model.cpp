@@ -21,7 +21,7 @@ namespace {
 
 // What this code builds and how it feeds the model: a card that says otherwise is another model.
 const char* const kPositions = "learned: one vector per patch and one for the class token (pos_embed.weight)";
-const char* const kRebuild = "a run of lesson 14 writes a model this code runs: build/bin/14_vit --seed 1 --out DIR, "
+const char* const kRebuild = "a run of lesson 16 writes a model this code runs: build/bin/16_vit --seed 1 --out DIR, "
                              "then --from DIR";
 constexpr double kProbeTolerance = 1e-3;  // on logits of order 1-10, computed in float
 

@@ -1,4 +1,4 @@
-// Lesson 14's Vision Transformer as files another program runs, and what the lesson and
+// Lesson 16's Vision Transformer as files another program runs, and what the lesson and
 // `inspect vit` both compute on it: the class probabilities the lesson scores (the image and its
 // mirror image averaged) and where the class token looks (its attention per layer and the rollout).
 //
@@ -25,11 +25,11 @@ using ImageLogits = std::function<Tensor<float>(const Tensor<float>&)>;  // imag
 
 // Class probabilities (N, classes) of images (N, H, W), 500 at a time without the tape, the model
 // in eval mode: the mean of the softmax for each image and for its mirror image (left to right),
-// how lesson 14 trains (half its images mirrored) and scores every model.
+// how lesson 16 trains (half its images mirrored) and scores every model.
 Array<float> mirror_averaged_probabilities(nn::Module<float>& model, const ImageLogits& logits, const Array<float>& images);
 
 // Class probabilities (N, classes) of images (N, H, W) from each image alone, 500 at a time
-// without the tape, the model in eval mode: how lesson 14 scores its scenes, trained unmirrored.
+// without the tape, the model in eval mode: how lesson 16 scores its scenes, trained unmirrored.
 Array<float> image_probabilities(nn::Module<float>& model, const ImageLogits& logits, const Array<float>& images);
 
 // A picture of any size made into what the ViT reads (the card's "input"): grey levels (H, W) in
@@ -99,7 +99,7 @@ ForegroundAttention attention_on_foreground(nn::ViT<float>& vit, const Array<flo
 // queries and keys for the neuron view.
 AttentionInput vit_attention_input(const std::string& name, const Looks& looks, std::size_t b);
 
-// Images with the class token's maps over them, as lesson 14 draws them: viridis at alpha 0.6,
+// Images with the class token's maps over them, as lesson 16 draws them: viridis at alpha 0.6,
 // dark blue where it does not look, yellow where it does (each map on its own scale).
 plots::Figure looks_grid(const std::vector<xt::xarray<double>>& images, const std::vector<std::string>& captions,
                          const std::vector<xt::xarray<double>>& overlays, int cols, const std::string& title, int height);

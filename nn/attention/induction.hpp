@@ -1,6 +1,6 @@
 // The induction score of attention heads (Olsson et al. 2022): how much weight a head puts, at a
 // repeated token, on the position right after that token's previous occurrence ("... A B ... A"
-// -> B), which is what a head that copies from its context fetches. Lesson 11 finds its induction
+// -> B), which is what a head that copies from its context fetches. Lesson 13 finds its induction
 // head with it.
 #pragma once
 

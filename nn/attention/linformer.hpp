@@ -5,7 +5,7 @@
 //
 // The weights are L x rank instead of L x L: time O(L rank d), memory O(L rank). It is exact when
 // the attention matrix has rank <= `rank` in a basis that E can express, for every input, which
-// a fixed E cannot promise for content-based lookups (lesson 16 measures the price).
+// a fixed E cannot promise for content-based lookups (lesson 18 measures the price).
 //
 // A module, not an op: E and F are parameters, and the computation is two matmuls and the fused
 // scaled_dot_product_attention, whose hand-derived backwards already exist; a fused Linformer op

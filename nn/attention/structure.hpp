@@ -1,5 +1,5 @@
 // What an approximation of attention keeps of an exact attention matrix P (queries x keys, each
-// row a distribution): the numbers lesson 16 reads before it measures any output.
+// row a distribution): the numbers lesson 18 reads before it measures any output.
 //
 //   weight_in_band(P, w)         the mean over the queries of the weight on keys within w positions:
 //                                what local attention with window w keeps of each row

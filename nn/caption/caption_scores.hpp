@@ -1,4 +1,4 @@
-// Lesson 18's scores of captions written for held-out scenes: how good the captions are, and
+// Lesson 20's scores of captions written for held-out scenes: how good the captions are, and
 // whether each word that names a garment looked at it.
 //
 //   exact     the caption is the true one, word for word, up to and including <eos>

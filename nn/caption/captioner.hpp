@@ -2,7 +2,7 @@
 // Vision Transformer's patches instead of a CNN's feature map), soft or hard.
 //
 //   encoder   images (B, H, W) -> patches -> Linear -> + learned positions -> pre-norm Transformer
-//             encoder -> final norm: annotations a_i (B, N, d), one per patch (lesson 14's ViT
+//             encoder -> final norm: annotations a_i (B, N, d), one per patch (lesson 16's ViT
 //             without its class token and head: nn::PatchEmbedding, LearnedPositionalEmbedding, Encoder)
 //   decoder   s_0 = 0, or tanh(W_init mean_i a_i) with summary_init (the paper's); at step t, with
 //             the previous word y_{t-1}:
@@ -32,7 +32,7 @@
 
 namespace attnlab::nn {
 
-// Lesson 14's ViT without the class token and the head: every patch comes out as an annotation.
+// Lesson 16's ViT without the class token and the head: every patch comes out as an annotation.
 // Uses config's image size, channels, patch, num_layers and layer (num_classes is not read).
 // num_layers may be 0: then each annotation is its own patch's embedding and position, normed, and
 // knows nothing of any other patch (as a CNN feature with a small receptive field); with layers,

@@ -1,4 +1,4 @@
-// The caption scenes of lesson 18: two to four Fashion-MNIST garments on a larger canvas, and a
+// The caption scenes of lesson 20: two to four Fashion-MNIST garments on a larger canvas, and a
 // caption that names every one and where each is from the next, generated from the scene, so the
 // true box of every object a caption word names is known.
 //

@@ -1,4 +1,4 @@
-// The fortunes corpus as characters, for language models (lesson 10): the entries split by entry
+// The fortunes corpus as characters, for language models (lesson 11): the entries split by entry
 // (nn/data/fortunes.hpp), the training entries' character vocabulary, every entry encoded, and
 // the training entries end to end as one stream <bos> text <eos> <bos> text <eos> ..., from which
 // random windows are drawn for training.

@@ -1,4 +1,4 @@
-// The fortunes corpus as BERT's lessons read it (12 and 13): entries split by entry, a character
+// The fortunes corpus as BERT's lessons read it (14 and 15): entries split by entry, a character
 // vocabulary of the training entries with [MASK] and [CLS] appended, and each split as one stream
 // of character ids (every entry followed by <eos>, BERT's [SEP]); plus the topic-balanced entry
 // sets and padded batches of whole entries that fine-tuning classifies.

@@ -1,4 +1,4 @@
-// Scenes of two garments for a relational task (lesson 14): a dark (side, side) canvas with two
+// Scenes of two garments for a relational task (lesson 16): a dark (side, side) canvas with two
 // small garments at random places, labelled 1 when the two are of one class and 0 when not.
 //
 //   shrink_images(images, s)                 every image (N, H, W) area-averaged to (s, s)

@@ -1,4 +1,4 @@
-// The graph task of lesson 17: classify every node of a graph, where some neighbours are worth
+// The graph task of lesson 19: classify every node of a graph, where some neighbours are worth
 // reading and some are not.
 //
 // Each node has one of `classes` classes. Its features are its class, one-hot, plus Gaussian noise:

@@ -1,4 +1,4 @@
-// Small image helpers for grey-level image sets (N, H, W), as lesson 14 uses them on Fashion-MNIST:
+// Small image helpers for grey-level image sets (N, H, W), as lesson 16 uses them on Fashion-MNIST:
 //
 //   shift_and_mirror(images, s, gen)     every image moved by a random (dy, dx) in [-s, s]^2 (the
 //                                        background, 0, fills in) and mirrored left to right with

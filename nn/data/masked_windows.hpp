@@ -1,5 +1,5 @@
 // Masked-language-model examples over a token stream, and the counted baselines they are scored
-// against (BERT's cloze task, lessons 12 and 13).
+// against (BERT's cloze task, lessons 14 and 15).
 //
 // A window is [CLS] and then up to context - 1 tokens of a stream (one long sequence of token ids:
 // entries one after the other, each ended by a separator), masked by BERT's 80/10/10 rule

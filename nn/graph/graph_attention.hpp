@@ -1,4 +1,4 @@
-// Attention on a graph (lesson 17): a node attends to its neighbours only.
+// Attention on a graph (lesson 19): a node attends to its neighbours only.
 //
 // Graph attention (Velickovic et al., 2018), one head:
 //   z_j = W x_j,   e_ij = LeakyReLU(a_q . z_i + a_k . z_j),   alpha_ij = softmax over j in N(i) of e_ij,
