@@ -85,6 +85,9 @@ Array<float> vit_probe_image() {
 void write_vit_card(const std::string& stem, nn::ViT<float>& vit, const std::vector<std::string>& classes,
                     const HeldOut& held_out) {
   const nn::ViTConfig& c = vit.config();
+  // The card has no field for the readout: load_vit builds the class-token ViT the lesson saves.
+  check(c.readout == nn::Readout::class_token, "write_vit_card",
+        "the card describes a ViT whose head reads the class token; this one reads the patches' mean");
   const Json card = {{"lesson", lesson().info().id}, {"seed", seed()}, {"quick", quick()}, {"model", "ViT"},
                      {"image_height", c.image_height}, {"image_width", c.image_width}, {"channels", c.channels},
                      {"patch", c.patch}, {"layers", c.num_layers}, {"d_model", c.layer.d_model},
@@ -136,7 +139,8 @@ Looks class_token_looks(nn::ViT<float>& vit, const Array<float>& images, bool sc
   vit.encoder.keep_score_parts(false);
   std::vector<Array<float>> maps;
   for (const Tensor<float>& a : out.attention) maps.push_back(a.value());
-  const nn::ClassTokenAttention a = nn::class_token_attention(maps);
+  const nn::ClassTokenAttention a = vit.config().readout == nn::Readout::patch_mean ? nn::patch_mean_attention(maps)
+                                                                                  : nn::class_token_attention(maps);
   const std::size_t rows = vit.config().image_height / vit.config().patch;
   const std::size_t cols = vit.config().image_width / vit.config().patch;
   const auto grid = [&](auto row) { xt::xarray<double> m = row; m.reshape({rows, cols}); return m; };
@@ -201,6 +205,45 @@ plots::Figure looks_grid(const std::vector<xt::xarray<double>>& images, const st
   plots::ImageOptions o;
   o.overlay_alpha = 0.6;
   return plots::image_grid(images, captions, overlays, o, {cols, title, 1800, height});
+}
+
+xt::xarray<double> image_of(const Array<float>& images, std::size_t b) { return xt::cast<double>(xt::view(images, b)); }
+
+namespace {
+void check_counts(const char* name, const Array<float>& images, const Looks& looks, const std::vector<std::string>& captions) {
+  check(images.dimension() == 3 && looks.rollout.size() == images.shape()[0] && captions.size() == images.shape()[0], name,
+        "needs images (N, H, W) with the looks and a caption of each, got images ", shape_str(images.shape()), ", ",
+        looks.rollout.size(), " looks and ", captions.size(), " captions");
+}
+}  // namespace
+
+plots::Figure rollout_pairs(const Array<float>& images, const Looks& looks, const std::vector<std::string>& captions,
+                            const std::string& title) {
+  check_counts("rollout_pairs", images, looks, captions);
+  std::vector<xt::xarray<double>> shown, overlays;
+  std::vector<std::string> names;
+  for (std::size_t b = 0; b < captions.size(); ++b) {
+    shown.insert(shown.end(), 2, image_of(images, b));
+    overlays.insert(overlays.end(), {{}, looks.rollout[b]});
+    names.insert(names.end(), {captions[b], "rollout"});
+  }
+  return looks_grid(shown, names, overlays, 4, title, int(450 * ((captions.size() + 1) / 2) + 120));
+}
+
+plots::Figure layer_rows(const Array<float>& images, const Looks& looks, const std::vector<std::string>& captions,
+                         const std::vector<std::size_t>& rows, const std::string& title) {
+  check_counts("layer_rows", images, looks, captions);
+  const std::size_t L = looks.layers.empty() ? 0 : looks.layers[0].size();
+  std::vector<xt::xarray<double>> shown, overlays;
+  std::vector<std::string> names;
+  for (std::size_t b : rows) {
+    check(b < captions.size(), "layer_rows", "row ", b, " of ", captions.size(), " images");
+    shown.insert(shown.end(), L + 2, image_of(images, b));
+    names.push_back(captions[b]), overlays.emplace_back();
+    for (std::size_t l = 0; l < L; ++l) names.push_back("layer " + std::to_string(l + 1)), overlays.push_back(looks.layers[b][l]);
+    names.push_back("rollout"), overlays.push_back(looks.rollout[b]);
+  }
+  return looks_grid(shown, names, overlays, int(L + 2), title, int(330 * rows.size() + 120));
 }
 
 }  // namespace attnlab::lessons
