@@ -41,14 +41,9 @@ constexpr std::uint64_t kSplitSeed = 2017;  // the validation images are the sam
 constexpr std::size_t kShift = 1;           // augmentation: shifts of up to one pixel each way
 
 std::string class_name(std::size_t c) { return data::fashion_mnist_classes()[c]; }
-std::vector<std::string> class_names() {
-  std::vector<std::string> names;
-  for (std::size_t c = 0; c < kClasses; ++c) names.push_back(class_name(c));
-  return names;
-}
+std::vector<std::string> class_names() { return {data::fashion_mnist_classes().begin(), data::fashion_mnist_classes().end()}; }
 
-using Images = data::FashionMnist<F>;  // images (N, 28, 28) in [0, 1], labels (N)
-using Data = data::FashionMnistSplits<F>;
+using Data = data::FashionMnistSplits<F>;  // train, validation, test: images (N, 28, 28) in [0, 1], labels (N)
 
 // The training file split in two by a fixed shuffle: validation picks the settings and shows the
 // progress; the test file is read here and scored once, in section 4.
@@ -359,7 +354,6 @@ void attention_on_the_garment(nn::ViT<F>& vit, const Data& d) {
          Expect::either_way});
 }
 
-xt::xarray<double> image_of(const Array<F>& images, std::size_t b) { return xt::cast<double>(xt::view(images, b)); }
 
 // The attention explorer (lessons/kit/explorer.hpp) on four of the images above: every token, the
 // class token and the patches row by row, and its weights on every token, in every head of every
@@ -385,36 +379,17 @@ void where_it_looks(nn::ViT<F>& vit, const Data& d, const TestResult& r) {
       "(Abnar & Zuidema 2020): with the residual stream counted as half of each layer, "
       "$\\hat A_l = \\tfrac12(\\bar A_l + I)$, and the class token's row of $\\hat A_L \\cdots \\hat A_1$ says how much "
       "of each input token reached it through all the layers.");
-  std::vector<std::size_t> picks;  // the first test image of each class the ViT gets right
-  for (std::size_t c = 0; c < kClasses; ++c)
-    for (std::size_t i = 0; i < d.test.size(); ++i)
-      if (std::size_t(d.test.labels(i)) == c && r.vit_predicted(i) == d.test.labels(i)) { picks.push_back(i); break; }
+  const std::vector<std::size_t> picks = nn::first_correct_per_class(d.test.labels, r.vit_predicted, kClasses);
   const Array<F> picked = data::take_rows(d.test.images, picks);
   const Looks looks = class_token_looks(vit, picked, /*score_parts=*/true);  // the explorer's neuron view too
-  std::vector<xt::xarray<double>> images, overlays;
-  std::vector<std::string> captions;
-  for (std::size_t b = 0; b < picks.size(); ++b) {
-    images.insert(images.end(), 2, image_of(picked, b));
-    overlays.insert(overlays.end(), {{}, looks.rollout[b]});
-    captions.insert(captions.end(), {class_name(std::size_t(d.test.labels(picks[b]))), "rollout"});
-  }
-  save_figure(looks_grid(images, captions, overlays, 4, "Where the class token looks (attention rollout)",
-                         int(450 * ((picks.size() + 1) / 2) + 120)),
+  std::vector<std::string> names;
+  for (std::size_t i : picks) names.push_back(class_name(std::size_t(d.test.labels(i))));
+  save_figure(rollout_pairs(picked, looks, names, "Where the class token looks (attention rollout)"),
               "where_it_looks", "The first correctly classified test image of every class, each beside the rollout of "
                                 "the class token's attention over its patches (yellow: more; each map on its own scale).");
-  images.clear(), overlays.clear(), captions.clear();
-  const std::size_t L = vit.config().num_layers;
-  std::size_t shown = 0;
-  for (std::size_t b : {1, 7, 8}) {
-    if (b >= picks.size()) continue;
-    ++shown;
-    images.insert(images.end(), L + 2, image_of(picked, b));
-    captions.push_back(class_name(std::size_t(d.test.labels(picks[b])))), overlays.emplace_back();
-    for (std::size_t l = 0; l < L; ++l) captions.push_back(text("layer ", l + 1)), overlays.push_back(looks.layers[b][l]);
-    captions.push_back("rollout"), overlays.push_back(looks.rollout[b]);
-  }
-  save_figure(looks_grid(images, captions, overlays, int(L + 2), "The class token's attention, layer by layer",
-                         int(330 * shown + 120)),
+  std::vector<std::size_t> rows;  // a trouser, a sneaker and a bag, when the ViT got one of each right
+  for (std::size_t b : {1, 7, 8}) if (b < picks.size()) rows.push_back(b);
+  save_figure(layer_rows(picked, looks, names, rows, "The class token's attention, layer by layer"),
               "attention_by_layer", "Each row one test image: the class token's attention to the patches in each layer "
                                     "(mean of the heads), then the rollout through all layers.");
   explore(looks, picks, d);
@@ -453,20 +428,16 @@ void learned_positions(nn::ViT<F>& vit) {
 
 // Scenes of 42 x 42 pixels holding two garments shrunk to 14 x 14, anywhere (nn/data/garment_scenes):
 // 36 patches of 7 for the ViT, 1764 pixels for an MLP whose hidden width (110) makes it the ViT's size.
-constexpr std::size_t kCanvas = 42, kGarment = 14, kSceneMlpHidden = 110, kLongerMlp = 20;
+constexpr std::size_t kCanvas = 42, kGarment = 14, kSceneMlpHidden = 110, kLongerMlp = 10;
 
-struct SceneSets { nn::data::Scenes train, validation, test; };
+using SceneSets = nn::data::SceneSplits;
 
 // One fixed set of training scenes made of training garments, validation scenes of validation
 // garments and test scenes of test garments: the same scenes in every run, the test garments unseen.
 SceneSets scene_sets(const Data& d) {
-  Generator gen(kSplitSeed + 1);
-  const auto draw = [&](const Images& garments, std::size_t n) {
-    return nn::data::GarmentScenes(nn::data::shrink_images(garments.images, kGarment), garments.labels, kCanvas).draw(n, gen);
-  };
-  SceneSets s{draw(d.train, full_or_quick<std::size_t>(12800, 1000)), draw(d.validation, full_or_quick<std::size_t>(2000, 500)), {}};
-  s.test = draw(d.test, full_or_quick<std::size_t>(4000, 1000));
-  return s;
+  return nn::data::garment_scene_splits(d, kGarment, kCanvas, {full_or_quick<std::size_t>(12800, 1000),
+                                        full_or_quick<std::size_t>(2000, 500), full_or_quick<std::size_t>(4000, 1000)},
+                                        kSplitSeed + 1);
 }
 
 // The lesson's recipe on the fixed training scenes as they are: no shifts and no mirror images here,
@@ -480,47 +451,45 @@ History train_on_scenes(nn::Module<F>& model, const Logits& logits, const SceneS
   }, r);
 }
 
-double scene_accuracy(nn::Module<F>& model, const Logits& logits, const nn::data::Scenes& test) {
-  return nn::accuracy(nn::argmax_last(image_probabilities(model, logits, test.images)), test.labels);
-}
-
-// Where the class token looks in a scene: the rollout's share on the two garments' patches
-// against the share of the patches they cover, over the test scenes; and four scenes drawn.
+// What reaches the head in a scene: the rollout of the patches' mean (nn::patch_mean_attention), its
+// share on the two garments' patches against the share of the patches they cover, over the test
+// scenes; and four scenes drawn.
 void scene_looks(nn::ViT<F>& vit, const nn::data::Scenes& test) {
   const ForegroundAttention on = attention_on_foreground(vit, test.images, 0.05f);
   const std::vector<double> &area = on.area, &on_garments = on.rollout;
   metric("scene_garment_patch_share", mean_of(area)), metric("scene_rollout_on_garments", mean_of(on_garments));
   const double lift = mean_of(on_garments) / mean_of(area);
   claim({"scene_rollout_on_garments", "scene_rollout_on_garments > scene_garment_patch_share",
-         text("In the test scenes the rollout puts ", percent(mean_of(on_garments), 1), " of the class token's patch attention "
+         text("In the test scenes the rollout puts ", percent(mean_of(on_garments), 1), " of what reaches the pooled vector "
               "on the garments' patches, ", percent(mean_of(area), 1), " of the patches: ", fixed(lift, 2), " times their share."),
-         text("In the test scenes the rollout puts ", percent(mean_of(on_garments), 1), " of the class token's patch attention "
+         text("In the test scenes the rollout puts ", percent(mean_of(on_garments), 1), " of what reaches the pooled vector "
               "on the garments' patches, ", percent(mean_of(area), 1), " of the patches: no more than their share."),
          Expect::either_way});
-  const std::vector<std::size_t> picks{0, 1, 2, 3};
-  const Looks looks = class_token_looks(vit, data::take_rows(test.images, picks));
-  std::vector<xt::xarray<double>> images, overlays;
-  std::vector<std::string> captions;
-  for (std::size_t b : picks) {
-    images.insert(images.end(), 2, image_of(test.images, b));
-    overlays.insert(overlays.end(), {{}, looks.rollout[b]});
-    captions.insert(captions.end(), {text(test.labels(b) ? "one class" : "two classes"), "rollout"});
-  }
-  save_figure(looks_grid(images, captions, overlays, 4, "Where the class token looks in a scene (rollout)", 1020),
-              "scene_looks", "Four test scenes, each beside the rollout of the class token's attention over its 36 patches.");
+  const Array<F> shown = data::take_rows(test.images, {0, 1, 2, 3});
+  std::vector<std::string> names;
+  for (std::size_t b = 0; b < 4; ++b) names.push_back(test.labels(b) ? "one class" : "two classes");
+  save_figure(rollout_pairs(shown, class_token_looks(vit, shown), names, "What reaches the head from each patch of a scene (rollout)"),
+              "scene_looks", "Four test scenes, each beside the rollout of the 36 patches' mean: how much of each input "
+                             "patch reaches the vector the head reads.");
 }
 
 void two_garments(const Data& d) {
   const SceneSets sets = scene_sets(d);
   nn::ViTConfig c = vit_config(7);
   c.image_height = c.image_width = kCanvas, c.num_classes = 2;
+  // The head reads the mean of the 36 patch vectors, not the class token. With the class token,
+  // whether training starts at all is luck: at initialisation every layer's attention is near
+  // uniform (entropy 0.95-1.00 of the maximum), so the class token reads a mean in which the two
+  // garments are a few of 37 tokens, and the label, a relation, says nothing about either garment
+  // alone. Measured with this recipe (test accuracy, 8 epochs, seeds 1 2 3): class token 0.678, 0.498
+  // (training loss 0.687 after 800 steps: never left chance) and 0.686; a zero head (the initial
+  // loss ln 2 on every seed) still 0.502 on seed 2, a peak rate of 0.004 0.492; the patches' mean
+  // 0.651, 0.613, 0.648, all still learning, and at 16 epochs 0.660 on seed 2 (the slowest to start).
+  c.readout = nn::Readout::patch_mean;
   Generator gen(seed() + 3);
   nn::ViT<F> vit(c, gen);
   PixelMLP mlp(gen, kCanvas * kCanvas, kSceneMlpHidden, 2), longer(gen, kCanvas * kCanvas, kSceneMlpHidden, 2);
-  const Logits vit_logits = [&](const Tensor<F>& x) { return vit.forward(x); };
-  const Logits mlp_logits = [&](const Tensor<F>& x) { return mlp.forward(x); };
-  const Logits longer_logits = [&](const Tensor<F>& x) { return longer.forward(x); };
-  const int n_epochs = full_or_quick(8, 2), longer_epochs = n_epochs * int(kLongerMlp);
+  const int n_epochs = full_or_quick(16, 2), longer_epochs = n_epochs * int(kLongerMlp);
   say("On Fashion-MNIST the ViT only ties the MLP: one garment fills the image at one place, and 784 fixed pixels "
       "are enough. A task about a relation asks more. Each scene is a dark $", kCanvas, " \\times ", kCanvas, "$ canvas "
       "with two garments shrunk to $", kGarment, " \\times ", kGarment, "$, each anywhere, not overlapping; the "
@@ -528,18 +497,25 @@ void two_garments(const Data& d) {
       sets.train.size(), " scenes of training garments; ", sets.validation.size(), " of validation garments pick nothing "
       "but show progress, and ", sets.test.size(), " of test garments, garments no model has seen, are scored once. "
       "The ViT has the same blocks as above, with ", c.image_height / 7 * (c.image_width / 7), " patches of 7 and two "
-      "classes; the MLP reads the ", kCanvas * kCanvas, " pixels through two hidden layers of ", kSceneMlpHidden,
+      "classes, and one change: its head reads the mean of the patches' final vectors instead of the class token's, "
+      "so every patch, a garment's among them, reaches the head from the first step; the class token stays in the "
+      "sequence as one more token to attend to. The MLP reads the ", kCanvas * kCanvas, " pixels through two hidden layers of ", kSceneMlpHidden,
       ". Both train with the recipe above, on the scenes as they are, for ", counted(n_epochs, "epoch"), "; a second "
       "MLP trains ", kLongerMlp, " times as many epochs, its steps being so much cheaper.");
-  const History hv = train_on_scenes(vit, vit_logits, sets, n_epochs, "ViT, scenes");
-  const History hm = train_on_scenes(mlp, mlp_logits, sets, n_epochs, "MLP, scenes");
-  const History hl = train_on_scenes(longer, longer_logits, sets, longer_epochs, "MLP, scenes, longer");
-  const double vit_acc = scene_accuracy(vit, vit_logits, sets.test), mlp_acc = scene_accuracy(mlp, mlp_logits, sets.test);
-  const double longer_acc = scene_accuracy(longer, longer_logits, sets.test);
-  table({"model", "parameters", "epochs", "seconds", "training loss", "validation accuracy", "test accuracy"},
-        {row("ViT", vit.parameter_count(), n_epochs, fixed(hv.seconds, 1), fixed(hv.epoch_loss.back(), 3), fixed(last_accuracy(hv), 4), fixed(vit_acc, 4)),
-         row("MLP, same steps", mlp.parameter_count(), n_epochs, fixed(hm.seconds, 1), fixed(hm.epoch_loss.back(), 3), fixed(last_accuracy(hm), 4), fixed(mlp_acc, 4)),
-         row("MLP, longer", longer.parameter_count(), longer_epochs, fixed(hl.seconds, 1), fixed(hl.epoch_loss.back(), 3), fixed(last_accuracy(hl), 4), fixed(longer_acc, 4))});
+  struct Contender { std::string name; nn::Module<F>& model; Logits logits; int epochs; History h; double test = 0; };
+  std::vector<Contender> models{{"ViT", vit, [&](const Tensor<F>& x) { return vit.forward(x); }, n_epochs, {}},
+                                {"MLP, same steps", mlp, [&](const Tensor<F>& x) { return mlp.forward(x); }, n_epochs, {}},
+                                {"MLP, longer", longer, [&](const Tensor<F>& x) { return longer.forward(x); }, longer_epochs, {}}};
+  std::vector<std::vector<std::string>> rows;
+  for (Contender& m : models) {
+    m.h = train_on_scenes(m.model, m.logits, sets, m.epochs, m.name);
+    m.test = nn::accuracy(nn::argmax_last(image_probabilities(m.model, m.logits, sets.test.images)), sets.test.labels);
+    rows.push_back(row(m.name, m.model.parameter_count(), m.epochs, fixed(m.h.seconds, 1), fixed(m.h.epoch_loss.back(), 3),
+                       fixed(last_accuracy(m.h), 4), fixed(m.test, 4)));
+  }
+  table({"model", "parameters", "epochs", "seconds", "training loss", "validation accuracy", "test accuracy"}, rows);
+  const History &hv = models[0].h, &hl = models[2].h;
+  const double vit_acc = models[0].test, mlp_acc = models[1].test, longer_acc = models[2].test;
   metric("scene_test_acc_vit", vit_acc), metric("scene_test_acc_mlp", mlp_acc), metric("scene_test_acc_mlp_longer", longer_acc);
   metric("scene_train_loss_vit", hv.epoch_loss.back()), metric("scene_train_loss_mlp_longer", hl.epoch_loss.back());
   timing("scene_vit_seconds", hv.seconds), timing("scene_mlp_longer_seconds", hl.seconds);
@@ -555,7 +531,7 @@ void two_garments(const Data& d) {
          text("On scenes of unseen garments the ViT answers ", percent(vit_acc, 1), " correctly, the MLP after the same "
               "steps ", percent(mlp_acc, 1), ": the ViT is not 3 points ahead. Its training loss ended at ",
               fixed(hv.epoch_loss.back(), 3), " (guessing gives $\\ln 2 = 0.693$): in ", hv.steps, " steps it ",
-              hv.epoch_loss.back() > 0.68 ? "never left the plateau of chance, as happens on some seeds." : "learnt too little."),
+              hv.epoch_loss.back() > 0.68 ? "never left the plateau of chance." : "learnt too little."),
          Expect::either_way});
   claim({"more_epochs_do_not_rescue_the_mlp", "scene_test_acc_mlp_longer < scene_test_acc_vit",
          text("Given ", kLongerMlp, " times the epochs (", fixed(hl.seconds, 0), " s against the ViT's ", fixed(hv.seconds, 0),
