@@ -105,14 +105,8 @@ void images_as_sequences(const Data& d) {
       "of 16. Each patch $x_i$ is projected by one matrix $E$, a class token goes in front and a learned position "
       "is added to every token: $$z_0 = [x_{\\mathrm{cls}};\\, x_1 E;\\, \\dots;\\, x_N E] + E_{\\mathrm{pos}}.$$ "
       "Nothing tells the encoder that the patches form a grid: their order is only what $E_{\\mathrm{pos}}$ learns.");
-  plots::Figure fig(1800, 950, 1, 2);
-  fig.title("An image as a sequence of patches");
-  for (std::size_t p : {7, 4}) {
-    plots::ImageOptions o;
-    o.grid = p, o.caption = text("p = ", p, ": ", (kSide / p) * (kSide / p), " patches of ", p * p, " pixels");
-    plots::image(fig.panel(p == 7 ? 0 : 1).title(name), xt::xarray<double>(xt::view(one, 0)), o);
-  }
-  save_figure(fig, "patches", "One training image cut into $7 \\times 7$ and $4 \\times 4$ patches.");
+  save_figure(patch_grids(image_of(one, 0), name, {7, 4}), "patches",
+              "One training image cut into $7 \\times 7$ and $4 \\times 4$ patches.");
   const Tensor<F> x(one);
   plots::HeatmapOptions ho;
   ho.y_labels = number_labels(16), ho.x_labels = number_labels(49, 7), ho.square_cells = false;
@@ -305,17 +299,12 @@ TestResult the_test_set(const Data& d, nn::ViT<F>& vit, const History& vit_histo
          text("In the last epoch its training loss, ", fixed(train_loss, 3), ", was not below the validation loss, ",
               fixed(val_loss, 3), ", by more than 0.05: it fits new images about as well as its changed training images."),
          Expect::either_way});
-  const Array<double> confusion = nn::confusion_rates(d.test.labels, r.vit_predicted, kClasses);
-  const Array<double> mlp_confusion = nn::confusion_rates(d.test.labels, mlp_predicted, kClasses);
-  std::vector<double> vit_per_class(kClasses), mlp_per_class(kClasses);
-  for (std::size_t c = 0; c < kClasses; ++c) vit_per_class[c] = confusion(c, c), mlp_per_class[c] = mlp_confusion(c, c);
-  plots::Figure bars(1800, 1000);
-  bar_panel(bars.panel(0).title("Test accuracy by class").ylabel("test accuracy"), class_names(),
-            {{"ViT, patch 7", vit_per_class}, {"MLP on pixels", mlp_per_class}}, 2, 1.1);
-  save_figure(bars, "test_by_class", "Test accuracy by class of both models.");
+  save_figure(accuracy_by_class(d.test.labels, {{"ViT, patch 7", r.vit_predicted}, {"MLP on pixels", mlp_predicted}},
+                                class_names(), "Test accuracy by class"),
+              "test_by_class", "Test accuracy by class of both models.");
   plots::Figure matrix(1500, 1350);
-  confusion_panel(matrix.panel(0).title("ViT: true class (rows) against predicted (columns)"), confusion, class_names(),
-                  "share of the true class");
+  confusion_panel(matrix.panel(0).title("ViT: true class (rows) against predicted (columns)"),
+                  nn::confusion_rates(d.test.labels, r.vit_predicted, kClasses), class_names(), "share of the true class");
   save_figure(matrix, "confusion", "The ViT's confusion matrix on the test images (each row sums to 1).");
   std::vector<std::vector<std::string>> mistakes;
   for (const nn::Confusion& c : nn::most_confused(d.test.labels, r.vit_predicted, kClasses, 3))
@@ -359,17 +348,15 @@ void attention_on_the_garment(nn::ViT<F>& vit, const Data& d) {
 // class token and the patches row by row, and its weights on every token, in every head of every
 // layer. `inspect vit` writes one for an image of your own.
 void explore(const Looks& looks, const std::vector<std::size_t>& picks, const Data& d) {
-  ExplorerPage page;
+  std::vector<std::string> names;
+  for (std::size_t b = 0; b < std::min<std::size_t>(4, picks.size()); ++b)
+    names.push_back(text("test image ", picks[b], ": ", class_name(std::size_t(d.test.labels(picks[b])))));
+  ExplorerPage page = vit_explorer_page(looks, names);
   page.title = "Lesson 14: the ViT's attention on test images";
-  page.query_side = "tokens (queries)", page.key_side = "tokens (keys)";
   page.note = "The trained ViT of this run on test images. Token cls is the class token, rRcC the patch in row R, "
               "column C of the image (7 x 7 pixels each); choose a layer and a head, hover the cls token to see where "
               "it reads, or the model view for every head at once; click a token for the neuron view, its scores split "
               "into query-key products.";
-  for (std::size_t b = 0; b < std::min<std::size_t>(4, picks.size()); ++b) {
-    const std::size_t label = std::size_t(d.test.labels(picks[b]));
-    page.inputs.push_back(vit_attention_input(text("test image ", picks[b], ": ", class_name(label)), looks, b));
-  }
   show_explorer(page, "explorer", "The attention explorer: four test images; hover a token to see which patches it "
                                   "reads in each layer and head (build/bin/inspect vit makes one for an image of your own)");
 }
@@ -405,11 +392,7 @@ void learned_positions(nn::ViT<F>& vit) {
   nn::GridSimilarity g = nn::grid_similarity(table, side, side);
   const double near = g.neighbours, far = g.far;
   g.cosine.reshape({n, side, side});
-  plots::HeatmapGridOptions o;
-  o.heatmap.cmap = plots::Colormap::rdbu(), o.heatmap.vmin = -1.0, o.heatmap.vmax = 1.0, o.heatmap.colorbar_label = "cosine";
-  o.cols = int(side), o.title = "Learned positions: each patch position's similarity to every other";
-  o.panel_title = "Position", o.xlabel = "column", o.ylabel = "row", o.width_px = 1800, o.height_px = 1800;
-  save_figure(plots::heatmap_grid(g.cosine, o), "positions",
+  save_figure(position_similarity_grid(g.cosine, "Learned positions: each patch position's similarity to every other"), "positions",
               "Panel (r, c) shows the cosine similarity of the learned position vector of the patch in row r, column c "
               "to those of all 16 patch positions, laid out as the image.");
   say("The 16 positions are 16 free vectors: nothing says they form a $4 \\times 4$ grid. We compare, after training, "

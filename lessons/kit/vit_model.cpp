@@ -9,11 +9,14 @@
 #include "core/error.hpp"
 #include "core/ops.hpp"
 #include "io/files.hpp"
+#include "lessons/kit/figures.hpp"
 #include "lessons/kit/fit.hpp"
 #include "lessons/kit/self_attention_input.hpp"
 #include "nn/attention/rollout.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/data/images.hpp"
+#include "nn/metrics.hpp"
+#include "plots/heatmap.hpp"
 
 namespace attnlab::lessons {
 
@@ -244,6 +247,56 @@ plots::Figure layer_rows(const Array<float>& images, const Looks& looks, const s
     names.push_back("rollout"), overlays.push_back(looks.rollout[b]);
   }
   return looks_grid(shown, names, overlays, int(L + 2), title, int(330 * rows.size() + 120));
+}
+
+ExplorerPage vit_explorer_page(const Looks& looks, const std::vector<std::string>& names) {
+  check(names.size() <= looks.maps.size(), "vit_explorer_page", names.size(), " names for the looks of ", looks.maps.size(),
+        " images");
+  ExplorerPage page;
+  page.query_side = "tokens (queries)", page.key_side = "tokens (keys)";
+  for (std::size_t b = 0; b < names.size(); ++b) page.inputs.push_back(vit_attention_input(names[b], looks, b));
+  return page;
+}
+
+plots::Figure patch_grids(const xt::xarray<double>& image, const std::string& name, const std::vector<std::size_t>& patches) {
+  check(image.dimension() == 2 && image.shape()[0] == image.shape()[1], "patch_grids", "needs a square image (H, H), got ",
+        shape_str(image.shape()));
+  const std::size_t side = image.shape()[0];
+  plots::Figure fig(1800, 950, 1, int(patches.size()));
+  fig.title("An image as a sequence of patches");
+  for (std::size_t i = 0; i < patches.size(); ++i) {
+    const std::size_t p = patches[i];
+    check(p > 0 && side % p == 0, "patch_grids", "patch size ", p, " does not divide the image side ", side);
+    plots::ImageOptions o;
+    o.grid = p, o.caption = "p = " + std::to_string(p) + ": " + std::to_string((side / p) * (side / p)) + " patches of " +
+                            std::to_string(p * p) + " pixels";
+    plots::image(fig.panel(int(i)).title(name), image, o);
+  }
+  return fig;
+}
+
+plots::Figure accuracy_by_class(const IndexArray& labels, const std::vector<std::pair<std::string, IndexArray>>& predictions,
+                                const std::vector<std::string>& classes, const std::string& title) {
+  std::vector<std::pair<std::string, std::vector<double>>> series;
+  for (const auto& [model, predicted] : predictions) {
+    const Array<double> rates = nn::confusion_rates(labels, predicted, classes.size());
+    series.push_back({model, {}});
+    for (std::size_t c = 0; c < classes.size(); ++c) series.back().second.push_back(rates(c, c));
+  }
+  plots::Figure bars(1800, 1000);
+  bar_panel(bars.panel(0).title(title).ylabel("test accuracy"), classes, series, 2, 1.1);
+  return bars;
+}
+
+plots::Figure position_similarity_grid(const Array<double>& cosine, const std::string& title) {
+  const auto s = cosine.shape();
+  check(cosine.dimension() == 3 && s[1] == s[2] && s[0] == s[1] * s[2], "position_similarity_grid",
+        "needs cosines (side^2, side, side), got ", shape_str(s));
+  plots::HeatmapGridOptions o;
+  o.heatmap.cmap = plots::Colormap::rdbu(), o.heatmap.vmin = -1.0, o.heatmap.vmax = 1.0, o.heatmap.colorbar_label = "cosine";
+  o.cols = int(s[1]), o.title = title;
+  o.panel_title = "Position", o.xlabel = "column", o.ylabel = "row", o.width_px = 1800, o.height_px = 1800;
+  return plots::heatmap_grid(cosine, o);
 }
 
 }  // namespace attnlab::lessons

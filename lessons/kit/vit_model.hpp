@@ -107,6 +107,29 @@ AttentionInput vit_attention_input(const std::string& name, const Looks& looks, 
 plots::Figure looks_grid(const std::vector<xt::xarray<double>>& images, const std::vector<std::string>& captions,
                          const std::vector<xt::xarray<double>>& overlays, int cols, const std::string& title, int height);
 
+// The attention explorer's page for images whose looks (class_token_looks with score_parts) are
+// given: one input per name, the tokens "cls", "r1c1", ... (vit_attention_input), queries and keys
+// both "tokens". The caller writes the title and the note. ShapeError naming the function for more
+// names than looks.
+ExplorerPage vit_explorer_page(const Looks& looks, const std::vector<std::string>& names);
+
+// One panel per patch size: a square image (H, H) with the grid of its p x p patches, titled
+// `name` and captioned "p = 7: 16 patches of 49 pixels". ShapeError naming the function for an
+// image that is not square, or a patch size that does not divide its side.
+plots::Figure patch_grids(const xt::xarray<double>& image, const std::string& name, const std::vector<std::size_t>& patches);
+
+// Accuracy by class of several classifiers on the same examples: the diagonal of each one's
+// nn::confusion_rates against the labels, as grouped bars, one group per class. The errors of
+// confusion_rates for predictions that do not fit the labels.
+plots::Figure accuracy_by_class(const IndexArray& labels, const std::vector<std::pair<std::string, IndexArray>>& predictions,
+                                const std::vector<std::string>& classes, const std::string& title);
+
+// The learned positions of a (side x side) grid of patches as a grid of maps: panel (r, c) the
+// cosine similarity of position (r, c) to every position, laid out as the image, -1 (red) to 1
+// (blue). cosine (side^2, side, side), as nn::grid_similarity's cosine reshaped. ShapeError naming
+// the function for another shape.
+plots::Figure position_similarity_grid(const Array<double>& cosine, const std::string& title);
+
 // Image b of (N, H, W) images as a (H, W) array of doubles, for the figures.
 xt::xarray<double> image_of(const Array<float>& images, std::size_t b);
 
