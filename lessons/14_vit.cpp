@@ -319,14 +319,12 @@ TestResult the_test_set(const Data& d, nn::ViT<F>& vit, const History& vit_histo
 // The share of the class token's patch attention (each layer, the rollout) on the garment's patches
 // over every test image, against the share of the patches the garment covers.
 void attention_on_the_garment(nn::ViT<F>& vit, const Data& d) {
-  const std::size_t L = vit.config().num_layers;
   const ForegroundAttention on = attention_on_foreground(vit, d.test.images, 0.05f);
   const std::vector<double> &area = on.area, &rollout_all = on.rollout;
-  const std::vector<std::vector<double>>& layer = on.layers;
   std::vector<std::vector<std::string>> rows{row("share of the patches the garment covers", percent(mean_of(area), 1))};
-  for (std::size_t l = 0; l < L; ++l) {
-    rows.push_back(row(text("layer ", l + 1, ": class token's attention on them"), percent(mean_of(layer[l]), 1)));
-    metric(text("layer", l + 1, "_attention_on_garment"), mean_of(layer[l]));
+  for (std::size_t l = 0; l < on.layers.size(); ++l) {
+    rows.push_back(row(text("layer ", l + 1, ": class token's attention on them"), percent(mean_of(on.layers[l]), 1)));
+    metric(text("layer", l + 1, "_attention_on_garment"), mean_of(on.layers[l]));
   }
   rows.push_back(row("rollout over all layers, on them", percent(mean_of(rollout_all), 1)));
   say("A patch counts as the garment's when at least half of its pixels are brighter than 0.05 (the background is 0).");
@@ -342,7 +340,6 @@ void attention_on_the_garment(nn::ViT<F>& vit, const Data& d) {
               "per patch, the class token draws at least as much from the background around the garment."),
          Expect::either_way});
 }
-
 
 // The attention explorer (lessons/kit/explorer.hpp) on four of the images above: every token, the
 // class token and the patches row by row, and its weights on every token, in every head of every
@@ -413,11 +410,9 @@ void learned_positions(nn::ViT<F>& vit) {
 // 36 patches of 7 for the ViT, 1764 pixels for an MLP whose hidden width (110) makes it the ViT's size.
 constexpr std::size_t kCanvas = 42, kGarment = 14, kSceneMlpHidden = 110, kLongerMlp = 10;
 
-using SceneSets = nn::data::SceneSplits;
-
 // One fixed set of training scenes made of training garments, validation scenes of validation
 // garments and test scenes of test garments: the same scenes in every run, the test garments unseen.
-SceneSets scene_sets(const Data& d) {
+nn::data::SceneSplits scene_sets(const Data& d) {
   return nn::data::garment_scene_splits(d, kGarment, kCanvas, {full_or_quick<std::size_t>(12800, 1000),
                                         full_or_quick<std::size_t>(2000, 500), full_or_quick<std::size_t>(4000, 1000)},
                                         kSplitSeed + 1);
@@ -426,7 +421,7 @@ SceneSets scene_sets(const Data& d) {
 // The lesson's recipe on the fixed training scenes as they are: no shifts and no mirror images here,
 // since shifted copies would hand the MLP the very thing under test, garments seen at more places.
 // (Measured with them, seed 7: ViT 0.635, MLP at 10 times the epochs 0.676.)
-History train_on_scenes(nn::Module<F>& model, const Logits& logits, const SceneSets& s, int n_epochs, const std::string& label) {
+History train_on_scenes(nn::Module<F>& model, const Logits& logits, const nn::data::SceneSplits& s, int n_epochs, const std::string& label) {
   Recipe r = recipe(label, n_epochs);
   r.validate = [&] { return class_scores(image_probabilities(model, logits, s.validation.images), s.validation.labels); };
   return train(model, s.train.size(), [&](const std::vector<std::size_t>& rows) {
@@ -457,7 +452,7 @@ void scene_looks(nn::ViT<F>& vit, const nn::data::Scenes& test) {
 }
 
 void two_garments(const Data& d) {
-  const SceneSets sets = scene_sets(d);
+  const nn::data::SceneSplits sets = scene_sets(d);
   nn::ViTConfig c = vit_config(7);
   c.image_height = c.image_width = kCanvas, c.num_classes = 2;
   // The head reads the mean of the 36 patch vectors, not the class token. With the class token,
