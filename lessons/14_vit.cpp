@@ -155,8 +155,9 @@ Trained train_vit(const Data& d) {
          row("class token and 17 positions", vit.cls_token.size() + vit.pos_embed.parameter_count()),
          row(text(kLayers, " encoder layers and the final norm"), vit.encoder.parameter_count()),
          row("head: Linear(64, 10)", vit.head.parameter_count()), row("total", vit.parameter_count())});
-  // As many epochs as fit the ten minutes with a margin: on a two-core AVX2 machine an epoch takes
-  // about 13.3 s and the rest of the lesson about 105 s, so 35 epochs end near 570 s.
+  // As many epochs as fit the ten minutes with a margin: on the reference machine (2 threads) the
+  // whole lesson took 311 s with 8 epochs for the scene models; their 16 epochs now add about 25 s
+  // (the scene ViT's 16 epochs cost 22 % of this ViT's 35, measured on a loaded machine: 204 s of 920 s).
   const int n_epochs = epochs(35, 2);
   const Recipe r = recipe("ViT p=7", n_epochs);
   config({{"vit_patch", 7}, {"vit_d_model", kModel}, {"vit_heads", kHeads}, {"vit_layers", kLayers},
