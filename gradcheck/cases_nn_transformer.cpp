@@ -150,7 +150,8 @@ GRADCHECK_CASE("PatchEmbedding rgb", "(2,3,4,6), patch 2 -> (2,6,5)", [] {
                    with_params(pe, {rnd({2, 3, 4, 6}, 1)}));
 });
 
-GRADCHECK_CASE("ViT tiny end to end", "(2,8,8), patch 4, d 8, 2 heads, 1 layer, 3 classes", [] {
+// A ViT of (2, 8, 8) images, patch 4, d 8, 2 heads, 1 layer, 3 classes, end to end.
+GradcheckResult tiny_vit(nn::Readout readout, std::uint64_t seed) {
   nn::ViTConfig c;
   c.image_height = c.image_width = 8;
   c.channels = 1;
@@ -158,10 +159,17 @@ GRADCHECK_CASE("ViT tiny end to end", "(2,8,8), patch 4, d 8, 2 heads, 1 layer, 
   c.num_classes = 3;
   c.num_layers = 1;
   c.layer = {8, 2, 16, 0.0, true, nn::Activation::GELU, 1e-6};
-  Generator gen(29);
+  c.readout = readout;
+  Generator gen(seed);
   nn::ViT<D> vit(c, gen);
   return gradcheck([&](const Inputs& x) { return vit.forward(x[0]); },
                    with_params(vit, {rnd({2, 8, 8}, 1)}));
-});
+}
+
+GRADCHECK_CASE("ViT tiny end to end", "(2,8,8), patch 4, d 8, 2 heads, 1 layer, 3 classes",
+               [] { return tiny_vit(nn::Readout::class_token, 29); });
+
+GRADCHECK_CASE("ViT tiny, patch-mean readout", "the same, the head on the patches' mean",
+               [] { return tiny_vit(nn::Readout::patch_mean, 30); });
 
 }  // namespace attnlab::cases

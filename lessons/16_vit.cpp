@@ -41,14 +41,9 @@ constexpr std::uint64_t kSplitSeed = 2017;  // the validation images are the sam
 constexpr std::size_t kShift = 1;           // augmentation: shifts of up to one pixel each way
 
 std::string class_name(std::size_t c) { return data::fashion_mnist_classes()[c]; }
-std::vector<std::string> class_names() {
-  std::vector<std::string> names;
-  for (std::size_t c = 0; c < kClasses; ++c) names.push_back(class_name(c));
-  return names;
-}
+std::vector<std::string> class_names() { return {data::fashion_mnist_classes().begin(), data::fashion_mnist_classes().end()}; }
 
-using Images = data::FashionMnist<F>;  // images (N, 28, 28) in [0, 1], labels (N)
-using Data = data::FashionMnistSplits<F>;
+using Data = data::FashionMnistSplits<F>;  // train, validation, test: images (N, 28, 28) in [0, 1], labels (N)
 
 // The training file split in two by a fixed shuffle: validation picks the settings and shows the
 // progress; the test file is read here and scored once, in section 4.
@@ -110,14 +105,8 @@ void images_as_sequences(const Data& d) {
       "of 16. Each patch $x_i$ is projected by one matrix $E$, a class token goes in front and a learned position "
       "is added to every token: $$z_0 = [x_{\\mathrm{cls}};\\, x_1 E;\\, \\dots;\\, x_N E] + E_{\\mathrm{pos}}.$$ "
       "Nothing tells the encoder that the patches form a grid: their order is only what $E_{\\mathrm{pos}}$ learns.");
-  plots::Figure fig(1800, 950, 1, 2);
-  fig.title("An image as a sequence of patches");
-  for (std::size_t p : {7, 4}) {
-    plots::ImageOptions o;
-    o.grid = p, o.caption = text("p = ", p, ": ", (kSide / p) * (kSide / p), " patches of ", p * p, " pixels");
-    plots::image(fig.panel(p == 7 ? 0 : 1).title(name), xt::xarray<double>(xt::view(one, 0)), o);
-  }
-  save_figure(fig, "patches", "One training image cut into $7 \\times 7$ and $4 \\times 4$ patches.");
+  save_figure(patch_grids(image_of(one, 0), name, {7, 4}), "patches",
+              "One training image cut into $7 \\times 7$ and $4 \\times 4$ patches.");
   const Tensor<F> x(one);
   plots::HeatmapOptions ho;
   ho.y_labels = number_labels(16), ho.x_labels = number_labels(49, 7), ho.square_cells = false;
@@ -166,8 +155,9 @@ Trained train_vit(const Data& d) {
          row("class token and 17 positions", vit.cls_token.size() + vit.pos_embed.parameter_count()),
          row(text(kLayers, " encoder layers and the final norm"), vit.encoder.parameter_count()),
          row("head: Linear(64, 10)", vit.head.parameter_count()), row("total", vit.parameter_count())});
-  // As many epochs as fit the ten minutes with a margin: on a two-core AVX2 machine an epoch takes
-  // about 13.3 s and the rest of the lesson about 105 s, so 35 epochs end near 570 s.
+  // As many epochs as fit the ten minutes with a margin: on the reference machine (2 threads) the
+  // whole lesson took 311 s with 8 epochs for the scene models; their 16 epochs now add about 25 s
+  // (the scene ViT's 16 epochs cost 22 % of this ViT's 35, measured on a loaded machine: 204 s of 920 s).
   const int n_epochs = epochs(35, 2);
   const Recipe r = recipe("ViT p=7", n_epochs);
   config({{"vit_patch", 7}, {"vit_d_model", kModel}, {"vit_heads", kHeads}, {"vit_layers", kLayers},
@@ -310,17 +300,12 @@ TestResult the_test_set(const Data& d, nn::ViT<F>& vit, const History& vit_histo
          text("In the last epoch its training loss, ", fixed(train_loss, 3), ", was not below the validation loss, ",
               fixed(val_loss, 3), ", by more than 0.05: it fits new images about as well as its changed training images."),
          Expect::either_way});
-  const Array<double> confusion = nn::confusion_rates(d.test.labels, r.vit_predicted, kClasses);
-  const Array<double> mlp_confusion = nn::confusion_rates(d.test.labels, mlp_predicted, kClasses);
-  std::vector<double> vit_per_class(kClasses), mlp_per_class(kClasses);
-  for (std::size_t c = 0; c < kClasses; ++c) vit_per_class[c] = confusion(c, c), mlp_per_class[c] = mlp_confusion(c, c);
-  plots::Figure bars(1800, 1000);
-  bar_panel(bars.panel(0).title("Test accuracy by class").ylabel("test accuracy"), class_names(),
-            {{"ViT, patch 7", vit_per_class}, {"MLP on pixels", mlp_per_class}}, 2, 1.1);
-  save_figure(bars, "test_by_class", "Test accuracy by class of both models.");
+  save_figure(accuracy_by_class(d.test.labels, {{"ViT, patch 7", r.vit_predicted}, {"MLP on pixels", mlp_predicted}},
+                                class_names(), "Test accuracy by class"),
+              "test_by_class", "Test accuracy by class of both models.");
   plots::Figure matrix(1500, 1350);
-  confusion_panel(matrix.panel(0).title("ViT: true class (rows) against predicted (columns)"), confusion, class_names(),
-                  "share of the true class");
+  confusion_panel(matrix.panel(0).title("ViT: true class (rows) against predicted (columns)"),
+                  nn::confusion_rates(d.test.labels, r.vit_predicted, kClasses), class_names(), "share of the true class");
   save_figure(matrix, "confusion", "The ViT's confusion matrix on the test images (each row sums to 1).");
   std::vector<std::vector<std::string>> mistakes;
   for (const nn::Confusion& c : nn::most_confused(d.test.labels, r.vit_predicted, kClasses, 3))
@@ -335,14 +320,12 @@ TestResult the_test_set(const Data& d, nn::ViT<F>& vit, const History& vit_histo
 // The share of the class token's patch attention (each layer, the rollout) on the garment's patches
 // over every test image, against the share of the patches the garment covers.
 void attention_on_the_garment(nn::ViT<F>& vit, const Data& d) {
-  const std::size_t L = vit.config().num_layers;
   const ForegroundAttention on = attention_on_foreground(vit, d.test.images, 0.05f);
   const std::vector<double> &area = on.area, &rollout_all = on.rollout;
-  const std::vector<std::vector<double>>& layer = on.layers;
   std::vector<std::vector<std::string>> rows{row("share of the patches the garment covers", percent(mean_of(area), 1))};
-  for (std::size_t l = 0; l < L; ++l) {
-    rows.push_back(row(text("layer ", l + 1, ": class token's attention on them"), percent(mean_of(layer[l]), 1)));
-    metric(text("layer", l + 1, "_attention_on_garment"), mean_of(layer[l]));
+  for (std::size_t l = 0; l < on.layers.size(); ++l) {
+    rows.push_back(row(text("layer ", l + 1, ": class token's attention on them"), percent(mean_of(on.layers[l]), 1)));
+    metric(text("layer", l + 1, "_attention_on_garment"), mean_of(on.layers[l]));
   }
   rows.push_back(row("rollout over all layers, on them", percent(mean_of(rollout_all), 1)));
   say("A patch counts as the garment's when at least half of its pixels are brighter than 0.05 (the background is 0).");
@@ -359,23 +342,19 @@ void attention_on_the_garment(nn::ViT<F>& vit, const Data& d) {
          Expect::either_way});
 }
 
-xt::xarray<double> image_of(const Array<F>& images, std::size_t b) { return xt::cast<double>(xt::view(images, b)); }
-
 // The attention explorer (lessons/kit/explorer.hpp) on four of the images above: every token, the
 // class token and the patches row by row, and its weights on every token, in every head of every
 // layer. `inspect vit` writes one for an image of your own.
 void explore(const Looks& looks, const std::vector<std::size_t>& picks, const Data& d) {
-  ExplorerPage page;
+  std::vector<std::string> names;
+  for (std::size_t b = 0; b < std::min<std::size_t>(4, picks.size()); ++b)
+    names.push_back(text("test image ", picks[b], ": ", class_name(std::size_t(d.test.labels(picks[b])))));
+  ExplorerPage page = vit_explorer_page(looks, names);
   page.title = "Lesson 16: the ViT's attention on test images";
-  page.query_side = "tokens (queries)", page.key_side = "tokens (keys)";
   page.note = "The trained ViT of this run on test images. Token cls is the class token, rRcC the patch in row R, "
               "column C of the image (7 x 7 pixels each); choose a layer and a head, hover the cls token to see where "
               "it reads, or the model view for every head at once; click a token for the neuron view, its scores split "
               "into query-key products.";
-  for (std::size_t b = 0; b < std::min<std::size_t>(4, picks.size()); ++b) {
-    const std::size_t label = std::size_t(d.test.labels(picks[b]));
-    page.inputs.push_back(vit_attention_input(text("test image ", picks[b], ": ", class_name(label)), looks, b));
-  }
   show_explorer(page, "explorer", "The attention explorer: four test images; hover a token to see which patches it "
                                   "reads in each layer and head (build/bin/inspect vit makes one for an image of your own)");
 }
@@ -385,36 +364,17 @@ void where_it_looks(nn::ViT<F>& vit, const Data& d, const TestResult& r) {
       "(Abnar & Zuidema 2020): with the residual stream counted as half of each layer, "
       "$\\hat A_l = \\tfrac12(\\bar A_l + I)$, and the class token's row of $\\hat A_L \\cdots \\hat A_1$ says how much "
       "of each input token reached it through all the layers.");
-  std::vector<std::size_t> picks;  // the first test image of each class the ViT gets right
-  for (std::size_t c = 0; c < kClasses; ++c)
-    for (std::size_t i = 0; i < d.test.size(); ++i)
-      if (std::size_t(d.test.labels(i)) == c && r.vit_predicted(i) == d.test.labels(i)) { picks.push_back(i); break; }
+  const std::vector<std::size_t> picks = nn::first_correct_per_class(d.test.labels, r.vit_predicted, kClasses);
   const Array<F> picked = data::take_rows(d.test.images, picks);
   const Looks looks = class_token_looks(vit, picked, /*score_parts=*/true);  // the explorer's neuron view too
-  std::vector<xt::xarray<double>> images, overlays;
-  std::vector<std::string> captions;
-  for (std::size_t b = 0; b < picks.size(); ++b) {
-    images.insert(images.end(), 2, image_of(picked, b));
-    overlays.insert(overlays.end(), {{}, looks.rollout[b]});
-    captions.insert(captions.end(), {class_name(std::size_t(d.test.labels(picks[b]))), "rollout"});
-  }
-  save_figure(looks_grid(images, captions, overlays, 4, "Where the class token looks (attention rollout)",
-                         int(450 * ((picks.size() + 1) / 2) + 120)),
+  std::vector<std::string> names;
+  for (std::size_t i : picks) names.push_back(class_name(std::size_t(d.test.labels(i))));
+  save_figure(rollout_pairs(picked, looks, names, "Where the class token looks (attention rollout)"),
               "where_it_looks", "The first correctly classified test image of every class, each beside the rollout of "
                                 "the class token's attention over its patches (yellow: more; each map on its own scale).");
-  images.clear(), overlays.clear(), captions.clear();
-  const std::size_t L = vit.config().num_layers;
-  std::size_t shown = 0;
-  for (std::size_t b : {1, 7, 8}) {
-    if (b >= picks.size()) continue;
-    ++shown;
-    images.insert(images.end(), L + 2, image_of(picked, b));
-    captions.push_back(class_name(std::size_t(d.test.labels(picks[b])))), overlays.emplace_back();
-    for (std::size_t l = 0; l < L; ++l) captions.push_back(text("layer ", l + 1)), overlays.push_back(looks.layers[b][l]);
-    captions.push_back("rollout"), overlays.push_back(looks.rollout[b]);
-  }
-  save_figure(looks_grid(images, captions, overlays, int(L + 2), "The class token's attention, layer by layer",
-                         int(330 * shown + 120)),
+  std::vector<std::size_t> rows;  // a trouser, a sneaker and a bag, when the ViT got one of each right
+  for (std::size_t b : {1, 7, 8}) if (b < picks.size()) rows.push_back(b);
+  save_figure(layer_rows(picked, looks, names, rows, "The class token's attention, layer by layer"),
               "attention_by_layer", "Each row one test image: the class token's attention to the patches in each layer "
                                     "(mean of the heads), then the rollout through all layers.");
   explore(looks, picks, d);
@@ -430,11 +390,7 @@ void learned_positions(nn::ViT<F>& vit) {
   nn::GridSimilarity g = nn::grid_similarity(table, side, side);
   const double near = g.neighbours, far = g.far;
   g.cosine.reshape({n, side, side});
-  plots::HeatmapGridOptions o;
-  o.heatmap.cmap = plots::Colormap::rdbu(), o.heatmap.vmin = -1.0, o.heatmap.vmax = 1.0, o.heatmap.colorbar_label = "cosine";
-  o.cols = int(side), o.title = "Learned positions: each patch position's similarity to every other";
-  o.panel_title = "Position", o.xlabel = "column", o.ylabel = "row", o.width_px = 1800, o.height_px = 1800;
-  save_figure(plots::heatmap_grid(g.cosine, o), "positions",
+  save_figure(position_similarity_grid(g.cosine, "Learned positions: each patch position's similarity to every other"), "positions",
               "Panel (r, c) shows the cosine similarity of the learned position vector of the patch in row r, column c "
               "to those of all 16 patch positions, laid out as the image.");
   say("The 16 positions are 16 free vectors: nothing says they form a $4 \\times 4$ grid. We compare, after training, "
@@ -453,26 +409,20 @@ void learned_positions(nn::ViT<F>& vit) {
 
 // Scenes of 42 x 42 pixels holding two garments shrunk to 14 x 14, anywhere (nn/data/garment_scenes):
 // 36 patches of 7 for the ViT, 1764 pixels for an MLP whose hidden width (110) makes it the ViT's size.
-constexpr std::size_t kCanvas = 42, kGarment = 14, kSceneMlpHidden = 110, kLongerMlp = 20;
-
-struct SceneSets { nn::data::Scenes train, validation, test; };
+constexpr std::size_t kCanvas = 42, kGarment = 14, kSceneMlpHidden = 110, kLongerMlp = 10;
 
 // One fixed set of training scenes made of training garments, validation scenes of validation
 // garments and test scenes of test garments: the same scenes in every run, the test garments unseen.
-SceneSets scene_sets(const Data& d) {
-  Generator gen(kSplitSeed + 1);
-  const auto draw = [&](const Images& garments, std::size_t n) {
-    return nn::data::GarmentScenes(nn::data::shrink_images(garments.images, kGarment), garments.labels, kCanvas).draw(n, gen);
-  };
-  SceneSets s{draw(d.train, full_or_quick<std::size_t>(12800, 1000)), draw(d.validation, full_or_quick<std::size_t>(2000, 500)), {}};
-  s.test = draw(d.test, full_or_quick<std::size_t>(4000, 1000));
-  return s;
+nn::data::SceneSplits scene_sets(const Data& d) {
+  return nn::data::garment_scene_splits(d, kGarment, kCanvas, {full_or_quick<std::size_t>(12800, 1000),
+                                        full_or_quick<std::size_t>(2000, 500), full_or_quick<std::size_t>(4000, 1000)},
+                                        kSplitSeed + 1);
 }
 
 // The lesson's recipe on the fixed training scenes as they are: no shifts and no mirror images here,
 // since shifted copies would hand the MLP the very thing under test, garments seen at more places.
 // (Measured with them, seed 7: ViT 0.635, MLP at 10 times the epochs 0.676.)
-History train_on_scenes(nn::Module<F>& model, const Logits& logits, const SceneSets& s, int n_epochs, const std::string& label) {
+History train_on_scenes(nn::Module<F>& model, const Logits& logits, const nn::data::SceneSplits& s, int n_epochs, const std::string& label) {
   Recipe r = recipe(label, n_epochs);
   r.validate = [&] { return class_scores(image_probabilities(model, logits, s.validation.images), s.validation.labels); };
   return train(model, s.train.size(), [&](const std::vector<std::size_t>& rows) {
@@ -480,47 +430,46 @@ History train_on_scenes(nn::Module<F>& model, const Logits& logits, const SceneS
   }, r);
 }
 
-double scene_accuracy(nn::Module<F>& model, const Logits& logits, const nn::data::Scenes& test) {
-  return nn::accuracy(nn::argmax_last(image_probabilities(model, logits, test.images)), test.labels);
-}
-
-// Where the class token looks in a scene: the rollout's share on the two garments' patches
-// against the share of the patches they cover, over the test scenes; and four scenes drawn.
+// What reaches the head in a scene: the rollout of the patches' mean (nn::patch_mean_attention), its
+// share on the two garments' patches against the share of the patches they cover, over the test
+// scenes; and four scenes drawn.
 void scene_looks(nn::ViT<F>& vit, const nn::data::Scenes& test) {
   const ForegroundAttention on = attention_on_foreground(vit, test.images, 0.05f);
   const std::vector<double> &area = on.area, &on_garments = on.rollout;
   metric("scene_garment_patch_share", mean_of(area)), metric("scene_rollout_on_garments", mean_of(on_garments));
   const double lift = mean_of(on_garments) / mean_of(area);
   claim({"scene_rollout_on_garments", "scene_rollout_on_garments > scene_garment_patch_share",
-         text("In the test scenes the rollout puts ", percent(mean_of(on_garments), 1), " of the class token's patch attention "
+         text("In the test scenes the rollout puts ", percent(mean_of(on_garments), 1), " of what reaches the pooled vector "
               "on the garments' patches, ", percent(mean_of(area), 1), " of the patches: ", fixed(lift, 2), " times their share."),
-         text("In the test scenes the rollout puts ", percent(mean_of(on_garments), 1), " of the class token's patch attention "
+         text("In the test scenes the rollout puts ", percent(mean_of(on_garments), 1), " of what reaches the pooled vector "
               "on the garments' patches, ", percent(mean_of(area), 1), " of the patches: no more than their share."),
          Expect::either_way});
-  const std::vector<std::size_t> picks{0, 1, 2, 3};
-  const Looks looks = class_token_looks(vit, data::take_rows(test.images, picks));
-  std::vector<xt::xarray<double>> images, overlays;
-  std::vector<std::string> captions;
-  for (std::size_t b : picks) {
-    images.insert(images.end(), 2, image_of(test.images, b));
-    overlays.insert(overlays.end(), {{}, looks.rollout[b]});
-    captions.insert(captions.end(), {text(test.labels(b) ? "one class" : "two classes"), "rollout"});
-  }
-  save_figure(looks_grid(images, captions, overlays, 4, "Where the class token looks in a scene (rollout)", 1020),
-              "scene_looks", "Four test scenes, each beside the rollout of the class token's attention over its 36 patches.");
+  const Array<F> shown = data::take_rows(test.images, {0, 1, 2, 3});
+  std::vector<std::string> names;
+  for (std::size_t b = 0; b < 4; ++b) names.push_back(test.labels(b) ? "one class" : "two classes");
+  save_figure(rollout_pairs(shown, class_token_looks(vit, shown), names, "What reaches the head from each patch of a scene (rollout)"),
+              "scene_looks", "Four test scenes, each beside the rollout of the 36 patches' mean: how much of each input "
+                             "patch reaches the vector the head reads.");
 }
 
 void two_garments(const Data& d) {
-  const SceneSets sets = scene_sets(d);
+  const nn::data::SceneSplits sets = scene_sets(d);
   nn::ViTConfig c = vit_config(7);
   c.image_height = c.image_width = kCanvas, c.num_classes = 2;
+  // The head reads the mean of the 36 patch vectors, not the class token. With the class token the
+  // start is fragile: at initialisation every layer's attention is near uniform (entropy 0.95-1.00
+  // of the maximum), so the class token reads a mean in which the two garments are a few of 37
+  // tokens, and the label, a relation, says nothing about either garment alone. Measured with this
+  // recipe at 8 epochs (test accuracy, seeds 1 2 3): class token 0.678, 0.498 (training loss 0.687
+  // after 800 steps: never left chance) and 0.686; on seed 2 a zero head 0.502, a peak rate of 0.004
+  // 0.492; the patches' mean 0.651, 0.613, 0.648, every seed leaving chance by epoch 4. At the 16
+  // epochs used here seed 2 leaves chance with either head (class token 0.678 in epoch 5, the
+  // patches' mean 0.660 in epoch 4): the longer run, not the head alone, makes that seed reliable.
+  c.readout = nn::Readout::patch_mean;
   Generator gen(seed() + 3);
   nn::ViT<F> vit(c, gen);
   PixelMLP mlp(gen, kCanvas * kCanvas, kSceneMlpHidden, 2), longer(gen, kCanvas * kCanvas, kSceneMlpHidden, 2);
-  const Logits vit_logits = [&](const Tensor<F>& x) { return vit.forward(x); };
-  const Logits mlp_logits = [&](const Tensor<F>& x) { return mlp.forward(x); };
-  const Logits longer_logits = [&](const Tensor<F>& x) { return longer.forward(x); };
-  const int n_epochs = full_or_quick(8, 2), longer_epochs = n_epochs * int(kLongerMlp);
+  const int n_epochs = full_or_quick(16, 2), longer_epochs = n_epochs * int(kLongerMlp);
   say("On Fashion-MNIST the ViT only ties the MLP: one garment fills the image at one place, and 784 fixed pixels "
       "are enough. A task about a relation asks more. Each scene is a dark $", kCanvas, " \\times ", kCanvas, "$ canvas "
       "with two garments shrunk to $", kGarment, " \\times ", kGarment, "$, each anywhere, not overlapping; the "
@@ -528,18 +477,25 @@ void two_garments(const Data& d) {
       sets.train.size(), " scenes of training garments; ", sets.validation.size(), " of validation garments pick nothing "
       "but show progress, and ", sets.test.size(), " of test garments, garments no model has seen, are scored once. "
       "The ViT has the same blocks as above, with ", c.image_height / 7 * (c.image_width / 7), " patches of 7 and two "
-      "classes; the MLP reads the ", kCanvas * kCanvas, " pixels through two hidden layers of ", kSceneMlpHidden,
+      "classes, and one change: its head reads the mean of the patches' final vectors instead of the class token's, "
+      "so every patch, a garment's among them, reaches the head from the first step; the class token stays in the "
+      "sequence as one more token to attend to. The MLP reads the ", kCanvas * kCanvas, " pixels through two hidden layers of ", kSceneMlpHidden,
       ". Both train with the recipe above, on the scenes as they are, for ", counted(n_epochs, "epoch"), "; a second "
       "MLP trains ", kLongerMlp, " times as many epochs, its steps being so much cheaper.");
-  const History hv = train_on_scenes(vit, vit_logits, sets, n_epochs, "ViT, scenes");
-  const History hm = train_on_scenes(mlp, mlp_logits, sets, n_epochs, "MLP, scenes");
-  const History hl = train_on_scenes(longer, longer_logits, sets, longer_epochs, "MLP, scenes, longer");
-  const double vit_acc = scene_accuracy(vit, vit_logits, sets.test), mlp_acc = scene_accuracy(mlp, mlp_logits, sets.test);
-  const double longer_acc = scene_accuracy(longer, longer_logits, sets.test);
-  table({"model", "parameters", "epochs", "seconds", "training loss", "validation accuracy", "test accuracy"},
-        {row("ViT", vit.parameter_count(), n_epochs, fixed(hv.seconds, 1), fixed(hv.epoch_loss.back(), 3), fixed(last_accuracy(hv), 4), fixed(vit_acc, 4)),
-         row("MLP, same steps", mlp.parameter_count(), n_epochs, fixed(hm.seconds, 1), fixed(hm.epoch_loss.back(), 3), fixed(last_accuracy(hm), 4), fixed(mlp_acc, 4)),
-         row("MLP, longer", longer.parameter_count(), longer_epochs, fixed(hl.seconds, 1), fixed(hl.epoch_loss.back(), 3), fixed(last_accuracy(hl), 4), fixed(longer_acc, 4))});
+  struct Contender { std::string name; nn::Module<F>& model; Logits logits; int epochs; History h; double test = 0; };
+  std::vector<Contender> models{{"ViT", vit, [&](const Tensor<F>& x) { return vit.forward(x); }, n_epochs, {}},
+                                {"MLP, same steps", mlp, [&](const Tensor<F>& x) { return mlp.forward(x); }, n_epochs, {}},
+                                {"MLP, longer", longer, [&](const Tensor<F>& x) { return longer.forward(x); }, longer_epochs, {}}};
+  std::vector<std::vector<std::string>> rows;
+  for (Contender& m : models) {
+    m.h = train_on_scenes(m.model, m.logits, sets, m.epochs, m.name);
+    m.test = nn::accuracy(nn::argmax_last(image_probabilities(m.model, m.logits, sets.test.images)), sets.test.labels);
+    rows.push_back(row(m.name, m.model.parameter_count(), m.epochs, fixed(m.h.seconds, 1), fixed(m.h.epoch_loss.back(), 3),
+                       fixed(last_accuracy(m.h), 4), fixed(m.test, 4)));
+  }
+  table({"model", "parameters", "epochs", "seconds", "training loss", "validation accuracy", "test accuracy"}, rows);
+  const History &hv = models[0].h, &hl = models[2].h;
+  const double vit_acc = models[0].test, mlp_acc = models[1].test, longer_acc = models[2].test;
   metric("scene_test_acc_vit", vit_acc), metric("scene_test_acc_mlp", mlp_acc), metric("scene_test_acc_mlp_longer", longer_acc);
   metric("scene_train_loss_vit", hv.epoch_loss.back()), metric("scene_train_loss_mlp_longer", hl.epoch_loss.back());
   timing("scene_vit_seconds", hv.seconds), timing("scene_mlp_longer_seconds", hl.seconds);
@@ -555,7 +511,7 @@ void two_garments(const Data& d) {
          text("On scenes of unseen garments the ViT answers ", percent(vit_acc, 1), " correctly, the MLP after the same "
               "steps ", percent(mlp_acc, 1), ": the ViT is not 3 points ahead. Its training loss ended at ",
               fixed(hv.epoch_loss.back(), 3), " (guessing gives $\\ln 2 = 0.693$): in ", hv.steps, " steps it ",
-              hv.epoch_loss.back() > 0.68 ? "never left the plateau of chance, as happens on some seeds." : "learnt too little."),
+              hv.epoch_loss.back() > 0.68 ? "never left the plateau of chance." : "learnt too little."),
          Expect::either_way});
   claim({"more_epochs_do_not_rescue_the_mlp", "scene_test_acc_mlp_longer < scene_test_acc_vit",
          text("Given ", kLongerMlp, " times the epochs (", fixed(hl.seconds, 0), " s against the ViT's ", fixed(hv.seconds, 0),

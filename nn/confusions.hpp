@@ -1,5 +1,5 @@
 // The most frequent confusions of a classifier: which (true class, predicted class) pairs its
-// mistakes fall into, most frequent first, with the examples of each.
+// mistakes fall into, most frequent first, with the examples of each; and one right answer per class.
 #pragma once
 
 #include <cstddef>
@@ -19,5 +19,11 @@ struct Confusion {
 // different shapes or not 1-D, or a class id outside 0..classes-1.
 std::vector<Confusion> most_confused(const IndexArray& targets, const IndexArray& predictions, std::size_t classes,
                                      std::size_t top);
+
+// For each class 0..classes-1 in order, the first row whose target is that class and whose
+// prediction is right; a class with no such row gives none (examples of what a classifier gets
+// right, one per class). The same ShapeError as most_confused, naming first_correct_per_class.
+std::vector<std::size_t> first_correct_per_class(const IndexArray& targets, const IndexArray& predictions,
+                                                 std::size_t classes);
 
 }  // namespace attnlab::nn

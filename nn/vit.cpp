@@ -117,7 +117,8 @@ Tensor<T> ViT<T>::forward(const Tensor<T>& images) {
   // The class token attends to every patch and is the only vector the head reads.
   Tensor<T> cls = broadcast_to(cls_token, {B, 1, config_.layer.d_model});
   x = dropout(pos_embed.forward(concat(std::vector<Tensor<T>>{cls, x}, 1)));
-  Tensor<T> h = encoder.forward(x);
+  Tensor<T> h = encoder.forward(x);  // (B, N + 1, d)
+  if (config_.readout == Readout::patch_mean) return head(mean(slice(h, 1, 1, num_patches_ + 1), {1}));
   return head(squeeze(slice(h, 1, 0, 1), 1));
 }
 

@@ -3,6 +3,7 @@
 //   (B, C, H, W) -> patches (B, N, C p p), N = (H/p)(W/p) -> Linear -> (B, N, d)
 //   prepend a learned class token, add learned positions (N + 1 of them)
 //   pre-norm Transformer encoder, final norm, head on the class token -> logits (B, classes)
+//   (or, with Readout::patch_mean, head on the mean of the N patch tokens' final vectors)
 #pragma once
 
 #include <vector>
@@ -37,10 +38,18 @@ class PatchEmbedding : public Module<T> {
   std::size_t channels_, patch_;
 };
 
+// What the head reads. class_token: the class token's final vector (Dosovitskiy et al. 2020), so
+// everything must reach the head through the class token's attention. patch_mean: the mean of the
+// N patch tokens' final vectors (global average pooling, as in Beyer et al. 2022's plain ViT); the
+// class token stays in the sequence, one more token the patches may read, but the head does not
+// read it, and every patch's vector reaches the head directly from the first step.
+enum class Readout { class_token, patch_mean };
+
 struct ViTConfig {
   std::size_t image_height = 28, image_width = 28, channels = 1, patch = 4;
   std::size_t num_classes = 10, num_layers = 4;
   LayerConfig layer{64, 4, 128, 0.1, /*norm_first=*/true, Activation::GELU, 1e-6};
+  Readout readout = Readout::class_token;
 };
 
 template <class T>

@@ -1,5 +1,6 @@
-// nn::most_confused (the most frequent mistakes of a classifier) and nn::grid_similarity (how much
-// of a grid a table of position vectors holds), on cases worked out by hand.
+// nn::most_confused (the most frequent mistakes of a classifier), nn::first_correct_per_class (one
+// right answer per class) and nn::grid_similarity (how much of a grid a table of position vectors
+// holds), on cases worked out by hand.
 #include <doctest/doctest.h>
 
 #include <xtensor/xview.hpp>
@@ -35,6 +36,18 @@ TEST_CASE("most_confused refuses shapes that differ and class ids out of range")
                        ShapeError);
   CHECK_THROWS_WITH_AS(most_confused(IndexArray{0, 3}, IndexArray{0, 1}, 3, 1), Contains("row 1 has target 3 and prediction 1, outside 0..2"),
                        ShapeError);
+}
+
+TEST_CASE("first_correct_per_class: one right answer per class, in class order; classes without one left out") {
+  const IndexArray targets = {2, 0, 1, 0, 2, 1, 0};
+  const IndexArray predicted = {1, 1, 1, 0, 2, 1, 0};
+  CHECK(first_correct_per_class(targets, predicted, 3) == std::vector<std::size_t>{3, 2, 4});
+  CHECK(first_correct_per_class(targets, IndexArray{0, 1, 0, 1, 0, 0, 1}, 3).empty());
+  CHECK(first_correct_per_class(targets, IndexArray{2, 2, 2, 2, 2, 2, 2}, 3) == std::vector<std::size_t>{0});
+  CHECK_THROWS_WITH_AS(first_correct_per_class(IndexArray{0, 1}, IndexArray{0}, 2),
+                       Contains("first_correct_per_class: needs targets and predictions of one shape"), ShapeError);
+  CHECK_THROWS_WITH_AS(first_correct_per_class(IndexArray{0, 1}, IndexArray{0, 2}, 2),
+                       Contains("first_correct_per_class: row 1 has target 1 and prediction 2, outside 0..1"), ShapeError);
 }
 
 TEST_CASE("grid_similarity: a table that encodes (row, column) has alike neighbours; cosines on the diagonal are 1") {

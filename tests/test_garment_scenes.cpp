@@ -65,3 +65,28 @@ TEST_CASE("shrink_images averages areas; bad shapes are refused naming the funct
   CHECK_THROWS_WITH_AS(GarmentScenes(g.images, xt::zeros<Index>({12}), 8), Contains("needs two classes with two garments each"),
                        ShapeError);
 }
+
+TEST_CASE("garment_scene_splits: each split's scenes of its own garments, the same for the same seed") {
+  // Three garment sets of side 6 told apart by their grey: 0.25 for training, 0.5 validation, 0.75 test.
+  FashionMnistSplits<float> g;
+  const auto split = [](float grey) {
+    FashionMnist<float> s{xt::zeros<float>({8, 6, 6}) + grey, xt::zeros<Index>({8})};
+    for (std::size_t i = 0; i < 8; ++i) s.labels(i) = Index(i % 2);
+    return s;
+  };
+  g.train = split(0.25f), g.validation = split(0.5f), g.test = split(0.75f);
+  const SceneSplits s = garment_scene_splits(g, 3, 8, {20, 5, 7}, 9);
+  CHECK(s.train.size() == 20);
+  CHECK(s.validation.size() == 5);
+  CHECK(s.test.size() == 7);
+  CHECK(s.train.images.shape() == std::vector<std::size_t>{20, 8, 8});
+  CHECK(xt::amax(s.train.images)() == doctest::Approx(0.25));  // shrunk by area averaging: still one grey
+  CHECK(xt::amax(s.validation.images)() == doctest::Approx(0.5));
+  CHECK(xt::amax(s.test.images)() == doctest::Approx(0.75));
+  // One generator in order: the training scenes are those of a GarmentScenes drawn first from it.
+  Generator gen(9);
+  CHECK(GarmentScenes(shrink_images(g.train.images, 3), g.train.labels, 8).draw(20, gen).images == s.train.images);
+  CHECK(garment_scene_splits(g, 3, 8, {20, 5, 7}, 9).test.images == s.test.images);
+  CHECK_THROWS_WITH_AS(garment_scene_splits(g, 5, 8, {1, 1, 1}, 9), Contains("GarmentScenes: a canvas of side 8 cannot hold two"),
+                       ShapeError);
+}

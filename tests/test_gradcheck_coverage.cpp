@@ -43,7 +43,7 @@ TEST_CASE("every nn module has a gradcheck row") {
                        "EncoderModel shaw", "EncoderLayer pre-norm", "EncoderLayer post-norm",
                        "DecoderLayer pre-norm", "DecoderLayer post-norm", "Encoder", "Decoder",
                        "Transformer", "Seq2SeqTransformer", "Seq2SeqTransformer relative",
-                       "Seq2SeqTransformer rotary", "Seq2SeqTransformer alibi", "PatchEmbedding", "ViT", "Linformer", "GraphAttention",
+                       "Seq2SeqTransformer rotary", "Seq2SeqTransformer alibi", "PatchEmbedding", "ViT", "ViT tiny, patch-mean readout", "Linformer", "GraphAttention",
                        "MeanAggregation", "PatchEncoder", "Captioner soft", "Captioner hard",
                        "doubly_stochastic_penalty"});
 }

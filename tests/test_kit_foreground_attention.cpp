@@ -9,6 +9,7 @@
 
 #include "core/ops.hpp"
 #include "lessons/kit/vit_model.hpp"
+#include "nn/attention/rollout.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;
@@ -59,4 +60,27 @@ TEST_CASE("image_probabilities: the softmax of each image's logits, in batches o
   for (std::size_t k = 0; k < 3; ++k) CHECK(p(500, k) == doctest::Approx(expected(0, k)));
   CHECK_THROWS_WITH_AS(image_probabilities(vit, logits, xt::zeros<float>({8, 8})),
                        Contains("image_probabilities: needs images (N, H, W), got (8,8)"), ShapeError);
+}
+
+TEST_CASE("class_token_looks follows the head: the patches' mean for Readout::patch_mean; no card for it") {
+  nn::ViTConfig c;
+  c.image_height = 8, c.image_width = 8, c.patch = 4, c.num_layers = 2, c.readout = nn::Readout::patch_mean;
+  c.layer = nn::LayerConfig{8, 2, 16, 0.0, true, nn::Activation::GELU, 1e-6};
+  Generator gen(7);
+  nn::ViT<float> vit(c, gen);
+  const Array<float> images = random_uniform<float>({2, 8, 8}, gen);
+  const Looks looks = class_token_looks(vit, images);
+  std::vector<Array<float>> maps;
+  {
+    NoGrad no_grad;
+    for (const Tensor<float>& a : vit.forward_with_attention(Tensor<float>(images)).attention) maps.push_back(a.value());
+  }
+  const nn::ClassTokenAttention pooled = nn::patch_mean_attention(maps), by_class = nn::class_token_attention(maps);
+  for (std::size_t j = 0; j < 4; ++j) {
+    CHECK(looks.rollout[1](j / 2, j % 2) == doctest::Approx(pooled.rollout(1, j)));
+    CHECK(looks.layers[1][1](j / 2, j % 2) == doctest::Approx(pooled.layers(1, 1, j)));
+  }
+  CHECK(xt::amax(xt::abs(pooled.rollout - by_class.rollout))() > 1e-6);
+  CHECK_THROWS_WITH_AS(write_vit_card("vit", vit, {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}, {}),
+                       Contains("write_vit_card: the card describes a ViT whose head reads the class token"), ShapeError);
 }

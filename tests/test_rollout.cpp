@@ -76,3 +76,34 @@ TEST_CASE("class_token_attention refuses no layers, maps that are not (B, h, T, 
   CHECK_THROWS_WITH_AS(class_token_attention({uniform_maps(1, 2, 3), uniform_maps(1, 2, 4)}),
                        Contains("layer 2 has shape (1,2,4,4), layer 1 (1,2,3,3)"), ShapeError);
 }
+
+TEST_CASE("patch_mean_attention: the mean of the patch rows, through the layers") {
+  // Attention to oneself: each patch keeps its own share, 1 / (T - 1), in every layer and the rollout.
+  const std::size_t T = 5;
+  Array<float> self = xt::zeros<float>(std::vector<std::size_t>{1, 2, T, T});
+  for (std::size_t i = 0; i < T; ++i) xt::view(self, xt::all(), xt::all(), i, i) = 1.0f;
+  const ClassTokenAttention s = patch_mean_attention({self, self});
+  for (std::size_t j = 0; j < T - 1; ++j) {
+    CHECK(s.rollout(0, j) == doctest::Approx(1.0 / double(T - 1)));
+    CHECK(s.layers(0, 1, j) == doctest::Approx(1.0 / double(T - 1)));
+  }
+  // Uniform attention over L layers: 2^-L of the start, 1 / (T - 1), kept, the rest spread as 1 / T.
+  for (std::size_t L : {1, 2, 3}) {
+    const ClassTokenAttention u = patch_mean_attention(std::vector<Array<float>>(L, uniform_maps(2, 3, T)));
+    const double keep = std::pow(0.5, double(L));
+    for (std::size_t j = 0; j < T - 1; ++j) {
+      CHECK(u.rollout(1, j) == doctest::Approx(keep / double(T - 1) + (1.0 - keep) / double(T)));
+      CHECK(u.layers(1, L - 1, j) == doctest::Approx(1.0 / double(T)));
+    }
+  }
+  // One layer whose patch rows all look at patch 1 alone: the patches' mean reads patch 1 only.
+  Array<float> one = xt::zeros<float>(std::vector<std::size_t>{1, 1, T, T});
+  xt::view(one, 0, 0, 0, 0) = 1.0f;
+  for (std::size_t i = 1; i < T; ++i) one(0, 0, i, 1) = 1.0f;
+  const ClassTokenAttention o = patch_mean_attention({one});
+  CHECK(o.layers(0, 0, 0) == doctest::Approx(1.0));
+  CHECK(o.rollout(0, 0) == doctest::Approx(0.5 + 0.5 / double(T - 1)));
+  CHECK(o.rollout(0, 1) == doctest::Approx(0.5 / double(T - 1)));
+  CHECK_THROWS_WITH_AS(patch_mean_attention({}), Contains("patch_mean_attention: needs the attention of at least one layer"),
+                       ShapeError);
+}

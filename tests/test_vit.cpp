@@ -132,3 +132,25 @@ TEST_CASE("ViT: the class token and every patch receive a gradient; eval is dete
   TF x(random_uniform<float>({2, 28, 28}, gen));
   CHECK(vit.forward(x).value() == vit.forward(x).value());
 }
+
+TEST_CASE("ViT with Readout::patch_mean: the head reads the mean of the patch tokens' final vectors") {
+  ViTConfig c = fashion(2);
+  c.readout = Readout::patch_mean;
+  Generator gen(5), same(5);
+  ViT<float> vit(c, gen);
+  vit.eval();
+  TF images(random_uniform<float>({3, 28, 28}, gen));
+  // The same steps by hand: patches, class token in front, positions, encoder, then the mean of
+  // tokens 1..N (not the class token's row 0) into the head.
+  TF x = vit.patch_embed(images);
+  TF cls = broadcast_to(vit.cls_token, {3, 1, 32});
+  TF h = vit.encoder.forward(vit.pos_embed.forward(concat(std::vector<TF>{cls, x}, 1)));
+  const TF by_hand = vit.head(mean(slice(h, 1, 1, 50), {1}));
+  CHECK(xt::amax(xt::abs(vit.forward(images).value() - by_hand.value()))() < 1e-6f);
+  // Same parameters as the class-token readout (the class token stays in the sequence), but other
+  // logits: the head reads another vector.
+  ViT<float> by_class(fashion(2), same);
+  by_class.eval();
+  CHECK(by_class.parameter_count() == vit.parameter_count());
+  CHECK(xt::amax(xt::abs(by_class.forward(images).value() - vit.forward(images).value()))() > 1e-4f);
+}

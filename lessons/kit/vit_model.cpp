@@ -9,11 +9,14 @@
 #include "core/error.hpp"
 #include "core/ops.hpp"
 #include "io/files.hpp"
+#include "lessons/kit/figures.hpp"
 #include "lessons/kit/in_batches.hpp"
 #include "lessons/kit/self_attention_input.hpp"
 #include "nn/attention/rollout.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/data/images.hpp"
+#include "nn/metrics.hpp"
+#include "plots/heatmap.hpp"
 
 namespace attnlab::lessons {
 
@@ -85,6 +88,9 @@ Array<float> vit_probe_image() {
 void write_vit_card(const std::string& stem, nn::ViT<float>& vit, const std::vector<std::string>& classes,
                     const HeldOut& held_out) {
   const nn::ViTConfig& c = vit.config();
+  // The card has no field for the readout: load_vit builds the class-token ViT the lesson saves.
+  check(c.readout == nn::Readout::class_token, "write_vit_card",
+        "the card describes a ViT whose head reads the class token; this one reads the patches' mean");
   Json card = card_origin();
   card.update(Json{{"model", "ViT"}, {"image_height", c.image_height}, {"image_width", c.image_width},
                    {"channels", c.channels}, {"patch", c.patch}, {"layers", c.num_layers}});
@@ -131,7 +137,8 @@ Looks class_token_looks(nn::ViT<float>& vit, const Array<float>& images, bool sc
   vit.encoder.keep_score_parts(false);
   std::vector<Array<float>> maps;
   for (const Tensor<float>& a : out.attention) maps.push_back(a.value());
-  const nn::ClassTokenAttention a = nn::class_token_attention(maps);
+  const nn::ClassTokenAttention a = vit.config().readout == nn::Readout::patch_mean ? nn::patch_mean_attention(maps)
+                                                                                  : nn::class_token_attention(maps);
   const std::size_t rows = vit.config().image_height / vit.config().patch;
   const std::size_t cols = vit.config().image_width / vit.config().patch;
   const auto grid = [&](auto row) { xt::xarray<double> m = row; m.reshape({rows, cols}); return m; };
@@ -196,6 +203,95 @@ plots::Figure looks_grid(const std::vector<xt::xarray<double>>& images, const st
   plots::ImageOptions o;
   o.overlay_alpha = 0.6;
   return plots::image_grid(images, captions, overlays, o, {cols, title, 1800, height});
+}
+
+xt::xarray<double> image_of(const Array<float>& images, std::size_t b) { return xt::cast<double>(xt::view(images, b)); }
+
+namespace {
+void check_counts(const char* name, const Array<float>& images, const Looks& looks, const std::vector<std::string>& captions) {
+  check(images.dimension() == 3 && looks.rollout.size() == images.shape()[0] && captions.size() == images.shape()[0], name,
+        "needs images (N, H, W) with the looks and a caption of each, got images ", shape_str(images.shape()), ", ",
+        looks.rollout.size(), " looks and ", captions.size(), " captions");
+}
+}  // namespace
+
+plots::Figure rollout_pairs(const Array<float>& images, const Looks& looks, const std::vector<std::string>& captions,
+                            const std::string& title) {
+  check_counts("rollout_pairs", images, looks, captions);
+  std::vector<xt::xarray<double>> shown, overlays;
+  std::vector<std::string> names;
+  for (std::size_t b = 0; b < captions.size(); ++b) {
+    shown.insert(shown.end(), 2, image_of(images, b));
+    overlays.insert(overlays.end(), {{}, looks.rollout[b]});
+    names.insert(names.end(), {captions[b], "rollout"});
+  }
+  return looks_grid(shown, names, overlays, 4, title, int(450 * ((captions.size() + 1) / 2) + 120));
+}
+
+plots::Figure layer_rows(const Array<float>& images, const Looks& looks, const std::vector<std::string>& captions,
+                         const std::vector<std::size_t>& rows, const std::string& title) {
+  check_counts("layer_rows", images, looks, captions);
+  const std::size_t L = looks.layers.empty() ? 0 : looks.layers[0].size();
+  std::vector<xt::xarray<double>> shown, overlays;
+  std::vector<std::string> names;
+  for (std::size_t b : rows) {
+    check(b < captions.size(), "layer_rows", "row ", b, " of ", captions.size(), " images");
+    shown.insert(shown.end(), L + 2, image_of(images, b));
+    names.push_back(captions[b]), overlays.emplace_back();
+    for (std::size_t l = 0; l < L; ++l) names.push_back("layer " + std::to_string(l + 1)), overlays.push_back(looks.layers[b][l]);
+    names.push_back("rollout"), overlays.push_back(looks.rollout[b]);
+  }
+  return looks_grid(shown, names, overlays, int(L + 2), title, int(330 * rows.size() + 120));
+}
+
+ExplorerPage vit_explorer_page(const Looks& looks, const std::vector<std::string>& names) {
+  check(names.size() <= looks.maps.size(), "vit_explorer_page", names.size(), " names for the looks of ", looks.maps.size(),
+        " images");
+  ExplorerPage page;
+  page.query_side = "tokens (queries)", page.key_side = "tokens (keys)";
+  for (std::size_t b = 0; b < names.size(); ++b) page.inputs.push_back(vit_attention_input(names[b], looks, b));
+  return page;
+}
+
+plots::Figure patch_grids(const xt::xarray<double>& image, const std::string& name, const std::vector<std::size_t>& patches) {
+  check(image.dimension() == 2 && image.shape()[0] == image.shape()[1], "patch_grids", "needs a square image (H, H), got ",
+        shape_str(image.shape()));
+  const std::size_t side = image.shape()[0];
+  plots::Figure fig(1800, 950, 1, int(patches.size()));
+  fig.title("An image as a sequence of patches");
+  for (std::size_t i = 0; i < patches.size(); ++i) {
+    const std::size_t p = patches[i];
+    check(p > 0 && side % p == 0, "patch_grids", "patch size ", p, " does not divide the image side ", side);
+    plots::ImageOptions o;
+    o.grid = p, o.caption = "p = " + std::to_string(p) + ": " + std::to_string((side / p) * (side / p)) + " patches of " +
+                            std::to_string(p * p) + " pixels";
+    plots::image(fig.panel(int(i)).title(name), image, o);
+  }
+  return fig;
+}
+
+plots::Figure accuracy_by_class(const IndexArray& labels, const std::vector<std::pair<std::string, IndexArray>>& predictions,
+                                const std::vector<std::string>& classes, const std::string& title) {
+  std::vector<std::pair<std::string, std::vector<double>>> series;
+  for (const auto& [model, predicted] : predictions) {
+    const Array<double> rates = nn::confusion_rates(labels, predicted, classes.size());
+    series.push_back({model, {}});
+    for (std::size_t c = 0; c < classes.size(); ++c) series.back().second.push_back(rates(c, c));
+  }
+  plots::Figure bars(1800, 1000);
+  bar_panel(bars.panel(0).title(title).ylabel("test accuracy"), classes, series, 2, 1.1);
+  return bars;
+}
+
+plots::Figure position_similarity_grid(const Array<double>& cosine, const std::string& title) {
+  const auto s = cosine.shape();
+  check(cosine.dimension() == 3 && s[1] == s[2] && s[0] == s[1] * s[2], "position_similarity_grid",
+        "needs cosines (side^2, side, side), got ", shape_str(s));
+  plots::HeatmapGridOptions o;
+  o.heatmap.cmap = plots::Colormap::rdbu(), o.heatmap.vmin = -1.0, o.heatmap.vmax = 1.0, o.heatmap.colorbar_label = "cosine";
+  o.cols = int(s[1]), o.title = title;
+  o.panel_title = "Position", o.xlabel = "column", o.ylabel = "row", o.width_px = 1800, o.height_px = 1800;
+  return plots::heatmap_grid(cosine, o);
 }
 
 }  // namespace attnlab::lessons

@@ -51,7 +51,8 @@ PreparedImage prepare_image(const xt::xarray<double>& grey, std::size_t side, In
 Array<float> vit_probe_image();
 
 // Writes <stem>.json into the lesson's output folder (atomically): vit's config, `classes`, the
-// held-out score and the probe (vit's logits on vit_probe_image()).
+// held-out score and the probe (vit's logits on vit_probe_image()). ShapeError naming the function
+// for a ViT whose head reads the patches' mean: the card describes the class-token readout only.
 void write_vit_card(const std::string& stem, nn::ViT<float>& vit, const std::vector<std::string>& classes,
                     const HeldOut& held_out);
 
@@ -72,6 +73,8 @@ LoadedViT load_vit(const std::string& folder, const std::string& stem);
 // Where the class token looks in each image of a batch (N, H, W): per image, its attention to the
 // patches in each layer (mean of the heads) and the rollout (nn/attention/rollout.hpp), each a
 // (H/p, W/p) map laid out as the image; and the class token's row of every head of every layer.
+// For a ViT whose head reads the patches' mean (nn::Readout::patch_mean), layers and rollout are
+// those of the mean of the patch rows (nn::patch_mean_attention): what reaches the head.
 struct Looks {
   std::vector<std::vector<xt::xarray<double>>> layers;  // [image][layer] (H/p, W/p)
   std::vector<xt::xarray<double>> rollout;              // [image] (H/p, W/p)
@@ -103,5 +106,43 @@ AttentionInput vit_attention_input(const std::string& name, const Looks& looks, 
 // dark blue where it does not look, yellow where it does (each map on its own scale).
 plots::Figure looks_grid(const std::vector<xt::xarray<double>>& images, const std::vector<std::string>& captions,
                          const std::vector<xt::xarray<double>>& overlays, int cols, const std::string& title, int height);
+
+// The attention explorer's page for images whose looks (class_token_looks with score_parts) are
+// given: one input per name, the tokens "cls", "r1c1", ... (vit_attention_input), queries and keys
+// both "tokens". The caller writes the title and the note. ShapeError naming the function for more
+// names than looks.
+ExplorerPage vit_explorer_page(const Looks& looks, const std::vector<std::string>& names);
+
+// One panel per patch size: a square image (H, H) with the grid of its p x p patches, titled
+// `name` and captioned "p = 7: 16 patches of 49 pixels". ShapeError naming the function for an
+// image that is not square, or a patch size that does not divide its side.
+plots::Figure patch_grids(const xt::xarray<double>& image, const std::string& name, const std::vector<std::size_t>& patches);
+
+// Accuracy by class of several classifiers on the same examples: the diagonal of each one's
+// nn::confusion_rates against the labels, as grouped bars, one group per class. The errors of
+// confusion_rates for predictions that do not fit the labels.
+plots::Figure accuracy_by_class(const IndexArray& labels, const std::vector<std::pair<std::string, IndexArray>>& predictions,
+                                const std::vector<std::string>& classes, const std::string& title);
+
+// The learned positions of a (side x side) grid of patches as a grid of maps: panel (r, c) the
+// cosine similarity of position (r, c) to every position, laid out as the image, -1 (red) to 1
+// (blue). cosine (side^2, side, side), as nn::grid_similarity's cosine reshaped. ShapeError naming
+// the function for another shape.
+plots::Figure position_similarity_grid(const Array<double>& cosine, const std::string& title);
+
+// Image b of (N, H, W) images as a (H, W) array of doubles, for the figures.
+xt::xarray<double> image_of(const Array<float>& images, std::size_t b);
+
+// Each image (N, H, W) with its caption, beside the rollout of `looks` (class_token_looks of the
+// same images) captioned "rollout": two pairs a row. ShapeError naming the function when images,
+// looks and captions do not count the same images.
+plots::Figure rollout_pairs(const Array<float>& images, const Looks& looks, const std::vector<std::string>& captions,
+                            const std::string& title);
+
+// One row for each of the images `rows` picks from (N, H, W): the image with its caption, its map in
+// every layer ("layer 1", ...), then the rollout. The same ShapeError as rollout_pairs, naming
+// layer_rows, and one for a row past N.
+plots::Figure layer_rows(const Array<float>& images, const Looks& looks, const std::vector<std::string>& captions,
+                         const std::vector<std::size_t>& rows, const std::string& title);
 
 }  // namespace attnlab::lessons

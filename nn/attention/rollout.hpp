@@ -22,4 +22,10 @@ struct ClassTokenAttention {
 // (T, T) maps, or layers whose shapes differ.
 ClassTokenAttention class_token_attention(const std::vector<Array<float>>& attention);
 
+// The same for a head that reads the mean of tokens 1..T-1 (nn::Readout::patch_mean): per layer the
+// mean of those tokens' rows, their weights on tokens 1..T-1, and the mean of their rows of
+// A^_L ... A^_1, how much of each input token reached the pooled vector. The same errors, naming
+// patch_mean_attention.
+ClassTokenAttention patch_mean_attention(const std::vector<Array<float>>& attention);
+
 }  // namespace attnlab::nn

@@ -65,4 +65,15 @@ Scenes GarmentScenes::draw(std::size_t n, Generator& gen) const {
   return s;
 }
 
+SceneSplits garment_scene_splits(const FashionMnistSplits<float>& garments, std::size_t garment_side, std::size_t canvas,
+                                 const SceneCounts& counts, std::uint64_t seed) {
+  Generator gen(seed);
+  const auto draw = [&](const FashionMnist<float>& split, std::size_t n) {
+    return GarmentScenes(shrink_images(split.images, garment_side), split.labels, canvas).draw(n, gen);
+  };
+  SceneSplits s{draw(garments.train, counts.train), draw(garments.validation, counts.validation), {}};
+  s.test = draw(garments.test, counts.test);
+  return s;
+}
+
 }  // namespace attnlab::nn::data

@@ -4,6 +4,8 @@
 //   shrink_images(images, s)                 every image (N, H, W) area-averaged to (s, s)
 //   GarmentScenes g(images, labels, side)    draws scenes from those garments: half of one class
 //   g.draw(n, gen)                           (two different images of it), half of two classes
+//   garment_scene_splits(garments, ...)      training, validation and test scenes, each made of
+//                                            the garments of its own split
 //
 // Nothing in a scene says where the garments are: each may sit anywhere, at any pixel offset, so a
 // model must find both and compare what it finds, wherever they are.
@@ -15,6 +17,7 @@
 
 #include "core/array.hpp"
 #include "core/random.hpp"
+#include "nn/data/fashion_mnist.hpp"
 
 namespace attnlab::nn::data {
 
@@ -51,5 +54,14 @@ class GarmentScenes {
   std::vector<std::vector<std::size_t>> by_class_;  // rows of each class
   std::vector<std::size_t> usable_;                 // classes with at least two garments
 };
+
+// Scenes for training, validation and test, each made of its own split's garments (so that the
+// test scenes hold garments no model has seen), every garment set shrunk to (garment_side,
+// garment_side) first, drawn in that order from one generator seeded `seed`: the same sets for
+// the same arguments. The errors of shrink_images and GarmentScenes for garments they refuse.
+struct SceneSplits { Scenes train, validation, test; };
+struct SceneCounts { std::size_t train = 0, validation = 0, test = 0; };
+SceneSplits garment_scene_splits(const FashionMnistSplits<float>& garments, std::size_t garment_side, std::size_t canvas,
+                                 const SceneCounts& counts, std::uint64_t seed);
 
 }  // namespace attnlab::nn::data
