@@ -18,7 +18,7 @@
 //  (f) the thread pool's cost per parallel region (core/runtime/parallel.hpp): an empty region
 //      called back to back (the pool's threads polling) and after the caller has worked alone
 //      for 2 ms (its threads asleep), and where splitting a memory pass (y = a + b) in two starts
-//      to pay, both ways: the numbers behind pass_grain.
+//      to pay, both ways, and what the adaptive rule (core/runtime/region_rule.hpp) makes of it.
 //
 //   bench_core [--threads N] [--quick]
 //
@@ -297,42 +297,61 @@ void pool_cost(const Config& cfg) {
   const auto empty = [&] { parallel_for(chunks, 1, [](std::size_t, std::size_t) {}); };
   const int rounds = cfg.quick ? 15 : 41;
   std::vector<double> hot, cold;
+  set_region_policy(RegionPolicy::pool);  // the hand-off itself, every time
   for (int r = 0; r < rounds; ++r) hot.push_back(hot_us(empty, 200)), cold.push_back(cold_us(empty));
-  rule(96);
-  std::printf("empty region, back to back: %.2f us;  after 2 ms alone (threads asleep): %.2f us\n",
+  rule(110);
+  std::printf("empty region on the pool, back to back: %.2f us;  after 2 ms alone (threads asleep): %.2f us\n",
               median_of(hot), median_of(cold));
-  rule(96);
-  // y = a + b over n floats: inline, or in `chunks` parts on the pool, hot and cold, alternating.
-  std::printf("%10s | %12s | %12s | %8s | %12s | %12s | %8s\n", "n (floats)", "inline hot", "split hot",
-              "ratio", "inline cold", "split cold", "ratio");
-  rule(96);
+  rule(110);
+  // y = a + b over n floats: inline (one chunk), in `chunks` parts always on the pool, and in
+  // the same parts under the adaptive rule (core/runtime/region_rule.hpp), back to back and cold.
+  std::printf("%10s | %10s | %10s | %10s | %7s | %10s | %10s | %10s | %7s\n", "n (floats)", "inline hot",
+              "pool hot", "rule hot", "pays", "inline cold", "pool cold", "rule cold", "pays");
+  rule(110);
   const std::vector<std::size_t> sizes = cfg.quick ? std::vector<std::size_t>{1 << 12, 1 << 16, 1 << 20}
                                                    : std::vector<std::size_t>{1 << 10, 1 << 12, 1 << 14, 1 << 15,
                                                                               1 << 16, 1 << 17, 1 << 18, 1 << 20};
   for (std::size_t n : sizes) {
     std::vector<float> a(n, 1.0f), b(n, 2.0f), y(n);
-    auto pass = [&](std::size_t grain) {
-      return [&, grain] {
+    auto pass = [&](std::size_t grain, RegionPolicy policy) {
+      return [&, grain, policy] {
+        set_region_policy(policy);
         parallel_for(n, grain, [&](std::size_t lo, std::size_t hi) {
           for (std::size_t i = lo; i < hi; ++i) y[i] = a[i] + b[i];
         });
       };
     };
-    const auto inline_pass = pass(n), split_pass = pass((n + chunks - 1) / chunks);
+    // set_region_policy forgets what the rule measured, so the rule's pass keeps its own policy
+    // set for all its repeats and the others set theirs inside.
+    const std::size_t split = (n + chunks - 1) / chunks;
+    const auto inline_pass = pass(n, RegionPolicy::pool), pool_pass = pass(split, RegionPolicy::pool);
+    const auto rule_pass = [&] {
+      parallel_for(n, split, [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t i = lo; i < hi; ++i) y[i] = a[i] + b[i];
+      });
+    };
     const int reps = static_cast<int>(std::clamp<std::size_t>((std::size_t(1) << 22) / n, 4, 2000));
-    std::vector<double> ih, sh, ic, sc;
+    std::vector<double> ih, ph, rh, ic, pc, rc;
     for (int r = 0; r < rounds; ++r) {
       ih.push_back(hot_us(inline_pass, reps));
-      sh.push_back(hot_us(split_pass, reps));
+      ph.push_back(hot_us(pool_pass, reps));
       ic.push_back(cold_us(inline_pass));
-      sc.push_back(cold_us(split_pass));
+      pc.push_back(cold_us(pool_pass));
     }
-    std::printf("%10zu | %12.2f | %12.2f | %7.2fx | %12.2f | %12.2f | %7.2fx\n", n, median_of(ih), median_of(sh),
-                median_of(ih) / median_of(sh), median_of(ic), median_of(sc), median_of(ic) / median_of(sc));
+    set_region_policy(RegionPolicy::adaptive);
+    for (int i = 0; i < 64; ++i) rule_pass();
+    region_counts(true);
+    for (int r = 0; r < rounds; ++r) rh.push_back(hot_us(rule_pass, reps)), rc.push_back(cold_us(rule_pass));
+    const RegionCounts counts = region_counts(true);
+    std::printf("%10zu | %10.2f | %10.2f | %10.2f | %6.2fx | %10.2f | %10.2f | %10.2f | %6.2fx  (rule: %ld pool, %ld caller)\n",
+                n, median_of(ih), median_of(ph), median_of(rh), median_of(ih) / median_of(ph), median_of(ic),
+                median_of(pc), median_of(rc), median_of(ic) / median_of(pc), counts.pool, counts.caller);
     std::fflush(stdout);
   }
-  rule(96);
-  std::printf("(ratio: inline time over split time; above 1, splitting pays. pass_grain = %zu floats a chunk)\n",
+  set_region_policy(RegionPolicy::adaptive);
+  rule(110);
+  std::printf("(pays: inline time over pool time; above 1, splitting pays. rule: the adaptive rule's time on the same\n"
+              " parts, which should track the faster of the two. pass_grain = %zu floats a chunk)\n",
               pass_grain);
 }
 

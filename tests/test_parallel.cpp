@@ -13,6 +13,7 @@
 
 #include "core/ops.hpp"
 #include "core/runtime/parallel.hpp"
+#include "core/runtime/region_rule.hpp"
 
 using namespace attnlab;
 
@@ -29,11 +30,27 @@ void with_threads(int n, F f) {
   }
   set_threads(1);
 }
+
+// Runs f under a region policy, then goes back to the default (adaptive).
+template <class F>
+void with_policy(RegionPolicy p, F f) {
+  set_region_policy(p);
+  try {
+    f();
+  } catch (...) {
+    set_region_policy(RegionPolicy::adaptive);
+    throw;
+  }
+  set_region_policy(RegionPolicy::adaptive);
+}
+
+const RegionPolicy kPolicies[] = {RegionPolicy::adaptive, RegionPolicy::pool, RegionPolicy::caller};
 }  // namespace
 
-TEST_CASE("every index is visited exactly once, in fixed contiguous chunks") {
+TEST_CASE("every index is visited exactly once, in fixed contiguous chunks, whoever runs them") {
+  for (RegionPolicy p : kPolicies)
   for (int t : {1, 2, 3}) {
-    with_threads(t, [&] {
+    with_policy(p, [&] { with_threads(t, [&] {
       CHECK(threads() == t);
       for (std::size_t n : {0u, 1u, 5u, 8u, 13u, 100u, 1001u}) {
         std::vector<std::atomic<int>> hits(n);
@@ -52,12 +69,13 @@ TEST_CASE("every index is visited exactly once, in fixed contiguous chunks") {
         if (chunks.size() > 1)
           for (const auto& c : chunks) CHECK(c.second - c.first >= 7);
       }
-    });
+    }); });
   }
 }
 
 TEST_CASE("a chunk's exception reaches the caller; the pool keeps working") {
-  with_threads(2, [] {
+  for (RegionPolicy p : kPolicies)
+  with_policy(p, [] { with_threads(2, [] {
     CHECK_THROWS_AS(parallel_for(100, 1,
                                  [](std::size_t b, std::size_t) {
                                    if (b > 0) throw std::runtime_error("second chunk");
@@ -66,11 +84,11 @@ TEST_CASE("a chunk's exception reaches the caller; the pool keeps working") {
     std::atomic<int> sum{0};
     parallel_for(100, 1, [&](std::size_t b, std::size_t e) { sum += int(e - b); });
     CHECK(sum == 100);
-  });
+  }); });
 }
 
 TEST_CASE("nested parallel_for runs inline; several chunks really run on several threads") {
-  with_threads(2, [] {
+  with_policy(RegionPolicy::pool, [] { with_threads(2, [] {
     std::mutex mu;
     std::set<std::thread::id> ids;
     std::atomic<int> inner{0}, started{0};
@@ -89,14 +107,83 @@ TEST_CASE("nested parallel_for runs inline; several chunks really run on several
     CHECK(started == 2);
     CHECK(inner == 20);
     CHECK(ids.size() == 2);
-  });
+  }); });
 }
 
-TEST_CASE("kernels that run in parallel chunks give the same bits with 1 and 2 threads") {
+TEST_CASE("on the caller, a region runs the same chunks in order, nested calls inline, and is counted") {
+  with_policy(RegionPolicy::caller, [] { with_threads(2, [] {
+    region_counts(true);
+    std::vector<std::pair<std::size_t, std::size_t>> order;
+    std::set<std::thread::id> ids;
+    int inner_calls = 0;
+    parallel_for(30, 10, [&](std::size_t b, std::size_t e) {
+      order.push_back({b, e});
+      ids.insert(std::this_thread::get_id());
+      parallel_for(100, 1, [&](std::size_t, std::size_t) { ++inner_calls; });
+    });
+    CHECK(order == std::vector<std::pair<std::size_t, std::size_t>>{{0, 15}, {15, 30}});
+    CHECK(ids == std::set<std::thread::id>{std::this_thread::get_id()});
+    CHECK(inner_calls == 2);  // one whole call per chunk, as on the pool
+    const RegionCounts counts = region_counts();
+    CHECK(counts.caller == 1);
+    CHECK(counts.pool == 0);
+  }); });
+}
+
+TEST_CASE("the size rule: a new shape tries both ways, then runs the faster, rechecking now and then") {
+  RegionCost c;
+  CHECK(region_to_pool(c));  // first call: the pool
+  record_region(c, true, 8.0f);
+  CHECK_FALSE(region_to_pool(c));  // second: the caller, for the comparison
+  record_region(c, false, 2.0f);
+  // The caller is 4x faster: the pool again once every 20 (8 - 2) / 2 = 60 calls, costing 6 us
+  // per 60 calls of 2 us: 5 %.
+  CHECK(recheck_interval(c) == 60);
+  int on_pool = 0;
+  for (int i = 0; i < 120; ++i) {
+    const bool pool = region_to_pool(c);
+    on_pool += pool;
+    record_region(c, pool, pool ? 8.0f : 2.0f);
+  }
+  CHECK(on_pool == 2);
+  // The pool becomes the faster way: the next recheck finds it and the rule switches.
+  for (int i = 0; i < 61; ++i) {
+    const bool pool = region_to_pool(c);
+    record_region(c, pool, pool ? 1.0f : 2.0f);
+  }
+  CHECK(c.pool_us == doctest::Approx(1.0f));
+  CHECK(region_to_pool(c));
+  // Far apart (a pool that costs 200 us against 0.4 inline): a trial every 4096 calls at most.
+  RegionCost tiny{200.0f, 0.4f};
+  CHECK(recheck_interval(tiny) == 4096);
+  // Close (a large region, 1.9x faster on the pool): a trial on the caller every 32 calls, 3 %.
+  RegionCost big{1000.0f, 1900.0f};
+  CHECK(recheck_interval(big) == 32);
+  // One slow sample moves an estimate 1.75-fold at most.
+  RegionCost d;
+  record_region(d, false, 10.0f);
+  record_region(d, false, 10000.0f);
+  CHECK(d.caller_us == doctest::Approx(17.5f));
+}
+
+TEST_CASE("the adaptive rule runs a new shape of region on the pool, then on the caller") {
+  with_threads(2, [] {
+    region_counts(true);
+    std::atomic<long> sum{0};
+    for (int i = 0; i < 2; ++i) parallel_for(64, 1, [&](std::size_t b, std::size_t e) { sum += long(e - b); });
+    CHECK(sum == 128);
+    const RegionCounts counts = region_counts(true);
+    CHECK(counts.pool == 1);    // the first call
+    CHECK(counts.caller == 1);  // the second, for the comparison
+  });
+  CHECK(machine_threads() >= 1);
+  CHECK(machine_threads() <= 8);
+}
+TEST_CASE("kernels that run in parallel chunks give the same bits with 1 and 2 threads, either way") {
   using namespace attnlab;
-  auto run = [](int t) {
+  auto run = [](int t, RegionPolicy p) {
     std::vector<Array<float>> out;
-    with_threads(t, [&] {
+    with_policy(p, [&] { with_threads(t, [&] {
       Generator g(3);
       Tensor<float> x = Tensor<float>::randn({300, 64}, g, 0.0, 1.0, true);
       Tensor<float> gamma = Tensor<float>::randn({64}, g, 1.0, 0.1, true);
@@ -104,11 +191,14 @@ TEST_CASE("kernels that run in parallel chunks give the same bits with 1 and 2 t
       Tensor<float> y = gelu(layer_norm(x, gamma, beta, 1e-5), GeluForm::Erf);
       y.backward(Tensor<float>::randn({300, 64}, g).value());
       out = {y.value(), x.grad(), gamma.grad(), beta.grad()};
-    });
+    }); });
     return out;
   };
-  const auto one = run(1), two = run(2);
-  for (std::size_t i = 0; i < one.size(); ++i) CHECK(one[i] == two[i]);
+  const auto one = run(1, RegionPolicy::adaptive);
+  for (RegionPolicy p : kPolicies) {
+    const auto two = run(2, p);
+    for (std::size_t i = 0; i < one.size(); ++i) CHECK(one[i] == two[i]);
+  }
 }
 
 TEST_CASE("back-to-back calls of different sizes: no chunk lost or run twice") {

@@ -118,7 +118,7 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>
           for (std::size_t j = 0; j < D; ++j) dxr[j] = rs * (dxh[j] - m1 - xh[j] * m2);
         }
       }
-    });
+    }, D);
     for (std::size_t blk = 0; blk < blocks; ++blk)
       for (std::size_t j = 0; j < D; ++j) {
         if (want_g) dg.data()[j] += part_g[blk * D + j];

@@ -1,7 +1,6 @@
 #include "core/runtime/blas.hpp"
 
 #include <cblas.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <string>
@@ -73,14 +72,7 @@ bool degenerate(std::size_t m, std::size_t n, std::size_t k) {
 // One thread on a 2-CPU machine pays 1 to 2 % for the extra call (packing B twice).
 constexpr std::size_t kSplitWork = std::size_t(1) << 22;
 
-std::size_t product_parts() {
-  static const std::size_t parts = [] {
-    cpu_set_t cpus;
-    const int n = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-    return std::clamp<std::size_t>(static_cast<std::size_t>(n), 1, 8);
-  }();
-  return parts;
-}
+std::size_t product_parts() { return static_cast<std::size_t>(machine_threads()); }
 
 template <class T, class Blas>
 void gemm_in_parts(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, const T* a,
@@ -98,7 +90,7 @@ void gemm_in_parts(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k
       else  // columns lo..hi of op(B)
         blas(m, hi - lo, a, b + (tb ? lo * ldb : lo), c + lo);
     }
-  });
+  }, m * n * k + m);  // the size rule measures each shape of product apart
 }
 
 // One BLAS call, the precision chosen by overload.

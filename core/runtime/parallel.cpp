@@ -11,9 +11,13 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
+#include <sched.h>
+
 #include "core/error.hpp"
+#include "core/runtime/region_rule.hpp"
 
 namespace attnlab {
 
@@ -139,7 +143,12 @@ class Pool {
 
 std::atomic<int> g_threads{1};
 std::unique_ptr<Pool> g_pool;
-std::mutex g_pool_mu;  // guards g_pool; held by the caller for the whole of a parallel call
+std::mutex g_pool_mu;  // guards g_pool and what follows; held by the caller for the whole of a parallel call
+
+// Which regions go to the pool (core/runtime/region_rule.hpp), and what each shape has cost.
+RegionPolicy g_policy = RegionPolicy::adaptive;
+std::unordered_map<std::uint64_t, RegionCost> g_costs;  // by call site, n, grain and work
+RegionCounts g_counts;
 
 // OpenBLAS runs on one thread, from the start and whatever set_threads says: large products are
 // cut into parts on this pool instead (core/runtime/blas.cpp). OpenBLAS's own threads spin after
@@ -160,14 +169,41 @@ void set_threads(int n) {
   std::lock_guard<std::mutex> lock(g_pool_mu);
   if (n == g_threads) return;
   g_pool.reset();
+  g_costs.clear();  // what a region cost says nothing about another thread count
   g_threads = n;
   if (n > 1) g_pool = std::make_unique<Pool>(n - 1);
 }
 
 int threads() { return g_threads; }
 
-void parallel_for(std::size_t n, std::size_t grain,
-                  const std::function<void(std::size_t, std::size_t)>& body) {
+int machine_threads() {
+  static const int n = [] {
+    cpu_set_t cpus;
+    return std::clamp(sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1, 1, 8);
+  }();
+  return n;
+}
+
+void set_region_policy(RegionPolicy policy) {
+  std::lock_guard<std::mutex> lock(g_pool_mu);
+  g_policy = policy;
+  g_costs.clear();
+}
+
+RegionPolicy region_policy() {
+  std::lock_guard<std::mutex> lock(g_pool_mu);
+  return g_policy;
+}
+
+RegionCounts region_counts(bool reset) {
+  std::lock_guard<std::mutex> lock(g_pool_mu);
+  const RegionCounts counts = g_counts;
+  if (reset) g_counts = {};
+  return counts;
+}
+
+void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& body,
+                  std::size_t work) {
   if (n == 0) return;
   if (t_in_chunk) {  // nested: this thread is already one of the workers
     body(0, n);
@@ -190,7 +226,28 @@ void parallel_for(std::size_t n, std::size_t grain,
   const std::function<void(std::size_t)> chunk = [&](std::size_t c) {
     body(c * n / chunks, (c + 1) * n / chunks);
   };
-  g_pool->run(chunks, chunk);
+  if (g_costs.size() > 4096) g_costs.clear();  // a program of ever-new shapes: start over
+  std::uint64_t shape = body.target_type().hash_code();  // the call site: its lambda's type
+  for (std::uint64_t part : {std::uint64_t(n), std::uint64_t(grain), std::uint64_t(work)})
+    shape = (shape ^ part) * 0x100000001B3ull;
+  RegionCost& cost = g_costs[shape];
+  const bool pool = g_policy == RegionPolicy::adaptive ? region_to_pool(cost) : g_policy == RegionPolicy::pool;
+  const auto start = std::chrono::steady_clock::now();
+  if (pool) {
+    g_pool->run(chunks, chunk);
+  } else {  // the same chunks in order on the caller, nested calls inline as on the pool
+    t_in_chunk = true;
+    try {
+      for (std::size_t c = 0; c < chunks; ++c) chunk(c);
+    } catch (...) {
+      t_in_chunk = false;
+      throw;
+    }
+    t_in_chunk = false;
+  }
+  const float us = std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - start).count();
+  record_region(cost, pool, us);
+  ++(pool ? g_counts.pool : g_counts.caller);
 }
 
 }  // namespace attnlab

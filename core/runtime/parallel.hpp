@@ -15,6 +15,12 @@
 // A parallel_for inside a chunk runs inline; set_threads inside a chunk is an error. With one
 // thread (the default) everything runs inline on the caller. Calls from several threads at once
 // take turns.
+//
+// Whether a region is worth the pool is measured, not guessed (RegionPolicy::adaptive, the
+// default): each shape of region (its call site, n, grain and work) is timed both ways, its chunks handed to the
+// pool and the same chunks run one after another on the caller, and runs the faster way, trying
+// the other way again every 32nd call (on a shared virtual machine the second core comes and
+// goes). Both ways compute the same chunks, so the bits never depend on the choice.
 #pragma once
 
 #include <algorithm>
@@ -26,8 +32,26 @@ namespace attnlab {
 void set_threads(int n);  // n >= 1, else ShapeError
 int threads();
 
+// The CPUs this process may run on (its affinity mask), at least 1 and at most 8: the number of
+// parts a large product is cut into (core/runtime/blas.cpp), and the lessons' default --threads.
+int machine_threads();
+
+// Which regions go to the pool: measured per shape (the default), always, or never (the chunks
+// in order on the caller). Tests and bench_core force the last two.
+enum class RegionPolicy { adaptive, pool, caller };
+void set_region_policy(RegionPolicy policy);
+RegionPolicy region_policy();
+
+// How many regions of two or more chunks ran on the pool and on the caller since the last reset.
+struct RegionCounts {
+  long pool = 0, caller = 0;
+};
+RegionCounts region_counts(bool reset = false);
+
+// `work` tells regions of one call site apart where n and grain do not (a product's m n k, the
+// size of a block): the size rule keeps one measurement per call site, n, grain and work.
 void parallel_for(std::size_t n, std::size_t grain,
-                  const std::function<void(std::size_t begin, std::size_t end)>& body);
+                  const std::function<void(std::size_t begin, std::size_t end)>& body, std::size_t work = 0);
 
 // Entries a chunk for a pass that only copies, adds or scales (memory-bound work): the grain of
 // elementwise maps, gradient accumulation, Adam and the linear layer's bias passes.
