@@ -1,8 +1,12 @@
 // build/bin/bench_race: attnlab against PyTorch 1.13 (CPU, float32), one training step
 // (forward, backward, Adam step) of the same model on the same batch shapes.
 //
-//   bench_race [--rounds R] [--warmup W] [--models bahdanau,transformer,vit,vit11,gpt,large]
+//   bench_race [--rounds R] [--warmup W] [--repeat N] [--models bahdanau,transformer,vit,vit11,gpt,large]
 //              [--attn-threads 1,2] [--torch-threads 1,2] [--no-torch]
+//
+// The machine (CPU and count) and each side's kernels are printed first. --repeat N runs the
+// whole race N times, fresh workers each time, and ends with each row's ratio and 1 -> 2 thread
+// speed-up as median and range over the races: whether a verdict stands above the noise.
 //   bench_race --worker MODEL --threads N      (internal: one contestant, driven over a pipe;
 //                                               MODEL "sgemm" times raw sgemm only)
 //
@@ -41,6 +45,7 @@
 #include <vector>
 
 #include "core/runtime/blas.hpp"
+#include "core/runtime/gemm_plan.hpp"
 #include "core/runtime/flops.hpp"
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/profile.hpp"
@@ -418,8 +423,95 @@ double speedup(const std::map<int, double>& by_threads) {
   return one == by_threads.end() || two == by_threads.end() ? NAN : one->second / two->second;
 }
 
+// The machine's raw sgemm rate at each thread count, GFLOP/s: the faster kernels' median over
+// every sample of the run so far (one row's nine two-thread samples swing with the second core).
+std::map<int, double> machine_rates(const std::map<std::pair<std::string, int>, std::vector<double>>& sgemm_ms) {
+  std::map<int, double> gflops;
+  for (const auto& [key, ms] : sgemm_ms)
+    gflops[key.second] = std::max(gflops[key.second], kSgemmFlops / (median(ms) * 1e6));
+  return gflops;
+}
+
+double ratio(const Row& r) { return r.attn_ms / r.torch_ms; }
+
+// attnlab's FLOP utilization: its rate on the step's counted products over the machine's sgemm
+// rate at attnlab's thread count.
+double utilization(const Row& r, const std::map<int, double>& sgemm_gflops) {
+  const auto at = sgemm_gflops.find(r.attn_threads);
+  return at == sgemm_gflops.end() ? NAN : r.step_flops / (r.attn_ms * 1e6) / at->second;
+}
+
+// One race's tables: times, ratios and memory; then the FLOP utilization.
+void print_race(const std::vector<Row>& rows, const std::map<int, double>& sgemm_gflops) {
+  std::printf("\n%-12s %16s %16s %7s %7s %12s %12s %s\n", "model", "attnlab ms", "PyTorch ms", "ratio",
+              "target", "attnlab MB", "PyTorch MB", "1->2 threads: attnlab, PyTorch");
+  for (const Row& r : rows) {
+    char a[32], t[32];
+    std::snprintf(a, sizeof a, "%.2f (%dt)", r.attn_ms, r.attn_threads);
+    std::snprintf(t, sizeof t, "%.2f (%dt)", r.torch_ms, r.torch_threads);
+    // The verdicts: the step time against the target, and the memory the step adds against PyTorch's.
+    const std::string verdict = std::isnan(ratio(r)) ? ""
+                                : std::string(ratio(r) <= r.target ? "met" : "MISSED") +
+                                      (r.attn_step_mb < r.torch_step_mb ? ", memory below" : ", memory NOT below");
+    std::printf("%-12s %16s %16s %7.2f %7.2f %6.0f+%-5.0f %6.0f+%-5.0f %4.2fx, %4.2fx %s\n", r.model.c_str(), a,
+                t, ratio(r), r.target, r.attn_mb - r.attn_step_mb, r.attn_step_mb,
+                r.torch_mb - r.torch_step_mb, r.torch_step_mb, speedup(r.attn_by_threads),
+                speedup(r.torch_by_threads), verdict.c_str());
+  }
+  std::printf("(MB: resident set once built + what the training step added on top, per process)\n");
+
+  std::printf("\n%-12s %10s %12s %12s %12s %10s\n", "model", "GFLOP/step", "attnlab GF/s", "PyTorch GF/s",
+              "sgemm GF/s", "attnlab MFU");
+  for (const Row& r : rows) {
+    const double attn_rate = r.step_flops / (r.attn_ms * 1e6), torch_rate = r.step_flops / (r.torch_ms * 1e6);
+    char sgemm[32];
+    const auto machine = sgemm_gflops.find(r.attn_threads);
+    std::snprintf(sgemm, sizeof sgemm, "%.1f (%dt)", machine == sgemm_gflops.end() ? NAN : machine->second,
+                  r.attn_threads);
+    std::printf("%-12s %10.3f %12.1f %12.1f %12s %9.1f%%\n", r.model.c_str(), r.step_flops * 1e-9, attn_rate,
+                torch_rate, sgemm, 100 * utilization(r, sgemm_gflops));
+  }
+  std::printf("(GFLOP: the operations of the step's matrix products as attnlab runs them, 2 m n k each, "
+              "counted; MFU: attnlab's rate over the machine's sgemm at its thread count, the median of the run's samples so far)\n");
+}
+
+// Several races: each row's ratio and attnlab's 1 -> 2 thread speed-up, median and range over
+// the races, and in how many the target was met and two threads were at least as fast as one.
+void print_repeats(const std::vector<std::vector<Row>>& races) {
+  std::printf("\n=== %zu races: median [min, max] over the races\n", races.size());
+  std::printf("%-12s %26s %7s %9s %28s %16s\n", "model", "ratio", "target", "met in", "attnlab 1->2 threads",
+              "2t >= 1t in");
+  for (std::size_t m = 0; m < races.front().size(); ++m) {
+    std::vector<double> ratios, speedups;
+    int met = 0, not_slower = 0;
+    for (const auto& rows : races) {
+      const Row& r = rows[m];
+      ratios.push_back(ratio(r));
+      speedups.push_back(speedup(r.attn_by_threads));
+      met += ratio(r) <= r.target;
+      not_slower += speedup(r.attn_by_threads) >= 1.0;
+    }
+    const auto [rlo, rhi] = std::minmax_element(ratios.begin(), ratios.end());
+    const auto [slo, shi] = std::minmax_element(speedups.begin(), speedups.end());
+    char rs[48], ss[48];
+    std::snprintf(rs, sizeof rs, "%.2f [%.2f, %.2f]", median(ratios), *rlo, *rhi);
+    std::snprintf(ss, sizeof ss, "%.2fx [%.2fx, %.2fx]", median(speedups), *slo, *shi);
+    std::printf("%-12s %26s %7.2f %4d of %zu %28s %9d of %zu\n", races.front()[m].model.c_str(), rs,
+                races.front()[m].target, met, races.size(), ss, not_slower, races.size());
+  }
+}
+
+// The shared library behind the system's libblas.so.3 (Debian's alternatives), which PyTorch's
+// products call: "libopenblas.so.0 (openblas-pthread)", or the link's own name where it cannot tell.
+std::string blas_library() {
+  char target[4096];
+  const char* link = "/usr/lib/x86_64-linux-gnu/libblas.so.3";
+  const char* resolved = realpath(link, target);
+  return resolved ? std::string(resolved) : std::string(link);
+}
+
 int run_driver(const std::vector<std::string>& args) {
-  int rounds = 9, warmup = 2;
+  int rounds = 9, warmup = 2, repeat = 1;
   const std::vector<std::string> known{"bahdanau", "transformer", "vit", "vit11", "gpt", "large"};
   std::vector<std::string> models = known;
   std::vector<int> attn_threads{1, 2}, torch_threads{1, 2};
@@ -433,6 +525,7 @@ int run_driver(const std::vector<std::string>& args) {
     };
     if (a == "--rounds") rounds = static_cast<int>(integer_argument(a, next(), 1, 1000));
     else if (a == "--warmup") warmup = static_cast<int>(integer_argument(a, next(), 0, 1000));
+    else if (a == "--repeat") repeat = static_cast<int>(integer_argument(a, next(), 1, 100));
     else if (a == "--models") {
       models = parse_list(next());
       for (const auto& m : models)
@@ -457,12 +550,19 @@ int run_driver(const std::vector<std::string>& args) {
   // both). Where OPENBLAS_CORETYPE is set, the machine's sgemm rate is also timed without it, on
   // the kernels OpenBLAS picks for this CPU itself: utilization is quoted against the faster.
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+  std::printf("machine: %s\n", machine_name().c_str());
   std::printf("OpenBLAS kernels: %s (%s), for both sides\n", openblas_core_name().c_str(),
               coretype ? "OPENBLAS_CORETYPE in the environment" : "OpenBLAS's own choice for this CPU");
-  std::vector<Row> rows;
+  std::printf("attnlab: OpenBLAS on one thread per part of a large product, libxsmm's generated kernels "
+              "(%s) for small products and attention blocks; PyTorch 1.13: the system's libblas (%s) and oneDNN\n",
+              cpu_has_avx512() ? "AVX-512" : "AVX2", blas_library().c_str());
+  std::vector<std::vector<Row>> races;
   // Raw sgemm times of every row, by (side, threads): one machine rate per thread count, from the
   // median over the whole run (one row's nine samples at two threads swing with the second core).
   std::map<std::pair<std::string, int>, std::vector<double>> sgemm_ms;
+  for (int race = 0; race < repeat; ++race) {
+  if (repeat > 1) std::printf("\n=== race %d of %d\n", race + 1, repeat);
+  std::vector<Row> rows;
   for (const std::string& model : models) {
     std::vector<Contestant> cs;
     for (int t : attn_threads)
@@ -553,52 +653,20 @@ int run_driver(const std::vector<std::string>& args) {
     }
     rows.push_back(row);
   }
-
-  std::printf("\n%-12s %16s %16s %7s %7s %12s %12s %s\n", "model", "attnlab ms", "PyTorch ms", "ratio",
-              "target", "attnlab MB", "PyTorch MB", "1->2 threads: attnlab, PyTorch");
-  for (const Row& r : rows) {
-    char a[32], t[32];
-    std::snprintf(a, sizeof a, "%.2f (%dt)", r.attn_ms, r.attn_threads);
-    std::snprintf(t, sizeof t, "%.2f (%dt)", r.torch_ms, r.torch_threads);
-    const double ratio = r.attn_ms / r.torch_ms;
-    // The verdicts: the step time against the target, and the memory the step adds against PyTorch's.
-    const std::string verdict = std::isnan(ratio) ? ""
-                                : std::string(ratio <= r.target ? "met" : "MISSED") +
-                                      (r.attn_step_mb < r.torch_step_mb ? ", memory below" : ", memory NOT below");
-    std::printf("%-12s %16s %16s %7.2f %7.2f %6.0f+%-5.0f %6.0f+%-5.0f %4.2fx, %4.2fx %s\n", r.model.c_str(), a,
-                t, ratio, r.target, r.attn_mb - r.attn_step_mb, r.attn_step_mb,
-                r.torch_mb - r.torch_step_mb, r.torch_step_mb, speedup(r.attn_by_threads),
-                speedup(r.torch_by_threads), verdict.c_str());
+  print_race(rows, machine_rates(sgemm_ms));
+  races.push_back(rows);
   }
-  std::printf("(MB: resident set once built + what the training step added on top, per process)\n");
-
-  // FLOP utilization: the step's counted products over each side's step time, and attnlab's rate
-  // as a share of the machine's sgemm rate at attnlab's thread count (what its products could
-  // reach): the faster kernels' median over every row's samples.
-  std::map<int, double> sgemm_gflops;
-  for (const auto& [key, ms] : sgemm_ms)
-    sgemm_gflops[key.second] = std::max(sgemm_gflops[key.second], kSgemmFlops / (median(ms) * 1e6));
-  std::printf("\n%-12s %10s %12s %12s %12s %10s\n", "model", "GFLOP/step", "attnlab GF/s", "PyTorch GF/s",
-              "sgemm GF/s", "attnlab MFU");
-  for (const Row& r : rows) {
-    const double attn_rate = r.step_flops / (r.attn_ms * 1e6), torch_rate = r.step_flops / (r.torch_ms * 1e6);
-    char sgemm[32];
-    const double machine = sgemm_gflops.count(r.attn_threads) ? sgemm_gflops[r.attn_threads] : NAN;
-    std::snprintf(sgemm, sizeof sgemm, "%.1f (%dt)", machine, r.attn_threads);
-    std::printf("%-12s %10.3f %12.1f %12.1f %12s %9.1f%%\n", r.model.c_str(), r.step_flops * 1e-9, attn_rate,
-                torch_rate, sgemm, 100 * attn_rate / machine);
-  }
-  std::printf("(GFLOP: the operations of the step's matrix products as attnlab runs them, 2 m n k each, "
-              "counted; MFU: attnlab's rate over the machine's sgemm at its thread count, the median of the whole run's samples)\n");
+  if (repeat > 1) print_repeats(races);
   return 0;
 }
 
 
 constexpr const char* kUsage =
-    "usage: bench_race [--rounds R] [--warmup W] [--models bahdanau,transformer,vit,vit11,gpt,large] "
+    "usage: bench_race [--rounds R] [--warmup W] [--repeat N] [--models bahdanau,transformer,vit,vit11,gpt,large] "
     "[--attn-threads 1,2] [--torch-threads 1,2] [--torch-script PATH] [--no-torch] [--help] [--version]\n"
     "  One training step of each model, attnlab against PyTorch (bench/race_torch.py, run with\n"
-    "  /usr/bin/python3) in interleaved worker processes: medians, ratios, peak memory.\n";
+    "  /usr/bin/python3) in interleaved worker processes: medians, ratios, peak memory, FLOP utilization.\n"
+    "  --repeat N runs the whole race N times and reports each ratio's median and range over the races.\n";
 
 // bench_race --worker MODEL [--threads N] is the attnlab contestant, driven over a pipe.
 int run(const std::vector<std::string>& args) {

@@ -16,7 +16,6 @@
 #include <ctime>
 #include <filesystem>
 #include <map>
-#include <thread>
 
 #include "course/book.hpp"
 #include "io/files.hpp"
@@ -36,21 +35,6 @@ constexpr const char* kUsage =
     "  --reference FILE  also write the runs as the lesson's reference (full runs only)\n"
     "  Prints every metric's mean ± sd, min and max over the runs, the headline first, and how\n"
     "  many seeds each claim held on; exits 1 when a claim expected to hold failed on some seed.\n";
-
-// The CPU's name and the number of CPUs this process may use: the machine a reference names.
-std::string machine() {
-  std::string model = "an unknown CPU";
-  try {
-    const std::string info = read_file("/proc/cpuinfo");
-    const auto at = info.find("model name");
-    if (at != std::string::npos) {
-      const auto colon = info.find(':', at), end = info.find('\n', at);
-      model = info.substr(colon + 2, end - colon - 2);
-    }
-  } catch (const std::exception&) {
-  }
-  return model + ", " + std::to_string(std::thread::hardware_concurrency()) + " CPUs";
-}
 
 std::string today() {
   const std::time_t t = std::time(nullptr);
@@ -173,7 +157,7 @@ int run(const std::vector<std::string>& args) {
     r["headline"] = headline;
     r["mode"] = "full";
     r["seeds"] = seed_numbers;
-    r["machine"] = machine();
+    r["machine"] = machine_name();
     r["date"] = today();
     r["threads"] = threads;
     r["seconds"] = {{"mean", mean_of(seconds)}, {"sd", stdev(seconds)}};

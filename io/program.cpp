@@ -1,10 +1,13 @@
 #include "io/program.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <iostream>
+#include <thread>
 
 #include "core/version.hpp"
+#include "io/files.hpp"
 
 namespace attnlab {
 
@@ -46,6 +49,28 @@ long long integer_argument(const std::string& flag, const std::string& text, lon
     throw UsageError(flag + " needs an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
                      ", got '" + text + "'");
   return v;
+}
+
+std::string machine_name() {
+  std::string model = "an unknown CPU";
+  try {
+    const std::string info = read_file("/proc/cpuinfo");
+    // The first CPU's value of a field, or "".
+    auto field = [&](const std::string& name) -> std::string {
+      for (std::size_t at = info.find(name); at != std::string::npos; at = info.find(name, at + 1)) {
+        const auto colon = info.find(':', at), end = info.find('\n', at);
+        if ((at == 0 || info[at - 1] == '\n') && colon < end && info.find_first_not_of(" \t", at + name.size()) == colon)
+          return info.substr(colon + 2, end - colon - 2);
+      }
+      return "";
+    };
+    // "AMD EPYC" alone names a whole range of processors: the family and model say which.
+    if (const std::string name = field("model name"); !name.empty())
+      model = name + " (family " + field("cpu family") + ", model " + field("model") + ")";
+  } catch (const std::exception&) {
+  }
+  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  return model + ", " + std::to_string(cpus) + (cpus == 1 ? " CPU" : " CPUs");
 }
 
 }  // namespace attnlab

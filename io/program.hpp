@@ -29,4 +29,8 @@ int run_program(const std::string& name, const std::string& usage, int argc, con
 // "--threads" "2" -> 2, checked: UsageError "--threads needs an integer from 1 to 256, got '2x'".
 long long integer_argument(const std::string& flag, const std::string& text, long long lo, long long hi);
 
+// The machine a measurement was taken on: the CPU's name, family and model from /proc/cpuinfo
+// ("an unknown CPU" where it has none) and its CPU count: "AMD EPYC (family 26, model 2), 2 CPUs".
+std::string machine_name();
+
 }  // namespace attnlab
