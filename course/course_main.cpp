@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/runtime/parallel.hpp"
 #include "course/book.hpp"
 #include "course/lesson_ids.hpp"
 #include "course/process.hpp"
@@ -35,7 +36,7 @@ constexpr const char* kUsage =
     "  DIR/index.html and prints a summary. A failed lesson does not stop the others.\n"
     "  --full         full runs (minutes each) instead of --quick ones (seconds)\n"
     "  --seed N       the seed of every lesson (default 0)\n"
-    "  --threads N    threads of every lesson (default 1)\n"
+    "  --threads N    threads of every lesson (default: this machine's CPUs, at most 8)\n"
     "  --pdf          the lessons also write their figures as PDF\n"
     "  --only LIST    only these lessons, by number: --only 01,04\n"
     "  --out DIR      where the lessons and the book go (default out)\n"
@@ -68,7 +69,7 @@ std::string pad(const std::string& s, std::size_t n) { return s.size() >= n ? s 
 
 int run(const std::vector<std::string>& args) {
   bool full = false, pdf = false, slides = false;
-  std::string seed = "0", threads = "1", out = "out", bin = self_dir();
+  std::string seed = "0", threads = std::to_string(machine_threads()), out = "out", bin = self_dir();
   std::vector<std::string> only;
   double timeout = 0.0;
   for (std::size_t i = 0; i < args.size(); ++i) {

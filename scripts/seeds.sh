@@ -6,8 +6,8 @@
 #   scripts/seeds.sh 04                          lesson 04, full runs, seeds 1 2 3
 #   scripts/seeds.sh --quick --seeds "1 2 3 4 5 7" 04_scaled_dot_product
 #   scripts/seeds.sh 11 -- --threads 2           arguments after -- go to the lesson
-#   scripts/seeds.sh --jobs 2 09                 two seeds at a time (a lesson runs on one thread
-#                                                unless told otherwise, so two fill two cores)
+#   scripts/seeds.sh --jobs 2 09                 two seeds at a time, each on one thread (--threads 1
+#                                                unless the lesson's arguments say otherwise)
 #   scripts/seeds.sh --reference 04              and keep the runs as the lesson's reference,
 #                                                lessons/reference/04_scaled_dot_product.json (full
 #                                                runs only; rebuild to carry it into the lesson)
@@ -60,6 +60,8 @@ run_seed() {
   fi
 }
 lesson_args=("$@")
+# Several seeds at a time share the cores: each runs on one thread unless told otherwise.
+if ((jobs > 1)) && [[ " ${lesson_args[*]} " != *" --threads "* ]]; then lesson_args+=(--threads 1); fi
 for s in $seeds; do
   rm -f "$out/seed_$s.status"
   while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done

@@ -11,7 +11,9 @@ std::string usage(const LessonInfo& info) {
          "  --seed N      random seed (default 0): same seed, same numbers\n"
          "  --out DIR     output folder (default out/" + info.id + "), replaced whole when the run ends\n"
          "  --from DIR    start from the checkpoints (.npz) an earlier run wrote to DIR, where the lesson has them\n"
-         "  --threads N   threads for attnlab's kernels and matrix products (default 1)\n"
+         "  --threads N   threads for attnlab's kernels and matrix products (default: this machine's CPUs, " +
+         std::to_string(machine_threads()) + " here, at most 8;\n"
+         "                the numbers are the same at any count)\n"
          "  --pdf         every figure also as PDF (for slides), beside its PNG and SVG\n"
          "  --help        this text\n"
          "  --version     attnlab's version\n";

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/runtime/parallel.hpp"
 #include "io/program.hpp"
 
 namespace attnlab::lessons {
@@ -35,7 +36,7 @@ struct LessonArgs {
   std::uint64_t seed = 0;
   std::string out;            // default out/<id>
   std::string from;           // --from DIR: an earlier run's output folder, whose checkpoints the lesson starts from
-  int threads = 1;            // attnlab's thread pool, GEMM included (core/runtime/parallel.hpp)
+  int threads = machine_threads();  // attnlab's thread pool, GEMM included (core/runtime/parallel.hpp)
   bool pdf = false;           // every figure also as PDF (for slides), beside its PNG and SVG
 };
 
