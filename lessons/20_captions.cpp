@@ -18,6 +18,7 @@
 #include "nn/caption/caption_scores.hpp"
 #include "nn/caption/captioner.hpp"
 #include "nn/caption/coverage.hpp"
+#include "nn/caption/estimator_spread.hpp"
 #include "nn/data/fashion_mnist.hpp"
 #include "nn/data/caption_scenes.hpp"
 
@@ -40,12 +41,6 @@ struct SceneSets {
 };
 using Scored = nn::CaptionScores;
 
-std::string caption_of(const IndexArray& words, std::size_t n) {
-  std::vector<Index> w(words.shape(1));
-  for (std::size_t t = 0; t < w.size(); ++t) w[t] = words(n, t);
-  return data::caption_text(w);
-}
-
 // ---------------------------------------------------------------------------------------------
 // 1. Scenes that know their captions
 
@@ -61,11 +56,7 @@ SceneSets the_scenes() {
   s.test = data::make_caption_scenes(g.test, held_out, 3 * seed() + 3, o);
   config({{"train_scenes", train}, {"held_out_scenes", held_out}, {"canvas", kSide}, {"patch", kPatch},
           {"garments", text(o.min_garments, " to ", o.max_garments)}});
-  double share = 0, named = 0;
-  for (std::size_t n = 0; n < s.test.size(); ++n)
-    for (const data::Box& b : s.test.boxes[n])
-      share += double(xt::sum(xt::cast<int>(data::patches_in_box(b, kSide, kPatch)))()) / double(kGrid * kGrid), ++named;
-  s.box_share = share / named;
+  s.box_share = data::box_patch_share(s.test, kPatch);
   metric("box_patch_share", s.box_share);
   say("A scene is a ", kSide, " x ", kSide, " canvas cut into four cells; two to four Fashion-MNIST garments go "
       "into as many of them, each moved by up to 4 pixels, and the caption is generated from where they went. It "
@@ -79,7 +70,7 @@ SceneSets the_scenes() {
       "that looks everywhere alike would put inside it.");
   std::vector<xt::xarray<double>> images, overlays(6);
   std::vector<std::string> captions;
-  for (std::size_t n = 0; n < 6; ++n) images.push_back(data::scene_with_boxes(s.test, n)), captions.push_back(caption_of(s.test.captions, n));
+  for (std::size_t n = 0; n < 6; ++n) images.push_back(data::scene_with_boxes(s.test, n)), captions.push_back(data::caption_text(s.test.captions, n));
   save_figure(looks_grid(images, captions, overlays, 2, "Test scenes and their generated captions", 1500), "scenes",
               "Six test scenes with their captions; the garments named are boxed in orange, cyan, magenta and green, "
               "in the caption's order");
@@ -239,21 +230,11 @@ struct FigureRow {
   nn::Glimpse glimpse;
 };
 
-// The first test scene of three garments (or of the most there are).
-std::size_t three_garment_scene(const data::CaptionScenes& s) {
-  std::size_t best = 0;
-  for (std::size_t n = 0; n < s.size(); ++n) {
-    if (s.garments(n) == 3) return n;
-    if (s.garments(n) > s.garments(best)) best = n;
-  }
-  return best;
-}
-
-// One test scene, the words of its caption (and <eos>), and where each row's model looked before
+// One test scene (the first of three garments), the words of its caption (and <eos>), and where each row's model looked before
 // each word; a word that names a garment shows that garment's box.
 void words_figure(const std::vector<FigureRow>& rows, const SceneSets& s, const std::string& stem,
                   const std::string& caption) {
-  const std::size_t n = three_garment_scene(s.test), words = std::size_t(data::caption_word_counts(s.test)(n));
+  const std::size_t n = data::first_scene_with(s.test, 3), words = std::size_t(data::caption_word_counts(s.test)(n));
   const data::CaptionScenes one = data::select_scenes(s.test, {n});
   std::vector<xt::xarray<double>> images, overlays;
   std::vector<std::string> captions;
@@ -266,7 +247,7 @@ void words_figure(const std::vector<FigureRow>& rows, const SceneSets& s, const 
     }
   }
   save_figure(looks_grid(images, captions, overlays, int(words),
-                         text("Where each word looked (the true caption: \"", caption_of(s.test.captions, n), "\")"),
+                         text("Where each word looked (the true caption: \"", data::caption_text(s.test.captions, n), "\")"),
                          int(330 * rows.size() + 90)),
               stem, caption);
 }
@@ -377,17 +358,6 @@ void mixing_encoder(const Trained& local, const Trained& mixed, const SceneSets&
 // ---------------------------------------------------------------------------------------------
 // 6. The price of a draw: the estimator's variance
 
-// The gradient of the attention score's parameters (the only ones whose gradient in the hard
-// decoder comes from the REINFORCE term alone), flattened.
-std::vector<double> score_gradient(nn::Captioner<F>& cap, const Tns& loss) {
-  cap.zero_grad();
-  loss.backward();
-  std::vector<double> g;
-  for (const Tns& p : cap.score.parameters())
-    for (const F v : p.grad()) g.push_back(v);
-  return g;
-}
-
 void estimator_variance(Trained& hard, const SceneSets& s) {
   nn::Captioner<F>& cap = *hard.model;
   std::vector<std::size_t> rows;
@@ -396,41 +366,34 @@ void estimator_variance(Trained& hard, const SceneSets& s) {
   const IndexArray in = data::caption_inputs(b), want = data::caption_targets(b), counts = data::caption_word_counts(b);
   const std::size_t draws_n = full_or_quick<std::size_t>(32, 16);
   Generator draws(seed() + 21);
-  auto spread = [&](double baseline) {  // per-draw gradients: their mean and their total variance
+  // The gradient of the attention score's parameters only: in the hard decoder theirs comes from
+  // the REINFORCE term alone. One per draw of patches, with the baseline b given.
+  const std::vector<Tns> of = cap.score.parameters();
+  auto spread = [&](double baseline) {
     std::vector<std::vector<double>> g;
     for (std::size_t d = 0; d < draws_n; ++d) {
       const nn::CaptionPass<F> p = cap.teacher_forced(Tns(b.images), in, nn::Glimpse::hard, &draws);
-      g.push_back(score_gradient(cap, nn::reinforce_loss(p, want, counts, baseline, data::kCaptionPad).loss));
+      g.push_back(nn::flat_gradient(cap, of, nn::reinforce_loss(p, want, counts, baseline, data::kCaptionPad).loss));
     }
-    std::vector<double> m(g[0].size(), 0.0);
-    for (const auto& x : g)
-      for (std::size_t i = 0; i < m.size(); ++i) m[i] += x[i] / double(draws_n);
-    double var = 0;
-    for (const auto& x : g)
-      for (std::size_t i = 0; i < m.size(); ++i) var += (x[i] - m[i]) * (x[i] - m[i]) / double(draws_n - 1);
-    return std::make_pair(m, var);
+    return nn::spread_of(g);
   };
-  const auto [mean_b, var_b] = spread(hard.baseline);
-  const auto [mean_0, var_0] = spread(0.0);
-  const std::vector<double> soft_g =
-      score_gradient(cap, cross_entropy(cap.teacher_forced(Tns(b.images), in, nn::Glimpse::soft).logits, want,
-                                        {data::kCaptionPad}));
-  double soft_norm = 0, mean_norm = 0, dot = 0;
-  for (std::size_t i = 0; i < soft_g.size(); ++i)
-    soft_norm += soft_g[i] * soft_g[i], mean_norm += mean_b[i] * mean_b[i], dot += soft_g[i] * mean_b[i];
-  soft_norm = std::sqrt(soft_norm), mean_norm = std::sqrt(mean_norm);
+  const nn::DrawSpread with_b = spread(hard.baseline), without_b = spread(0.0);
+  const double var_b = with_b.variance, var_0 = without_b.variance, mean_norm = nn::vector_length(with_b.mean);
+  const std::vector<double> soft_g = nn::flat_gradient(
+      cap, of, cross_entropy(cap.teacher_forced(Tns(b.images), in, nn::Glimpse::soft).logits, want, {data::kCaptionPad}));
+  const double soft_norm = nn::vector_length(soft_g), cosine = nn::vector_cosine(soft_g, with_b.mean);
   cap.zero_grad();
   metric("hard_grad_sd_over_soft_norm", std::sqrt(var_b) / soft_norm);
   metric("hard_grad_sd_over_soft_norm_no_baseline", std::sqrt(var_0) / soft_norm);
   metric("hard_grad_sd_over_its_mean", std::sqrt(var_b) / mean_norm);
-  metric("hard_mean_grad_cosine_soft", dot / (soft_norm * mean_norm));
+  metric("hard_mean_grad_cosine_soft", cosine);
   say("How noisy is one draw? On a fixed batch of 64 validation scenes and the trained hard decoder, ", draws_n,
       " draws of patches give ", draws_n, " gradients of the attention score's parameters ($W_q$, $W_k$, $v$). "
       "Their spread (the square root of the summed variances) is ", fixed(std::sqrt(var_b) / mean_norm, 2),
       " times the length of their mean, and ", fixed(std::sqrt(var_b) / soft_norm, 2),
       " times the length of the soft gradient of the same model on the same batch, which has no spread at all: it "
       "is computed, not drawn. Their mean and the soft gradient point alike to cosine ",
-      fixed(dot / (soft_norm * mean_norm), 2), ".");
+      fixed(cosine, 2), ".");
   claim({"hard_gradient_noisy", "hard_grad_sd_over_its_mean >= 1",
          text("One draw's gradient is mostly noise: its spread exceeds the mean it estimates (", fixed(std::sqrt(var_b) / mean_norm, 2),
               " times), which is why hard attention needs the baseline, many steps, or both."),
@@ -457,16 +420,10 @@ AttentionInput explorer_input(const std::string& label, const Trained& t, nn::Gl
   const nn::Caption<F> c = t.model->greedy(Tns(one.images), kWords, data::kCaptionBos, glimpse);
   std::size_t words = 0;
   while (words < kWords && c.words(0, words++) != data::kCaptionEos) {}
-  AttentionInput in{text("scene ", n, ", ", label, ": \"", caption_of(c.words, 0), "\""), {}, {}, {label}, {}};
+  AttentionInput in{text("scene ", n, ", ", label, ": \"", data::caption_text(c.words, 0), "\""), {},
+                    data::patch_names(one, 0, kPatch), {label}, {}};
   for (std::size_t w = 0; w < words; ++w)
     in.queries.push_back(text(w + 1, " ", data::caption_words()[std::size_t(c.words(0, w))]));
-  for (std::size_t p = 0; p < kGrid * kGrid; ++p) {
-    std::string key = text("r", p / kGrid + 1, "c", p % kGrid + 1);
-    for (std::size_t g = 0; g < one.garments(0); ++g)
-      if (data::patches_in_box(one.boxes[0][g], kSide, kPatch)(p / kGrid, p % kGrid))
-        key += text(" (", 2 * g + 1, " ", data::caption_words()[std::size_t(one.captions(0, 1 + 2 * g))], ")");
-    in.keys.push_back(key);
-  }
   in.heads = {{xt::cast<double>(xt::view(c.weights, 0, xt::range(0, words)))}};
   return in;
 }
