@@ -13,6 +13,7 @@
 
 #include <xtensor/xview.hpp>
 
+#include "lessons/kit/caption_views.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/vit_model.hpp"
 #include "nn/caption/caption_scores.hpp"
@@ -224,32 +225,11 @@ void report_training(const Trained& soft, const Trained& hard, const SceneSets& 
 // ---------------------------------------------------------------------------------------------
 // 3. Where each word looked
 
-struct FigureRow {
-  std::string label;
-  const Trained* model;
-  nn::Glimpse glimpse;
-};
-
-// One test scene (the first of three garments), the words of its caption (and <eos>), and where each row's model looked before
-// each word; a word that names a garment shows that garment's box.
-void words_figure(const std::vector<FigureRow>& rows, const SceneSets& s, const std::string& stem,
+// One test scene (the first of three garments) captioned by each reader (lessons/kit/caption_views):
+// where it looked before each word of the true caption; a word that names a garment shows its box.
+void words_figure(const std::vector<CaptionReader>& rows, const SceneSets& s, const std::string& stem,
                   const std::string& caption) {
-  const std::size_t n = data::first_scene_with(s.test, 3), words = std::size_t(data::caption_word_counts(s.test)(n));
-  const data::CaptionScenes one = data::select_scenes(s.test, {n});
-  std::vector<xt::xarray<double>> images, overlays;
-  std::vector<std::string> captions;
-  for (const FigureRow& r : rows) {
-    const nn::Caption<F> c = r.model->model->greedy(Tns(one.images), kWords, data::kCaptionBos, r.glimpse);
-    for (std::size_t w = 0; w < words; ++w) {
-      images.push_back(data::scene_with_boxes(one, 0, w % 2 == 0 && w + 1 < words ? int(w / 2) : -2));
-      overlays.push_back(xt::reshape_view(xt::cast<double>(xt::view(c.weights, 0, w)), {kGrid, kGrid}));
-      captions.push_back(text(r.label, ": ", data::caption_words()[std::size_t(c.words(0, w))]));
-    }
-  }
-  save_figure(looks_grid(images, captions, overlays, int(words),
-                         text("Where each word looked (the true caption: \"", data::caption_text(s.test.captions, n), "\")"),
-                         int(330 * rows.size() + 90)),
-              stem, caption);
+  save_figure(caption_words_grid(rows, s.test, data::first_scene_with(s.test, 3), kWords), stem, caption);
 }
 
 void where_words_look(const Trained& soft, const Trained& hard, const SceneSets& s) {
@@ -270,7 +250,7 @@ void where_words_look(const Trained& soft, const Trained& hard, const SceneSets&
               percent(soft.test.pointing, 0), " for soft: no better at pointing (weight inside ",
               percent(hard.test.share, 0), " against ", percent(soft.test.share, 0), ")."),
          Expect::either_way});
-  words_figure({{"soft", &soft, nn::Glimpse::soft}, {"hard", &hard, nn::Glimpse::hard}}, s, "attention_by_word",
+  words_figure({{"soft", soft.model.get(), nn::Glimpse::soft}, {"hard", hard.model.get(), nn::Glimpse::hard}}, s, "attention_by_word",
                "One test scene captioned by each decoder: the attention before each word over the scene (yellow: much), "
                "the box of the garment the word names outlined");
 }
@@ -317,7 +297,7 @@ void doubly_stochastic(const Trained& soft, const Trained& covered, const SceneS
               "photographs, full everywhere, do not have; captions ", percent(covered.test.exact, 0), " exact against ",
               percent(soft.test.exact, 0), "."),
          Expect::either_way});
-  words_figure({{"no penalty", &soft, nn::Glimpse::soft}, {"penalty", &covered, nn::Glimpse::soft}}, s,
+  words_figure({{"no penalty", soft.model.get(), nn::Glimpse::soft}, {"penalty", covered.model.get(), nn::Glimpse::soft}}, s,
                "covered_attention", "The same scene, soft attention trained without (top) and with (bottom) the doubly "
                "stochastic penalty");
 }
@@ -350,7 +330,7 @@ void mixing_encoder(const Trained& local, const Trained& mixed, const SceneSets&
               " with each patch alone (captions: ", percent(mixed.test.exact, 0), " exact against ",
               percent(local.test.exact, 0), ")."),
          Expect::either_way});
-  words_figure({{"own patch", &local, nn::Glimpse::soft}, {"mixed", &mixed, nn::Glimpse::soft}}, s, "mixed_attention",
+  words_figure({{"own patch", local.model.get(), nn::Glimpse::soft}, {"mixed", mixed.model.get(), nn::Glimpse::soft}}, s, "mixed_attention",
                "The same scene, soft attention over patches that are each their own (top) and over patches after one "
                "encoder layer (bottom)");
 }
@@ -412,22 +392,6 @@ void estimator_variance(Trained& hard, const SceneSets& s) {
 // ---------------------------------------------------------------------------------------------
 // 7. The attention explorer
 
-// Scene n captioned by one model: its words through <eos> against the 16 patches, each patch named
-// by its place and the garments whose box holds its centre, numbered as the true caption's words.
-AttentionInput explorer_input(const std::string& label, const Trained& t, nn::Glimpse glimpse, const SceneSets& s,
-                              std::size_t n) {
-  const data::CaptionScenes one = data::select_scenes(s.test, {n});
-  const nn::Caption<F> c = t.model->greedy(Tns(one.images), kWords, data::kCaptionBos, glimpse);
-  std::size_t words = 0;
-  while (words < kWords && c.words(0, words++) != data::kCaptionEos) {}
-  AttentionInput in{text("scene ", n, ", ", label, ": \"", data::caption_text(c.words, 0), "\""), {},
-                    data::patch_names(one, 0, kPatch), {label}, {}};
-  for (std::size_t w = 0; w < words; ++w)
-    in.queries.push_back(text(w + 1, " ", data::caption_words()[std::size_t(c.words(0, w))]));
-  in.heads = {{xt::cast<double>(xt::view(c.weights, 0, xt::range(0, words)))}};
-  return in;
-}
-
 void explorer(const Trained& soft, const Trained& hard, const Trained& covered, const SceneSets& s) {
   ExplorerPage page{"Lesson 20: where each word of a caption looked", "caption words", "patches",
                     "Test scenes captioned by the soft, the hard and the penalised soft decoder. Each word on the right "
@@ -438,7 +402,7 @@ void explorer(const Trained& soft, const Trained& hard, const Trained& covered, 
     for (const auto& [label, t, g] : {std::tuple{"soft", &soft, nn::Glimpse::soft},
                                       std::tuple{"hard", &hard, nn::Glimpse::hard},
                                       std::tuple{"soft with the penalty", &covered, nn::Glimpse::soft}})
-      page.inputs.push_back(explorer_input(label, *t, g, s, n));
+      page.inputs.push_back(caption_attention_input({label, t->model.get(), g}, s.test, n, kWords));
   show_explorer(page, "explorer", "The attention explorer: four test scenes, each captioned by the three decoders; "
                                   "hover a word to see which patches it read");
 }
