@@ -220,6 +220,26 @@ void report_training(const Trained& soft, const Trained& hard, const SceneSets& 
   style.score = "exact", style.ylabel = "validation exact match";
   save_figure(score_against_cost(curves, style), "training",
               "Validation exact-match after every epoch of the two captioners, against steps and CPU seconds");
+  // Where the hard decoder looked while it trained: its pointing on validation scenes, epoch by epoch.
+  const std::vector<double>& pointing = hard.history.validation_of("pointing");
+  const std::size_t low = std::size_t(std::min_element(pointing.begin(), pointing.end()) - pointing.begin());
+  const double chance = data::box_patch_share(s.validation, kPatch);
+  metric("box_patch_share_validation", chance);
+  metric("pointing_hard_val_lowest", pointing[low]), metric("pointing_hard_val_lowest_epoch", double(low + 1));
+  style = {"Held-out pointing while training"};
+  style.score = "pointing", style.ylabel = "validation pointing", style.chance = chance;
+  save_figure(score_against_cost(curves, style), "pointing_training",
+              "How often the peak patch of a word that names a garment lies in that garment's box, on validation "
+              "scenes after every epoch of the two captioners; dashed: attention spread evenly");
+  claim({"hard_fixes_off_the_garments", "pointing_hard_val_lowest < box_patch_share_validation",
+         text("Hard attention starts the wrong way: by epoch ", low + 1, " its validation pointing is down to ",
+              percent(pointing[low], 0), ", below the ", percent(chance, 0), " of attention spread evenly. REINFORCE "
+              "raises the weight of whichever patches were drawn with likelier captions, and while the decoder cannot "
+              "yet tell one garment from another, a garment's own patch need not be among them; once a few patches "
+              "hold nearly all the weight, the draws seldom try the others, and the estimate hears little about them."),
+         text("Hard attention's validation pointing never fell below the ", percent(chance, 0), " of attention spread "
+              "evenly (its lowest ", percent(pointing[low], 0), ", after epoch ", low + 1, ")."),
+         Expect::either_way});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -240,6 +260,17 @@ void where_words_look(const Trained& soft, const Trained& hard, const SceneSets&
               percent(soft.test.pointing, 0), " of the time."),
          text("The soft decoder's attention does not find the garments it names: ", percent(soft.test.share, 0),
               " inside the box (", percent(s.box_share, 0), " evenly), pointing ", percent(soft.test.pointing, 0), "."),
+         Expect::full_run});
+  metric("peak_outside_boxes_hard", hard.test.outside), metric("peak_weight_hard", hard.test.peak);
+  claim({"hard_points", "pointing_hard >= box_patch_share + 0.2",
+         text("By the end of training hard attention, taught only by its draws, points too: when it names a garment "
+              "its peak patch is inside that garment's box ", percent(hard.test.pointing, 0), " of the time (",
+              percent(s.box_share, 0), " for attention spread evenly)."),
+         text("In this run's ", fit_steps(s.train.size(), recipe_for("")), " steps hard attention did not learn to "
+              "point: when it names a garment its peak patch is inside that garment's box ",
+              percent(hard.test.pointing, 0), " of the time, against ", percent(s.box_share, 0), " for attention spread "
+              "evenly; ", percent(hard.test.outside, 0), " of those peaks lie on no garment at all, and hold ",
+              percent(hard.test.peak, 0), " of the word's weight on average."),
          Expect::full_run});
   claim({"hard_points_sharper", "pointing_hard >= pointing_soft",
          text("Hard attention points at least as well: its peak is in the box ", percent(hard.test.pointing, 0),
