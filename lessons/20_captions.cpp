@@ -71,7 +71,8 @@ SceneSets the_scenes() {
       "that looks everywhere alike would put inside it.");
   std::vector<xt::xarray<double>> images, overlays(6);
   std::vector<std::string> captions;
-  for (std::size_t n = 0; n < 6; ++n) images.push_back(data::scene_with_boxes(s.test, n)), captions.push_back(data::caption_text(s.test.captions, n));
+  for (std::size_t n = 0; n < 6; ++n)
+    images.push_back(data::scene_with_boxes(s.test, n)), captions.push_back(data::caption_text(s.test.captions, n));
   save_figure(looks_grid(images, captions, overlays, 2, "Test scenes and their generated captions", 1500), "scenes",
               "Six test scenes with their captions; the garments named are boxed in orange, cyan, magenta and green, "
               "in the caption's order");
@@ -268,9 +269,9 @@ void where_words_look(const Trained& soft, const Trained& hard, const SceneSets&
               percent(s.box_share, 0), " for attention spread evenly)."),
          text("In this run's ", fit_steps(s.train.size(), recipe_for("")), " steps hard attention did not learn to "
               "point: when it names a garment its peak patch is inside that garment's box ",
-              percent(hard.test.pointing, 0), " of the time, against ", percent(s.box_share, 0), " for attention spread "
-              "evenly; ", percent(hard.test.outside, 0), " of those peaks lie on no garment at all, and hold ",
-              percent(hard.test.peak, 0), " of the word's weight on average."),
+              percent(hard.test.pointing, 0), " of the time, against ", percent(s.box_share, 0),
+              " for attention spread evenly; ", percent(hard.test.outside, 0), " of those peaks lie on no garment at "
+              "all, and hold ", percent(hard.test.peak, 0), " of the word's weight on average."),
          Expect::full_run});
   claim({"hard_points_sharper", "pointing_hard >= pointing_soft",
          text("Hard attention points at least as well: its peak is in the box ", percent(hard.test.pointing, 0),
@@ -281,7 +282,8 @@ void where_words_look(const Trained& soft, const Trained& hard, const SceneSets&
               percent(soft.test.pointing, 0), " for soft: no better at pointing (weight inside ",
               percent(hard.test.share, 0), " against ", percent(soft.test.share, 0), ")."),
          Expect::either_way});
-  words_figure({{"soft", soft.model.get(), nn::Glimpse::soft}, {"hard", hard.model.get(), nn::Glimpse::hard}}, s, "attention_by_word",
+  words_figure({{"soft", soft.model.get(), nn::Glimpse::soft}, {"hard", hard.model.get(), nn::Glimpse::hard}}, s,
+               "attention_by_word",
                "One test scene captioned by each decoder: the attention before each word over the scene (yellow: much), "
                "the box of the garment the word names outlined");
 }
@@ -328,9 +330,9 @@ void doubly_stochastic(const Trained& soft, const Trained& covered, const SceneS
               "photographs, full everywhere, do not have; captions ", percent(covered.test.exact, 0), " exact against ",
               percent(soft.test.exact, 0), "."),
          Expect::either_way});
-  words_figure({{"no penalty", soft.model.get(), nn::Glimpse::soft}, {"penalty", covered.model.get(), nn::Glimpse::soft}}, s,
-               "covered_attention", "The same scene, soft attention trained without (top) and with (bottom) the doubly "
-               "stochastic penalty");
+  words_figure({{"no penalty", soft.model.get(), nn::Glimpse::soft},
+                {"penalty", covered.model.get(), nn::Glimpse::soft}}, s, "covered_attention",
+               "The same scene, soft attention trained without (top) and with (bottom) the doubly stochastic penalty");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -361,7 +363,8 @@ void mixing_encoder(const Trained& local, const Trained& mixed, const SceneSets&
               " with each patch alone (captions: ", percent(mixed.test.exact, 0), " exact against ",
               percent(local.test.exact, 0), ")."),
          Expect::either_way});
-  words_figure({{"own patch", local.model.get(), nn::Glimpse::soft}, {"mixed", mixed.model.get(), nn::Glimpse::soft}}, s, "mixed_attention",
+  words_figure({{"own patch", local.model.get(), nn::Glimpse::soft},
+                {"mixed", mixed.model.get(), nn::Glimpse::soft}}, s, "mixed_attention",
                "The same scene, soft attention over patches that are each their own (top) and over patches after one "
                "encoder layer (bottom)");
 }
@@ -390,8 +393,9 @@ void estimator_variance(Trained& hard, const SceneSets& s) {
   };
   const nn::DrawSpread with_b = spread(hard.baseline), without_b = spread(0.0);
   const double var_b = with_b.variance, var_0 = without_b.variance, mean_norm = nn::vector_length(with_b.mean);
-  const std::vector<double> soft_g = nn::flat_gradient(
-      cap, of, cross_entropy(cap.teacher_forced(Tns(b.images), in, nn::Glimpse::soft).logits, want, {data::kCaptionPad}));
+  const Tns soft_loss =
+      cross_entropy(cap.teacher_forced(Tns(b.images), in, nn::Glimpse::soft).logits, want, {data::kCaptionPad});
+  const std::vector<double> soft_g = nn::flat_gradient(cap, of, soft_loss);
   const double soft_norm = nn::vector_length(soft_g), cosine = nn::vector_cosine(soft_g, with_b.mean);
   cap.zero_grad();
   metric("hard_grad_sd_over_soft_norm", std::sqrt(var_b) / soft_norm);
@@ -430,10 +434,10 @@ void explorer(const Trained& soft, const Trained& hard, const Trained& covered, 
                     "whose centre lies in a garment's box carries that garment's word of the true caption, numbered.",
                     {}};
   for (std::size_t n = 0; n < 4; ++n)
-    for (const auto& [label, t, g] : {std::tuple{"soft", &soft, nn::Glimpse::soft},
-                                      std::tuple{"hard", &hard, nn::Glimpse::hard},
-                                      std::tuple{"soft with the penalty", &covered, nn::Glimpse::soft}})
-      page.inputs.push_back(caption_attention_input({label, t->model.get(), g}, s.test, n, kWords));
+    for (const CaptionReader& r : {CaptionReader{"soft", soft.model.get(), nn::Glimpse::soft},
+                                   CaptionReader{"hard", hard.model.get(), nn::Glimpse::hard},
+                                   CaptionReader{"soft with the penalty", covered.model.get(), nn::Glimpse::soft}})
+      page.inputs.push_back(caption_attention_input(r, s.test, n, kWords));
   show_explorer(page, "explorer", "The attention explorer: four test scenes, each captioned by the three decoders; "
                                   "hover a word to see which patches it read");
 }
