@@ -233,11 +233,12 @@ void report_training(const Trained& soft, const Trained& hard, const SceneSets& 
               "How often the peak patch of a word that names a garment lies in that garment's box, on validation "
               "scenes after every epoch of the two captioners; dashed: attention spread evenly");
   claim({"hard_fixes_off_the_garments", "pointing_hard_val_lowest < box_patch_share_validation",
-         text("Hard attention starts the wrong way: by epoch ", low + 1, " its validation pointing is down to ",
-              percent(pointing[low], 0), ", below the ", percent(chance, 0), " of attention spread evenly. REINFORCE "
-              "raises the weight of whichever patches were drawn with likelier captions, and while the decoder cannot "
-              "yet tell one garment from another, a garment's own patch need not be among them; once a few patches "
-              "hold nearly all the weight, the draws seldom try the others, and the estimate hears little about them."),
+         text("Hard attention drifts off the garments: its validation pointing is at its lowest after epoch ", low + 1,
+              ", ", percent(pointing[low], 0), ", below the ", percent(chance, 0), " of attention spread evenly. "
+              "REINFORCE raises the weight of whichever patches were drawn with likelier captions, and while the "
+              "decoder cannot yet tell one garment from another, a garment's own patch need not be among them; once a "
+              "few patches hold nearly all the weight, the draws seldom try the others, and the estimate hears little "
+              "about them."),
          text("Hard attention's validation pointing never fell below the ", percent(chance, 0), " of attention spread "
               "evenly (its lowest ", percent(pointing[low], 0), ", after epoch ", low + 1, ")."),
          Expect::either_way});
