@@ -13,11 +13,13 @@
 
 #include <xtensor/xview.hpp>
 
+#include "lessons/kit/caption_views.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/vit_model.hpp"
 #include "nn/caption/caption_scores.hpp"
 #include "nn/caption/captioner.hpp"
 #include "nn/caption/coverage.hpp"
+#include "nn/caption/estimator_spread.hpp"
 #include "nn/data/fashion_mnist.hpp"
 #include "nn/data/caption_scenes.hpp"
 
@@ -40,12 +42,6 @@ struct SceneSets {
 };
 using Scored = nn::CaptionScores;
 
-std::string caption_of(const IndexArray& words, std::size_t n) {
-  std::vector<Index> w(words.shape(1));
-  for (std::size_t t = 0; t < w.size(); ++t) w[t] = words(n, t);
-  return data::caption_text(w);
-}
-
 // ---------------------------------------------------------------------------------------------
 // 1. Scenes that know their captions
 
@@ -61,11 +57,7 @@ SceneSets the_scenes() {
   s.test = data::make_caption_scenes(g.test, held_out, 3 * seed() + 3, o);
   config({{"train_scenes", train}, {"held_out_scenes", held_out}, {"canvas", kSide}, {"patch", kPatch},
           {"garments", text(o.min_garments, " to ", o.max_garments)}});
-  double share = 0, named = 0;
-  for (std::size_t n = 0; n < s.test.size(); ++n)
-    for (const data::Box& b : s.test.boxes[n])
-      share += double(xt::sum(xt::cast<int>(data::patches_in_box(b, kSide, kPatch)))()) / double(kGrid * kGrid), ++named;
-  s.box_share = share / named;
+  s.box_share = data::box_patch_share(s.test, kPatch);
   metric("box_patch_share", s.box_share);
   say("A scene is a ", kSide, " x ", kSide, " canvas cut into four cells; two to four Fashion-MNIST garments go "
       "into as many of them, each moved by up to 4 pixels, and the caption is generated from where they went. It "
@@ -79,7 +71,8 @@ SceneSets the_scenes() {
       "that looks everywhere alike would put inside it.");
   std::vector<xt::xarray<double>> images, overlays(6);
   std::vector<std::string> captions;
-  for (std::size_t n = 0; n < 6; ++n) images.push_back(data::scene_with_boxes(s.test, n)), captions.push_back(caption_of(s.test.captions, n));
+  for (std::size_t n = 0; n < 6; ++n)
+    images.push_back(data::scene_with_boxes(s.test, n)), captions.push_back(data::caption_text(s.test.captions, n));
   save_figure(looks_grid(images, captions, overlays, 2, "Test scenes and their generated captions", 1500), "scenes",
               "Six test scenes with their captions; the garments named are boxed in orange, cyan, magenta and green, "
               "in the caption's order");
@@ -228,47 +221,37 @@ void report_training(const Trained& soft, const Trained& hard, const SceneSets& 
   style.score = "exact", style.ylabel = "validation exact match";
   save_figure(score_against_cost(curves, style), "training",
               "Validation exact-match after every epoch of the two captioners, against steps and CPU seconds");
+  // Where the hard decoder looked while it trained: its pointing on validation scenes, epoch by epoch.
+  const std::vector<double>& pointing = hard.history.validation_of("pointing");
+  const std::size_t low = std::size_t(std::min_element(pointing.begin(), pointing.end()) - pointing.begin());
+  const double chance = data::box_patch_share(s.validation, kPatch);
+  metric("box_patch_share_validation", chance);
+  metric("pointing_hard_val_lowest", pointing[low]), metric("pointing_hard_val_lowest_epoch", double(low + 1));
+  style = {"Held-out pointing while training"};
+  style.score = "pointing", style.ylabel = "validation pointing", style.chance = chance;
+  save_figure(score_against_cost(curves, style), "pointing_training",
+              "How often the peak patch of a word that names a garment lies in that garment's box, on validation "
+              "scenes after every epoch of the two captioners; dashed: attention spread evenly");
+  claim({"hard_fixes_off_the_garments", "pointing_hard_val_lowest < box_patch_share_validation",
+         text("Hard attention drifts off the garments: its validation pointing is at its lowest after epoch ", low + 1,
+              ", ", percent(pointing[low], 0), ", below the ", percent(chance, 0), " of attention spread evenly. "
+              "REINFORCE raises the weight of whichever patches were drawn with likelier captions, and while the "
+              "decoder cannot yet tell one garment from another, a garment's own patch need not be among them; once a "
+              "few patches hold nearly all the weight, the draws seldom try the others, and the estimate hears little "
+              "about them."),
+         text("Hard attention's validation pointing never fell below the ", percent(chance, 0), " of attention spread "
+              "evenly (its lowest ", percent(pointing[low], 0), ", after epoch ", low + 1, ")."),
+         Expect::either_way});
 }
 
 // ---------------------------------------------------------------------------------------------
 // 3. Where each word looked
 
-struct FigureRow {
-  std::string label;
-  const Trained* model;
-  nn::Glimpse glimpse;
-};
-
-// The first test scene of three garments (or of the most there are).
-std::size_t three_garment_scene(const data::CaptionScenes& s) {
-  std::size_t best = 0;
-  for (std::size_t n = 0; n < s.size(); ++n) {
-    if (s.garments(n) == 3) return n;
-    if (s.garments(n) > s.garments(best)) best = n;
-  }
-  return best;
-}
-
-// One test scene, the words of its caption (and <eos>), and where each row's model looked before
-// each word; a word that names a garment shows that garment's box.
-void words_figure(const std::vector<FigureRow>& rows, const SceneSets& s, const std::string& stem,
+// One test scene (the first of three garments) captioned by each reader (lessons/kit/caption_views):
+// where it looked before each word of the true caption; a word that names a garment shows its box.
+void words_figure(const std::vector<CaptionReader>& rows, const SceneSets& s, const std::string& stem,
                   const std::string& caption) {
-  const std::size_t n = three_garment_scene(s.test), words = std::size_t(data::caption_word_counts(s.test)(n));
-  const data::CaptionScenes one = data::select_scenes(s.test, {n});
-  std::vector<xt::xarray<double>> images, overlays;
-  std::vector<std::string> captions;
-  for (const FigureRow& r : rows) {
-    const nn::Caption<F> c = r.model->model->greedy(Tns(one.images), kWords, data::kCaptionBos, r.glimpse);
-    for (std::size_t w = 0; w < words; ++w) {
-      images.push_back(data::scene_with_boxes(one, 0, w % 2 == 0 && w + 1 < words ? int(w / 2) : -2));
-      overlays.push_back(xt::reshape_view(xt::cast<double>(xt::view(c.weights, 0, w)), {kGrid, kGrid}));
-      captions.push_back(text(r.label, ": ", data::caption_words()[std::size_t(c.words(0, w))]));
-    }
-  }
-  save_figure(looks_grid(images, captions, overlays, int(words),
-                         text("Where each word looked (the true caption: \"", caption_of(s.test.captions, n), "\")"),
-                         int(330 * rows.size() + 90)),
-              stem, caption);
+  save_figure(caption_words_grid(rows, s.test, data::first_scene_with(s.test, 3), kWords), stem, caption);
 }
 
 void where_words_look(const Trained& soft, const Trained& hard, const SceneSets& s) {
@@ -280,6 +263,17 @@ void where_words_look(const Trained& soft, const Trained& hard, const SceneSets&
          text("The soft decoder's attention does not find the garments it names: ", percent(soft.test.share, 0),
               " inside the box (", percent(s.box_share, 0), " evenly), pointing ", percent(soft.test.pointing, 0), "."),
          Expect::full_run});
+  metric("peak_outside_boxes_hard", hard.test.outside), metric("peak_weight_hard", hard.test.peak);
+  claim({"hard_points", "pointing_hard >= box_patch_share + 0.2",
+         text("By the end of training hard attention, taught only by its draws, points too: when it names a garment "
+              "its peak patch is inside that garment's box ", percent(hard.test.pointing, 0), " of the time (",
+              percent(s.box_share, 0), " for attention spread evenly)."),
+         text("In this run's ", fit_steps(s.train.size(), recipe_for("")), " steps hard attention did not learn to "
+              "point: when it names a garment its peak patch is inside that garment's box ",
+              percent(hard.test.pointing, 0), " of the time, against ", percent(s.box_share, 0),
+              " for attention spread evenly; ", percent(hard.test.outside, 0), " of those peaks lie on no garment at "
+              "all, and hold ", percent(hard.test.peak, 0), " of the word's weight on average."),
+         Expect::full_run});
   claim({"hard_points_sharper", "pointing_hard >= pointing_soft",
          text("Hard attention points at least as well: its peak is in the box ", percent(hard.test.pointing, 0),
               " of the time against ", percent(soft.test.pointing, 0), " for soft, with ", percent(hard.test.share, 0),
@@ -289,7 +283,8 @@ void where_words_look(const Trained& soft, const Trained& hard, const SceneSets&
               percent(soft.test.pointing, 0), " for soft: no better at pointing (weight inside ",
               percent(hard.test.share, 0), " against ", percent(soft.test.share, 0), ")."),
          Expect::either_way});
-  words_figure({{"soft", &soft, nn::Glimpse::soft}, {"hard", &hard, nn::Glimpse::hard}}, s, "attention_by_word",
+  words_figure({{"soft", soft.model.get(), nn::Glimpse::soft}, {"hard", hard.model.get(), nn::Glimpse::hard}}, s,
+               "attention_by_word",
                "One test scene captioned by each decoder: the attention before each word over the scene (yellow: much), "
                "the box of the garment the word names outlined");
 }
@@ -336,9 +331,9 @@ void doubly_stochastic(const Trained& soft, const Trained& covered, const SceneS
               "photographs, full everywhere, do not have; captions ", percent(covered.test.exact, 0), " exact against ",
               percent(soft.test.exact, 0), "."),
          Expect::either_way});
-  words_figure({{"no penalty", &soft, nn::Glimpse::soft}, {"penalty", &covered, nn::Glimpse::soft}}, s,
-               "covered_attention", "The same scene, soft attention trained without (top) and with (bottom) the doubly "
-               "stochastic penalty");
+  words_figure({{"no penalty", soft.model.get(), nn::Glimpse::soft},
+                {"penalty", covered.model.get(), nn::Glimpse::soft}}, s, "covered_attention",
+               "The same scene, soft attention trained without (top) and with (bottom) the doubly stochastic penalty");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -369,24 +364,14 @@ void mixing_encoder(const Trained& local, const Trained& mixed, const SceneSets&
               " with each patch alone (captions: ", percent(mixed.test.exact, 0), " exact against ",
               percent(local.test.exact, 0), ")."),
          Expect::either_way});
-  words_figure({{"own patch", &local, nn::Glimpse::soft}, {"mixed", &mixed, nn::Glimpse::soft}}, s, "mixed_attention",
+  words_figure({{"own patch", local.model.get(), nn::Glimpse::soft},
+                {"mixed", mixed.model.get(), nn::Glimpse::soft}}, s, "mixed_attention",
                "The same scene, soft attention over patches that are each their own (top) and over patches after one "
                "encoder layer (bottom)");
 }
 
 // ---------------------------------------------------------------------------------------------
 // 6. The price of a draw: the estimator's variance
-
-// The gradient of the attention score's parameters (the only ones whose gradient in the hard
-// decoder comes from the REINFORCE term alone), flattened.
-std::vector<double> score_gradient(nn::Captioner<F>& cap, const Tns& loss) {
-  cap.zero_grad();
-  loss.backward();
-  std::vector<double> g;
-  for (const Tns& p : cap.score.parameters())
-    for (const F v : p.grad()) g.push_back(v);
-  return g;
-}
 
 void estimator_variance(Trained& hard, const SceneSets& s) {
   nn::Captioner<F>& cap = *hard.model;
@@ -396,41 +381,35 @@ void estimator_variance(Trained& hard, const SceneSets& s) {
   const IndexArray in = data::caption_inputs(b), want = data::caption_targets(b), counts = data::caption_word_counts(b);
   const std::size_t draws_n = full_or_quick<std::size_t>(32, 16);
   Generator draws(seed() + 21);
-  auto spread = [&](double baseline) {  // per-draw gradients: their mean and their total variance
+  // The gradient of the attention score's parameters only: in the hard decoder theirs comes from
+  // the REINFORCE term alone. One per draw of patches, with the baseline b given.
+  const std::vector<Tns> of = cap.score.parameters();
+  auto spread = [&](double baseline) {
     std::vector<std::vector<double>> g;
     for (std::size_t d = 0; d < draws_n; ++d) {
       const nn::CaptionPass<F> p = cap.teacher_forced(Tns(b.images), in, nn::Glimpse::hard, &draws);
-      g.push_back(score_gradient(cap, nn::reinforce_loss(p, want, counts, baseline, data::kCaptionPad).loss));
+      g.push_back(nn::flat_gradient(cap, of, nn::reinforce_loss(p, want, counts, baseline, data::kCaptionPad).loss));
     }
-    std::vector<double> m(g[0].size(), 0.0);
-    for (const auto& x : g)
-      for (std::size_t i = 0; i < m.size(); ++i) m[i] += x[i] / double(draws_n);
-    double var = 0;
-    for (const auto& x : g)
-      for (std::size_t i = 0; i < m.size(); ++i) var += (x[i] - m[i]) * (x[i] - m[i]) / double(draws_n - 1);
-    return std::make_pair(m, var);
+    return nn::spread_of(g);
   };
-  const auto [mean_b, var_b] = spread(hard.baseline);
-  const auto [mean_0, var_0] = spread(0.0);
-  const std::vector<double> soft_g =
-      score_gradient(cap, cross_entropy(cap.teacher_forced(Tns(b.images), in, nn::Glimpse::soft).logits, want,
-                                        {data::kCaptionPad}));
-  double soft_norm = 0, mean_norm = 0, dot = 0;
-  for (std::size_t i = 0; i < soft_g.size(); ++i)
-    soft_norm += soft_g[i] * soft_g[i], mean_norm += mean_b[i] * mean_b[i], dot += soft_g[i] * mean_b[i];
-  soft_norm = std::sqrt(soft_norm), mean_norm = std::sqrt(mean_norm);
+  const nn::DrawSpread with_b = spread(hard.baseline), without_b = spread(0.0);
+  const double var_b = with_b.variance, var_0 = without_b.variance, mean_norm = nn::vector_length(with_b.mean);
+  const Tns soft_loss =
+      cross_entropy(cap.teacher_forced(Tns(b.images), in, nn::Glimpse::soft).logits, want, {data::kCaptionPad});
+  const std::vector<double> soft_g = nn::flat_gradient(cap, of, soft_loss);
+  const double soft_norm = nn::vector_length(soft_g), cosine = nn::vector_cosine(soft_g, with_b.mean);
   cap.zero_grad();
   metric("hard_grad_sd_over_soft_norm", std::sqrt(var_b) / soft_norm);
   metric("hard_grad_sd_over_soft_norm_no_baseline", std::sqrt(var_0) / soft_norm);
   metric("hard_grad_sd_over_its_mean", std::sqrt(var_b) / mean_norm);
-  metric("hard_mean_grad_cosine_soft", dot / (soft_norm * mean_norm));
+  metric("hard_mean_grad_cosine_soft", cosine);
   say("How noisy is one draw? On a fixed batch of 64 validation scenes and the trained hard decoder, ", draws_n,
       " draws of patches give ", draws_n, " gradients of the attention score's parameters ($W_q$, $W_k$, $v$). "
       "Their spread (the square root of the summed variances) is ", fixed(std::sqrt(var_b) / mean_norm, 2),
       " times the length of their mean, and ", fixed(std::sqrt(var_b) / soft_norm, 2),
       " times the length of the soft gradient of the same model on the same batch, which has no spread at all: it "
       "is computed, not drawn. Their mean and the soft gradient point alike to cosine ",
-      fixed(dot / (soft_norm * mean_norm), 2), ".");
+      fixed(cosine, 2), ".");
   claim({"hard_gradient_noisy", "hard_grad_sd_over_its_mean >= 1",
          text("One draw's gradient is mostly noise: its spread exceeds the mean it estimates (", fixed(std::sqrt(var_b) / mean_norm, 2),
               " times), which is why hard attention needs the baseline, many steps, or both."),
@@ -449,28 +428,6 @@ void estimator_variance(Trained& hard, const SceneSets& s) {
 // ---------------------------------------------------------------------------------------------
 // 7. The attention explorer
 
-// Scene n captioned by one model: its words through <eos> against the 16 patches, each patch named
-// by its place and the garments whose box holds its centre, numbered as the true caption's words.
-AttentionInput explorer_input(const std::string& label, const Trained& t, nn::Glimpse glimpse, const SceneSets& s,
-                              std::size_t n) {
-  const data::CaptionScenes one = data::select_scenes(s.test, {n});
-  const nn::Caption<F> c = t.model->greedy(Tns(one.images), kWords, data::kCaptionBos, glimpse);
-  std::size_t words = 0;
-  while (words < kWords && c.words(0, words++) != data::kCaptionEos) {}
-  AttentionInput in{text("scene ", n, ", ", label, ": \"", caption_of(c.words, 0), "\""), {}, {}, {label}, {}};
-  for (std::size_t w = 0; w < words; ++w)
-    in.queries.push_back(text(w + 1, " ", data::caption_words()[std::size_t(c.words(0, w))]));
-  for (std::size_t p = 0; p < kGrid * kGrid; ++p) {
-    std::string key = text("r", p / kGrid + 1, "c", p % kGrid + 1);
-    for (std::size_t g = 0; g < one.garments(0); ++g)
-      if (data::patches_in_box(one.boxes[0][g], kSide, kPatch)(p / kGrid, p % kGrid))
-        key += text(" (", 2 * g + 1, " ", data::caption_words()[std::size_t(one.captions(0, 1 + 2 * g))], ")");
-    in.keys.push_back(key);
-  }
-  in.heads = {{xt::cast<double>(xt::view(c.weights, 0, xt::range(0, words)))}};
-  return in;
-}
-
 void explorer(const Trained& soft, const Trained& hard, const Trained& covered, const SceneSets& s) {
   ExplorerPage page{"Lesson 20: where each word of a caption looked", "caption words", "patches",
                     "Test scenes captioned by the soft, the hard and the penalised soft decoder. Each word on the right "
@@ -478,10 +435,10 @@ void explorer(const Trained& soft, const Trained& hard, const Trained& covered, 
                     "whose centre lies in a garment's box carries that garment's word of the true caption, numbered.",
                     {}};
   for (std::size_t n = 0; n < 4; ++n)
-    for (const auto& [label, t, g] : {std::tuple{"soft", &soft, nn::Glimpse::soft},
-                                      std::tuple{"hard", &hard, nn::Glimpse::hard},
-                                      std::tuple{"soft with the penalty", &covered, nn::Glimpse::soft}})
-      page.inputs.push_back(explorer_input(label, *t, g, s, n));
+    for (const CaptionReader& r : {CaptionReader{"soft", soft.model.get(), nn::Glimpse::soft},
+                                   CaptionReader{"hard", hard.model.get(), nn::Glimpse::hard},
+                                   CaptionReader{"soft with the penalty", covered.model.get(), nn::Glimpse::soft}})
+      page.inputs.push_back(caption_attention_input(r, s.test, n, kWords));
   show_explorer(page, "explorer", "The attention explorer: four test scenes, each captioned by the three decoders; "
                                   "hover a word to see which patches it read");
 }

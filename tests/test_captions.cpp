@@ -12,6 +12,7 @@
 #include "nn/caption/caption_scores.hpp"
 #include "nn/caption/captioner.hpp"
 #include "nn/caption/coverage.hpp"
+#include "nn/caption/estimator_spread.hpp"
 #include "nn/data/caption_scenes.hpp"
 
 using namespace attnlab;
@@ -118,6 +119,41 @@ TEST_CASE("caption_text and patches_in_box") {
   CHECK(in(2, 0));
   CHECK_THROWS_WITH_AS(data::patches_in_box({}, 64, 7), Contains("patch 7 does not divide the side 64"),
                        std::invalid_argument);
+}
+
+TEST_CASE("caption_text of a row, first_scene_with, box_patch_share and patch_names") {
+  data::CaptionSceneOptions o;
+  o.min_garments = 2, o.max_garments = 3;
+  const data::CaptionScenes s = data::make_caption_scenes(rectangles(8), 20, 4, o);
+  std::vector<Index> row(s.captions.shape(1));
+  for (std::size_t t = 0; t < row.size(); ++t) row[t] = s.captions(3, t);
+  CHECK(data::caption_text(s.captions, 3) == data::caption_text(row));
+  CHECK_THROWS_WITH_AS(data::caption_text(s.captions, 20), Contains("caption_text: row 20"), std::out_of_range);
+  const std::size_t three = data::first_scene_with(s, 3);
+  CHECK(s.garments(three) == 3);
+  for (std::size_t n = 0; n < three; ++n) CHECK(s.garments(n) != 3);
+  CHECK(s.garments(data::first_scene_with(s, 4)) == 3);  // none has four: the first of the most
+  CHECK_THROWS_WITH_AS(data::first_scene_with(data::select_scenes(s, {}), 2), Contains("first_scene_with"),
+                       std::invalid_argument);
+  // Patches of 16 on 64 (centres 16 apart): a garment k is 10 pixels wide and at most 20 high, so its
+  // box holds the centres of at most two of the 16 patches.
+  double share = 0, named = 0;
+  for (std::size_t n = 0; n < s.size(); ++n)
+    for (const data::Box& b : s.boxes[n]) share += double(xt::sum(xt::cast<int>(data::patches_in_box(b, 64, 16)))()) / 16, ++named;
+  CHECK(data::box_patch_share(s, 16) == doctest::Approx(share / named));
+  CHECK(data::box_patch_share(s, 16) <= 2.0 / 16);
+  // Scene 0 by patches of 4: every patch named by row and column; those in garment g's box carry
+  // "(2g+1 word)", as many as the box holds.
+  const std::vector<std::string> names = data::patch_names(s, 0, 4);
+  REQUIRE(names.size() == 256);
+  CHECK(names[0].rfind("r1c1", 0) == 0);
+  CHECK(names[17].rfind("r2c2", 0) == 0);
+  for (std::size_t g = 0; g < s.garments(0); ++g) {
+    const std::string tag = "(" + std::to_string(2 * g + 1) + " " + data::caption_words()[std::size_t(s.captions(0, 1 + 2 * g))] + ")";
+    const xt::xarray<bool> in = data::patches_in_box(s.boxes[0][g], 64, 4);
+    for (std::size_t p = 0; p < 256; ++p) CHECK((names[p].find(tag) != std::string::npos) == bool(in(p / 16, p % 16)));
+  }
+  CHECK_THROWS_WITH_AS(data::patch_names(s, 20, 4), Contains("patch_names: scene 20 of 20"), std::out_of_range);
 }
 
 TEST_CASE("log_of_chosen: the log of the chosen entries; shapes and indices checked") {
@@ -227,6 +263,8 @@ TEST_CASE("score_captions: exact, words, relations, BLEU, and attention inside t
   CHECK(sc.bleu == doctest::Approx(1.0));
   CHECK(sc.share == doctest::Approx(1.0));
   CHECK(sc.pointing == 1.0);
+  CHECK(sc.outside == 0.0);
+  CHECK(sc.peak == doctest::Approx(1.0));
   CHECK(sc.exact_by_garments.size() == 2);
   // Scene 0 loses its first garment word, scene 1 its <eos> (it runs on): two captions wrong.
   words(0, 0) = words(0, 0) == 2 ? 3 : 2;
@@ -237,11 +275,26 @@ TEST_CASE("score_captions: exact, words, relations, BLEU, and attention inside t
   CHECK(sc.bleu > 0.8);
   CHECK(sc.relation == 1.0);
   // Uniform attention: the share is the box's share of the patches (a garment is at most 20 x 14
-  // pixels of the 64 x 64), and the peak, patch 0 (a tie), is in no box.
+  // pixels of the 64 x 64), and the peak, patch 0 (a tie), is in no box: on the empty canvas.
   w = xt::full_like(w, 1.0f / float(P));
   sc = nn::score_captions(words, w, s, 4);
   CHECK(sc.share < 0.1);
   CHECK(sc.pointing == 0.0);
+  CHECK(sc.outside == 1.0);
+  CHECK(sc.peak == doctest::Approx(1.0 / double(P)));
+  // Each garment word on the next garment's box (the last on the first's): never its own garment,
+  // never empty canvas.
+  for (std::size_t n = 0; n < N; ++n)
+    for (std::size_t g = 0; g < s.garments(n); ++g) {
+      const xt::xarray<bool> in = data::patches_in_box(s.boxes[n][(g + 1) % s.garments(n)], 64, 4);
+      std::size_t p = 0;
+      while (!in(p / 16, p % 16)) ++p;
+      xt::view(w, n, 2 * g) = 0.0f;
+      w(n, 2 * g, p) = 1.0f;
+    }
+  sc = nn::score_captions(words, w, s, 4);
+  CHECK(sc.pointing == 0.0);
+  CHECK(sc.outside == 0.0);
   CHECK_THROWS_WITH_AS(nn::score_captions(words, Array<float>::from_shape({N, L, 9}), s, 4), Contains("score_captions"),
                        std::invalid_argument);
 }
@@ -320,4 +373,32 @@ TEST_CASE("reinforce_loss: the cross-entropy minus the advantage-weighted log ch
   const nn::CaptionPass<double> soft = cap.teacher_forced(images, inputs, nn::Glimpse::soft);
   CHECK_THROWS_WITH_AS(nn::reinforce_loss(soft, targets, counts, 0.0, 4), Contains("reinforce_loss"),
                        std::invalid_argument);
+}
+
+TEST_CASE("spread_of, flat_gradient, vector_length and vector_cosine") {
+  // Three draws of two entries: means (2, 0); variances 1 and 4 (divided by D - 1 = 2): V = 5.
+  const nn::DrawSpread s = nn::spread_of({{1.0, 2.0}, {2.0, 0.0}, {3.0, -2.0}});
+  REQUIRE(s.mean.size() == 2);
+  CHECK(s.mean[0] == doctest::Approx(2.0));
+  CHECK(s.mean[1] == doctest::Approx(0.0));
+  CHECK(s.variance == doctest::Approx(5.0));
+  CHECK(nn::spread_of({{1.0}, {1.0}}).variance == 0.0);
+  CHECK_THROWS_WITH_AS(nn::spread_of({{1.0}}), Contains("spread_of: 1 draws"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nn::spread_of({{1.0}, {1.0, 2.0}}), Contains("draws of 1 and 2"), std::invalid_argument);
+  CHECK(nn::vector_length({3.0, 4.0}) == doctest::Approx(5.0));
+  CHECK(nn::vector_cosine({1.0, 0.0}, {2.0, 2.0}) == doctest::Approx(std::sqrt(0.5)));
+  CHECK(nn::vector_cosine({1.0, 0.0}, {0.0, 0.0}) == 0.0);
+  CHECK_THROWS_WITH_AS(nn::vector_cosine({1.0}, {1.0, 2.0}), Contains("vector_cosine"), std::invalid_argument);
+  // y = sum(W x) for a Linear 3 -> 2: dy/dW_ij = x_j, dy/db_i = 1, whatever an earlier backward left.
+  Generator gen(1);
+  nn::Linear<float> lin(3, 2, gen);
+  const Tensor<float> x(Array<float>{{1.0f, 2.0f, 3.0f}});
+  sum(lin(x)).backward();  // a stale gradient, which flat_gradient must drop
+  const std::vector<double> g = nn::flat_gradient(lin, lin.parameters(), sum(lin(x)));
+  const std::vector<Tensor<float>> p = lin.parameters();
+  REQUIRE(g.size() == p[0].value().size() + p[1].value().size());
+  std::size_t k = 0;
+  for (const Tensor<float>& t : p)
+    for (std::size_t i = 0; i < t.value().size(); ++i, ++k)
+      CHECK(g[k] == doctest::Approx(t.value().dimension() == 2 ? double(1 + i % 3) : 1.0));
 }

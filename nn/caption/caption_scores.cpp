@@ -34,21 +34,24 @@ CaptionScores score_captions(const IndexArray& words, const Array<float>& weight
     true_words += double(eos + 1);
     for (std::size_t t = 0; t < L && words(n, t) != data::kCaptionEos; ++t) hyps[n].push_back(words(n, t));
     r.exact += all, r.exact_by_garments[k] += all, ++scenes_with[k];
+    xt::xarray<bool> in_any = xt::zeros<bool>({grid, grid});
+    for (std::size_t g = 0; g < k; ++g) in_any = in_any || data::patches_in_box(scenes.boxes[n][g], side, patch);
     for (std::size_t g = 0; g < k; ++g) {
       const xt::xarray<bool> in = data::patches_in_box(scenes.boxes[n][g], side, patch);
       double inside = 0, best = -1;
-      bool peak_in = false;
+      std::size_t at = 0;
       for (std::size_t p = 0; p < grid * grid; ++p) {
         const double w = weights(n, 2 * g, p);
         if (in(p / grid, p % grid)) inside += w;
-        if (w > best) best = w, peak_in = in(p / grid, p % grid);
+        if (w > best) best = w, at = p;
       }
-      r.share += inside, r.pointing += peak_in, ++named;
+      r.share += inside, r.pointing += in(at / grid, at % grid), r.outside += !in_any(at / grid, at % grid);
+      r.peak += best, ++named;
     }
   }
   if (N == 0) return r;
   r.exact /= double(N), r.tokens = tokens / true_words, r.relation = relation_words ? relations / relation_words : 0;
-  r.share /= named, r.pointing /= named;
+  r.share /= named, r.pointing /= named, r.outside /= named, r.peak /= named;
   for (auto& [k, e] : r.exact_by_garments) e /= double(scenes_with[k]);
   r.bleu = corpus_bleu<Index>(hyps, refs).score;
   return r;

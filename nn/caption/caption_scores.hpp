@@ -9,6 +9,8 @@
 //   share     for the word t = 2g naming garment g: the attention before it that falls on the
 //             patches whose centre is inside g's box, averaged over every such word
 //   pointing  how often that attention's peak patch is inside g's box
+//   outside   how often it is inside no garment's box at all (empty canvas)
+//   peak      that attention's largest weight, averaged: 1 when a word reads one patch alone
 //
 // The attention of step t is scored whether or not the word written there is right: it is where
 // the decoder looked when the true caption names garment g there.
@@ -25,6 +27,7 @@ namespace attnlab::nn {
 struct CaptionScores {
   double exact = 0, tokens = 0, relation = 0, bleu = 0;
   double share = 0, pointing = 0;
+  double outside = 0, peak = 0;
   std::map<std::size_t, double> exact_by_garments;  // garments in the scene -> exact captions among those scenes
 };
 

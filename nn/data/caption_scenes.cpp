@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <xtensor/xmath.hpp>
+#include <xtensor/xoperation.hpp>
 #include <xtensor/xview.hpp>
 
 #include "core/random.hpp"
@@ -140,6 +142,25 @@ std::string caption_text(const std::vector<Index>& tokens) {
   return out;
 }
 
+std::string caption_text(const IndexArray& captions, std::size_t n) {
+  if (captions.dimension() != 2 || n >= captions.shape(0))
+    throw std::out_of_range("caption_text: row " + std::to_string(n) + " of " + std::to_string(captions.dimension()) +
+                            "-d captions of " + std::to_string(captions.dimension() ? captions.shape(0) : 0) + " rows");
+  std::vector<Index> w(captions.shape(1));
+  for (std::size_t t = 0; t < w.size(); ++t) w[t] = captions(n, t);
+  return caption_text(w);
+}
+
+std::size_t first_scene_with(const CaptionScenes& s, std::size_t garments) {
+  if (s.size() == 0) throw std::invalid_argument("first_scene_with: no scenes");
+  std::size_t most = 0;
+  for (std::size_t n = 0; n < s.size(); ++n) {
+    if (s.garments(n) == garments) return n;
+    if (s.garments(n) > s.garments(most)) most = n;
+  }
+  return most;
+}
+
 xt::xarray<bool> patches_in_box(const Box& box, std::size_t side, std::size_t patch) {
   if (patch == 0 || side % patch != 0)
     throw std::invalid_argument("patches_in_box: patch " + std::to_string(patch) + " does not divide the side " +
@@ -153,6 +174,34 @@ xt::xarray<bool> patches_in_box(const Box& box, std::size_t side, std::size_t pa
       in(r, c) = y2 >= 2 * box.top && y2 < 2 * box.bottom && x2 >= 2 * box.left && x2 < 2 * box.right;
     }
   return in;
+}
+
+double box_patch_share(const CaptionScenes& s, std::size_t patch) {
+  const std::size_t side = s.images.shape(s.images.dimension() - 1);
+  double share = 0, named = 0;
+  for (std::size_t n = 0; n < s.size(); ++n)
+    for (const Box& b : s.boxes[n]) {
+      const xt::xarray<bool> in = patches_in_box(b, side, patch);
+      share += double(xt::sum(xt::cast<int>(in))()) / double(in.size()), ++named;
+    }
+  return named ? share / named : 0.0;
+}
+
+std::vector<std::string> patch_names(const CaptionScenes& s, std::size_t n, std::size_t patch) {
+  if (n >= s.size())
+    throw std::out_of_range("patch_names: scene " + std::to_string(n) + " of " + std::to_string(s.size()));
+  const std::size_t side = s.images.shape(s.images.dimension() - 1), grid = patch ? side / patch : 0;
+  std::vector<xt::xarray<bool>> in;
+  for (const Box& b : s.boxes[n]) in.push_back(patches_in_box(b, side, patch));
+  std::vector<std::string> names;
+  for (std::size_t p = 0; p < grid * grid; ++p) {
+    std::string name = "r" + std::to_string(p / grid + 1) + "c" + std::to_string(p % grid + 1);
+    for (std::size_t g = 0; g < in.size(); ++g)
+      if (in[g](p / grid, p % grid))
+        name += " (" + std::to_string(2 * g + 1) + " " + caption_words()[std::size_t(s.captions(n, 1 + 2 * g))] + ")";
+    names.push_back(name);
+  }
+  return names;
 }
 
 }  // namespace attnlab::nn::data

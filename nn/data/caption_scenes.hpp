@@ -83,12 +83,28 @@ IndexArray caption_word_counts(const CaptionScenes& s);
 // orange, cyan, magenta and green in the caption's order; only = k draws box k alone, -2 none.
 xt::xarray<double> scene_with_boxes(const CaptionScenes& s, std::size_t n, int only = -1);
 
-// "bag left of sneaker": the words of tokens (any length), <bos>, <eos> and <pad> left out.
+// "bag left of sneaker": the words of tokens (any length), <bos>, <eos> and <pad> left out; or of
+// row n of captions (N, L). std::out_of_range naming the function for a row past the end.
 std::string caption_text(const std::vector<Index>& tokens);
+std::string caption_text(const IndexArray& captions, std::size_t n);
+
+// The first scene with this many garments, or the first with the most there are when none has.
+// std::invalid_argument naming the function for no scenes.
+std::size_t first_scene_with(const CaptionScenes& s, std::size_t garments);
 
 // Which patches of a (side / patch)^2 grid have their centre inside the box: (side/p, side/p)
 // booleans, row-major as the patches of nn::patchify. std::invalid_argument naming the function
 // for a patch that is 0 or does not divide side.
 xt::xarray<bool> patches_in_box(const Box& box, std::size_t side, std::size_t patch);
+
+// The share of the (side / patch)^2 patches inside a named garment's box, averaged over every
+// garment of every scene: the attention a reader that looks everywhere alike puts inside the box
+// (chance for the pointing of nn/caption/caption_scores.hpp, near enough).
+double box_patch_share(const CaptionScenes& s, std::size_t patch);
+
+// The patches of scene n by name, row-major: "r1c2" (row and column from 1), followed by
+// " (2k+1 garment)" for each garment k whose box holds the patch's centre, numbered as the caption's
+// word that names it ("r2c1 (1 bag)").
+std::vector<std::string> patch_names(const CaptionScenes& s, std::size_t n, std::size_t patch);
 
 }  // namespace attnlab::nn::data
