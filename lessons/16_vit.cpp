@@ -284,18 +284,17 @@ TestResult the_test_set(const Data& d, nn::ViT<F>& vit, const History& vit_histo
 // over every test image, against the share of the patches the garment covers.
 void attention_on_the_garment(nn::ViT<F>& vit, const Data& d) {
   const ForegroundAttention on = attention_on_foreground(vit, d.test.images, 0.05f);
-  const std::vector<double> &area = on.area, &rollout_all = on.rollout;
-  for (std::size_t l = 0; l < on.layers.size(); ++l) metric(text("layer", l + 1, "_attention_on_garment"), mean_of(on.layers[l]));
+  const ForegroundShares s = foreground_shares(on);  // means over the test images
+  for (std::size_t l = 0; l < s.layers.size(); ++l) metric(text("layer", l + 1, "_attention_on_garment"), s.layers[l]);
   say("A patch counts as the garment's when at least half of its pixels are brighter than 0.05 (the background is 0).");
   table({"over the " + std::to_string(d.test.size()) + " test images (means)", "share"}, foreground_rows(on, "the garment"));
-  metric("garment_patch_share", mean_of(area)), metric("rollout_on_garment", mean_of(rollout_all));
-  const double lift = mean_of(rollout_all) / mean_of(area);
+  metric("garment_patch_share", s.area), metric("rollout_on_garment", s.rollout);
   claim({"rollout_favours_garment", "rollout_on_garment > garment_patch_share",
-         text("The rollout puts ", percent(mean_of(rollout_all), 1), " of the class token's patch attention on the "
-              "garment's patches, which are ", percent(mean_of(area), 1), " of the patches: ", fixed(lift, 2),
+         text("The rollout puts ", percent(s.rollout, 1), " of the class token's patch attention on the "
+              "garment's patches, which are ", percent(s.area, 1), " of the patches: ", fixed(s.lift, 2),
               " times their share."),
-         text("The rollout puts ", percent(mean_of(rollout_all), 1), " of the class token's patch attention on the "
-              "garment's patches, which are ", percent(mean_of(area), 1), " of the patches: no more than their share: "
+         text("The rollout puts ", percent(s.rollout, 1), " of the class token's patch attention on the "
+              "garment's patches, which are ", percent(s.area, 1), " of the patches: no more than their share: "
               "per patch, the class token draws at least as much from the background around the garment."),
          Expect::either_way});
 }
@@ -375,15 +374,13 @@ nn::data::SceneSplits scene_sets(const Data& d) {
 // share on the two garments' patches against the share of the patches they cover, over the test
 // scenes; and four scenes drawn.
 void scene_looks(nn::ViT<F>& vit, const nn::data::Scenes& test) {
-  const ForegroundAttention on = attention_on_foreground(vit, test.images, 0.05f);
-  const std::vector<double> &area = on.area, &on_garments = on.rollout;
-  metric("scene_garment_patch_share", mean_of(area)), metric("scene_rollout_on_garments", mean_of(on_garments));
-  const double lift = mean_of(on_garments) / mean_of(area);
+  const ForegroundShares s = foreground_shares(attention_on_foreground(vit, test.images, 0.05f));  // means over the scenes
+  metric("scene_garment_patch_share", s.area), metric("scene_rollout_on_garments", s.rollout);
   claim({"scene_rollout_on_garments", "scene_rollout_on_garments > scene_garment_patch_share",
-         text("In the test scenes the rollout puts ", percent(mean_of(on_garments), 1), " of what reaches the pooled vector "
-              "on the garments' patches, ", percent(mean_of(area), 1), " of the patches: ", fixed(lift, 2), " times their share."),
-         text("In the test scenes the rollout puts ", percent(mean_of(on_garments), 1), " of what reaches the pooled vector "
-              "on the garments' patches, ", percent(mean_of(area), 1), " of the patches: no more than their share."),
+         text("In the test scenes the rollout puts ", percent(s.rollout, 1), " of what reaches the pooled vector "
+              "on the garments' patches, ", percent(s.area, 1), " of the patches: ", fixed(s.lift, 2), " times their share."),
+         text("In the test scenes the rollout puts ", percent(s.rollout, 1), " of what reaches the pooled vector "
+              "on the garments' patches, ", percent(s.area, 1), " of the patches: no more than their share."),
          Expect::either_way});
   const Array<F> shown = data::take_rows(test.images, {0, 1, 2, 3});
   const std::vector<std::string> names = class_captions(test.labels, {0, 1, 2, 3}, {"two classes", "one class"});  // label 1: one

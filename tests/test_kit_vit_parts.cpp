@@ -1,6 +1,6 @@
 // lessons/kit/vit_model's pieces for lesson 16's tables and figures: the parameters of a ViT by
-// part (adding up to the whole), the patch vectors of an image as a figure, the foreground table of
-// attention_on_foreground, and the learned positions' similarity (the class token's row left out,
+// part (adding up to the whole), the patch vectors of an image as a figure, the foreground means and
+// table of attention_on_foreground, and the learned positions' similarity (the class token's row left out,
 // laid out as the patch grid); bad input refused by name.
 #include <doctest/doctest.h>
 
@@ -59,7 +59,7 @@ TEST_CASE("patch_vectors_figure: one row a patch; a size that does not divide th
   CHECK_THROWS_AS(patch_vectors_figure(random_uniform<float>({1, 8, 8}, gen), 4), ShapeError);
 }
 
-TEST_CASE("foreground_rows: the area, each layer and the rollout as percentages of their means") {
+TEST_CASE("foreground_shares and foreground_rows: the means of the area, each layer and the rollout, and as a table") {
   ForegroundAttention on;
   on.area = {0.25, 0.75}, on.rollout = {0.5, 0.7}, on.layers = {{0.1, 0.3}, {0.4, 0.4}};
   const auto rows = foreground_rows(on, "the garment");
@@ -70,6 +70,17 @@ TEST_CASE("foreground_rows: the area, each layer and the rollout as percentages 
   CHECK(rows[3] == std::vector<std::string>{"rollout over all layers, on them", percent(0.6, 1)});
   CHECK_THROWS_WITH_AS(foreground_rows(ForegroundAttention{}, "the garment"), Contains("foreground_rows: no images"),
                        std::invalid_argument);
+  const ForegroundShares shares = foreground_shares(on);
+  CHECK(shares.area == doctest::Approx(0.5));
+  CHECK(shares.rollout == doctest::Approx(0.6));
+  CHECK(shares.lift == doctest::Approx(1.2));
+  REQUIRE(shares.layers.size() == 2);
+  CHECK(shares.layers[0] == doctest::Approx(0.2));
+  CHECK(shares.layers[1] == doctest::Approx(0.4));
+  const ForegroundShares none = foreground_shares(ForegroundAttention{});
+  CHECK(none.area == 0.0);
+  CHECK(none.lift == 0.0);
+  CHECK(none.layers.empty());
 }
 
 TEST_CASE("learned_position_similarity: the patch positions only, laid out as the grid") {

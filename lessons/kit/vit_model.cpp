@@ -200,6 +200,13 @@ ForegroundAttention attention_on_foreground(nn::ViT<float>& vit, const Array<flo
   return r;
 }
 
+ForegroundShares foreground_shares(const ForegroundAttention& on) {
+  ForegroundShares s{mean_of(on.area), mean_of(on.rollout), 0, {}};
+  s.lift = s.area > 0 ? s.rollout / s.area : 0.0;
+  for (const std::vector<double>& layer : on.layers) s.layers.push_back(mean_of(layer));
+  return s;
+}
+
 std::vector<std::vector<std::string>> foreground_rows(const ForegroundAttention& on, const std::string& thing) {
   if (on.area.empty()) throw std::invalid_argument("foreground_rows: no images to average over");
   std::vector<std::vector<std::string>> rows{row("share of the patches " + thing + " covers", percent(mean_of(on.area), 1))};

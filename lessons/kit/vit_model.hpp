@@ -98,6 +98,16 @@ struct ForegroundAttention {
 };
 ForegroundAttention attention_on_foreground(nn::ViT<float>& vit, const Array<float>& images, float threshold);
 
+// attention_on_foreground's means over the images (mean_of): the share of the patches the
+// foreground covers, the share of the attention on them in each layer and in the rollout, and the
+// rollout's share over the area's (above 1: the foreground draws more than its share; 0 when the
+// area is 0). Every mean 0 for no images.
+struct ForegroundShares {
+  double area = 0, rollout = 0, lift = 0;
+  std::vector<double> layers;  // [layer]
+};
+ForegroundShares foreground_shares(const ForegroundAttention& on);
+
 // attention_on_foreground's means over the images as rows (what, percent with one decimal): the
 // share of the patches `thing` covers ("share of the patches the garment covers"), the class
 // token's attention on them in each layer ("layer 1: class token's attention on them", ...), and
