@@ -17,7 +17,10 @@ nn::ViTConfig scene_vit_config(nn::ViTConfig base, std::size_t canvas) {
   // 0.502, a peak rate of 0.004 0.492; the patches' mean 0.651, 0.613, 0.648, every seed leaving
   // chance by epoch 4. At the 16 epochs the lesson uses, seed 2 leaves chance with either head
   // (class token 0.678 in epoch 5, the patches' mean 0.660 in epoch 4): the longer run, not the
-  // head alone, makes that seed reliable.
+  // head alone, makes that seed reliable. On seeds 1 and 3 too the class token reaches the patches'
+  // mean at 16 epochs (the scene ViT alone on the lesson's data, scenes, seeds and recipe, full run,
+  // one thread): test accuracy 0.689 and 0.687 (validation 0.666, 0.663; training loss 0.513,
+  // 0.476), against the patches' mean's 0.679 and 0.682 in the reference runs.
   base.readout = nn::Readout::patch_mean;
   return base;
 }
