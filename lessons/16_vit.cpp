@@ -11,12 +11,12 @@
 // a task about a relation: two garments anywhere on a larger canvas, one class or two, where the
 // ViT and an MLP of its size are compared on a fixed set of training scenes.
 #include <algorithm>
-#include <cmath>
 
-#include <xtensor/xmanipulation.hpp>
 #include <xtensor/xview.hpp>
 
 #include "core/runtime/parallel.hpp"
+#include "lessons/kit/garment_pairs.hpp"
+#include "lessons/kit/image_classifier.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/pixel_mlp.hpp"
 #include "lessons/kit/vit_model.hpp"
@@ -24,7 +24,6 @@
 #include "nn/data/batch.hpp"
 #include "nn/data/fashion_mnist.hpp"
 #include "nn/data/garment_scenes.hpp"
-#include "nn/data/images.hpp"
 #include "nn/positional/grid_similarity.hpp"
 #include "nn/vit.hpp"
 
@@ -40,7 +39,6 @@ constexpr std::size_t kModel = 64, kHeads = 4, kLayers = 4, kFeedForward = 256, 
 constexpr std::uint64_t kSplitSeed = 2017;  // the validation images are the same in every run
 constexpr std::size_t kShift = 1;           // augmentation: shifts of up to one pixel each way
 
-std::string class_name(std::size_t c) { return data::fashion_mnist_classes()[c]; }
 std::vector<std::string> class_names() { return {data::fashion_mnist_classes().begin(), data::fashion_mnist_classes().end()}; }
 
 using Data = data::FashionMnistSplits<F>;  // train, validation, test: images (N, 28, 28) in [0, 1], labels (N)
@@ -62,44 +60,12 @@ nn::ViTConfig vit_config(std::size_t patch) {
   return c;
 }
 
-using Logits = ImageLogits;  // images (B, 28, 28) -> logits (B, 10)
-
-// Every model is scored by mirror_averaged_probabilities (lessons/kit/vit_model): the mean of its
-// class probabilities for the image and for its mirror image (training shows the model both).
-// Measured on the validation images (seed 7, full recipe at 30 epochs): 0.905 from the image
-// alone, 0.911 from the pair.
-const auto probabilities = mirror_averaged_probabilities;
-
-// The recipe every model here trains with. Shifts of up to 1 pixel rather than 2 (validation,
-// seed 7, full recipe: 0.905 against 0.894); label smoothing 0.1 (0.893) and a wider model in the
-// same time (d 96, 16 epochs: 0.889) did not help.
-Recipe recipe(const std::string& label, int n_epochs) {
-  Recipe r;
-  r.label = label, r.epochs = n_epochs, r.batch = 128, r.lr = 2e-3, r.weight_decay = 0.05;
-  r.warmup = 0.05, r.decay = Decay::cosine, r.floor = 0.02, r.clip = 1.0, r.seed = seed();
-  return r;
-}
-
-History train_classifier(nn::Module<F>& model, const Logits& logits, const Data& d, int n_epochs, const std::string& label,
-                         const std::string& checkpoint = "") {
-  Recipe r = recipe(label, n_epochs);
-  r.checkpoint = checkpoint;
-  r.validate = [&] { return class_scores(probabilities(model, logits, d.validation.images), d.validation.labels); };
-  Generator augment(seed() + 100);  // batches come in order, so one seed gives the same images
-  return train(model, d.train.size(), [&](const std::vector<std::size_t>& rows) {
-    const Array<F> images = data::shift_and_mirror(data::take_rows(d.train.images, rows), kShift, augment);
-    return cross_entropy(logits(Tensor<F>(images)), data::take_rows(d.train.labels, rows));
-  }, r);
-}
-
-double last_accuracy(const History& h) { return h.validation_of("accuracy").back(); }
-
 // ---------------------------------------------------------------------------------------------
 // 1. Images as sequences.
 
 void images_as_sequences(const Data& d) {
   const Array<F> one = xt::view(d.train.images, xt::range(0, 1));
-  const std::string name = class_name(std::size_t(d.train.labels(0)));
+  const std::string name = class_names()[std::size_t(d.train.labels(0))];
   say("One training image, a ", name, ", is a $28 \\times 28$ grid of grey levels. With patch size $p$ it becomes "
       "$N = (28/p)^2$ patches of $p^2$ pixels, read row by row: at $p = 7$, 16 patches of 49 pixels; at $p = 4$, 49 "
       "of 16. Each patch $x_i$ is projected by one matrix $E$, a class token goes in front and a learned position "
@@ -107,14 +73,10 @@ void images_as_sequences(const Data& d) {
       "Nothing tells the encoder that the patches form a grid: their order is only what $E_{\\mathrm{pos}}$ learns.");
   save_figure(patch_grids(image_of(one, 0), name, {7, 4}), "patches",
               "One training image cut into $7 \\times 7$ and $4 \\times 4$ patches.");
-  const Tensor<F> x(one);
-  plots::HeatmapOptions ho;
-  ho.y_labels = number_labels(16), ho.x_labels = number_labels(49, 7), ho.square_cells = false;
-  ho.colorbar_label = "grey level";
-  save_figure(heatmap_figure(xt::view(nn::patchify(unsqueeze(x, 1), 7).value(), 0), ho,
-                             {"The 16 patch vectors at p = 7", "pixel within the patch", "patch", 1800, 950}),
-              "patch_vectors", "The same image as the encoder's input at $p = 7$: 16 rows of 49 grey levels.");
+  save_figure(patch_vectors_figure(xt::view(one, 0), 7), "patch_vectors",
+              "The same image as the encoder's input at $p = 7$: 16 rows of 49 grey levels.");
 
+  const Tensor<F> x(one);
   Generator gen(seed());  // the forward pass of nn::ViT, one step at a time, on an untrained model
   nn::ViT<F> vit(vit_config(7), gen);
   vit.eval();
@@ -144,17 +106,42 @@ void images_as_sequences(const Data& d) {
 // ---------------------------------------------------------------------------------------------
 // 2. Training the ViT.
 
-struct Trained { std::unique_ptr<nn::ViT<F>> vit; History history; };
+using Logits = ImageLogits;  // images (B, 28, 28) -> logits (B, 10)
 
-Trained train_vit(const Data& d) {
+// Every model is scored by mirror_averaged_probabilities (lessons/kit/vit_model): the mean of its
+// class probabilities for the image and for its mirror image (training shows the model both).
+// Measured on the validation images (seed 7, full recipe at 30 epochs): 0.905 from the image
+// alone, 0.911 from the pair.
+constexpr Reading kReading = Reading::mirror_averaged;
+
+// The recipe every model here trains with. Shifts of up to 1 pixel rather than 2 (validation,
+// seed 7, full recipe: 0.905 against 0.894); label smoothing 0.1 (0.893) and a wider model in the
+// same time (d 96, 16 epochs: 0.889) did not help.
+Recipe recipe(const std::string& label, int n_epochs) {
+  Recipe r;
+  r.label = label, r.epochs = n_epochs, r.batch = 128, r.lr = 2e-3, r.weight_decay = 0.05;
+  r.warmup = 0.05, r.decay = Decay::cosine, r.floor = 0.02, r.clip = 1.0, r.seed = seed();
+  return r;
+}
+
+// On shifted and mirrored training images (lessons/kit/image_classifier), read as the mirror pairs.
+History train_classifier(nn::Module<F>& model, const Logits& logits, const Data& d, int n_epochs, const std::string& label,
+                         const std::string& checkpoint = "") {
+  Recipe r = recipe(label, n_epochs);
+  r.checkpoint = checkpoint;
+  return train_image_classifier(model, logits, d.train, d.validation, r, kReading, ShiftAndMirror{kShift, seed() + 100});
+}
+
+double last_accuracy(const History& h) { return h.validation_of("accuracy").back(); }
+
+template <class Model>
+struct Trained { std::unique_ptr<Model> model; History history; };  // a model and how its training went
+
+Trained<nn::ViT<F>> train_vit(const Data& d) {
   Generator gen(seed());
-  Trained t{std::make_unique<nn::ViT<F>>(vit_config(7), gen), {}};
-  nn::ViT<F>& vit = *t.vit;
-  table({"part", "parameters"},
-        {row("patch embedding: Linear(49, 64)", vit.patch_embed.parameter_count()),
-         row("class token and 17 positions", vit.cls_token.size() + vit.pos_embed.parameter_count()),
-         row(text(kLayers, " encoder layers and the final norm"), vit.encoder.parameter_count()),
-         row("head: Linear(64, 10)", vit.head.parameter_count()), row("total", vit.parameter_count())});
+  Trained<nn::ViT<F>> t{std::make_unique<nn::ViT<F>>(vit_config(7), gen), {}};
+  nn::ViT<F>& vit = *t.model;
+  table({"part", "parameters"}, vit_parameter_rows(vit));
   // As many epochs as fit the ten minutes with a margin: on the reference machine (2 threads) the
   // whole lesson took 311 s with 8 epochs for the scene models; their 16 epochs now add about 25 s
   // (the scene ViT's 16 epochs cost 22 % of this ViT's 35, measured on a loaded machine: 204 s of 920 s).
@@ -167,15 +154,11 @@ Trained train_vit(const Data& d) {
       ". Every training image is moved by up to ", counted(kShift, "pixel"), " each way and mirrored half the time, "
       "new draws in every epoch, so the training loss is measured on changed images. To classify an image, "
       "validation or test, the model reads it and its mirror image and averages the two sets of class probabilities.");
-  t.history = train_classifier(vit, [&](const Tensor<F>& x) { return vit.forward(x); }, d, n_epochs, r.label,
+  t.history = train_classifier(vit, logits_of(vit), d, n_epochs, r.label,
                                "vit.npz");  // with vit.json (write_vit_card): what `inspect vit` runs
   const History& h = t.history;
-  std::vector<std::vector<std::string>> rows;
+  classifier_epoch_table(h);
   const auto &acc = h.validation_of("accuracy"), &loss = h.validation_of("loss");
-  for (std::size_t e = 0; e < acc.size(); ++e)
-    if (e < 3 || (e + 1) % 5 == 0 || e + 1 == acc.size())
-      rows.push_back(row(e + 1, fixed(h.epoch_loss[e], 4), fixed(loss[e], 4), fixed(acc[e], 4)));
-  table({"epoch", "training loss", "validation loss", "validation accuracy"}, rows);
   CurvesFigureOptions style{"ViT (patch 7) on Fashion-MNIST"};
   style.width = 1800, style.log_y = false;
   save_figure(loss_curves({{"ViT p=7", &h}}, style), "vit_training",
@@ -205,7 +188,7 @@ void patch_sizes(const Data& full) {
   for (std::size_t p : {7, 4}) {
     Generator gen(seed() + 1);
     nn::ViT<F> vit(vit_config(p), gen);
-    const History h = train_classifier(vit, [&](const Tensor<F>& x) { return vit.forward(x); }, d, n_epochs, text("ViT p=", p));
+    const History h = train_classifier(vit, logits_of(vit), d, n_epochs, text("ViT p=", p));
     const std::size_t tokens = vit.num_patches() + 1;
     rows.push_back(row(p, tokens, vit.parameter_count(), kHeads * tokens * tokens, fixed(h.median_step_cpu_ms(), 1),
                        fixed(last_accuracy(h), 4)));
@@ -228,24 +211,20 @@ void patch_sizes(const Data& full) {
               " for patch 7; in the same CPU time patch 7 takes ", fixed(cost, 1), " times as many steps, which the "
               "main model (patch 7) spends."),
          Expect::either_way});
-  LineFigureOptions style{"Patch 7 against patch 4: validation accuracy against training time", "CPU seconds of training",
-                          "validation accuracy"};
-  style.markers = true;
-  save_figure(line_figure(series, style), "patch_sizes",
+  save_figure(line_figure(series, {"Patch 7 against patch 4: validation accuracy against training time", "CPU seconds of training",
+                                   "validation accuracy", /*log_x=*/false, /*log_y=*/false, /*markers=*/true}), "patch_sizes",
               "Validation accuracy after each epoch against the CPU seconds spent, for the two patch sizes.");
 }
 
-struct Baseline { std::unique_ptr<PixelMLP> mlp; History history; };
-
-Baseline mlp_baseline(const Data& d, const nn::ViT<F>& vit, const History& vit_history) {
+Trained<PixelMLP> mlp_baseline(const Data& d, const nn::ViT<F>& vit, const History& vit_history) {
   Generator gen(seed() + 2);
-  Baseline b{std::make_unique<PixelMLP>(gen, kSide * kSide, kMlpHidden, kClasses), {}};
-  PixelMLP& mlp = *b.mlp;
+  Trained<PixelMLP> b{std::make_unique<PixelMLP>(gen, kSide * kSide, kMlpHidden, kClasses), {}};
+  PixelMLP& mlp = *b.model;
   const int n_epochs = int(vit_history.validation_of("accuracy").size());
   say("The baseline sees the 784 pixels as one flat vector: two hidden layers of ", kMlpHidden, ", GELU, the same ",
       "epochs (", n_epochs, "), recipe and batches. Like the ViT it is told nothing about which pixels are "
       "neighbours: its first layer weighs all 784 at once.");
-  b.history = train_classifier(mlp, [&](const Tensor<F>& x) { return mlp.forward(x); }, d, n_epochs, "MLP");
+  b.history = train_classifier(mlp, logits_of(mlp), d, n_epochs, "MLP");
   const History& h = b.history;
   const double ratio = double(vit.parameter_count()) / double(mlp.parameter_count());
   table({"model", "parameters", "seconds", "validation accuracy"},
@@ -255,12 +234,8 @@ Baseline mlp_baseline(const Data& d, const nn::ViT<F>& vit, const History& vit_h
          text("The two models are of a size: the ViT has ", fixed(ratio, 2), " times the MLP's parameters."),
          text("The ViT has ", fixed(ratio, 2), " times the MLP's parameters: not a comparison at one size."),
          Expect::every_run, {{"parameter_ratio", ratio}}});
-  LineFigureOptions style{"ViT against an MLP on raw pixels", "epoch", "validation accuracy"};
-  style.ymin = 0.0, style.ymax = 1.0, style.markers = true;
-  const std::vector<double> epochs_x{1.0, double(n_epochs)};
-  save_figure(line_figure({curve("ViT, patch 7", vit_history.validation_of("accuracy")),
-                           curve("MLP on pixels", h.validation_of("accuracy")),
-                           reference("chance (1 in 10)", epochs_x, {0.1, 0.1})}, style),
+  save_figure(accuracy_by_epoch({{"ViT, patch 7", &vit_history}, {"MLP on pixels", &h}}, "chance (1 in 10)", 0.1,
+                                "ViT against an MLP on raw pixels"),
               "vit_vs_mlp", "Validation accuracy after each epoch of the ViT and of the MLP baseline, and chance.");
   metric("val_acc_mlp", last_accuracy(h)), timing("mlp_train_seconds", h.seconds);
   return b;
@@ -269,19 +244,11 @@ Baseline mlp_baseline(const Data& d, const nn::ViT<F>& vit, const History& vit_h
 // ---------------------------------------------------------------------------------------------
 // 4. The test set, once.
 
-struct TestResult {
-  Array<F> vit;  // probabilities (N, 10)
-  IndexArray vit_predicted;
-  double vit_accuracy = 0, mlp_accuracy = 0;
-};
+struct TestResult { ImageScores vit, mlp; };  // each model's class for every test image, and its accuracy
 
 TestResult the_test_set(const Data& d, nn::ViT<F>& vit, const History& vit_history, PixelMLP& mlp) {
-  TestResult r{probabilities(vit, [&](const Tensor<F>& x) { return vit.forward(x); }, d.test.images), {}};
-  r.vit_predicted = nn::argmax_last(r.vit);
-  const IndexArray mlp_predicted =
-      nn::argmax_last(probabilities(mlp, [&](const Tensor<F>& x) { return mlp.forward(x); }, d.test.images));
-  const double vit_acc = r.vit_accuracy = nn::accuracy(r.vit_predicted, d.test.labels);
-  const double mlp_acc = r.mlp_accuracy = nn::accuracy(mlp_predicted, d.test.labels);
+  const TestResult r{score_images(vit, logits_of(vit), d.test, kReading), score_images(mlp, logits_of(mlp), d.test, kReading)};
+  const double vit_acc = r.vit.accuracy, mlp_acc = r.mlp.accuracy;
   metric("test_acc_vit", vit_acc), metric("test_acc_mlp", mlp_acc);
   say("Until now the test images have not been used. Scored once, on ", d.test.size(), " of them:");
   claim({"vit_learns_far_past_chance", "test_acc_vit >= 0.5",
@@ -300,17 +267,13 @@ TestResult the_test_set(const Data& d, nn::ViT<F>& vit, const History& vit_histo
          text("In the last epoch its training loss, ", fixed(train_loss, 3), ", was not below the validation loss, ",
               fixed(val_loss, 3), ", by more than 0.05: it fits new images about as well as its changed training images."),
          Expect::either_way});
-  save_figure(accuracy_by_class(d.test.labels, {{"ViT, patch 7", r.vit_predicted}, {"MLP on pixels", mlp_predicted}},
+  save_figure(accuracy_by_class(d.test.labels, {{"ViT, patch 7", r.vit.predicted}, {"MLP on pixels", r.mlp.predicted}},
                                 class_names(), "Test accuracy by class"),
               "test_by_class", "Test accuracy by class of both models.");
-  plots::Figure matrix(1500, 1350);
-  confusion_panel(matrix.panel(0).title("ViT: true class (rows) against predicted (columns)"),
-                  nn::confusion_rates(d.test.labels, r.vit_predicted, kClasses), class_names(), "share of the true class");
-  save_figure(matrix, "confusion", "The ViT's confusion matrix on the test images (each row sums to 1).");
-  std::vector<std::vector<std::string>> mistakes;
-  for (const nn::Confusion& c : nn::most_confused(d.test.labels, r.vit_predicted, kClasses, 3))
-    mistakes.push_back(row(class_name(c.truth), class_name(c.predicted), c.examples.size()));
-  table({"true class", "the ViT's answer (its most frequent mistakes)", "test images"}, mistakes);
+  save_figure(confusion_figure(d.test.labels, r.vit.predicted, class_names(), "ViT: true class (rows) against predicted (columns)"),
+              "confusion", "The ViT's confusion matrix on the test images (each row sums to 1).");
+  table({"true class", "the ViT's answer (its most frequent mistakes)", "test images"},
+        most_confused_rows(d.test.labels, r.vit.predicted, class_names(), 3));
   return r;
 }
 
@@ -321,23 +284,17 @@ TestResult the_test_set(const Data& d, nn::ViT<F>& vit, const History& vit_histo
 // over every test image, against the share of the patches the garment covers.
 void attention_on_the_garment(nn::ViT<F>& vit, const Data& d) {
   const ForegroundAttention on = attention_on_foreground(vit, d.test.images, 0.05f);
-  const std::vector<double> &area = on.area, &rollout_all = on.rollout;
-  std::vector<std::vector<std::string>> rows{row("share of the patches the garment covers", percent(mean_of(area), 1))};
-  for (std::size_t l = 0; l < on.layers.size(); ++l) {
-    rows.push_back(row(text("layer ", l + 1, ": class token's attention on them"), percent(mean_of(on.layers[l]), 1)));
-    metric(text("layer", l + 1, "_attention_on_garment"), mean_of(on.layers[l]));
-  }
-  rows.push_back(row("rollout over all layers, on them", percent(mean_of(rollout_all), 1)));
+  const ForegroundShares s = foreground_shares(on);  // means over the test images
+  for (std::size_t l = 0; l < s.layers.size(); ++l) metric(text("layer", l + 1, "_attention_on_garment"), s.layers[l]);
   say("A patch counts as the garment's when at least half of its pixels are brighter than 0.05 (the background is 0).");
-  table({"over the " + std::to_string(d.test.size()) + " test images (means)", "share"}, rows);
-  metric("garment_patch_share", mean_of(area)), metric("rollout_on_garment", mean_of(rollout_all));
-  const double lift = mean_of(rollout_all) / mean_of(area);
+  table({"over the " + std::to_string(d.test.size()) + " test images (means)", "share"}, foreground_rows(on, "the garment"));
+  metric("garment_patch_share", s.area), metric("rollout_on_garment", s.rollout);
   claim({"rollout_favours_garment", "rollout_on_garment > garment_patch_share",
-         text("The rollout puts ", percent(mean_of(rollout_all), 1), " of the class token's patch attention on the "
-              "garment's patches, which are ", percent(mean_of(area), 1), " of the patches: ", fixed(lift, 2),
+         text("The rollout puts ", percent(s.rollout, 1), " of the class token's patch attention on the "
+              "garment's patches, which are ", percent(s.area, 1), " of the patches: ", fixed(s.lift, 2),
               " times their share."),
-         text("The rollout puts ", percent(mean_of(rollout_all), 1), " of the class token's patch attention on the "
-              "garment's patches, which are ", percent(mean_of(area), 1), " of the patches: no more than their share: "
+         text("The rollout puts ", percent(s.rollout, 1), " of the class token's patch attention on the "
+              "garment's patches, which are ", percent(s.area, 1), " of the patches: no more than their share: "
               "per patch, the class token draws at least as much from the background around the garment."),
          Expect::either_way});
 }
@@ -346,10 +303,8 @@ void attention_on_the_garment(nn::ViT<F>& vit, const Data& d) {
 // class token and the patches row by row, and its weights on every token, in every head of every
 // layer. `inspect vit` writes one for an image of your own.
 void explore(const Looks& looks, const std::vector<std::size_t>& picks, const Data& d) {
-  std::vector<std::string> names;
-  for (std::size_t b = 0; b < std::min<std::size_t>(4, picks.size()); ++b)
-    names.push_back(text("test image ", picks[b], ": ", class_name(std::size_t(d.test.labels(picks[b])))));
-  ExplorerPage page = vit_explorer_page(looks, names);
+  const std::vector<std::size_t> four(picks.begin(), picks.begin() + std::min<std::size_t>(4, picks.size()));
+  ExplorerPage page = vit_explorer_page(looks, class_captions(d.test.labels, four, class_names(), "test image "));
   page.title = "Lesson 16: the ViT's attention on test images";
   page.note = "The trained ViT of this run on test images. Token cls is the class token, rRcC the patch in row R, "
               "column C of the image (7 x 7 pixels each); choose a layer and a head, hover the cls token to see where "
@@ -364,11 +319,10 @@ void where_it_looks(nn::ViT<F>& vit, const Data& d, const TestResult& r) {
       "(Abnar & Zuidema 2020): with the residual stream counted as half of each layer, "
       "$\\hat A_l = \\tfrac12(\\bar A_l + I)$, and the class token's row of $\\hat A_L \\cdots \\hat A_1$ says how much "
       "of each input token reached it through all the layers.");
-  const std::vector<std::size_t> picks = nn::first_correct_per_class(d.test.labels, r.vit_predicted, kClasses);
+  const std::vector<std::size_t> picks = nn::first_correct_per_class(d.test.labels, r.vit.predicted, kClasses);
   const Array<F> picked = data::take_rows(d.test.images, picks);
   const Looks looks = class_token_looks(vit, picked, /*score_parts=*/true);  // the explorer's neuron view too
-  std::vector<std::string> names;
-  for (std::size_t i : picks) names.push_back(class_name(std::size_t(d.test.labels(i))));
+  const std::vector<std::string> names = class_captions(d.test.labels, picks, class_names());
   save_figure(rollout_pairs(picked, looks, names, "Where the class token looks (attention rollout)"),
               "where_it_looks", "The first correctly classified test image of every class, each beside the rollout of "
                                 "the class token's attention over its patches (yellow: more; each map on its own scale).");
@@ -385,11 +339,8 @@ void where_it_looks(nn::ViT<F>& vit, const Data& d, const TestResult& r) {
 // 6. The learned positions.
 
 void learned_positions(nn::ViT<F>& vit) {
-  const std::size_t side = kSide / vit.config().patch, n = side * side;
-  const Array<F> table = xt::view(vit.pos_embed.weight().value(), xt::range(1, n + 1));  // row 0 is the class token's
-  nn::GridSimilarity g = nn::grid_similarity(table, side, side);
+  const nn::GridSimilarity g = learned_position_similarity(vit);  // the 16 patch positions, not the class token's
   const double near = g.neighbours, far = g.far;
-  g.cosine.reshape({n, side, side});
   save_figure(position_similarity_grid(g.cosine, "Learned positions: each patch position's similarity to every other"), "positions",
               "Panel (r, c) shows the cosine similarity of the learned position vector of the patch in row r, column c "
               "to those of all 16 patch positions, laid out as the image.");
@@ -419,34 +370,20 @@ nn::data::SceneSplits scene_sets(const Data& d) {
                                         kSplitSeed + 1);
 }
 
-// The lesson's recipe on the fixed training scenes as they are: no shifts and no mirror images here,
-// since shifted copies would hand the MLP the very thing under test, garments seen at more places.
-// (Measured with them, seed 7: ViT 0.635, MLP at 10 times the epochs 0.676.)
-History train_on_scenes(nn::Module<F>& model, const Logits& logits, const nn::data::SceneSplits& s, int n_epochs, const std::string& label) {
-  Recipe r = recipe(label, n_epochs);
-  r.validate = [&] { return class_scores(image_probabilities(model, logits, s.validation.images), s.validation.labels); };
-  return train(model, s.train.size(), [&](const std::vector<std::size_t>& rows) {
-    return cross_entropy(logits(Tensor<F>(data::take_rows(s.train.images, rows))), data::take_rows(s.train.labels, rows));
-  }, r);
-}
-
 // What reaches the head in a scene: the rollout of the patches' mean (nn::patch_mean_attention), its
 // share on the two garments' patches against the share of the patches they cover, over the test
 // scenes; and four scenes drawn.
 void scene_looks(nn::ViT<F>& vit, const nn::data::Scenes& test) {
-  const ForegroundAttention on = attention_on_foreground(vit, test.images, 0.05f);
-  const std::vector<double> &area = on.area, &on_garments = on.rollout;
-  metric("scene_garment_patch_share", mean_of(area)), metric("scene_rollout_on_garments", mean_of(on_garments));
-  const double lift = mean_of(on_garments) / mean_of(area);
+  const ForegroundShares s = foreground_shares(attention_on_foreground(vit, test.images, 0.05f));  // means over the scenes
+  metric("scene_garment_patch_share", s.area), metric("scene_rollout_on_garments", s.rollout);
   claim({"scene_rollout_on_garments", "scene_rollout_on_garments > scene_garment_patch_share",
-         text("In the test scenes the rollout puts ", percent(mean_of(on_garments), 1), " of what reaches the pooled vector "
-              "on the garments' patches, ", percent(mean_of(area), 1), " of the patches: ", fixed(lift, 2), " times their share."),
-         text("In the test scenes the rollout puts ", percent(mean_of(on_garments), 1), " of what reaches the pooled vector "
-              "on the garments' patches, ", percent(mean_of(area), 1), " of the patches: no more than their share."),
+         text("In the test scenes the rollout puts ", percent(s.rollout, 1), " of what reaches the pooled vector "
+              "on the garments' patches, ", percent(s.area, 1), " of the patches: ", fixed(s.lift, 2), " times their share."),
+         text("In the test scenes the rollout puts ", percent(s.rollout, 1), " of what reaches the pooled vector "
+              "on the garments' patches, ", percent(s.area, 1), " of the patches: no more than their share."),
          Expect::either_way});
   const Array<F> shown = data::take_rows(test.images, {0, 1, 2, 3});
-  std::vector<std::string> names;
-  for (std::size_t b = 0; b < 4; ++b) names.push_back(test.labels(b) ? "one class" : "two classes");
+  const std::vector<std::string> names = class_captions(test.labels, {0, 1, 2, 3}, {"two classes", "one class"});  // label 1: one
   save_figure(rollout_pairs(shown, class_token_looks(vit, shown), names, "What reaches the head from each patch of a scene (rollout)"),
               "scene_looks", "Four test scenes, each beside the rollout of the 36 patches' mean: how much of each input "
                              "patch reaches the vector the head reads.");
@@ -454,21 +391,11 @@ void scene_looks(nn::ViT<F>& vit, const nn::data::Scenes& test) {
 
 void two_garments(const Data& d) {
   const nn::data::SceneSplits sets = scene_sets(d);
-  nn::ViTConfig c = vit_config(7);
-  c.image_height = c.image_width = kCanvas, c.num_classes = 2;
-  // The head reads the mean of the 36 patch vectors, not the class token. With the class token the
-  // start is fragile: at initialisation every layer's attention is near uniform (entropy 0.95-1.00
-  // of the maximum), so the class token reads a mean in which the two garments are a few of 37
-  // tokens, and the label, a relation, says nothing about either garment alone. Measured with this
-  // recipe at 8 epochs (test accuracy, seeds 1 2 3): class token 0.678, 0.498 (training loss 0.687
-  // after 800 steps: never left chance) and 0.686; on seed 2 a zero head 0.502, a peak rate of 0.004
-  // 0.492; the patches' mean 0.651, 0.613, 0.648, every seed leaving chance by epoch 4. At the 16
-  // epochs used here seed 2 leaves chance with either head (class token 0.678 in epoch 5, the
-  // patches' mean 0.660 in epoch 4): the longer run, not the head alone, makes that seed reliable.
-  c.readout = nn::Readout::patch_mean;
+  // The ViT (its head on the patches' mean: why, measured, in lessons/kit/garment_pairs), then the two MLPs.
   Generator gen(seed() + 3);
-  nn::ViT<F> vit(c, gen);
-  PixelMLP mlp(gen, kCanvas * kCanvas, kSceneMlpHidden, 2), longer(gen, kCanvas * kCanvas, kSceneMlpHidden, 2);
+  const SceneModels m = scene_models(vit_config(7), kCanvas, kSceneMlpHidden, gen);
+  nn::ViT<F>& vit = *m.vit;
+  PixelMLP &mlp = *m.mlp, &longer = *m.longer;
   const int n_epochs = full_or_quick(16, 2), longer_epochs = n_epochs * int(kLongerMlp);
   say("On Fashion-MNIST the ViT only ties the MLP: one garment fills the image at one place, and 784 fixed pixels "
       "are enough. A task about a relation asks more. Each scene is a dark $", kCanvas, " \\times ", kCanvas, "$ canvas "
@@ -476,26 +403,22 @@ void two_garments(const Data& d) {
       "question is whether the two are of one class (half the scenes are). The training set is fixed: ",
       sets.train.size(), " scenes of training garments; ", sets.validation.size(), " of validation garments pick nothing "
       "but show progress, and ", sets.test.size(), " of test garments, garments no model has seen, are scored once. "
-      "The ViT has the same blocks as above, with ", c.image_height / 7 * (c.image_width / 7), " patches of 7 and two "
+      "The ViT has the same blocks as above, with ", vit.num_patches(), " patches of 7 and two "
       "classes, and one change: its head reads the mean of the patches' final vectors instead of the class token's, "
       "so every patch, a garment's among them, reaches the head from the first step; the class token stays in the "
       "sequence as one more token to attend to. The MLP reads the ", kCanvas * kCanvas, " pixels through two hidden layers of ", kSceneMlpHidden,
       ". Both train with the recipe above, on the scenes as they are, for ", counted(n_epochs, "epoch"), "; a second "
       "MLP trains ", kLongerMlp, " times as many epochs, its steps being so much cheaper.");
-  struct Contender { std::string name; nn::Module<F>& model; Logits logits; int epochs; History h; double test = 0; };
-  std::vector<Contender> models{{"ViT", vit, [&](const Tensor<F>& x) { return vit.forward(x); }, n_epochs, {}},
-                                {"MLP, same steps", mlp, [&](const Tensor<F>& x) { return mlp.forward(x); }, n_epochs, {}},
-                                {"MLP, longer", longer, [&](const Tensor<F>& x) { return longer.forward(x); }, longer_epochs, {}}};
-  std::vector<std::vector<std::string>> rows;
-  for (Contender& m : models) {
-    m.h = train_on_scenes(m.model, m.logits, sets, m.epochs, m.name);
-    m.test = nn::accuracy(nn::argmax_last(image_probabilities(m.model, m.logits, sets.test.images)), sets.test.labels);
-    rows.push_back(row(m.name, m.model.parameter_count(), m.epochs, fixed(m.h.seconds, 1), fixed(m.h.epoch_loss.back(), 3),
-                       fixed(last_accuracy(m.h), 4), fixed(m.test, 4)));
-  }
-  table({"model", "parameters", "epochs", "seconds", "training loss", "validation accuracy", "test accuracy"}, rows);
-  const History &hv = models[0].h, &hl = models[2].h;
-  const double vit_acc = models[0].test, mlp_acc = models[1].test, longer_acc = models[2].test;
+  // The lesson's recipe on the fixed training scenes as they are, each image read alone: no shifts
+  // and no mirror images here, since shifted copies would hand the MLP the very thing under test,
+  // garments seen at more places. (Measured with them, seed 7: ViT 0.635, MLP at 10 times the epochs 0.676.)
+  std::vector<Contender> models{{"ViT", vit, logits_of(vit), recipe("ViT", n_epochs)},
+                                {"MLP, same steps", mlp, logits_of(mlp), recipe("MLP, same steps", n_epochs)},
+                                {"MLP, longer", longer, logits_of(longer), recipe("MLP, longer", longer_epochs)}};
+  train_and_test(models, sets.train, sets.validation, sets.test, Reading::image);
+  contender_table(models);
+  const History &hv = models[0].history, &hl = models[2].history;
+  const double vit_acc = models[0].test_accuracy, mlp_acc = models[1].test_accuracy, longer_acc = models[2].test_accuracy;
   metric("scene_test_acc_vit", vit_acc), metric("scene_test_acc_mlp", mlp_acc), metric("scene_test_acc_mlp_longer", longer_acc);
   metric("scene_train_loss_vit", hv.epoch_loss.back()), metric("scene_train_loss_mlp_longer", hl.epoch_loss.back());
   timing("scene_vit_seconds", hv.seconds), timing("scene_mlp_longer_seconds", hl.seconds);
@@ -521,11 +444,9 @@ void two_garments(const Data& d) {
               " s) the MLP reaches ", percent(longer_acc, 1), ", the ViT ", percent(vit_acc, 1), ": in this run the ViT "
               "is not ahead of it."),
          Expect::either_way});
-  plots::Figure bars(1800, 900);
-  bar_panel(bars.panel(0).title("Same class or not: accuracy on scenes of unseen garments (chance 0.5)").ylabel("test accuracy"),
-            {"ViT", "MLP, same steps", text("MLP, ", kLongerMlp, "x the epochs")}, {{"test accuracy", {vit_acc, mlp_acc, longer_acc}}},
-            3, 1.0);
-  save_figure(bars, "two_garments", "Test accuracy on scenes of two test garments: one class or two?");
+  save_figure(test_accuracy_bars({"ViT", "MLP, same steps", text("MLP, ", kLongerMlp, "x the epochs")}, {vit_acc, mlp_acc, longer_acc},
+                                 "Same class or not: accuracy on scenes of unseen garments (chance 0.5)"),
+              "two_garments", "Test accuracy on scenes of two test garments: one class or two?");
   scene_looks(vit, sets.test);
 }
 
@@ -536,10 +457,10 @@ void measured(const TestResult& r) {
   say("Neither model is given the image's two dimensions: the MLP reads 784 numbers in a fixed order, the ViT 16 "
       "patches whose places it learns. Both trained with one recipe and about as many parameters.");
   claim({"vit_against_mlp", "test_acc_vit > test_acc_mlp",
-         text("On the test images the ViT scores ", percent(r.vit_accuracy, 2), ", ", fixed(100 * (r.vit_accuracy - r.mlp_accuracy), 2),
-              " points above the MLP (", percent(r.mlp_accuracy, 2), ")."),
-         text("On the test images the MLP scores ", percent(r.mlp_accuracy, 2), ", ", fixed(100 * (r.mlp_accuracy - r.vit_accuracy), 2),
-              " points above the ViT (", percent(r.vit_accuracy, 2), "): at this budget attention over patches does "
+         text("On the test images the ViT scores ", percent(r.vit.accuracy, 2), ", ", fixed(100 * (r.vit.accuracy - r.mlp.accuracy), 2),
+              " points above the MLP (", percent(r.mlp.accuracy, 2), ")."),
+         text("On the test images the MLP scores ", percent(r.mlp.accuracy, 2), ", ", fixed(100 * (r.mlp.accuracy - r.vit.accuracy), 2),
+              " points above the ViT (", percent(r.vit.accuracy, 2), "): at this budget attention over patches does "
               "not beat a plain network on the pixels."),
          Expect::either_way});
 }
@@ -557,17 +478,17 @@ int main(int argc, char** argv) {
     section("1. Images as sequences");
     images_as_sequences(d);
     section("2. Training a ViT");
-    Trained t = train_vit(d);
+    const Trained<nn::ViT<F>> t = train_vit(d);
     section("3. Patch size, and a model without attention");
     patch_sizes(d);
-    Baseline b = mlp_baseline(d, *t.vit, t.history);
+    const Trained<PixelMLP> b = mlp_baseline(d, *t.model, t.history);
     section("4. The test set, once");
-    const TestResult r = the_test_set(d, *t.vit, t.history, *b.mlp);
-    write_vit_card("vit", *t.vit, class_names(), {"test_acc_vit", r.vit_accuracy, d.test.size(), "Fashion-MNIST's test images"});
+    const TestResult r = the_test_set(d, *t.model, t.history, *b.model);
+    write_vit_card("vit", *t.model, class_names(), {"test_acc_vit", r.vit.accuracy, d.test.size(), "Fashion-MNIST's test images"});
     section("5. Where the class token looks");
-    where_it_looks(*t.vit, d, r);
+    where_it_looks(*t.model, d, r);
     section("6. The learned positions");
-    learned_positions(*t.vit);
+    learned_positions(*t.model);
     section("7. Two garments: one class or two?");
     two_garments(d);
     section("8. What was measured");

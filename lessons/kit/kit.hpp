@@ -19,7 +19,9 @@
 //                step_profile (op by op, GFLOP/s), generation_speed
 //   models as    model_card (the shared card), transformer_card (GPT, BERT), translation_model,
 //   files        vit_model (with its figures), bert (lessons 14 and 15's pieces)
-//   one lesson   approximations (18), translators (08), pixel_mlp (16), caption_views (20)
+//   one lesson   approximations (18), translators (08), pixel_mlp (16), image_classifier (16: its
+//                classifiers trained, scored and tabled), garment_pairs (16: the relational task's
+//                models), caption_views (20)
 //   two lessons  translation_setup (08 and 09: the task, the Transformer and the GRU they share)
 //   checks       gradcheck_table (a lesson's gradient checks as a table), plain_matrices
 //                (double-precision references without the tape), tape_table (a recorded tape as

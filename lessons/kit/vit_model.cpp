@@ -12,6 +12,8 @@
 #include "lessons/kit/figures.hpp"
 #include "lessons/kit/in_batches.hpp"
 #include "lessons/kit/self_attention_input.hpp"
+#include "lessons/story/stats.hpp"
+#include "lessons/story/text.hpp"
 #include "nn/attention/rollout.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/data/images.hpp"
@@ -198,11 +200,36 @@ ForegroundAttention attention_on_foreground(nn::ViT<float>& vit, const Array<flo
   return r;
 }
 
+ForegroundShares foreground_shares(const ForegroundAttention& on) {
+  ForegroundShares s{mean_of(on.area), mean_of(on.rollout), 0, {}};
+  s.lift = s.area > 0 ? s.rollout / s.area : 0.0;
+  for (const std::vector<double>& layer : on.layers) s.layers.push_back(mean_of(layer));
+  return s;
+}
+
+std::vector<std::vector<std::string>> foreground_rows(const ForegroundAttention& on, const std::string& thing) {
+  if (on.area.empty()) throw std::invalid_argument("foreground_rows: no images to average over");
+  std::vector<std::vector<std::string>> rows{row("share of the patches " + thing + " covers", percent(mean_of(on.area), 1))};
+  for (std::size_t l = 0; l < on.layers.size(); ++l)
+    rows.push_back(row(text("layer ", l + 1, ": class token's attention on them"), percent(mean_of(on.layers[l]), 1)));
+  rows.push_back(row("rollout over all layers, on them", percent(mean_of(on.rollout), 1)));
+  return rows;
+}
+
 plots::Figure looks_grid(const std::vector<xt::xarray<double>>& images, const std::vector<std::string>& captions,
                          const std::vector<xt::xarray<double>>& overlays, int cols, const std::string& title, int height) {
   plots::ImageOptions o;
   o.overlay_alpha = 0.6;
   return plots::image_grid(images, captions, overlays, o, {cols, title, 1800, height});
+}
+
+nn::GridSimilarity learned_position_similarity(const nn::ViT<float>& vit, std::size_t far) {
+  const nn::ViTConfig& c = vit.config();
+  const std::size_t rows = c.image_height / c.patch, cols = c.image_width / c.patch, n = rows * cols;
+  const Array<float> table = xt::view(vit.pos_embed.weight().value(), xt::range(1, n + 1));  // row 0 is the class token's
+  nn::GridSimilarity g = nn::grid_similarity(table, rows, cols, far);
+  g.cosine.reshape({n, rows, cols});
+  return g;
 }
 
 xt::xarray<double> image_of(const Array<float>& images, std::size_t b) { return xt::cast<double>(xt::view(images, b)); }
@@ -268,6 +295,28 @@ plots::Figure patch_grids(const xt::xarray<double>& image, const std::string& na
     plots::image(fig.panel(int(i)).title(name), image, o);
   }
   return fig;
+}
+
+plots::Figure patch_vectors_figure(const Array<float>& image, std::size_t patch) {
+  check(image.dimension() == 2 && patch > 0 && image.shape()[0] % patch == 0 && image.shape()[1] % patch == 0,
+        "patch_vectors_figure", "needs an image (H, W) whose sides patch size ", patch, " divides, got ",
+        shape_str(image.shape()));
+  const std::size_t n = (image.shape()[0] / patch) * (image.shape()[1] / patch);
+  const Tensor<float> x(Array<float>(xt::view(image, xt::newaxis(), xt::newaxis())));  // (1, 1, H, W)
+  plots::HeatmapOptions o;
+  o.y_labels = number_labels(n), o.x_labels = number_labels(patch * patch, patch), o.square_cells = false;
+  o.colorbar_label = "grey level";
+  return heatmap_figure(xt::view(nn::patchify(x, patch).value(), 0), o,
+                        {text("The ", n, " patch vectors at p = ", patch), "pixel within the patch", "patch", 1800, 950});
+}
+
+std::vector<std::vector<std::string>> vit_parameter_rows(const nn::ViT<float>& vit) {
+  const nn::ViTConfig& c = vit.config();
+  const std::size_t d = c.layer.d_model, inputs = c.channels * c.patch * c.patch;
+  return {row(text("patch embedding: Linear(", inputs, ", ", d, ")"), vit.patch_embed.parameter_count()),
+          row(text("class token and ", vit.num_patches() + 1, " positions"), vit.cls_token.size() + vit.pos_embed.parameter_count()),
+          row(text(c.num_layers, " encoder layers and the final norm"), vit.encoder.parameter_count()),
+          row(text("head: Linear(", d, ", ", c.num_classes, ")"), vit.head.parameter_count()), row("total", vit.parameter_count())};
 }
 
 plots::Figure accuracy_by_class(const IndexArray& labels, const std::vector<std::pair<std::string, IndexArray>>& predictions,

@@ -16,6 +16,7 @@
 
 #include "lessons/kit/explorer.hpp"
 #include "lessons/kit/model_card.hpp"
+#include "nn/positional/grid_similarity.hpp"
 #include "nn/vit.hpp"
 #include "plots/image.hpp"
 
@@ -97,6 +98,23 @@ struct ForegroundAttention {
 };
 ForegroundAttention attention_on_foreground(nn::ViT<float>& vit, const Array<float>& images, float threshold);
 
+// attention_on_foreground's means over the images (mean_of): the share of the patches the
+// foreground covers, the share of the attention on them in each layer and in the rollout, and the
+// rollout's share over the area's (above 1: the foreground draws more than its share; 0 when the
+// area is 0). Every mean 0 for no images.
+struct ForegroundShares {
+  double area = 0, rollout = 0, lift = 0;
+  std::vector<double> layers;  // [layer]
+};
+ForegroundShares foreground_shares(const ForegroundAttention& on);
+
+// attention_on_foreground's means over the images as rows (what, percent with one decimal): the
+// share of the patches `thing` covers ("share of the patches the garment covers"), the class
+// token's attention on them in each layer ("layer 1: class token's attention on them", ...), and
+// the rollout's ("rollout over all layers, on them"). std::invalid_argument naming the function
+// for no images.
+std::vector<std::vector<std::string>> foreground_rows(const ForegroundAttention& on, const std::string& thing);
+
 // Image b of `looks` for the attention explorer: the tokens "cls", "r1c1", "r1c2", ... (the
 // patches row by row, as the model reads them), every head of every layer, with each head's
 // queries and keys for the neuron view.
@@ -118,6 +136,17 @@ ExplorerPage vit_explorer_page(const Looks& looks, const std::vector<std::string
 // image that is not square, or a patch size that does not divide its side.
 plots::Figure patch_grids(const xt::xarray<double>& image, const std::string& name, const std::vector<std::size_t>& patches);
 
+// The p x p patches of one image (H, W) as the encoder's input: one row per patch (nn::patchify,
+// row by row), its p^2 grey levels along the row, titled "The 16 patch vectors at p = 7", 1800 x
+// 950 pixels. ShapeError naming the function for an image that is not 2-D, or a patch size that
+// does not divide both its sides.
+plots::Figure patch_vectors_figure(const Array<float>& image, std::size_t patch);
+
+// The parameters of a ViT by part, as rows (part, count): the patch embedding ("patch embedding:
+// Linear(49, 64)"), the class token with the positions, the encoder layers with the final norm,
+// the head, and the total.
+std::vector<std::vector<std::string>> vit_parameter_rows(const nn::ViT<float>& vit);
+
 // Accuracy by class of several classifiers on the same examples: the diagonal of each one's
 // nn::confusion_rates against the labels, as grouped bars, one group per class. The errors of
 // confusion_rates for predictions that do not fit the labels.
@@ -129,6 +158,12 @@ plots::Figure accuracy_by_class(const IndexArray& labels, const std::vector<std:
 // (blue). cosine (side^2, side, side), as nn::grid_similarity's cosine reshaped. ShapeError naming
 // the function for another shape.
 plots::Figure position_similarity_grid(const Array<double>& cosine, const std::string& title);
+
+// How alike the learned positions of the patches are (nn::grid_similarity over the rows of
+// pos_embed after row 0, the class token's): the mean cosine of grid neighbours and of positions
+// `far` or more steps apart, and cosine (N, rows, cols), position i's similarity to every position
+// laid out as the patch grid (what position_similarity_grid draws for a square grid).
+nn::GridSimilarity learned_position_similarity(const nn::ViT<float>& vit, std::size_t far = 3);
 
 // Image b of (N, H, W) images as a (H, W) array of doubles, for the figures.
 xt::xarray<double> image_of(const Array<float>& images, std::size_t b);
