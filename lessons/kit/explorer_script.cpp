@@ -200,7 +200,8 @@ function diverging(v, top) {  // blue below zero, white at zero, red above, full
 function cells(values, top, cls, label) {
   // d_k = 32: 5 px a dimension; beyond 80 (lesson 04's 512) 1 px without the white edge, so that the
   // scores and weights stay within reach.
-  const width = values.length > 80 ? 1 : Math.max(3, Math.min(7, Math.floor(160 / values.length)));
+  // (d_k = 64, lesson 03's states: 2 px, so that the weights still fit beside them at ~900 px.)
+  const width = values.length > 80 ? 1 : Math.max(values.length > 48 ? 2 : 3, Math.min(7, Math.floor(160 / values.length)));
   return '<td class="' + cls + '">' + values.map((v, c) =>
     '<span style="width:' + width + 'px;' + (width === 1 ? 'border-right:0;' : '') + 'background:' + diverging(v, top) + '" data-value="' + v + '" title="' + label + ' ' + (c + 1) + ': ' +
     v.toPrecision(4) + '"></span>').join('') + '</td>';
