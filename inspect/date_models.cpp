@@ -20,7 +20,7 @@ std::vector<DateReading> read_dates(const lessons::LoadedSeq2Seq& m, const std::
   std::vector<DateReading> out;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     DateReading r{inputs[i], m.target.decode(d.ids[i], data::Tokenizer::chars), typed_characters(inputs[i]),
-                  lessons::token_labels(d.ids[i], m.target), d.attention[i], {}};
+                  lessons::token_labels(d.ids[i], m.target), d.attention[i], {}, d.ids[i]};
     r.unknown = unknown_characters(r.keys, m.source);
     for (std::string& k : r.keys) k = k == " " ? "␣" : k;  // as char_labels shows a space
     r.keys.push_back("<eos>");

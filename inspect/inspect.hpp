@@ -93,6 +93,7 @@ struct DateReading {
   std::vector<std::string> keys, queries;
   xt::xarray<double> attention;
   std::vector<std::string> unknown;
+  std::vector<Index> ids{};  // what the model wrote, as ids (its <eos> too): the queries
 };
 std::vector<DateReading> read_dates(const lessons::LoadedSeq2Seq& m, const std::vector<std::string>& inputs);
 // The key the output character `query` reads most.

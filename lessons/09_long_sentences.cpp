@@ -16,6 +16,7 @@
 
 #include "lessons/kit/alignment_grid.hpp"
 #include "lessons/kit/kit.hpp"
+#include "lessons/kit/translation_model.hpp"
 #include "lessons/kit/translation_setup.hpp"
 #include "lessons/kit/translators.hpp"
 #include "nn/data/translation_task.hpp"
@@ -302,6 +303,36 @@ void the_longest_sentence(const TranslationPlan& p, const Task& t, const Models&
          Expect::either_way});
 }
 
+// The attention explorer (lessons/kit/explorer.hpp): the same longest sentence as each Transformer
+// translates it (greedy, what it wrote, not the reference), every attention of every layer and head:
+// the encoder's over the source, the decoder's over what it wrote so far, the cross-attention between.
+void explore_the_longest(const Task& t, const Models& m) {
+  const std::size_t pick = nn::longest_pair(t.longer);
+  ExplorerPage page{text("Lesson 09: four Transformers on a ", data::word_count(t.longer[pick]), "-word sentence, longer "
+                         "than any they trained on"), "queries", "keys",
+                    "Each Transformer of the lesson (sinusoidal, T5 relative bias, RoPE, ALiBi) translating the "
+                    "longest of the longer sentences greedily, three inputs each: the encoder's self-attention over the "
+                    "source words, the decoder's self-attention over <bos> and the words it has written (it sees "
+                    "only its past), and the cross-attention from each word it writes (and <eos>) to the source words. "
+                    "Choose a layer and a head, hover a word to read its weights, click it for the neuron view: with "
+                    "T5 and ALiBi the score's bias is the distance term, with RoPE the queries and keys are the rotated "
+                    "ones; the cross-attention has no positions in any of them.",
+                    {}};
+  for (std::size_t i = 0; i < m.transformers.size(); ++i) {
+    const Translator& tr = m.all[i + 1];
+    const data::EncodedPairs one{{t.longer_ids.source[pick]}, {tr.longer[pick]}};
+    SentenceAttention a = translated_sentence_attention(*m.transformers[i], one, 0, t.source_vocab, t.target_vocab);
+    const std::string method = tr.name.substr(std::string("Transformer, ").size());
+    a.encoder.name = method + ": encoder self-attention, " + a.encoder.name;
+    a.decoder.name = method + ": decoder self-attention, " + a.decoder.name;
+    a.cross.name = method + ": cross-attention, " + a.cross.name;
+    for (AttentionInput* in : {&a.cross, &a.encoder, &a.decoder}) page.inputs.push_back(std::move(*in));
+  }
+  show_explorer(page, "explorer",
+                "The attention explorer: every head of the four Transformers on the longest sentence, as each "
+                "translates it; hover a word to see what it reads, click it to split its scores into query-key terms");
+}
+
 // ---------------------------------------------------------------------------------------------
 // 5. What is left between the best Transformer and the GRU.
 
@@ -372,6 +403,7 @@ int main(int argc, char** argv) {
 
     section("4. The longest sentence: where the decoder looks");
     the_longest_sentence(plan, task, models, compared);
+    explore_the_longest(task, models);
 
     section("5. What is left between the best Transformer and the GRU");
     what_is_left(plan, models, compared, epochs_with_distances);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "lessons/kit/causal_lm_explorer.hpp"
 #include "lessons/kit/fortunes_gpt.hpp"
 #include "lessons/kit/generation_speed.hpp"
 #include "lessons/kit/kit.hpp"
@@ -279,6 +280,30 @@ void sharing_keys_and_values(Trained& t, const KvSettings& r) {
                    r.steps, " steps, and characters a second generated with the cache in this run."));
 }
 
+// The attention explorer (lessons/kit/explorer.hpp): the three GPTs side by side on the held-out
+// opening of section 3, each model's layers in turn; the query heads that share a key/value head
+// grouped on the page.
+void explore_the_three(Trained& t, const Corpus& c) {
+  const std::vector<std::string> short_names{"MHA, 4 key/value heads", "GQA, 2 key/value heads", "MQA, 1 key/value head"};
+  const std::string name = "\"" + data::char_text(c.vocab, t.probe) + "\"";
+  std::vector<std::pair<std::string, AttentionInput>> models;
+  for (std::size_t i = 0; i < t.runs.size(); ++i)
+    models.emplace_back(short_names[i], causal_lm_attention_input(*t.runs[i].model, c.vocab, t.probe, name));
+  ExplorerPage page{"Lesson 12: four query heads, and the key/value heads they share", "characters (queries)",
+                    "characters (keys)",
+                    text("The three GPTs of section 4 reading the first ", t.probe.size() - 1, " characters of the first "
+                         "validation entry after <bos>; each model's layers in turn in the layer selector. Every model has "
+                         "4 query heads; multi-head attention gives each its own key/value head, grouped-query attention "
+                         "lets heads 1-2 and 3-4 share one each, multi-query attention all four share one. The heads that "
+                         "share a key/value head are grouped in the head selector, the readout and the model view: their "
+                         "keys are the same vectors (the neuron view shows it), only their queries differ, which is all "
+                         "that lets them look at different characters."),
+                    {side_by_side(name, models)}};
+  show_explorer(page, "explorer",
+                "The attention explorer: the three GPTs on a held-out entry, the query heads that share a key/value "
+                "head grouped; click a character to see its scores split into query-key products");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -300,5 +325,6 @@ int main(int argc, char** argv) {
 
     section("4. Sharing keys and values: multi-query and grouped-query attention");
     sharing_keys_and_values(t, r);
+    explore_the_three(t, corpus);
   });
 }

@@ -196,13 +196,32 @@ std::vector<Array<float>> cross_attention_weights(Seq2SeqTransformer<float>& mod
 }
 
 CrossAttention cross_attention_with_parts(Seq2SeqTransformer<float>& model, const data::Seq2SeqBatch& b) {
-  for (std::size_t l = 0; l < model.decoder.size(); ++l) model.decoder.layer(l).multihead_attn.keep_score_parts(true);
+  TransformerAttention a = attention_with_parts(model, b);
   CrossAttention out;
-  out.weights = cross_attention_weights(model, b);
-  for (std::size_t l = 0; l < model.decoder.size(); ++l) {
-    out.parts.push_back(model.decoder.layer(l).multihead_attn.score_parts());
-    model.decoder.layer(l).multihead_attn.keep_score_parts(false);
+  for (const Tensor<float>& w : a.cross) out.weights.push_back(w.value());
+  out.parts = std::move(a.cross_parts);
+  return out;
+}
+
+TransformerAttention attention_with_parts(Seq2SeqTransformer<float>& model, const data::Seq2SeqBatch& b) {
+  const auto keep = [&](bool on) {
+    model.encoder.keep_score_parts(on);
+    for (std::size_t l = 0; l < model.decoder.size(); ++l)
+      model.decoder.layer(l).self_attn.keep_score_parts(on), model.decoder.layer(l).multihead_attn.keep_score_parts(on);
+  };
+  keep(true);
+  {
+    NoGrad no_grad;
+    model.eval();
+    model.forward(b.source.ids, b.decoder_input.ids, b.source.allowed(), b.decoder_input.allowed());
   }
+  TransformerAttention out{model.encoder.attention_weights(), model.decoder.self_attention_weights(),
+                           model.decoder.cross_attention_weights(), model.encoder.score_parts(), {}, {}};
+  for (std::size_t l = 0; l < model.decoder.size(); ++l) {
+    out.decoder_parts.push_back(model.decoder.layer(l).self_attn.score_parts());
+    out.cross_parts.push_back(model.decoder.layer(l).multihead_attn.score_parts());
+  }
+  keep(false);
   return out;
 }
 

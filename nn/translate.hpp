@@ -100,6 +100,18 @@ struct CrossAttention {
 };
 CrossAttention cross_attention_with_parts(Seq2SeqTransformer<float>& model, const data::Seq2SeqBatch& batch);
 
+// Every attention of one teacher-forced forward, per layer, with its queries, keys and bias: the
+// encoder's self-attention (B, heads, S, S), the decoder's self-attention over its input (B, heads,
+// T, T; causal: -inf above the diagonal in its bias) and the cross-attention (B, heads, T, S). With
+// distance-based positions (T5, ALiBi) the self-attentions' bias holds them and with RoPE their
+// queries and keys are the rotated ones, so q . k * scale + bias is the score each head took the
+// softmax of. Without the tape; the model is put in eval mode and keeps no score parts after.
+struct TransformerAttention {
+  std::vector<Tensor<float>> encoder, decoder, cross;  // per layer
+  std::vector<ScoreParts<float>> encoder_parts, decoder_parts, cross_parts;
+};
+TransformerAttention attention_with_parts(Seq2SeqTransformer<float>& model, const data::Seq2SeqBatch& batch);
+
 // One sentence of a split, teacher-forced on its reference: the cross-attention of each chosen
 // (layer, head), (heads.size(), target words, source words), the rows that predict the target
 // words and the columns of the source words. std::invalid_argument naming the function for a

@@ -138,3 +138,94 @@ TEST_CASE("side_by_side: two models' layers in turn, named by model, with their 
   CHECK(contains(error_of([&] { side_by_side("keys", {{"A", plain}, {"B", renamed}}); }), "'B' differs from 'A'"));
   CHECK(contains(error_of([&] { side_by_side("none", {}); }), "side_by_side: no models for 'none'"));
 }
+
+namespace {
+
+// Two heads of with_parts()'s one, both reading the same keys (grouped-query attention: one key/value
+// head for both); head 2's queries doubled, so its weights are the softmax of its own scores.
+AttentionInput two_heads_one_key() {
+  AttentionInput in = with_parts();
+  AttentionInput doubled = with_parts();
+  const double s = 1.0 / std::sqrt(2.0);
+  xt::xarray<double> w = xt::zeros<double>({2, 3});
+  for (std::size_t i = 0; i < 2; ++i) {
+    double total = 0;
+    for (std::size_t j = 0; j < 3; ++j) {
+      const double score = 2 * (in.q[0][0](i, 0) * in.k[0][0](j, 0) + in.q[0][0](i, 1) * in.k[0][0](j, 1)) * s + in.bias[0][0](i, j);
+      total += w(i, j) = std::exp(score);
+    }
+    for (std::size_t j = 0; j < 3; ++j) w(i, j) /= total;
+  }
+  in.heads[0].push_back(w);
+  in.q[0].push_back(2.0 * doubled.q[0][0]);
+  in.k[0].push_back(doubled.k[0][0]);
+  in.bias[0].push_back(doubled.bias[0][0]);
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("explorer: grouped heads (kv_heads) in the page, their shared keys checked; a layer without a neuron view says why") {
+  AttentionInput in = two_heads_one_key();
+  in.kv_heads = {1};
+  ExplorerPage page{"Grouped", "queries", "keys", "", {in}};
+  const std::string html = explorer_html(page);
+  CHECK(contains(html, "\"kv_heads\":1"));
+  CHECK(contains(html, "id=\"kv-groups\""));
+  CHECK(!contains(explorer_html(ExplorerPage{"Plain", "queries", "keys", "", {with_parts()}}), "id=\"kv-groups\""));
+  in.kv_heads = {3};
+  page.inputs = {in};
+  CHECK(error_of([&] { explorer_html(page); }) ==
+        "explorer: input 'q': layer 'layer 1': 3 key/value heads for 2 query heads (a divisor of them)");
+  in.kv_heads = {1, 1};
+  page.inputs = {in};
+  CHECK(contains(error_of([&] { explorer_html(page); }), "2 key/value head counts for 1 layers"));
+  in.kv_heads = {2};  // every head its own: no keys to compare
+  page.inputs = {in};
+  CHECK(contains(explorer_html(page), "\"kv_heads\":2"));
+
+  // A layer whose score is not q . k: no queries and keys, and why.
+  AttentionInput plain = with_parts();
+  plain.q = {{}}, plain.k = {{}}, plain.bias = {{}};
+  page.inputs = {plain};
+  CHECK(contains(error_of([&] { explorer_html(page); }), "queries, keys and bias for 0, 0 and 0 heads of 1"));
+  plain.no_neuron_view = {"concat: v^T tanh(W [q; k]) is not a sum of products"};
+  page.inputs = {plain};
+  const std::string why = explorer_html(page);
+  CHECK(contains(why, "\"no_neuron_view\":\"concat: v^T tanh(W [q; k]) is not a sum of products\""));
+  CHECK(!contains(why, "\"parts\""));
+  AttentionInput both = with_parts();
+  both.no_neuron_view = {"no reason"};
+  page.inputs = {both};
+  CHECK(contains(error_of([&] { explorer_html(page); }), "has queries and keys and a reason for having no neuron view"));
+}
+
+TEST_CASE("explorer: heads said to share a key/value head must have the same keys") {
+  // Two heads with their own keys (each head's weights the softmax of its own scores), said to share one.
+  AttentionInput in = with_parts();
+  AttentionInput other = with_parts();
+  in.heads[0].push_back(other.heads[0][0]);
+  in.q[0].push_back(other.q[0][0]);
+  xt::xarray<double> k = other.k[0][0];
+  k(0, 0) = 1.0 + 1e-7;  // a key the softmax check cannot tell apart (1e-3), yet not the same key
+  in.k[0].push_back(k);
+  in.bias[0].push_back(other.bias[0][0]);
+  in.kv_heads = {1};
+  ExplorerPage page{"Grouped", "queries", "keys", "", {in}};
+  CHECK(error_of([&] { explorer_html(page); }) ==
+        "explorer: input 'q': layer 'layer 1': heads 1 and 2 share key/value head 1 but their keys differ");
+  in.kv_heads = {2};
+  page.inputs = {in};
+  CHECK(contains(explorer_html(page), "\"kv_heads\":2"));
+}
+
+TEST_CASE("side_by_side: grouped heads and reasons for no neuron view kept per model") {
+  AttentionInput grouped = two_heads_one_key();
+  grouped.kv_heads = {1};
+  AttentionInput own = two_heads_one_key();
+  const AttentionInput both = side_by_side("both", {{"MQA", grouped}, {"MHA", own}});
+  CHECK(both.kv_heads == std::vector<std::size_t>{1, 2});
+  CHECK(both.no_neuron_view.empty());
+  ExplorerPage page{"Both", "queries", "keys", "", {both}};
+  CHECK(contains(explorer_html(page), "\"kv_heads\":1"));
+}

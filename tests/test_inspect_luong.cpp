@@ -83,6 +83,17 @@ TEST_CASE("inspect luong: four scores' dates, maps and explorer; bad input in on
   // All four write the same dates here: each input is one entry with the four scores as its layers.
   for (const std::string& score : kScores) CHECK(contains(page, "{\"name\":\"" + score + "\",\"heads\""));
   CHECK(contains(page, "\"name\":\"\\\"3rd of March, 1997\\\" -> 1997-03-03\""));
+  // The neuron view: dot and general, a query times a key, carry both in each input (the page checks
+  // their softmax against the weights before it is written); concat and additive say why they have none.
+  const auto count = [&](const std::string& part) {
+    std::size_t n = 0;
+    for (std::size_t at = page.find(part); at != std::string::npos; at = page.find(part, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count("\"parts\":[{\"q\":") == 4);
+  CHECK(count("\"scale\":1.0") == 4);  // unscaled: s = h_t . h_s and h_t . W h_s
+  CHECK(count("\"no_neuron_view\":\"Luong's concat score") == 2);
+  CHECK(count("\"no_neuron_view\":\"Bahdanau's additive score") == 2);
   // A character the models never saw is read as <unk>, said so, and shown as itself.
   REQUIRE(run("luong '3 märz 1997' --out '" + out + "2'") == 0);
   CHECK(contains(read_file(log), "not in the models' vocabulary, read as <unk>: 'ä' and 'z'"));

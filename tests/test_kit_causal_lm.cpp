@@ -61,6 +61,25 @@ TEST_CASE("causal_lm_attention_input: every layer and head over the text, scores
   CHECK(in.heads[1][1](1, 3) == 0.0);
   CHECK(contains(error_of<std::invalid_argument>([&] { causal_lm_attention_input(*gpt, v, std::vector<Index>(13, 4), "x"); }),
                  "causal_lm_attention_input: needs 1 .. 12 ids, got 13"));
+  CHECK(in.kv_heads.empty());  // a config that names no key/value heads: every head its own
+}
+
+TEST_CASE("causal_lm_attention_input: a grouped-query GPT's page groups its query heads by the key/value head they read") {
+  const Vocab v = letters();
+  nn::CausalLMConfig c;
+  c.vocab = v.size(), c.num_layers = 2, c.max_length = 12;
+  c.layer = {16, 4, 32, 0.0, true, nn::Activation::GELU, 1e-5};
+  c.layer.kv_heads = 2;
+  c.positional = nn::Positional::Rotary;
+  Generator gen(11);
+  nn::CausalLM<float> gpt(c, gen);
+  gpt.eval();
+  const AttentionInput in = causal_lm_attention_input(gpt, v, {Vocab::bos, v.id("a"), v.id(" "), v.id("b")}, "x");
+  CHECK(in.kv_heads == std::vector<std::size_t>{2, 2});
+  REQUIRE(in.k[1].size() == 4);
+  CHECK(in.k[1][0] == in.k[1][1]);     // heads 1 and 2 read key/value head 1
+  CHECK(!(in.k[1][1] == in.k[1][2]));  // head 3 another
+  CHECK(contains(explorer_html({"Grouped", "queries", "keys", "", {in}}), "\"kv_heads\":2"));
 }
 
 TEST_CASE("generation_speed: both ways measured, bad input refused") {

@@ -190,3 +190,50 @@ TEST_CASE("evaluate and mean_loss: every example decoded in order, scored; empty
   CHECK_THROWS_WITH_AS(rnn::mean_loss(model, data::EncodedPairs{}, 4), doctest::Contains("mean_loss: the split is empty"),
                        std::invalid_argument);
 }
+
+TEST_CASE("luong_query_keys: the states and read keys whose q . k * scale makes each greedy step's attention") {
+  const data::EncodedPairs p = pairs();
+  const data::PaddedBatch one = data::make_seq2seq_batch(p, {0}).source;
+  for (const std::string score : {"dot", "scaled dot", "general", "concat", "additive"}) {
+    CAPTURE(score);
+    rnn::Seq2SeqConfig c = tiny(score);
+    c.style = rnn::DecoderStyle::Luong;
+    c.decoder_hidden = 6;  // a dot score needs Hd == 2He
+    Generator g(11);
+    rnn::Seq2Seq model(c, 8, 9, g);
+    const rnn::Decoded d = model.greedy(one, 6);
+    const std::optional<rnn::QueryKeys> qk = rnn::luong_query_keys(model, one, d.ids[0]);
+    if (score == "concat" || score == "additive") {
+      CHECK_FALSE(qk.has_value());  // a tanh between the query and the key: no per-dimension split
+      continue;
+    }
+    REQUIRE(qk.has_value());
+    const xt::xarray<double>& w = d.attention[0];
+    REQUIRE(qk->queries.shape() == std::vector<std::size_t>{d.ids[0].size(), 6});
+    REQUIRE(qk->keys.shape() == std::vector<std::size_t>{w.shape(1), 6});
+    CHECK(qk->scale == doctest::Approx(score == "scaled dot" ? 1.0 / std::sqrt(6.0) : 1.0));
+    for (std::size_t t = 0; t < w.shape(0); ++t) {
+      std::vector<double> s(w.shape(1));
+      double total = 0;
+      for (std::size_t j = 0; j < s.size(); ++j) {
+        for (std::size_t c_ = 0; c_ < 6; ++c_) s[j] += qk->queries(t, c_) * qk->keys(j, c_);
+        total += s[j] = std::exp(s[j] * qk->scale);
+      }
+      for (std::size_t j = 0; j < s.size(); ++j) CHECK(s[j] / total == doctest::Approx(w(t, j)).epsilon(1e-4));
+    }
+    if (score == "general") {  // the keys are W h_s, not the annotations themselves
+      NoGrad ng;
+      const Tensor<float> h = model.encoder.forward(one).annotations;
+      CHECK(std::abs(qk->keys(0, 0) - double(h.value()(0, 0, 0))) > 1e-6);
+    }
+    const data::PaddedBatch two = data::make_seq2seq_batch(p, {0, 1}).source;
+    CHECK(attnlab::testing::contains(attnlab::testing::error_of<std::invalid_argument>([&] { rnn::luong_query_keys(model, two, d.ids[0]); }),
+                                     "luong_query_keys: a batch of 2 sources, not one"));
+    CHECK(attnlab::testing::contains(attnlab::testing::error_of<std::invalid_argument>([&] { rnn::luong_query_keys(model, one, {}); }),
+                                     "no output ids"));
+  }
+  Generator g(11);
+  rnn::Seq2Seq bahdanau(tiny("additive"), 8, 9, g);
+  CHECK(attnlab::testing::contains(attnlab::testing::error_of<std::invalid_argument>([&] { rnn::luong_query_keys(bahdanau, one, {4}); }),
+                                   "not Luong's with global attention"));
+}

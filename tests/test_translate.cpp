@@ -8,8 +8,10 @@
 #include <stdexcept>
 #include <vector>
 
+#include <xtensor/xview.hpp>
 #include "nn/decode.hpp"
 #include "nn/data/translation_task.hpp"
+#include "nn/positional/positional.hpp"
 #include "nn/translate.hpp"
 #include "tests/helpers.hpp"
 
@@ -290,6 +292,32 @@ TEST_CASE("sentence_cross_attention: the chosen heads' rows of the target words 
                  "head 2"));
 }
 
+// Every weight of `weights` (B, H, Lq, Lk) is the softmax over the keys of q . k * scale + bias
+// made from `p`, head by head (a -inf bias: no weight); returns the scores checked.
+static std::size_t check_score_parts(const Array<float>& weights, const ScoreParts<float>& p) {
+  const std::size_t B = weights.shape()[0], H = weights.shape()[1], T = weights.shape()[2], S = weights.shape()[3];
+  const std::size_t dk = p.queries.shape()[2] / H;
+  REQUIRE(p.queries.shape()[1] == T);
+  REQUIRE(p.keys.shape()[1] == S);
+  std::size_t checked = 0;
+  for (std::size_t e = 0; e < B; ++e)
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t t = 0; t < T; ++t) {
+        std::vector<double> score(S);
+        double top = -1e300, total = 0;
+        for (std::size_t s_ = 0; s_ < S; ++s_) {
+          double qk = 0;
+          for (std::size_t c = 0; c < dk; ++c) qk += double(p.queries(e, t, h * dk + c)) * double(p.keys(e, s_, h * dk + c));
+          score[s_] = qk * p.scale + double(p.bias(e, h, t, s_));
+          top = std::max(top, score[s_]);
+        }
+        for (double& x : score) total += (x = std::exp(x - top));
+        for (std::size_t s_ = 0; s_ < S; ++s_, ++checked)
+          CHECK(score[s_] / total == doctest::Approx(double(weights(e, h, t, s_))).epsilon(1e-4));
+      }
+  return checked;
+}
+
 TEST_CASE("cross_attention_with_parts: the weights are the softmax of q.k times the scale plus the bias, head by head") {
   Generator gen(9);
   Seq2SeqTransformer<float> model(tiny(), gen);
@@ -300,25 +328,47 @@ TEST_CASE("cross_attention_with_parts: the weights are the softmax of q.k times 
   REQUIRE(a.parts.size() == plain.size());
   for (std::size_t l = 0; l < plain.size(); ++l) {
     CHECK(xt::allclose(a.weights[l], plain[l]));
-    const ScoreParts<float>& p = a.parts[l];
-    const std::size_t B = plain[l].shape()[0], H = plain[l].shape()[1], T = plain[l].shape()[2], S = plain[l].shape()[3];
-    const std::size_t dk = p.queries.shape()[2] / H;
-    REQUIRE(p.keys.shape()[1] == S);
-    for (std::size_t e = 0; e < B; ++e)
-      for (std::size_t h = 0; h < H; ++h)
-        for (std::size_t t = 0; t < T; ++t) {
-          std::vector<double> score(S);
-          double top = -1e300, total = 0;
-          for (std::size_t s_ = 0; s_ < S; ++s_) {
-            double qk = 0;
-            for (std::size_t c = 0; c < dk; ++c) qk += double(p.queries(e, t, h * dk + c)) * double(p.keys(e, s_, h * dk + c));
-            score[s_] = qk * p.scale + double(p.bias(e, h, t, s_));
-            top = std::max(top, score[s_]);
-          }
-          for (double& x : score) total += (x = std::exp(x - top));
-          for (std::size_t s_ = 0; s_ < S; ++s_)
-            CHECK(score[s_] / total == doctest::Approx(double(plain[l](e, h, t, s_))).epsilon(1e-4));
-        }
+    CHECK(check_score_parts(plain[l], a.parts[l]) > 0);
+  }
+}
+
+TEST_CASE("attention_with_parts: encoder, decoder and cross-attention, with each positional method's bias or rotation") {
+  const data::EncodedPairs split = pairs();
+  const data::Seq2SeqBatch b = data::make_seq2seq_batch(split, {0, 1, 2}, false);
+  for (Positional method : {Positional::Sinusoidal, Positional::RelativeBias, Positional::Rotary, Positional::ALiBi}) {
+    CAPTURE(positional_name(method));
+    Seq2SeqConfig c = tiny();
+    c.encoder_layers = c.decoder_layers = 2;
+    c.positional = method;
+    Generator gen(9);
+    Seq2SeqTransformer<float> model(c, gen);
+    const TransformerAttention a = attention_with_parts(model, b);
+    REQUIRE(a.encoder.size() == 2);
+    REQUIRE(a.decoder.size() == 2);
+    REQUIRE(a.cross.size() == 2);
+    REQUIRE(a.encoder_parts.size() == 2);
+    REQUIRE(a.decoder_parts.size() == 2);
+    REQUIRE(a.cross_parts.size() == 2);
+    const auto cross = cross_attention_weights(model, b);
+    for (std::size_t l = 0; l < 2; ++l) {
+      CHECK(a.encoder[l].value().shape() == std::vector<std::size_t>{3, 2, 5, 5});  // the longest source: 5 words
+      CHECK(a.decoder[l].value().shape() == std::vector<std::size_t>{3, 2, 6, 6});  // <bos> and the 5 target words
+      CHECK(xt::allclose(a.cross[l].value(), cross[l]));
+      check_score_parts(a.encoder[l].value(), a.encoder_parts[l]);
+      check_score_parts(a.decoder[l].value(), a.decoder_parts[l]);
+      check_score_parts(a.cross[l].value(), a.cross_parts[l]);
+      // The decoder reads only its past: -inf above the diagonal, whatever the method.
+      CHECK(std::isinf(a.decoder_parts[l].bias(0, 1, 0, 1)));
+      CHECK(std::isfinite(a.decoder_parts[l].bias(0, 1, 1, 0)));
+      // T5 and ALiBi put distances in the self-attention's bias; the cross-attention has none.
+      const bool biased = method == Positional::RelativeBias || method == Positional::ALiBi;
+      CHECK((double(xt::amax(xt::abs(xt::view(a.encoder_parts[l].bias, 0, xt::all(), xt::range(0, 3), xt::range(0, 3))))()) > 0) == biased);
+      CHECK(double(xt::amax(xt::abs(xt::view(a.cross_parts[l].bias, 0)))()) == 0.0);
+    }
+    // Nothing kept after: the next forward copies no queries and keys.
+    CHECK(model.encoder.layer(0).self_attn.score_parts().queries.dimension() == 0);
+    CHECK(model.decoder.layer(1).self_attn.score_parts().queries.dimension() == 0);
+    CHECK(model.decoder.layer(1).multihead_attn.score_parts().queries.dimension() == 0);
   }
 }
 

@@ -23,6 +23,8 @@ AttentionInput causal_lm_attention_input(nn::CausalLM<float>& model, const nn::d
   AttentionInput in = with_score_parts(self_attention_input(name, token_labels(ids, vocab), model.attention_weights()),
                                        model.blocks.score_parts());
   model.blocks.keep_score_parts(false);
+  // Grouped-query attention (lesson 12): the page groups the query heads by the key/value head they read.
+  if (const std::size_t kv = model.config().layer.kv_heads; kv > 0) in.kv_heads.assign(in.layers.size(), kv);
   return in;
 }
 

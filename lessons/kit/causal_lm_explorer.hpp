@@ -14,7 +14,9 @@
 namespace attnlab::lessons {
 
 // The model's attention over `ids` (one sequence, no longer than its max_length) with its score
-// parts, for the neuron view; runs without the tape and leaves keep_score_parts off.
+// parts, for the neuron view; runs without the tape and leaves keep_score_parts off. A model whose
+// config names its key/value heads (layer.kv_heads > 0: grouped-query attention) gives the input its
+// kv_heads, so that the page groups the query heads sharing one.
 // std::invalid_argument naming causal_lm_attention_input for no ids or more than max_length.
 AttentionInput causal_lm_attention_input(nn::CausalLM<float>& model, const nn::data::Vocab& vocab,
                                          const std::vector<Index>& ids, const std::string& name);

@@ -172,6 +172,25 @@ Json grads_json(const AttentionInput& in, std::size_t l, const Fail& fail) {
   return grads;
 }
 
+// Layer l's key/value heads g (grouped-query attention), checked: g divides the heads, and the heads
+// of one group, when the page has their keys, have the same keys: a page that says they share one
+// key head must show one.
+template <class Fail>
+std::size_t kv_heads_of(const AttentionInput& in, std::size_t l, bool without_parts, const Fail& fail) {
+  const std::size_t g = in.kv_heads[l], H = in.heads[l].size();
+  if (g == 0 || H % g != 0)
+    fail("layer '" + in.layers[l] + "': " + std::to_string(g) + " key/value heads for " + std::to_string(H) +
+         " query heads (a divisor of them)");
+  if (in.q.empty() || without_parts) return g;
+  for (std::size_t h = 0; h < H; ++h) {
+    const std::size_t first = h / (H / g) * (H / g);  // the group's first head
+    if (!(in.k[l][h] == in.k[l][first]))
+      fail("layer '" + in.layers[l] + "': heads " + std::to_string(first + 1) + " and " + std::to_string(h + 1) +
+           " share key/value head " + std::to_string(h / (H / g) + 1) + " but their keys differ");
+  }
+  return g;
+}
+
 // Every matrix checked against its tokens before anything is written: a page that draws the
 // wrong rows is worse than no page.
 Json input_json(const AttentionInput& in) {
@@ -193,6 +212,11 @@ Json input_json(const AttentionInput& in) {
     for (double s : in.layer_scale)
       if (!(std::isfinite(s) && s > 0.0)) fail("a layer scale of " + std::to_string(s) + " (a scale is positive and finite)");
   }
+  if (!in.kv_heads.empty() && in.kv_heads.size() != in.heads.size())
+    fail(std::to_string(in.kv_heads.size()) + " key/value head counts for " + std::to_string(in.heads.size()) + " layers");
+  if (!in.no_neuron_view.empty() && in.no_neuron_view.size() != in.heads.size())
+    fail(std::to_string(in.no_neuron_view.size()) + " reasons for no neuron view for " + std::to_string(in.heads.size()) +
+         " layers");
   if ((!in.weight_grad.empty() || !in.score_grad.empty()) &&
       (in.weight_grad.size() != in.heads.size() || in.score_grad.size() != in.heads.size()))
     fail("dA and dS given for " + std::to_string(in.weight_grad.size()) + " and " + std::to_string(in.score_grad.size()) +
@@ -223,7 +247,15 @@ Json input_json(const AttentionInput& in) {
       heads.push_back(std::move(rows));
     }
     layers.push_back({{"name", in.layers[l]}, {"heads", std::move(heads)}});
-    if (!in.q.empty()) layers.back()["parts"] = parts_json(in, l, fail);
+    const bool says_why = !in.no_neuron_view.empty() && !in.no_neuron_view[l].empty();
+    if (says_why) {
+      if (!in.q.empty() && (!in.q[l].empty() || !in.k[l].empty()))
+        fail("layer '" + in.layers[l] + "' has queries and keys and a reason for having no neuron view");
+      layers.back()["no_neuron_view"] = in.no_neuron_view[l];
+    } else if (!in.q.empty()) {
+      layers.back()["parts"] = parts_json(in, l, fail);
+    }
+    if (!in.kv_heads.empty()) layers.back()["kv_heads"] = kv_heads_of(in, l, says_why, fail);
     if (!in.weight_grad.empty()) layers.back()["grads"] = grads_json(in, l, fail);
   }
   return {{"name", in.name}, {"queries", in.queries}, {"keys", in.keys}, {"layers", std::move(layers)}};
@@ -246,6 +278,8 @@ std::string explorer_html(const ExplorerPage& page) {
   for (const AttentionInput& in : page.inputs) inputs.push_back(input_json(in));
   const bool with_gradients = std::any_of(page.inputs.begin(), page.inputs.end(),
                                           [](const AttentionInput& in) { return !in.weight_grad.empty(); });
+  const bool with_groups = std::any_of(page.inputs.begin(), page.inputs.end(),
+                                       [](const AttentionInput& in) { return !in.kv_heads.empty(); });
   const Json data = {{"query_side", page.query_side}, {"key_side", page.key_side}, {"inputs", std::move(inputs)}};
   // Inline JSON may not close its <script>: "</" is written "<\/", which JSON reads as "</".
   std::string json = data.dump(-1, ' ', false, Json::error_handler_t::replace);  // broken UTF-8 shown as U+FFFD
@@ -256,7 +290,7 @@ std::string explorer_html(const ExplorerPage& page) {
          html_escape(page.note) +
          "</p>\n<div class=\"controls\"><label>Input <select id=\"input\"></select></label>"
          "<label>Layer <select id=\"layer\"></select></label><label>Head <select id=\"head\"></select></label></div>\n"
-         "<h2>Head view</h2>\n<div class=\"views\"><svg id=\"head-view\" xmlns=\"http://www.w3.org/2000/svg\"></svg>"
+         "<h2>Head view</h2>\n" + (with_groups ? "<p class=\"note\" id=\"kv-groups\"></p>\n" : "") + "<div class=\"views\"><svg id=\"head-view\" xmlns=\"http://www.w3.org/2000/svg\"></svg>"
          "<div id=\"readout\"></div></div>\n<h2>Model view</h2>\n<p class=\"note\">Every layer by every head: rows are " +
          html_escape(page.query_side) + ", columns " + html_escape(page.key_side) +
          ", darker is more weight. Click one to open it above.</p>\n<div id=\"model-view\"></div>\n"
@@ -291,6 +325,17 @@ AttentionInput side_by_side(const std::string& name, const std::vector<std::pair
     in.bias.insert(in.bias.end(), m.bias.begin(), m.bias.end());
     in.layer_scale.insert(in.layer_scale.end(), m.layer_scale.begin(), m.layer_scale.end());
   }
+  // Grouped heads and reasons for no neuron view, where some model gives them: the others' layers
+  // read a key head each and have a neuron view.
+  const auto given = [&](auto field) {
+    return std::any_of(models.begin(), models.end(), [&](const auto& m) { return !(m.second.*field).empty(); });
+  };
+  if (given(&AttentionInput::kv_heads))
+    for (const auto& [model, m] : models)
+      for (std::size_t l = 0; l < m.layers.size(); ++l) in.kv_heads.push_back(m.kv_heads.empty() ? m.heads[l].size() : m.kv_heads[l]);
+  if (given(&AttentionInput::no_neuron_view))
+    for (const auto& [model, m] : models)
+      for (std::size_t l = 0; l < m.layers.size(); ++l) in.no_neuron_view.push_back(m.no_neuron_view.empty() ? "" : m.no_neuron_view[l]);
   return in;
 }
 

@@ -45,6 +45,15 @@ struct AttentionInput {
   // query's row: each key's A, dA, the row's D = sum_j A_j dA_j and dS = A (dA - D), recomputed beside
   // the given dS. Empty: no gradient view.
   std::vector<std::vector<xt::xarray<double>>> weight_grad{}, score_grad{};
+  // Optional, for grouped-query attention (lesson 12): per layer, the key/value heads g its H query
+  // heads share, g dividing H: query head h reads key/value head h / (H / g). The page groups the
+  // heads by the key/value head they read (the head selector, the readout, the model view) and says
+  // so. Empty: every head its own keys and values.
+  std::vector<std::size_t> kv_heads{};
+  // Optional: per layer, why the layer has no neuron view ("" for one that has): a layer whose score
+  // is not q . k (Luong's concat, Bahdanau's additive) may leave its q[l] and k[l] empty when it
+  // says why here, and the neuron view shows this in place of the products.
+  std::vector<std::string> no_neuron_view{};
 };
 
 struct ExplorerPage {
@@ -57,7 +66,8 @@ struct ExplorerPage {
 // Several models' attention on one input as one input: the layers of each in turn, named
 // "<model>: <layer>", so the head view switches between models like between layers. Their queries,
 // keys and scale must agree, and either all carry the neuron view's queries and keys or none (and
-// either all their layer_scale or none);
+// either all their layer_scale or none); kv_heads and no_neuron_view are kept for the models that
+// give them (the others' layers: every head its own keys, a neuron view);
 // std::invalid_argument naming side_by_side otherwise, or for no models.
 AttentionInput side_by_side(const std::string& name, const std::vector<std::pair<std::string, AttentionInput>>& models);
 
@@ -67,7 +77,9 @@ AttentionInput side_by_side(const std::string& name, const std::vector<std::pair
 // input with queries and keys, when they are not given for every layer and head, their shapes do
 // not fit the tokens, a value is not finite (a bias may be -inf), a layer_scale is given but not one
 // positive finite number per layer, or the softmax of the scores they make differs from the weights
-// by more than 1e-3. The page rounds them to four significant digits. For an input with gradients:
+// by more than 1e-3 (a layer left without them must say why in no_neuron_view). The page rounds them
+// to four significant digits. For grouped heads: kv_heads not one divisor of the head count per
+// layer, or, with queries and keys, heads of one group whose keys differ (they read one key head). For an input with gradients:
 // when dA and dS are not given for every layer and head, not (queries, keys) or not finite, or
 // A (dA - D) differs from dS by more than 1e-6 of the row's largest |dA|, plus 1e-9.
 std::string explorer_html(const ExplorerPage& page);

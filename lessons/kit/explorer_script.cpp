@@ -25,17 +25,55 @@ function fillLayers() {
   $('layer').value = state.layer;
   fillHeads();
 }
+// Grouped-query attention: query head h reads key/value head kvOf(layer, h); groupOf lists the query
+// heads of key/value head c. Without kv_heads, every head reads its own.
+function groupSize(layer) { return layer.kv_heads ? layer.heads.length / layer.kv_heads : 1; }
+function kvOf(layer, h) { return Math.floor(h / groupSize(layer)); }
+function groupOf(layer, c) { const n = groupSize(layer); return layer.heads.map((_, h) => h).slice(c * n, (c + 1) * n); }
+function span(heads) { return heads.length > 1 ? 'heads ' + (heads[0] + 1) + '\u2013' + (heads[heads.length - 1] + 1) : 'head ' + (heads[0] + 1); }
 function fillHeads() {
-  const layer = data.inputs[state.input].layers[state.layer];
-  $('head').innerHTML = '';
-  layer.heads.forEach((_, h) => option($('head'), h, 'head ' + (h + 1)));
-  if (layer.heads.length > 1) option($('head'), -1, 'every head, overlaid');
-  if (state.head >= layer.heads.length) state.head = 0;
-  $('head').value = state.head;
+  const layer = data.inputs[state.input].layers[state.layer], sel = $('head');
+  sel.innerHTML = '';
+  if (layer.kv_heads && groupSize(layer) > 1) {
+    // One group of options per key/value head: its query heads, and all of them overlaid (value -2 - c).
+    for (let c = 0; c < layer.kv_heads; ++c) {
+      const g = document.createElement('optgroup'), heads = groupOf(layer, c);
+      g.label = 'key/value head ' + (c + 1) + ', shared by ' + span(heads);
+      heads.forEach((h) => option(g, h, 'head ' + (h + 1)));
+      option(g, -2 - c, span(heads) + ' overlaid');
+      sel.appendChild(g);
+    }
+  } else {
+    layer.heads.forEach((_, h) => option(sel, h, 'head ' + (h + 1)));
+  }
+  if (layer.heads.length > 1) option(sel, -1, 'every head, overlaid');
+  if (state.head >= layer.heads.length || (state.head <= -2 && !(layer.kv_heads && -2 - state.head < layer.kv_heads && groupSize(layer) > 1)))
+    state.head = 0;
+  sel.value = state.head;
+  describeGroups();
 }
 function shownHeads() {
   const layer = data.inputs[state.input].layers[state.layer];
+  if (state.head <= -2) return groupOf(layer, -2 - state.head);
   return state.head < 0 ? layer.heads.map((_, h) => h) : [state.head];
+}
+// The paragraph over the head view on a page with grouped heads: which query heads share which keys.
+function describeGroups() {
+  const box = $('kv-groups');
+  if (!box) return;
+  const layer = data.inputs[state.input].layers[state.layer], H = layer.heads.length;
+  if (!layer.kv_heads) { box.textContent = ''; return; }
+  if (groupSize(layer) === 1) {
+    box.textContent = layer.name + ': ' + H + ' query heads, ' + H + ' key/value heads: each head scores its own ' +
+                      'keys and averages its own values (multi-head attention).';
+    return;
+  }
+  const groups = [];
+  for (let c = 0; c < layer.kv_heads; ++c) groups.push(span(groupOf(layer, c)) + ' read key/value head ' + (c + 1));
+  box.textContent = layer.name + ': ' + H + ' query heads share ' + layer.kv_heads + ' key/value ' +
+                    (layer.kv_heads > 1 ? 'heads' : 'head') + ': ' + groups.join('; ') + '. The heads of a group ' +
+                    'score the same keys with their own queries (the neuron view shows the same k for each) and ' +
+                    'average the same values; the head selector, the readout and the model view group them so.';
 }
 
 // Head view: keys on the left, queries on the right, one line per (query, key) pair.
@@ -88,6 +126,15 @@ function readout() {
   let s = '<p>Query <strong>' + esc(inp.queries[state.focus]) + '</strong> (position ' + (state.focus + 1) + '), ' +
           esc(layer.name) + ':</p><table><tr><th>key</th>';
   const heads = shownHeads();
+  if (layer.kv_heads && groupSize(layer) > 1) {  // a row over the heads: the key/value head each reads
+    let g = '<tr class="kv-row"><th></th>';
+    heads.forEach((h, n) => {
+      if (n > 0 && kvOf(layer, heads[n - 1]) === kvOf(layer, h)) return;
+      const width = heads.filter((x) => kvOf(layer, x) === kvOf(layer, h)).length;
+      g += '<th colspan="' + width + '" class="kv" data-kv="' + kvOf(layer, h) + '">kv head ' + (kvOf(layer, h) + 1) + '</th>';
+    });
+    s = s.replace('<table><tr><th>key</th>', '<table>' + g + '</tr><tr><th>key</th>');
+  }
   heads.forEach((h) => { s += '<th style="color:' + colors[h % colors.length] + '">head ' + (h + 1) + '</th>'; });
   s += '</tr>';
   inp.keys.forEach((k, j) => {
@@ -110,6 +157,14 @@ function drawModelView() {
     const row = document.createElement('div'); row.className = 'layer-row';
     const label = document.createElement('div'); label.className = 'layer-name'; label.textContent = layer.name;
     row.appendChild(label);
+    // Grouped heads: each key/value head's query heads in one frame, captioned.
+    const frames = [];
+    if (layer.kv_heads && groupSize(layer) > 1)
+      for (let c = 0; c < layer.kv_heads; ++c) {
+        const f = document.createElement('div'); f.className = 'kv-group'; f.dataset.kv = c;
+        const cap = document.createElement('div'); cap.className = 'kv-caption';
+        cap.textContent = 'key/value head ' + (c + 1); f.appendChild(cap); row.appendChild(f); frames.push(f);
+      }
     layer.heads.forEach((w, h) => {
       const c = document.createElement('canvas');
       const cell = Math.max(2, Math.floor(120 / Math.max(inp.queries.length, inp.keys.length)));
@@ -126,7 +181,7 @@ function drawModelView() {
         state.layer = l; $('layer').value = l; fillHeads(); state.head = h; $('head').value = h; state.focus = null;
         drawHeadView(); readout(); drawNeuronView(); $('head-view').scrollIntoView({ block: 'nearest' });
       });
-      row.appendChild(c);
+      (frames.length ? frames[kvOf(layer, h)] : row).appendChild(c);
     });
     grid.appendChild(row);
   });
@@ -145,7 +200,8 @@ function diverging(v, top) {  // blue below zero, white at zero, red above, full
 function cells(values, top, cls, label) {
   // d_k = 32: 5 px a dimension; beyond 80 (lesson 04's 512) 1 px without the white edge, so that the
   // scores and weights stay within reach.
-  const width = values.length > 80 ? 1 : Math.max(3, Math.min(7, Math.floor(160 / values.length)));
+  // (d_k = 64, lesson 03's states: 2 px, so that the weights still fit beside them at ~900 px.)
+  const width = values.length > 80 ? 1 : Math.max(values.length > 48 ? 2 : 3, Math.min(7, Math.floor(160 / values.length)));
   return '<td class="' + cls + '">' + values.map((v, c) =>
     '<span style="width:' + width + 'px;' + (width === 1 ? 'border-right:0;' : '') + 'background:' + diverging(v, top) + '" data-value="' + v + '" title="' + label + ' ' + (c + 1) + ': ' +
     v.toPrecision(4) + '"></span>').join('') + '</td>';
@@ -180,18 +236,20 @@ function drawNeuronView() {
   const inp = data.inputs[state.input], layer = inp.layers[state.layer], box = $('neuron-view');
   $('neuron-query').disabled = !layer.parts;
   if (!layer.parts) {
-    box.innerHTML = '<p class="note">This page has no queries and keys for ' + esc(layer.name) +
-                    ' of this input: the neuron view needs query-key attention and its q and k.</p>';
+    box.innerHTML = '<p class="note">This page has no queries and keys for ' + esc(layer.name) + ' of this input: ' +
+                    esc(layer.no_neuron_view || 'the neuron view needs query-key attention and its q and k.') + '</p>';
     return;
   }
-  const h = state.head < 0 ? 0 : state.head, p = layer.parts[h], i = state.neuron;
+  const h = state.head < 0 ? shownHeads()[0] : state.head, p = layer.parts[h], i = state.neuron;
   const rows = neuronRows(p, i, inp.keys);
   const vecTop = Math.max(...p.q[i].map(Math.abs), ...rows.map((r) => Math.max(...r.k.map(Math.abs))));
   const prodTop = Math.max(...rows.map((r) => Math.max(...r.prod.map(Math.abs))));
   const best = rows.reduce((b, r, j) => (r.weight > rows[b].weight ? j : b), 0), most = rows[best].weight;
   const hasBias = p.bias !== undefined || p.allowed !== undefined;  // a column for the bias or the mask
   const biasCell = (r) => (r.masked ? 'masked' : p.bias !== undefined ? r.bias.toFixed(3) : '');
-  let s = '<p>' + esc(layer.name) + ', head ' + (h + 1) + (state.head < 0 ? ' (the first of the overlaid heads)' : '') +
+  const shared = layer.kv_heads && groupSize(layer) > 1
+                     ? ' (its keys: key/value head ' + (kvOf(layer, h) + 1) + ', shared by ' + span(groupOf(layer, kvOf(layer, h))) + ')' : '';
+  let s = '<p>' + esc(layer.name) + ', head ' + (h + 1) + (state.head < 0 ? ' (the first of the overlaid heads)' : '') + shared +
           ', query <strong>' + esc(inp.queries[i]) + '</strong> (position ' + (i + 1) + '); d<sub>k</sub> = ' +
           p.q[i].length + ', scale = ' + p.scale.toPrecision(4) + '.</p><table class="neuron"><tr><th></th><th>' +
           'q<sub>i</sub> and each k<sub>j</sub></th><th>q<sub>i</sub> \u2299 k<sub>j</sub></th><th>q\u00b7k</th>' +
@@ -222,7 +280,9 @@ function drawGradientView() {
   const top = Math.max(...dS.map(Math.abs), ...g.dS[i].map(Math.abs));
   const cell = (cls, v, style) => '<td class="' + cls + '" data-value="' + v + '"' + (style ? ' style="background:' + style + '"' : '') +
                                   '>' + v.toFixed(4) + '</td>';
-  let s = '<p>' + esc(layer.name) + ', head ' + (h + 1) + (state.head < 0 ? ' (the first of the overlaid heads)' : '') +
+  const shared = layer.kv_heads && groupSize(layer) > 1
+                     ? ' (its keys: key/value head ' + (kvOf(layer, h) + 1) + ', shared by ' + span(groupOf(layer, kvOf(layer, h))) + ')' : '';
+  let s = '<p>' + esc(layer.name) + ', head ' + (h + 1) + (state.head < 0 ? ' (the first of the overlaid heads)' : '') + shared +
           ', query <strong>' + esc(inp.queries[i]) + '</strong> (position ' + (i + 1) + '): D = \u2211<sub>j</sub> ' +
           'A<sub>j</sub> dA<sub>j</sub> = <span id="grad-d" data-value="' + D + '">' + D.toFixed(4) + '</span></p>' +
           '<table class="neuron gradient"><tr><th>key</th><th>A</th><th>dA</th><th>dA \u2212 D</th>' +
@@ -248,13 +308,17 @@ document.body.dataset.ready = 'yes';
 constexpr const char* kStyle = R"CSS(
 body { font: 16px/1.45 system-ui, sans-serif; margin: 1rem; color: #222; max-width: 60rem; }
 h1 { font-size: 1.3rem; margin: 0 0 .4rem; } .note { color: #555; margin: 0 0 .8rem; }
-.controls label { margin-right: 1rem; } select { font: inherit; }
+.controls label { margin-right: 1rem; } select { font: inherit; max-width: 100%; }
 .views { display: flex; flex-wrap: wrap; gap: 1.5rem; align-items: flex-start; }
 #head-view { width: 420px; max-width: 100%; } #head-view text { font: 14px monospace; cursor: default; }
 #head-view text.side { font: italic 13px system-ui, sans-serif; fill: #666; }
 #head-view text.query { cursor: pointer; } #head-view text.focus { font-weight: bold; fill: #b3261e; }
 #readout { min-width: 14rem; font-size: .9rem; overflow-y: auto; } #readout table { border-collapse: collapse; }
 #readout td, #readout th { padding: 1px 8px; text-align: right; font-family: monospace; }
+#readout th.kv { text-align: center; font-weight: normal; color: #555; border-bottom: 1px solid #999; }
+.kv-group { display: flex; gap: 6px; align-items: flex-end; padding: 14px 4px 4px; border: 1px solid #999;
+            border-radius: 4px; position: relative; }
+.kv-caption { position: absolute; top: 0; left: 4px; font-size: .7rem; color: #555; }
 .layer-row { display: flex; align-items: center; gap: 6px; margin: 4px 0; }
 .layer-name { width: 9rem; font-size: .85rem; color: #555; }
 canvas { border: 1px solid #ccc; cursor: pointer; image-rendering: pixelated; width: 120px; }

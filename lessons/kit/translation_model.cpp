@@ -157,4 +157,27 @@ AttentionInput translated_sentence_input(Transformer& model, const data::Encoded
                           a.parts, 0);
 }
 
+SentenceAttention translated_sentence_attention(Transformer& model, const data::EncodedPairs& split, std::size_t i,
+                                                const data::Vocab& source, const data::Vocab& target) {
+  if (i >= split.size())
+    throw std::invalid_argument("translated_sentence_attention: sentence " + std::to_string(i) + " of a split of " +
+                                std::to_string(split.size()));
+  nn::TransformerAttention a = nn::attention_with_parts(model, data::make_seq2seq_batch(split, {i}, false));
+  const std::vector<std::string> words = source.decode(split.source[i]);
+  std::vector<std::string> written = target.decode(split.target[i]);
+  written.insert(written.begin(), "<bos>");
+  // self_attention_input names the layers "layer N"; here they say which stack they are in.
+  const auto in_stack = [](AttentionInput in, const std::string& stack) {
+    for (std::string& l : in.layers) l = stack + " " + l;
+    return in;
+  };
+  std::vector<Array<float>> cross;
+  for (const Tensor<float>& w : a.cross) cross.push_back(w.value());
+  return {in_stack(with_score_parts(self_attention_input("\"" + data::detokenize(words, data::Tokenizer::words) + "\"",
+                                                         words, a.encoder), a.encoder_parts), "encoder"),
+          in_stack(with_score_parts(self_attention_input(data::detokenize(written, data::Tokenizer::words), written,
+                                                         a.decoder), a.decoder_parts), "decoder"),
+          with_score_parts(cross_attention_input(cross, 0, words, target, split.target[i]), a.cross_parts, 0)};
+}
+
 }  // namespace attnlab::lessons

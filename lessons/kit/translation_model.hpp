@@ -47,4 +47,17 @@ LoadedTransformer load_transformer(const std::string& folder, const std::string&
 AttentionInput translated_sentence_input(nn::Seq2SeqTransformer<float>& model, const nn::data::EncodedPairs& split,
                                          std::size_t i, const nn::data::Vocab& source, const nn::data::Vocab& target);
 
+// The same sentence's every attention, from one teacher-forced forward, each with its queries, keys
+// and bias (the neuron view): the encoder's self-attention over the source words (layers "encoder
+// layer N"), the decoder's self-attention over its input, <bos> and the words it wrote (layers
+// "decoder layer N", causal), and the cross-attention as translated_sentence_input gives it. The
+// first two are named "\"source\"" and "<bos> translation"; lesson 09 shows its four Transformers'
+// on one long sentence this way.
+struct SentenceAttention {
+  AttentionInput encoder, decoder, cross;
+};
+SentenceAttention translated_sentence_attention(nn::Seq2SeqTransformer<float>& model, const nn::data::EncodedPairs& split,
+                                                std::size_t i, const nn::data::Vocab& source,
+                                                const nn::data::Vocab& target);
+
 }  // namespace attnlab::lessons

@@ -231,6 +231,31 @@ Decoded Seq2Seq::greedy(const data::PaddedBatch& src, std::size_t max_len) {
   return d;
 }
 
+std::optional<QueryKeys> luong_query_keys(Seq2Seq& model, const data::PaddedBatch& source, const std::vector<Index>& ids) {
+  auto* luong = dynamic_cast<LuongDecoder*>(model.decoder.get());
+  const auto fail = [](const std::string& what) { throw std::invalid_argument("luong_query_keys: " + what); };
+  if (!luong || luong->local || luong->monotonic_window > 0) fail("the model's decoder is not Luong's with global attention");
+  if (source.ids.dimension() != 2 || source.ids.shape()[0] != 1)
+    fail("a batch of " + std::to_string(source.ids.dimension() == 2 ? source.ids.shape()[0] : 0) + " sources, not one");
+  if (ids.empty()) fail("no output ids, no steps to score");
+  const std::string& name = model.config().score;
+  std::optional<double> scale;
+  if (name == "dot" || name == "scaled dot") scale = luong->attention_.score().dot_product_scale();
+  if (name == "general") scale = 1.0;  // q^T W k, unscaled
+  if (!scale) return std::nullopt;
+  const std::size_t T = ids.size(), S = static_cast<std::size_t>(source.lengths(0));
+  if (S == 0 || S > source.ids.shape()[1]) fail("a source of length " + std::to_string(S) + " in " + shape_str(source.ids.shape()));
+  NoGrad no_grad;
+  const Encoded e = model.encoder.forward(source);
+  IndexArray inputs = xt::zeros<Index>({std::size_t(1), T});
+  inputs(0, 0) = data::Vocab::bos;
+  for (std::size_t t = 1; t < T; ++t) inputs(0, t) = ids[t - 1];
+  const Tns states = luong->gru.forward(luong->embed(inputs), unsqueeze(e.init, 0)).output;  // (1, T, Hd)
+  const Tns keys = luong->attention_.score().read_keys(e.annotations);                     // (1, S', dk)
+  return QueryKeys{xt::cast<double>(xt::view(states.value(), 0)),
+                   xt::cast<double>(xt::view(keys.value(), 0, xt::range(0, S))), *scale};
+}
+
 // ------------------------------------------------------------------ evaluation
 
 namespace {

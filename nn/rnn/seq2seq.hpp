@@ -185,6 +185,22 @@ class Seq2Seq : public Module<F> {
   std::unique_ptr<Decoder> decoder;
 };
 
+// What a global Luong decoder's score compared while it wrote `ids` from one source, when that score
+// is a dot product of a query and a key (the explorer's neuron view splits it into per-dimension
+// terms): the queries are its states h_t, one per output step (T, Hd), T = ids.size(); the keys are
+// the annotations as the score reads them (Score::read_keys), h_s for dot, W h_s for general (S, Hd),
+// over the source's `length` real tokens; score(t, s) = q_t . k_s * scale, and the softmax over s is
+// the step's attention row. The states are the decoder's GRU run over <bos> and ids[0 .. T-2], as
+// greedy decoding fed them (the Luong recurrence never reads the context). std::nullopt for the
+// additive and concat scores (a tanh between query and key: no such split); std::invalid_argument
+// naming luong_query_keys for a Bahdanau or local decoder, a batch of more than one source, no ids,
+// or a length outside the source.
+struct QueryKeys {
+  xt::xarray<double> queries, keys;
+  double scale = 1.0;
+};
+std::optional<QueryKeys> luong_query_keys(Seq2Seq& model, const data::PaddedBatch& source, const std::vector<Index>& ids);
+
 // ------------------------------------------------------------------ evaluation
 
 // Mean teacher-forced cross-entropy per target token over a split, `batch` pairs at a time, without

@@ -8,14 +8,23 @@ with each other, with the page's queries and keys, and with the head view's weig
 model-view thumbnail and checks the head view follows. On a page with gradients (lesson 06), the
 gradient view of every query, chosen by clicking it in the head view: its A, dA and given dS must be
 the page's data, its D and dS = A (dA - D) must be worked out from them, and agree with the given dS.
+With --every-layer, every layer of that input: one whose queries and keys the page has gets its
+neuron view checked (the terms sum to q.k, the softmax of the scores is the head view's weights), one
+without must show the reason the page gives for it. With --grouped (grouped-query attention, lesson
+12): in every layer whose query heads share key/value heads, the head selector groups the heads by
+the key/value head they read, a group overlaid shows exactly its heads' weights in the readout under
+that key/value head, the model view frames each group's thumbnails, the neuron view shows the same
+keys for every head of a group, and the note over the head view names the sharing.
 Any error in the browser's console fails the test.
 
-  tests/browser/explorer.py [--neuron] [--gradient] PAGE.html
+  tests/browser/explorer.py [--neuron] [--gradient] [--every-layer] [--grouped] PAGE.html
 
 --neuron: the page must have the queries and keys for the neuron view (query-key attention);
 without it, a page that has none must say so in the neuron view.
 --gradient: the page must have gradients for the gradient view; without it, a page that has none
 must have no gradient view.
+--every-layer: the neuron view of every layer of the last input (above); at least one must have it.
+--grouped: the page must have a layer of grouped heads, checked as above.
 """
 import json
 import math
@@ -195,7 +204,104 @@ def check_gradient_view(driver, inputs, i, layer, head, expect):
     return f"gradient view: {checked} dS entries of {len(inputs[i]['queries'])} queries worked out from A and dA, as the backward's"
 
 
-def main(page, expect_neuron, expect_gradient):
+def check_every_layer(driver, inputs, i):
+    """The neuron view of each layer of input i, chosen in the layer selector: checked against the data, or
+    the page's own reason for having none shown."""
+    with_parts, reasons = 0, 0
+    for layer, data_layer in enumerate(inputs[i]["layers"]):
+        Select(driver.find_element(By.ID, "layer")).select_by_value(str(layer))
+        Select(driver.find_element(By.ID, "head")).select_by_value("0")
+        where = f"every layer: input {i}, layer {layer} ({data_layer['name']})"
+        if "parts" in data_layer:
+            q = len(inputs[i]["queries"]) - 1
+            Select(driver.find_element(By.ID, "neuron-query")).select_by_value(str(q))
+            check_neuron_query(driver, where, data_layer["parts"][0], inputs[i]["keys"], data_layer["heads"][0], None, q)
+            with_parts += 1
+            continue
+        if "no_neuron_view" not in data_layer:
+            fail(f"{where}: no queries and keys, and no reason given for it")
+        text = driver.find_element(By.ID, "neuron-view").text
+        if data_layer["no_neuron_view"] not in text or driver.find_element(By.ID, "neuron-query").is_enabled():
+            fail(f"{where}: the neuron view does not give the page's reason for having none: {text!r}")
+        reasons += 1
+    if with_parts == 0:
+        fail(f"every layer: no layer of input {i} has a neuron view")
+    return f"every layer of input {i}: {with_parts} neuron views checked, {reasons} reasons for none shown"
+
+
+READ_GROUPS = """
+return [...document.querySelectorAll('#head optgroup')].map((g) => ({ label: g.label,
+  options: [...g.querySelectorAll('option')].map((o) => o.value) }));
+"""
+
+
+def check_groups(driver, inputs):
+    """Every layer of grouped heads: the selector, an overlaid group's readout, the model view's frames, the
+    neuron view's shared keys and the note."""
+    checked = 0
+    for i, inp in enumerate(inputs):
+        for layer, data_layer in enumerate(inp["layers"]):
+            heads, g = len(data_layer["heads"]), data_layer.get("kv_heads", 0)
+            if not g or g == heads:
+                continue
+            size = heads // g
+            where = f"grouped heads: input {i}, layer {layer} ({data_layer['name']}), {g} key/value heads for {heads}"
+            Select(driver.find_element(By.ID, "input")).select_by_value(str(i))
+            Select(driver.find_element(By.ID, "layer")).select_by_value(str(layer))
+            groups = driver.execute_script(READ_GROUPS)
+            want = [[str(h) for h in range(c * size, (c + 1) * size)] + [str(-2 - c)] for c in range(g)]
+            if [grp["options"] for grp in groups] != want or \
+               any(f"key/value head {c + 1}," not in grp["label"] for c, grp in enumerate(groups)):
+                fail(f"{where}: the head selector's groups are {groups}, want the heads of each key/value head {want}")
+            note = driver.find_element(By.ID, "kv-groups").text
+            if f"share {g} key/value head" not in note:
+                fail(f"{where}: the note over the head view does not say the heads share {g}: {note!r}")
+            # The last group overlaid: the readout shows its heads and no other, under its key/value head.
+            c = g - 1
+            Select(driver.find_element(By.ID, "head")).select_by_value(str(-2 - c))
+            q = len(inp["queries"]) - 1
+            ActionChains(driver).move_to_element(
+                driver.find_element(By.CSS_SELECTOR, f'#head-view text.query[data-query="{q}"]')).perform()
+            shown = {}
+            for cell in driver.find_elements(By.CSS_SELECTOR, "#readout td.wt"):
+                shown.setdefault(int(cell.get_attribute("data-head")), {})[int(cell.get_attribute("data-key"))] = float(cell.text)
+            if sorted(shown) != list(range(c * size, (c + 1) * size)):
+                fail(f"{where}: overlaying key/value head {c + 1}'s group shows heads {sorted(shown)}")
+            for h, row in shown.items():
+                for k, v in row.items():
+                    if abs(v - data_layer["heads"][h][q][k]) > 5e-4 + 1e-9:
+                        fail(f"{where}: head {h}, query {q}, key {k}: the readout shows {v}, the data says {data_layer['heads'][h][q][k]}")
+                    checked += 1
+            kv = driver.find_elements(By.CSS_SELECTOR, "#readout th.kv")
+            if len(kv) != 1 or kv[0].get_attribute("data-kv") != str(c) or kv[0].get_attribute("colspan") != str(size):
+                fail(f"{where}: the readout does not set the group's heads under key/value head {c + 1}")
+            # The model view: this layer's thumbnails framed by key/value head.
+            frames = driver.execute_script(
+                "return [...document.querySelectorAll('#model-view .layer-row')][arguments[0]].querySelectorAll('.kv-group')"
+                ".length ? [...[...document.querySelectorAll('#model-view .layer-row')][arguments[0]]"
+                ".querySelectorAll('.kv-group')].map((f) => [...f.querySelectorAll('canvas')].map((c) => c.dataset.head)) : []",
+                layer)
+            if frames != [[str(h) for h in range(k * size, (k + 1) * size)] for k in range(g)]:
+                fail(f"{where}: the model view frames the thumbnails as {frames}")
+            # The neuron view: every head of the group shows the same keys (they read one key head).
+            if "parts" in data_layer:
+                keys_seen = []
+                for h in range(c * size, (c + 1) * size):
+                    Select(driver.find_element(By.ID, "head")).select_by_value(str(h))
+                    view = driver.execute_script(READ_NEURON)
+                    keys_seen.append([row["k"] for row in view["rows"]])
+                    if f"key/value head {c + 1}, shared by" not in view["text"]:
+                        fail(f"{where}: the neuron view of head {h + 1} does not name the key/value head it reads")
+                if any(k != keys_seen[0] for k in keys_seen):
+                    fail(f"{where}: the heads of key/value head {c + 1} show different keys in the neuron view")
+                if [[float(v) for v in row] for row in keys_seen[0]] != data_layer["parts"][c * size]["k"]:
+                    fail(f"{where}: the neuron view's keys are not the page's")
+    if checked == 0:
+        fail("grouped heads: the page has no layer whose heads share key/value heads (--grouped)")
+    return f"grouped heads: {checked} overlaid weights of key/value groups match the data; groups in the selector, readout, model view and neuron view"
+
+
+def main(page, expect_neuron, expect_gradient, every_layer=False, grouped=False):
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1200,1400"):
@@ -241,6 +347,12 @@ def main(page, expect_neuron, expect_gradient):
 
         neuron = check_neuron_view(driver, inputs, i, layer, head, expect_neuron)
         gradient = check_gradient_view(driver, inputs, i, layer, head, expect_gradient)
+        extra = []
+        if every_layer:
+            extra.append(check_every_layer(driver, inputs, i))
+        if grouped:
+            extra.append(check_groups(driver, inputs))
+            Select(driver.find_element(By.ID, "input")).select_by_value(str(i))
 
         # The model view: a thumbnail per (layer, head); clicking the first opens it above.
         thumbs = driver.find_elements(By.CSS_SELECTOR, "#model-view canvas")
@@ -256,16 +368,17 @@ def main(page, expect_neuron, expect_gradient):
         if errors:
             fail("console errors: " + "; ".join(e["message"] for e in errors))
         print(f"explorer test: {checked} weights read off the page after hovering match its data; "
-              f"{expected} thumbnails; {neuron}; {gradient}; no console errors")
+              f"{expected} thumbnails; {neuron}; {gradient}; " + "".join(e + "; " for e in extra) + "no console errors")
     finally:
         driver.quit()
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    neuron, gradient = "--neuron" in args, "--gradient" in args
-    args = [a for a in args if a not in ("--neuron", "--gradient")]
+    flags = ("--neuron", "--gradient", "--every-layer", "--grouped")
+    neuron, gradient, every_layer, grouped = (f in args for f in flags)
+    args = [a for a in args if a not in flags]
     if len(args) != 1 or args[0].startswith("-"):
-        print("usage: tests/browser/explorer.py [--neuron] [--gradient] PAGE.html", file=sys.stderr)
+        print("usage: tests/browser/explorer.py [--neuron] [--gradient] [--every-layer] [--grouped] PAGE.html", file=sys.stderr)
         sys.exit(2)
-    main(args[0], neuron, gradient)
+    main(args[0], neuron, gradient, every_layer, grouped)
