@@ -291,9 +291,7 @@ void held_out(const Training& t, const nn::rnn::Evaluation& test, const data::Da
   say("Exact match counts an output as right only if all ten characters and the stop are right; per-character "
       "accuracy compares position by position. A model that ignores its input gets roughly half the characters (the "
       "dashes, the century and the month's leading digit) and almost no exact matches.");
-  metric("test_exact_match", test.exact_match);
-  metric("test_char_accuracy", test.char_accuracy);
-  metric("validation_loss", val_loss);
+  record_scores("", test, t.history);  // test_exact_match, test_char_accuracy, validation_loss (lessons/kit/seq2seq)
   claim({"reads_its_input", "test_exact_match >= 0.8 and test_char_accuracy >= 0.95",
          text("The decoder reads its input: ", percent(test.exact_match), " of the test dates come out exactly right, ",
               percent(test.char_accuracy), " of the characters."),

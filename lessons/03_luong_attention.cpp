@@ -126,9 +126,7 @@ void compare_accuracy(const std::vector<Trained>& runs, const data::DateTask& ta
     rows.push_back(row(r.score, r.model->attention_parameters(), r.model->parameter_count(), fixed(r.test.exact_match, 4),
                        fixed(r.test.char_accuracy, 4), fixed(r.history.validation_of("loss").back(), 4)));
     lo = std::min(lo, r.test.exact_match), hi = std::max(hi, r.test.exact_match);
-    metric("test_exact_match_" + r.score, r.test.exact_match);
-    metric("test_char_accuracy_" + r.score, r.test.char_accuracy);
-    metric("validation_loss_" + r.score, r.history.validation_of("loss").back());
+    record_scores("_" + r.score, r.test, r.history);  // test_exact_match_<score>, test_char_accuracy_, validation_loss_
     metric("parameters_" + r.score, double(r.model->parameter_count()));
     metric("attention_parameters_" + r.score, double(r.model->attention_parameters()));
   }
@@ -335,9 +333,7 @@ LocalRun train_local(const Seq2SeqPlan& s, const data::DateTask& task, nn::rnn::
   r.year_share = data::year_attention(data::row_shares(r.test.decoded.attention), task.pairs.test).mass;
   r.centres = nn::rnn::window_centres(model, task.test);
   r.window = data::year_window(r.centres, task.pairs.test, double(kWindow));
-  metric("test_exact_match_" + r.key, r.test.exact_match);
-  metric("test_char_accuracy_" + r.key, r.test.char_accuracy);
-  metric("validation_loss_" + r.key, r.history.validation_of("loss").back());
+  record_scores("_" + r.key, r.test, r.history);
   metric("test_year_attention_" + r.key, r.year_share);
   metric(r.key + "_year_digit_in_window", r.window.within);
   metric(r.key + "_year_centre_distance", r.window.mean_distance);
