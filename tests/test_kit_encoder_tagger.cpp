@@ -33,6 +33,13 @@ nn::EncoderModel<float> small_tagger(std::size_t vocab, nn::Pooling pooling = nn
   return nn::EncoderModel<float>(c, gen);
 }
 
+// A lesson's arguments that write into d/lesson: train() and metric() write into a lesson.
+LessonArgs args_in(const attnlab::testing::TempDir& d) {
+  LessonArgs args;
+  args.out = d / "lesson";
+  return args;
+}
+
 // The tags by hand: argmax of the logits, gates set directly on the attention layers.
 IndexArray tags_by_hand(nn::EncoderModel<float>& m, const IndexArray& inputs) {
   NoGrad no_grad;
@@ -43,9 +50,7 @@ IndexArray tags_by_hand(nn::EncoderModel<float>& m, const IndexArray& inputs) {
 
 TEST_CASE("encoder tagger: trained by a recipe, its tags and accuracy, where its heads look, what each is worth") {
   attnlab::testing::TempDir d;
-  LessonArgs args;
-  args.out = d / "lesson";
-  Lesson lesson({"99_test", "A test lesson", "Trains a tagger.", ""}, args);  // train() writes into a lesson
+  Lesson lesson({"99_test", "A test lesson", "Trains a tagger.", ""}, args_in(d));  // train() writes into a lesson
   Generator gen(2);
   const data::ShiftTags task = data::shift_tags(1, 8, 8, 512, 64, gen);
   nn::EncoderModel<float> m = small_tagger(task.vocab.size());
@@ -126,9 +131,7 @@ TEST_CASE("explorer_input of several models: their layers in turn, named by mode
 
 TEST_CASE("scored at two lengths, the head at an offset, a step timed, ids at their positions, importance drawn") {
   attnlab::testing::TempDir d;
-  LessonArgs args;
-  args.out = d / "lesson";
-  Lesson lesson({"99_test", "A test lesson", "Reads a tagger.", ""}, args);
+  Lesson lesson({"99_test", "A test lesson", "Reads a tagger.", ""}, args_in(d));
   Generator gen(2);
   const data::ShiftTags task = data::shift_tags(1, 8, 12, 64, 16, gen);
   nn::EncoderModel<float> m = small_tagger(task.vocab.size());  // sinusoidal positions: any length
@@ -173,9 +176,7 @@ TEST_CASE("scored at two lengths, the head at an offset, a step timed, ids at th
 
 TEST_CASE("train_and_score and its reports: metrics, rows and bars at two lengths, accuracy by position") {
   attnlab::testing::TempDir d;
-  LessonArgs args;
-  args.out = d / "lesson";
-  Lesson lesson({"99_test", "A test lesson", "Reports taggers.", ""}, args);
+  Lesson lesson({"99_test", "A test lesson", "Reports taggers.", ""}, args_in(d));
   Generator gen(2);
   const data::ShiftTags task = data::shift_tags(1, 8, 12, 256, 32, gen);
   Recipe r;

@@ -21,6 +21,7 @@
 //   files        vit_model (with its figures), bert (lessons 14 and 15's pieces)
 //   one lesson   approximations (18), translators (08), pixel_mlp (16)
 //   two lessons  translation_setup (08 and 09: the task, the Transformer and the GRU they share)
+//                decoded_attention (02 and 03: a decoded date's attention as a map, explorer input, figure)
 //   checks       gradcheck_table (a lesson's gradient checks as a table), plain_matrices
 //                (double-precision references without the tape), tape_table (a recorded tape as
 //                tables), hand_gradients_figure (gradients by hand beside their error)
