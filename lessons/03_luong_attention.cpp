@@ -39,19 +39,6 @@ const std::vector<std::string> kFormulas = {"$q^\\top k$", "$q^\\top W k$", "$v^
 // ---------------------------------------------------------------------------------------------
 // 1. The decoder and its four scores
 
-Seq2SeqPlan choose_sizes() {
-  Seq2SeqPlan p;
-  p.examples = full_or_quick<std::size_t>(12000, 4000);
-  p.model.style = nn::rnn::DecoderStyle::Luong;
-  p.model.embed = full_or_quick(32, 16);
-  p.model.decoder_hidden = p.model.attention_hidden = full_or_quick(64, 32);
-  p.model.encoder_hidden = p.model.decoder_hidden / 2;  // annotations 2He == Hd, so the dot score is defined
-  Recipe& r = p.recipe;  // Adam at a constant rate, clipped; a quick run takes more, smaller epochs
-  r.epochs = epochs(4, 6), r.batch = 64, r.lr = 5e-3, r.decay = Decay::constant, r.clip = 1.0, r.seed = seed() + 11;
-  record(p);
-  return p;
-}
-
 void the_decoder(const Seq2SeqPlan& s, const data::DateTask& task) {
   say("The data are lesson 02's: ", s.examples, " generated dates in ", data::num_date_formats(), " formats, rewritten "
       "as YYYY-MM-DD, split by distinct input into ", task.train.size(), " train, ", task.validation.size(),
@@ -85,6 +72,20 @@ void the_decoder(const Seq2SeqPlan& s, const data::DateTask& task) {
 
 // ---------------------------------------------------------------------------------------------
 // 2. One budget for all four
+
+// The sizes (section 1 shows them) and the one recipe all four models train with.
+Seq2SeqPlan choose_sizes() {
+  Seq2SeqPlan p;
+  p.examples = full_or_quick<std::size_t>(12000, 4000);
+  p.model.style = nn::rnn::DecoderStyle::Luong;
+  p.model.embed = full_or_quick(32, 16);
+  p.model.decoder_hidden = p.model.attention_hidden = full_or_quick(64, 32);
+  p.model.encoder_hidden = p.model.decoder_hidden / 2;  // annotations 2He == Hd, so the dot score is defined
+  Recipe& r = p.recipe;  // Adam at a constant rate, clipped; a quick run takes more, smaller epochs
+  r.epochs = epochs(4, 6), r.batch = 64, r.lr = 5e-3, r.decay = Decay::constant, r.clip = 1.0, r.seed = seed() + 11;
+  record(p);
+  return p;
+}
 
 struct Trained {
   std::string score;
