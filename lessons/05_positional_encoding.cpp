@@ -67,7 +67,7 @@ void the_sinusoidal_table() {
   std::vector<std::vector<std::string>> rows;
   double rotation_worst = 0.0;
   for (std::size_t k : {1, 2, 5, 17, 100, 250}) {
-    const double err = nn::sinusoidal_rotation_error(k, d, 512);  // M_k: nn::sinusoidal_offset_rotation
+    const double err = nn::sinusoidal_rotation_error(k, d, 512);  // rows of PE(p) times M_k^T, against PE(p + k)
     rotation_worst = std::max(rotation_worst, err);
     rows.push_back(row(k, sci(err)));
   }
@@ -212,9 +212,9 @@ std::vector<Trained> train_all(const ShiftTask& task) {
       "$-K \\ldots K$, shared by the heads and layers; every key farther than $K$ reads the edge row.");
   std::vector<Trained> runs;
   for (const Method& m : kMethods) {
-    recipe.label = m.name;
+    recipe.label = m.name;  // trained, then scored at both lengths (the learned table: n/a at twice the length)
     runs.push_back({train_and_score(make_model(m.id, task.vocab.size()), task.train, task.test, task.test_long, recipe, 64), m});
-    timing("train_seconds_" + m.name, runs.back().history.seconds);  // learned: n/a at twice the length
+    timing("train_seconds_" + m.name, runs.back().history.seconds);
   }
   return runs;
 }
