@@ -11,6 +11,7 @@
 #include <xtensor/xsort.hpp>
 #include <xtensor/xview.hpp>
 
+#include "lessons/kit/decoded_attention.hpp"
 #include "lessons/kit/explorer.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/seq2seq.hpp"
@@ -290,9 +291,7 @@ void held_out(const Training& t, const nn::rnn::Evaluation& test, const data::Da
   say("Exact match counts an output as right only if all ten characters and the stop are right; per-character "
       "accuracy compares position by position. A model that ignores its input gets roughly half the characters (the "
       "dashes, the century and the month's leading digit) and almost no exact matches.");
-  metric("test_exact_match", test.exact_match);
-  metric("test_char_accuracy", test.char_accuracy);
-  metric("validation_loss", val_loss);
+  record_scores("", test, t.history);  // test_exact_match, test_char_accuracy, validation_loss (lessons/kit/seq2seq)
   claim({"reads_its_input", "test_exact_match >= 0.8 and test_char_accuracy >= 0.95",
          text("The decoder reads its input: ", percent(test.exact_match), " of the test dates come out exactly right, ",
               percent(test.char_accuracy), " of the characters."),
@@ -319,10 +318,10 @@ void held_out(const Training& t, const nn::rnn::Evaluation& test, const data::Da
 // ---------------------------------------------------------------------------------------------
 // 5. Where the decoder looks
 
-// An attention map of a decoded example: output characters (queries) against input characters.
+// An attention map of a decoded example: output characters (queries) against input characters
+// (lessons/kit/decoded_attention, which lesson 03 shares).
 AttentionMap alignment(const Showcase& s, std::size_t i, const data::Vocab& v, const std::string& title) {
-  return {s.decoded.decoded.attention[i], char_labels(s.pairs[i].source, true),
-          token_labels(s.decoded.decoded.ids[i], v), title};
+  return decoded_map(s.decoded, i, s.pairs[i].source, v, title);
 }
 
 // The attention explorer (lessons/kit/explorer.hpp) over test inputs of different written forms:
@@ -334,9 +333,7 @@ void explore(const nn::rnn::Evaluation& test, const data::DateTask& task) {
   page.note = "The trained model of this run on test dates it never saw. Each output character (right) draws lines to "
               "the input characters (left) it reads, as dark as their weight; hover one to read its weights.";
   for (std::size_t i : data::varied_examples(task.pairs.test, 6))
-    page.inputs.push_back({"\"" + task.pairs.test[i].source + "\" -> " + test.predictions[i],
-                           token_labels(test.decoded.ids[i], task.target_vocab), char_labels(task.pairs.test[i].source, true),
-                           {"cross-attention"}, {{test.decoded.attention[i]}}});
+    page.inputs.push_back(decoded_input({{"cross-attention", &test}}, i, task.pairs.test[i].source, task.target_vocab));
   show_explorer(page, "explorer",
                 "The attention explorer: six test inputs of different written forms; hover an output character to see "
                 "which input characters it reads (build/bin/inspect makes one for a date of your own)");
@@ -347,10 +344,7 @@ void where_it_looks(const Training& t, const nn::rnn::Evaluation& test, const da
   std::vector<AttentionMap> maps;
   for (std::size_t k = 0; k < 4; ++k)
     maps.push_back(alignment(t.late, k, v, "\"" + t.late.pairs[k].source + "\" -> " + t.late.decoded.predictions[k]));
-  AttentionFigureOptions style{"Additive attention on held-out test inputs (trained model)", 2, 2200, 1300};
-  style.keys_label = "input characters (keys)";
-  style.queries_label = "output characters (queries)";
-  save_figure(attention_figure(maps, style), "alignments",
+  save_figure(decoded_figure(maps, "Additive attention on held-out test inputs (trained model)", 2, 2200, 1300), "alignments",
               "Attention weights of four test inputs: rows are output characters, columns input characters");
   say("Each row is one output step and sums to 1 over the real input characters. Read a map row by row: which input "
       "characters does the step that writes each output character read? The year's steps should read the year's "
@@ -367,12 +361,10 @@ void where_it_looks(const Training& t, const nn::rnn::Evaluation& test, const da
          text("The year's steps put only ", percent(ya.mass), " of their attention on the year's four digits (",
               ya.examples, " test inputs; spread evenly: ", percent(ya.uniform), ").")});
   explore(test, task);
-  style.title = "One test input, \"" + t.early.pairs[0].source + "\", early and late in training";
-  style.height = 800;
   const std::size_t first = t.snapshots.front().step, last = t.snapshots.back().step;
-  save_figure(attention_figure({alignment(t.early, 0, v, text("after ", first, " steps: ", t.early.decoded.predictions[0])),
-                                alignment(t.late, 0, v, text("after ", last, " steps: ", t.late.decoded.predictions[0]))},
-                               style),
+  save_figure(decoded_figure({alignment(t.early, 0, v, text("after ", first, " steps: ", t.early.decoded.predictions[0])),
+                              alignment(t.late, 0, v, text("after ", last, " steps: ", t.late.decoded.predictions[0]))},
+                             "One test input, \"" + t.early.pairs[0].source + "\", early and late in training", 2, 2200, 800),
               "alignment_early_late", "The same test input's attention early and late in training");
   const double early = t.snapshots.front().row_max, late = t.snapshots.back().row_max;
   metric("row_max_early", early);

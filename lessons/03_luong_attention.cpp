@@ -11,9 +11,11 @@
 #include <algorithm>
 #include <memory>
 #include <numeric>
+#include <optional>
 
-#include <xtensor/xadapt.hpp>
+#include <xtensor/xbuilder.hpp>
 
+#include "lessons/kit/decoded_attention.hpp"
 #include "lessons/kit/explorer.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/seq2seq.hpp"
@@ -36,19 +38,6 @@ const std::vector<std::string> kFormulas = {"$q^\\top k$", "$q^\\top W k$", "$v^
 
 // ---------------------------------------------------------------------------------------------
 // 1. The decoder and its four scores
-
-Seq2SeqPlan choose_sizes() {
-  Seq2SeqPlan p;
-  p.examples = full_or_quick<std::size_t>(12000, 4000);
-  p.model.style = nn::rnn::DecoderStyle::Luong;
-  p.model.embed = full_or_quick(32, 16);
-  p.model.decoder_hidden = p.model.attention_hidden = full_or_quick(64, 32);
-  p.model.encoder_hidden = p.model.decoder_hidden / 2;  // annotations 2He == Hd, so the dot score is defined
-  Recipe& r = p.recipe;  // Adam at a constant rate, clipped; a quick run takes more, smaller epochs
-  r.epochs = epochs(4, 6), r.batch = 64, r.lr = 5e-3, r.decay = Decay::constant, r.clip = 1.0, r.seed = seed() + 11;
-  record(p);
-  return p;
-}
 
 void the_decoder(const Seq2SeqPlan& s, const data::DateTask& task) {
   say("The data are lesson 02's: ", s.examples, " generated dates in ", data::num_date_formats(), " formats, rewritten "
@@ -83,6 +72,20 @@ void the_decoder(const Seq2SeqPlan& s, const data::DateTask& task) {
 
 // ---------------------------------------------------------------------------------------------
 // 2. One budget for all four
+
+// The sizes (section 1 shows them) and the one recipe all four models train with.
+Seq2SeqPlan choose_sizes() {
+  Seq2SeqPlan p;
+  p.examples = full_or_quick<std::size_t>(12000, 4000);
+  p.model.style = nn::rnn::DecoderStyle::Luong;
+  p.model.embed = full_or_quick(32, 16);
+  p.model.decoder_hidden = p.model.attention_hidden = full_or_quick(64, 32);
+  p.model.encoder_hidden = p.model.decoder_hidden / 2;  // annotations 2He == Hd, so the dot score is defined
+  Recipe& r = p.recipe;  // Adam at a constant rate, clipped; a quick run takes more, smaller epochs
+  r.epochs = epochs(4, 6), r.batch = 64, r.lr = 5e-3, r.decay = Decay::constant, r.clip = 1.0, r.seed = seed() + 11;
+  record(p);
+  return p;
+}
 
 struct Trained {
   std::string score;
@@ -124,9 +127,7 @@ void compare_accuracy(const std::vector<Trained>& runs, const data::DateTask& ta
     rows.push_back(row(r.score, r.model->attention_parameters(), r.model->parameter_count(), fixed(r.test.exact_match, 4),
                        fixed(r.test.char_accuracy, 4), fixed(r.history.validation_of("loss").back(), 4)));
     lo = std::min(lo, r.test.exact_match), hi = std::max(hi, r.test.exact_match);
-    metric("test_exact_match_" + r.score, r.test.exact_match);
-    metric("test_char_accuracy_" + r.score, r.test.char_accuracy);
-    metric("validation_loss_" + r.score, r.history.validation_of("loss").back());
+    record_scores("_" + r.score, r.test, r.history);  // test_exact_match_<score>, test_char_accuracy_, validation_loss_
     metric("parameters_" + r.score, double(r.model->parameter_count()));
     metric("attention_parameters_" + r.score, double(r.model->attention_parameters()));
   }
@@ -240,19 +241,12 @@ void speed(std::vector<Trained>& runs, const Seq2SeqPlan& s, const data::DateTas
 // 4. Where each score looks
 
 void four_ways_of_looking(const std::vector<Trained>& runs, const data::DateTask& task) {
-  std::size_t r = 0;  // a test input with words in it, so the maps have something to skip
-  while (r + 1 < task.pairs.test.size() &&
-         (task.pairs.test[r].source.find(", ") == std::string::npos || task.pairs.test[r].source.size() <= 20))
-    ++r;
+  const std::size_t r = data::first_long_form(task.pairs.test);  // with words in it, so the maps have something to skip
   const data::Pair& pr = task.pairs.test[r];
-  std::vector<AttentionMap> maps;
+  std::vector<AttentionMap> maps;  // lessons/kit/decoded_attention
   for (const Trained& run : runs)
-    maps.push_back({run.test.decoded.attention[r], char_labels(pr.source, true),
-                    token_labels(run.test.decoded.ids[r], task.target_vocab), run.score + ": " + run.test.predictions[r]});
-  AttentionFigureOptions style{"Each score's attention on the test input \"" + pr.source + "\"", 2, 2200, 1100};
-  style.keys_label = "input characters (keys)";
-  style.queries_label = "output characters (queries)";
-  save_figure(attention_figure(maps, style), "alignments",
+    maps.push_back(decoded_map(run.test, r, pr.source, task.target_vocab, run.score + ": " + run.test.predictions[r]));
+  save_figure(decoded_figure(maps, "Each score's attention on the test input \"" + pr.source + "\"", 2, 2200, 1100), "alignments",
               "The same test input under the four scores: rows are output characters, columns input characters");
   say("Luong's query is the state after reading $y_{t-1}$, the one that predicts $y_t$, so each row says where the "
       "character being written comes from. To compare the maps with a number rather than by eye: over the test "
@@ -288,14 +282,12 @@ void explore_the_four(const std::vector<Trained>& runs, const data::DateTask& ta
   page.query_side = "output characters", page.key_side = "input characters";
   page.note = "Each layer of this page is one trained model of the run, named by its score; choose one and hover an "
               "output character to see which input characters it reads.";
+  std::vector<NamedEvaluation> four;  // each score one layer of the page
+  for (const Trained& r : runs) four.push_back({r.score, &r.test});
   for (std::size_t i : data::varied_examples(task.pairs.test, 24)) {
     const auto alike = [&](const Trained& r) { return r.test.decoded.ids[i] == runs[0].test.decoded.ids[i]; };
     if (!std::all_of(runs.begin(), runs.end(), alike)) continue;
-    AttentionInput in{"\"" + task.pairs.test[i].source + "\" -> " + runs[0].test.predictions[i],
-                      token_labels(runs[0].test.decoded.ids[i], task.target_vocab),
-                      char_labels(task.pairs.test[i].source, true), {}, {}};
-    for (const Trained& r : runs) in.layers.push_back(r.score), in.heads.push_back({r.test.decoded.attention[i]});
-    page.inputs.push_back(std::move(in));
+    page.inputs.push_back(decoded_input(four, i, task.pairs.test[i].source, task.target_vocab));
     if (page.inputs.size() == 6) break;
   }
   if (page.inputs.empty()) {
@@ -342,9 +334,7 @@ LocalRun train_local(const Seq2SeqPlan& s, const data::DateTask& task, nn::rnn::
   r.year_share = data::year_attention(data::row_shares(r.test.decoded.attention), task.pairs.test).mass;
   r.centres = nn::rnn::window_centres(model, task.test);
   r.window = data::year_window(r.centres, task.pairs.test, double(kWindow));
-  metric("test_exact_match_" + r.key, r.test.exact_match);
-  metric("test_char_accuracy_" + r.key, r.test.char_accuracy);
-  metric("validation_loss_" + r.key, r.history.validation_of("loss").back());
+  record_scores("_" + r.key, r.test, r.history);
   metric("test_year_attention_" + r.key, r.year_share);
   metric(r.key + "_year_digit_in_window", r.window.within);
   metric(r.key + "_year_centre_distance", r.window.mean_distance);
@@ -448,13 +438,11 @@ void local_attention(const std::vector<Trained>& runs, const Seq2SeqPlan& s, con
   std::iota(steps.begin(), steps.end(), 0.0);
   for (std::size_t i = 0; i < picked.size(); ++i) {
     const data::Pair& pr = task.pairs.test[picked[i]];
-    std::vector<double> year_steps, year_at;
     lines.push_back(curve("\"" + pr.source + "\"", steps, p.centres[picked[i]]));
     lines.back().color = plots::series_color(i);
-    for (std::size_t t = 0, at = pr.source.rfind(pr.target.substr(0, 4)); at != std::string::npos && t < 4; ++t)
-      year_steps.push_back(double(t)), year_at.push_back(double(at + t));
-    if (year_steps.empty()) continue;  // a two-digit year: nothing to mark
-    lines.push_back(plus_marks(xt::adapt(year_steps), xt::adapt(year_at), 0.18, 0.45));
+    const std::optional<std::size_t> at = data::year_digits_at(pr);  // the year's digits, written at steps 0..3
+    if (!at) continue;                                                // a two-digit year: nothing to mark
+    lines.push_back(plus_marks(xt::arange<double>(4.0), xt::arange<double>(4.0) + double(*at), 0.18, 0.45));
     lines.back().color = plots::series_color(i);
   }
   lines.push_back(reference("local-m: p_t = t", steps, steps));
@@ -468,15 +456,13 @@ void local_attention(const std::vector<Trained>& runs, const Seq2SeqPlan& s, con
               "covers $p_t \\pm " + std::to_string(kWindow) + "$. Steps 5 and 6 write the month, 8 and 9 the day.");
   const std::size_t r = picked.front();
   const data::Pair& pr = task.pairs.test[r];
-  AttentionFigureOptions maps{"Global, local-p and local-m attention (general score) on \"" + pr.source + "\"", 3, 2100, 780};
-  maps.keys_label = "input characters (keys)", maps.queries_label = "output characters (queries)";
-  std::vector<AttentionMap> panels = {{global.test.decoded.attention[r], char_labels(pr.source, true),
-                                       token_labels(global.test.decoded.ids[r], task.target_vocab),
-                                       "global: " + global.test.predictions[r]}};
+  std::vector<AttentionMap> panels = {
+      decoded_map(global.test, r, pr.source, task.target_vocab, "global: " + global.test.predictions[r])};
   for (const LocalRun* run : {&p, &m})
-    panels.push_back({run->test.decoded.attention[r], char_labels(pr.source, true),
-                      token_labels(run->test.decoded.ids[r], task.target_vocab), run->name + ": " + run->test.predictions[r]});
-  save_figure(attention_figure(panels, maps), "local_alignments",
+    panels.push_back(decoded_map(run->test, r, pr.source, task.target_vocab, run->name + ": " + run->test.predictions[r]));
+  save_figure(decoded_figure(panels, "Global, local-p and local-m attention (general score) on \"" + pr.source + "\"", 3,
+                             2100, 780),
+              "local_alignments",
               text("Global attention (left), local-p (middle) and local-m (right) on one test input: the local weights "
                    "are zero outside $[p_t - ", kWindow, ", p_t + ", kWindow, "]$ and shrink away from $p_t$."));
 }

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <numeric>
 
 #include <xtensor/xview.hpp>
 
@@ -65,13 +64,10 @@ void the_sinusoidal_table() {
       "$(\\sin p\\omega_i, \\cos p\\omega_i)$ by the angle $k\\omega_i$, so a linear layer (a query or key "
       "projection) can express \"the token $k$ places away\" with one fixed matrix. For several $k$ we measure "
       "$\\max \\lvert PE(p + k) - M_k PE(p) \\rvert$ over all $p < 512$ and dimensions, in double precision.");
-  const Grid long_table = nn::sinusoidal_table<double>(512 + 250, d);
-  const Tensor<double> first(Grid(xt::view(long_table, xt::range(0, 512))));  // PE(p) for p < 512, one per row
   std::vector<std::vector<std::string>> rows;
   double rotation_worst = 0.0;
-  for (std::size_t k : {1, 2, 5, 17, 100, 250}) {  // rows are positions, so M_k acts as a right product with M_k^T
-    const Tensor<double> m(nn::sinusoidal_offset_rotation(k, d));  // block-diagonal, block i turning by k w_i
-    const double err = max_abs_diff(xt::view(long_table, xt::range(k, k + 512)), matmul(first, m, false, true).value());
+  for (std::size_t k : {1, 2, 5, 17, 100, 250}) {
+    const double err = nn::sinusoidal_rotation_error(k, d, 512);  // rows of PE(p) times M_k^T, against PE(p + k)
     rotation_worst = std::max(rotation_worst, err);
     rows.push_back(row(k, sci(err)));
   }
@@ -147,9 +143,7 @@ void equivariance(const ShiftTask& task, Generator& gen) {
       "output depends on its own token and the bag of the others, never on where anything is, and equal tokens get "
       "equal outputs. We check it on untrained encoders (it holds for any weights) and a random digit string, "
       "randomly permuted.");
-  std::vector<std::size_t> perm(kTrainLength);
-  std::iota(perm.begin(), perm.end(), 0);
-  shuffle(perm, gen);
+  const std::vector<std::size_t> perm = nn::random_permutation(kTrainLength, gen);
   std::vector<std::vector<std::string>> rows;
   double none_error = 0.0, positional_min = 1e30;  // without positions; the smallest with them
   for (const Method& m : kMethods) {
@@ -192,11 +186,9 @@ void the_task(const ShiftTask& task) {
 // 4. Seven methods, one budget.
 
 // A method's trained model, scored on held-out strings at the training length and at twice it
-// (at_train, at_long; long_failure says why it cannot run there, see lessons/kit/tagging).
-struct Trained : LengthScores {
+// (at_train, at_long; long_failure says why it cannot run there; lessons/kit/encoder_tagger).
+struct Trained : ScoredTagger {
   Method method;
-  std::unique_ptr<nn::EncoderModel<float>> model;
-  History history;
 };
 
 std::vector<Trained> train_all(const ShiftTask& task) {
@@ -220,37 +212,25 @@ std::vector<Trained> train_all(const ShiftTask& task) {
       "$-K \\ldots K$, shared by the heads and layers; every key farther than $K$ reads the edge row.");
   std::vector<Trained> runs;
   for (const Method& m : kMethods) {
-    Trained t{{}, m, make_model(m.id, task.vocab.size()), {}};
-    recipe.label = m.name;
-    t.history = train_tagger(*t.model, task.train, recipe);
-    timing("train_seconds_" + m.name, t.history.seconds);
-    const Tagger logits_of = [&t](const IndexArray& inputs) { return t.model->forward(inputs); };
-    static_cast<LengthScores&>(t) = evaluate_at_two_lengths(logits_of, task.test, task.test_long, 64);  // learned: n/a
-    runs.push_back(std::move(t));
+    recipe.label = m.name;  // trained, then scored at both lengths (the learned table: n/a at twice the length)
+    runs.push_back({train_and_score(make_model(m.id, task.vocab.size()), task.train, task.test, task.test_long, recipe, 64), m});
+    timing("train_seconds_" + m.name, runs.back().history.seconds);
   }
   return runs;
 }
 
 void held_out_accuracy(const std::vector<Trained>& runs, const ShiftTask& task) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> names[2];  // the bars: [0] at the training length, [1] at twice it (where it runs)
-  std::vector<double> tok[2], ex[2];  // per-token accuracy and exact match
-  for (const Trained& t : runs) {
-    const auto at_long = [&t](double v) { return t.runs_long() ? fixed(v, 3) : std::string("n/a"); };
-    rows.push_back(row(t.method.name, fixed(t.at_train.token, 3), fixed(t.at_train.exact, 3), at_long(t.at_long.token),
-                       at_long(t.at_long.exact), fixed(t.history.epoch_loss.back(), 4)));
-    for (std::size_t i = 0; i < (t.runs_long() ? 2 : 1); ++i) {
-      const TagScores& s = i ? t.at_long : t.at_train;
-      metric(text("token_accuracy_", t.method.name, "_L", i ? kLongLength : kTrainLength), s.token);
-      metric(text("exact_match_", t.method.name, "_L", i ? kLongLength : kTrainLength), s.exact);
-      names[i].push_back(t.method.name), tok[i].push_back(s.token), ex[i].push_back(s.exact);
-    }
-  }
+  std::vector<NamedTagger> scored;
+  for (const Trained& t : runs) scored.push_back({t.method.name, &t});
+  // The metrics token_accuracy_<method>_L16 and exact_match_<method>_L16 (and _L32 where it runs), the
+  // table's rows and the bars of both lengths (lessons/kit/encoder_tagger).
+  TwoLengthReport report = report_two_lengths(scored, kTrainLength, kLongLength);
   table({"method", text("token acc $L=", kTrainLength, "$"), text("exact $L=", kTrainLength, "$"),
-         text("token acc $L=", kLongLength, "$"), text("exact $L=", kLongLength, "$"), "final train loss"}, rows);
-  const double none = tok[0][kNone], alibi = tok[0][kAlibi];
-  const double worst = std::min({tok[0][kSinusoidal], tok[0][kLearned], tok[0][kRelative], tok[0][kRope]});
-  metric("accuracy_gain_best_over_none", *std::max_element(tok[0].begin(), tok[0].end()) - none);
+         text("token acc $L=", kLongLength, "$"), text("exact $L=", kLongLength, "$"), "final train loss"}, report.rows);
+  const std::vector<double>& tok = report.bars[0].series[0].second;  // per-token accuracy at L = 16, every method
+  const double none = tok[kNone], alibi = tok[kAlibi];
+  const double worst = std::min({tok[kSinusoidal], tok[kLearned], tok[kRelative], tok[kRope]});
+  metric("accuracy_gain_best_over_none", *std::max_element(tok.begin(), tok.end()) - none);
   claim({"none_stays_at_bag_rule", "token_accuracy_none_L16 < bag_rule_accuracy + 0.05",
          text("Without positions the model scores ", fixed(none, 3), " per token, no more than 0.05 above the "
               "bag-of-tokens rule (", fixed(task.bag_rule, 3), "), as equivariance says it must."),
@@ -263,9 +243,7 @@ void held_out_accuracy(const std::vector<Trained>& runs, const ShiftTask& task) 
               fixed(worst, 3), " per token on held-out strings, against ", fixed(none, 3), " without positions."),
          text("Not every position method solved the task at this budget: the weakest of sinusoidal, learned, relative "
               "and RoPE reaches ", fixed(worst, 3), " per token (none: ", fixed(none, 3), ").")});
-  std::vector<std::size_t> reversal(kTrainLength);
-  std::iota(reversal.rbegin(), reversal.rend(), 0);
-  const double mirror = nn::permutation_error(*runs[kAlibi].model, task.test.slice(0, 1).inputs, reversal);
+  const double mirror = nn::permutation_error(*runs[kAlibi].model, task.test.slice(0, 1).inputs, nn::reversal(kTrainLength));
   metric("alibi_reversal_error", mirror);
   say("ALiBi's bias $-m_h \\lvert i - j \\rvert$ is symmetric: in an encoder (no causal mask) nothing else tells the "
       "keys ", kShift, " places left and right apart, so reversing the input reverses the output. The prediction at "
@@ -277,11 +255,10 @@ void held_out_accuracy(const std::vector<Trained>& runs, const ShiftTask& task) 
               sci(mirror), " (float rounding), and it scores ", fixed(alibi, 3), " per token, under the cap."),
          text("The trained ALiBi model is off reflection symmetry by ", sci(mirror), " and scores ", fixed(alibi, 3),
               " per token.")});
-  std::vector<BarPanel> panels;  // one above the other: each panel the figure's full width
-  for (std::size_t i : {0, 1})
-    panels.push_back({i ? text("Twice the length, L = ", kLongLength, " (learned: n/a)") : text("Training length L = ", kTrainLength),
-                      "Accuracy", names[i], {{"per-token accuracy", tok[i]}, {"exact match", ex[i]}}});
-  save_figure(bar_figure(panels, {text("Held-out accuracy by positional method (shift-by-", kShift, " task)"), 2, 1.1, 1600, 1400}),
+  report.bars[0].title = text("Training length L = ", kTrainLength);  // one above the other, each the figure's width
+  report.bars[1].title = text("Twice the length, L = ", kLongLength, " (learned: n/a)");
+  report.bars[0].ylabel = report.bars[1].ylabel = "Accuracy";
+  save_figure(bar_figure({report.bars[0], report.bars[1]}, {text("Held-out accuracy by positional method (shift-by-", kShift, " task)"), 2, 1.1, 1600, 1400}),
               "accuracy_by_method",
               text("Per-token accuracy and exact match on held-out strings, at the training length (top) and at twice "
                    "it (bottom). Bag-of-tokens rule: ", fixed(task.bag_rule, 2), "; chance: 0.09."));
@@ -291,25 +268,17 @@ void extrapolation(const std::vector<Trained>& runs) {
   say("Extrapolation: the trained models on sequences longer than any they saw, here ", kLongLength, ", twice the "
       "training length. The learned table has rows for positions 0..", kTrainLength - 1, " only; we keep it that size "
       "(extra rows would never be trained, staying random) and report n/a. Asked for more, it fails loudly:");
-  std::vector<std::vector<std::string>> rows;
-  std::vector<plots::Series> series;  // accuracy by position at the long length
-  std::vector<Run> curves;            // the training losses
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const Trained& t = runs[i];
+  std::vector<NamedTagger> scored;
+  std::vector<Run> curves;  // the training losses
+  for (const Trained& t : runs) {
+    scored.push_back({t.method.name, &t});
     curves.push_back({t.method.name, &t.history});
-    if (!t.runs_long()) {  // the learned table
-      verbatim(t.method.name + ": " + t.long_failure);
-      rows.push_back(row(t.method.name, "n/a", "n/a", "n/a"));
-      continue;
-    }
-    const auto& a = t.at_long.by_position;
-    rows.push_back(row(t.method.name, fixed(mean_over(a, 0, kTrainLength), 3), fixed(mean_over(a, kTrainLength), 3),
-                       fixed(t.at_long.exact, 3)));
-    series.push_back(curve(t.method.name, a));
-    series.back().x = series.back().x - 1.0, series.back().color = plots::series_color(i);  // positions from 0
+    if (!t.runs_long()) verbatim(t.method.name + ": " + t.long_failure);  // the learned table
   }
+  // A row per method, and a curve of the accuracy by position for those that run (lessons/kit/encoder_tagger).
+  PositionReport by_position = report_by_position(scored, kTrainLength);
   table({"method", text("token acc, positions 0..", kTrainLength - 1),
-         text("token acc, positions ", kTrainLength, "..", kLongLength - 1), "exact match"}, rows);
+         text("token acc, positions ", kTrainLength, "..", kLongLength - 1), "exact match"}, by_position.rows);
   const auto& sinus = runs[kSinusoidal].at_long.by_position;
   const double seen_part = mean_over(sinus, 0, kTrainLength), new_part = mean_over(sinus, kTrainLength);
   metric("token_accuracy_sinusoidal_L32_seen_positions", seen_part);
@@ -350,10 +319,10 @@ void extrapolation(const std::vector<Trained>& runs) {
   say("Exact match needs all ", kLongLength, " tags of a string right, so one wrong tag spoils it. ALiBi's bias is the "
       "same function of distance at every length, which is why it extrapolates in language models, but it cannot do "
       "this task at any length.");
-  series.push_back(reference("last trained position", {kTrainLength - 0.5, kTrainLength - 0.5}, {0.0, 1.0}));
+  by_position.curves.push_back(reference("last trained position", {kTrainLength - 0.5, kTrainLength - 0.5}, {0.0, 1.0}));
   const LineFigureOptions style{text("Accuracy per position at L = ", kLongLength, " (trained at L = ", kTrainLength, ")"),
                                 "Position in the string", "Per-token accuracy", false, false, true, 0.0, 1.05, 1800, 950};
-  save_figure(line_figure(series, style), "accuracy_by_position",
+  save_figure(line_figure(by_position.curves, style), "accuracy_by_position",
               text("Held-out per-token accuracy at each position of length-", kLongLength, " strings. Right of the "
                    "dashed line: positions training never showed (the sinusoidal model). Queries near either end see "
                    "keys up to ", kLongLength - 1, " places away; training had at most ", kTrainLength - 1, "."));
@@ -390,19 +359,14 @@ void shaw_against_t5(const std::vector<Trained>& runs, const ShiftTask& task) {
   // Where the three trained relative methods look at L = 32: each one's head with the most weight on
   // the key kShift places left, its mean weight by offset over held-out long strings.
   const auto strings = [](const data::Tagged& set) { return set.slice(0, std::min<std::size_t>(64, set.size())).inputs; };
-  std::vector<LinePanel> panels;  // one per method: overlaid, equal peaks would hide each other
-  const double edge = kTrainLength - 0.5;  // offsets beyond +-15 never occurred in training
+  std::vector<NamedOffsetHead> heads;  // the figure's panels (lessons/kit/encoder_tagger)
   double band[kShaw + 1] = {}, unseen[kShaw + 1] = {};  // by method: the weight at offset kShift, and beyond training's
   for (std::size_t m : {std::size_t(kRelative), std::size_t(kRope), std::size_t(kShaw)}) {
     const OffsetHead h = offset_head(*runs[m].model, strings(task.test_long), long(kShift), kTrainLength);
     unseen[m] = h.far;  // a query's weight on keys >= kTrainLength away
     metric("offset_attention_L32_" + runs[m].method.name, band[m] = h.pick.mass);
     metric("unseen_offset_weight_L32_" + runs[m].method.name, unseen[m]);
-    plots::Series profile("", xt::arange<double>(-double(kLongLength) + 1, double(kLongLength)), h.profile);
-    profile.color = plots::series_color(m);
-    panels.push_back({text(runs[m].method.name, " (layer ", h.pick.layer + 1, ", head ", h.pick.head + 1, ")"),
-                      {profile, reference("farthest offset in training", {-edge, -edge}, {0.0, 1.0}),
-                       reference("", {edge, edge}, {0.0, 1.0})}});
+    heads.push_back({runs[m].method.name, h, plots::series_color(m)});
   }
   const double shaw_mass = band[kShaw], t5_mass = band[kRelative];
   const double t5_band_short = head_for_offset(attention_on(*runs[kRelative].model, strings(task.test)), long(kShift)).mass;
@@ -416,10 +380,9 @@ void shaw_against_t5(const std::vector<Trained>& runs, const ShiftTask& task) {
          text("At $L = ", kLongLength, "$ Shaw's best head puts ", fixed(shaw_mass, 3), " of a query's weight on the "
               "key ", kShift, " places left, T5's ", fixed(t5_mass, 3), ": Shaw's band is not the sharper one."),
          Expect::every_run});
-  LinePanelsOptions style{text("Where the best head looks at L = ", kLongLength, " (trained at L = ", kTrainLength, ")"),
-                          "Offset i - j (positive: key left of the query)", "Mean weight"};
-  style.line.markers = true, style.line.ymin = 0.0, style.line.ymax = 1.05;
-  save_figure(line_panels(panels, style), "offset_profile_L32",
+  save_figure(offset_heads_figure(heads, kTrainLength,
+                                  text("Where the best head looks at L = ", kLongLength, " (trained at L = ", kTrainLength, ")")),
+              "offset_profile_L32",
               text("For T5's bias, RoPE and Shaw's vectors, the head with the most weight on the key ", kShift,
                    " places left: its mean weight at each offset over held-out strings of length ", kLongLength,
                    ". Offsets beyond ", kTrainLength - 1, " never occurred in training."));
@@ -431,10 +394,8 @@ void shaw_against_t5(const std::vector<Trained>& runs, const ShiftTask& task) {
 void attention_by_method(std::vector<Trained>& runs, const ShiftTask& task) {
   const IndexArray example = task.test.slice(0, 1).inputs;
   const std::vector<std::string> labels = task.vocab.decode(std::vector<Index>(example.begin(), example.end()));
-  std::size_t first = 0, second = 0;  // two positions holding the same token (16 digits: one always repeats)
-  for (std::size_t i = 0; i < labels.size() && !second; ++i)
-    for (std::size_t j = i + 1; j < labels.size() && !second; ++j)
-      if (labels[i] == labels[j]) first = i, second = j;
+  // Two positions holding the same token (16 digits: one always repeats).
+  const auto [first, second] = first_repeat(labels).value_or(std::pair<std::size_t, std::size_t>{0, 0});
   std::vector<HeadPick> views;  // per model, the head with the most weight on the key kShift places left of each query
   std::vector<AttentionMap> maps;
   std::vector<std::vector<std::string>> rows;
@@ -488,12 +449,10 @@ void explorer(std::vector<Trained>& runs, const ShiftTask& task) {
                     "at i - ", kShift, ". Choose a method's layer and a head, hover a position to see where it looks, click "
                     "it for its scores split into q · k and the bias that T5's, ALiBi's and Shaw's methods add."), {}};
   for (const data::Tagged* set : {&task.test, &task.test_long}) {
-    const IndexArray one = set->slice(0, 1).inputs;
     std::vector<NamedModel> models;
     for (Trained& t : runs)
       if (set == &task.test || t.runs_long()) models.push_back({t.method.name, t.model.get()});
-    const std::vector<std::string> digits = task.vocab.decode(std::vector<Index>(one.begin(), one.end()));
-    page.inputs.push_back(explorer_input(models, text("held-out string, L = ", set->length()), at_positions(digits), one));
+    page.inputs.push_back(explorer_input(models, text("held-out string, L = ", set->length()), task.vocab, set->slice(0, 1).inputs));
   }
   show_explorer(page, "explorer", text("The attention explorer: every head of the seven models on a held-out string of "
                                        "length ", kTrainLength, ", and of the six that run there on one of length ",

@@ -15,11 +15,11 @@
 
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xbuilder.hpp>
-#include <xtensor/xview.hpp>
 
 #include "lessons/kit/bert.hpp"
 #include "lessons/kit/explorer.hpp"
 #include "lessons/kit/kit.hpp"
+#include "lessons/kit/offset_profile.hpp"
 #include "lessons/kit/transformer_card.hpp"
 #include "nn/data/cloze_corpus.hpp"
 #include "nn/data/masked_windows.hpp"
@@ -387,65 +387,32 @@ void head_grid_of_one_sentence(const Corpus& c, nn::MaskedLM<F>& bert) {
 
 // The mean weight each head puts at each offset from the query, over held-out windows.
 void attention_by_offset(const Corpus& c, nn::MaskedLM<F>& bert, const BertSettings& r) {
-  const long reach = 8;
   const std::size_t windows = full_or_quick<std::size_t>(64, 16);
-  std::vector<Index> flat;
-  for (std::size_t w = 0; w < windows; ++w) {
-    const std::size_t start = w * (r.context() - 1);
-    flat.push_back(c.ids.cls);
-    for (std::size_t l = 0; l + 1 < r.context(); ++l) flat.push_back(c.validation[(start + l) % c.validation.size()]);
-  }
   NoGrad no_grad;
   bert.eval();
-  bert.model.features(xt::adapt(flat, {windows, r.context()}));
+  bert.model.features(data::reading_windows(c.ids.cls, c.validation, windows, r.context()));  // no masks
   const auto weights = bert.model.attention_weights();
   const std::size_t L = weights.size(), H = weights[0].shape()[1];
-  xt::xarray<double> by_offset = xt::zeros<double>({L * H, std::size_t(2 * reach + 1)});
-  std::vector<std::string> heads, offsets;
-  for (long o = -reach; o <= reach; ++o) offsets.push_back(o > 0 ? "+" + std::to_string(o) : std::to_string(o));
+  const NearOffsets near = near_offsets(weights, 8);  // offsets -8 .. +8 (lessons/kit/offset_profile)
   std::size_t rightward = 0;  // heads that put more weight right of the query than left of it
   for (std::size_t l = 0; l < L; ++l) {
-    for (long o = -reach; o <= reach; ++o) {
-      // offset_mass counts keys `offset` places to the left of the query; the figure puts the
-      // left (earlier characters) at negative offsets.
-      const std::vector<double> m = offset_mass(weights[l].value(), -o);
-      for (std::size_t h = 0; h < H; ++h) by_offset(l * H + h, std::size_t(o + reach)) = m[h];
-    }
     const SideMass sides = side_mass(weights[l].value(), 1);  // [CLS] left out
-    for (std::size_t h = 0; h < H; ++h) {
-      rightward += sides.right[h] > sides.left[h];
-      heads.push_back(text("layer ", l + 1, ", head ", h + 1));
-    }
+    for (std::size_t h = 0; h < H; ++h) rightward += sides.right[h] > sides.left[h];
   }
-  plots::HeatmapOptions ho;
-  ho.x_labels = offsets;
-  ho.y_labels = heads;
-  ho.vmin = 0.0;
-  ho.colorbar_label = "mean attention weight";
-  ho.square_cells = false;
-  ho.annotate = true;
-  HeatmapFigureOptions hs;
-  hs.title = "Attention by relative position, per head (pretrained model, held-out text)";
-  hs.xlabel = "key position minus query position (negative: to the left)";
-  hs.width = 1900;
-  hs.height = int(250 + 95 * L * H);
-  save_figure(heatmap_figure(by_offset, ho, hs), "offsets",
+  save_figure(near_offsets_figure(near, "Attention by relative position, per head (pretrained model, held-out text)"),
+              "offsets",
               text("For every head, the mean weight a query character puts on the character at each offset from it, over ",
                    windows, " validation windows of ", r.context() - 1, " characters."));
   // The sharpest head at -1 and at +1, and how many heads look more to the right than to the left.
-  std::size_t prev = 0, next = 0;
-  for (std::size_t k = 0; k < L * H; ++k) {
-    if (by_offset(k, std::size_t(reach - 1)) > by_offset(prev, std::size_t(reach - 1))) prev = k;
-    if (by_offset(k, std::size_t(reach + 1)) > by_offset(next, std::size_t(reach + 1))) next = k;
-  }
-  metric("best_previous_character_head_mass", by_offset(prev, std::size_t(reach - 1)));
-  metric("best_next_character_head_mass", by_offset(next, std::size_t(reach + 1)));
+  const std::size_t prev = near.sharpest(-1), next = near.sharpest(+1);
+  metric("best_previous_character_head_mass", near.at(prev, -1));
+  metric("best_next_character_head_mass", near.at(next, +1));
   metric("heads_looking_right", double(rightward));
   const double uniform = 1.0 / double(r.context() - 1);
-  const double best_neighbour = std::max(by_offset(prev, std::size_t(reach - 1)), by_offset(next, std::size_t(reach + 1)));
+  const double best_neighbour = std::max(near.at(prev, -1), near.at(next, +1));
   say("A query spread evenly over a window of ", r.context() - 1, " characters would give each ", percent(uniform, 1),
-      ". ", heads[prev], " puts ", percent(by_offset(prev, std::size_t(reach - 1)), 1), " of its weight on the character "
-      "just before it, ", heads[next], " ", percent(by_offset(next, std::size_t(reach + 1)), 1), " on the one just after. "
+      ". ", near.heads[prev], " puts ", percent(near.at(prev, -1), 1), " of its weight on the character just before "
+      "it, ", near.heads[next], " ", percent(near.at(next, +1), 1), " on the one just after. "
       "The rows repeat from layer to layer because T5's bias is one table shared by all layers (32 distance buckets x ",
       H, " heads): head $k$ of every layer is given the same preference for where to look, and the layers differ in "
       "what the queries and keys match on top of it (the head grid above).");

@@ -2,6 +2,7 @@
 // as a bag, f(pi x) = pi f(x), for any weights; a positional method breaks the symmetry; bad input named.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "core/error.hpp"
@@ -44,4 +45,22 @@ TEST_CASE("permutation_error: a pooled model, a batch or a wrong permutation nam
   CHECK_THROWS_WITH_AS(permutation_error(m, IndexArray{{1, 2}, {3, 4}}, {0, 1}), doctest::Contains("(1, L)"), ShapeError);
   CHECK_THROWS_WITH_AS(permutation_error(m, one, {0, 1, 2}), doctest::Contains("not a permutation of 0..4-1"), ShapeError);
   CHECK_THROWS_AS(permutation_error(m, one, {0, 1, 1, 3}), ShapeError);
+}
+
+TEST_CASE("random_permutation and reversal: every index once; the shuffle is the generator's, the mirror exact") {
+  Generator a(3), b(3);
+  const std::vector<std::size_t> p = random_permutation(16, a);
+  std::vector<std::size_t> sorted = p;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < 16; ++i) CHECK(sorted[i] == i);
+  CHECK(p == random_permutation(16, b));  // the same draws, the same order
+  CHECK(p != random_permutation(16, b));  // the next draws, another order
+  std::vector<std::size_t> by_hand(16);
+  for (std::size_t i = 0; i < 16; ++i) by_hand[i] = i;
+  Generator c(3);
+  shuffle(by_hand, c);
+  CHECK(p == by_hand);
+  CHECK(reversal(4) == std::vector<std::size_t>{3, 2, 1, 0});
+  CHECK(reversal(0).empty());
+  CHECK(random_permutation(0, a).empty());
 }

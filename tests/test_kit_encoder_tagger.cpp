@@ -9,9 +9,12 @@
 #include <xtensor/xview.hpp>
 
 #include "core/error.hpp"
+#include "io/files.hpp"
 #include "lessons/kit/encoder_tagger.hpp"
 #include "lessons/kit/tagging.hpp"
 #include "lessons/story/lesson.hpp"
+#include "lessons/story/stats.hpp"
+#include "lessons/story/text.hpp"
 #include "nn/data/shift_tags.hpp"
 #include "nn/metrics.hpp"
 #include "plots/error.hpp"
@@ -30,6 +33,13 @@ nn::EncoderModel<float> small_tagger(std::size_t vocab, nn::Pooling pooling = nn
   return nn::EncoderModel<float>(c, gen);
 }
 
+// A lesson's arguments that write into d/lesson: train() and metric() write into a lesson.
+LessonArgs args_in(const attnlab::testing::TempDir& d) {
+  LessonArgs args;
+  args.out = d / "lesson";
+  return args;
+}
+
 // The tags by hand: argmax of the logits, gates set directly on the attention layers.
 IndexArray tags_by_hand(nn::EncoderModel<float>& m, const IndexArray& inputs) {
   NoGrad no_grad;
@@ -40,9 +50,7 @@ IndexArray tags_by_hand(nn::EncoderModel<float>& m, const IndexArray& inputs) {
 
 TEST_CASE("encoder tagger: trained by a recipe, its tags and accuracy, where its heads look, what each is worth") {
   attnlab::testing::TempDir d;
-  LessonArgs args;
-  args.out = d / "lesson";
-  Lesson lesson({"99_test", "A test lesson", "Trains a tagger.", ""}, args);  // train() writes into a lesson
+  Lesson lesson({"99_test", "A test lesson", "Trains a tagger.", ""}, args_in(d));  // train() writes into a lesson
   Generator gen(2);
   const data::ShiftTags task = data::shift_tags(1, 8, 8, 512, 64, gen);
   nn::EncoderModel<float> m = small_tagger(task.vocab.size());
@@ -123,9 +131,7 @@ TEST_CASE("explorer_input of several models: their layers in turn, named by mode
 
 TEST_CASE("scored at two lengths, the head at an offset, a step timed, ids at their positions, importance drawn") {
   attnlab::testing::TempDir d;
-  LessonArgs args;
-  args.out = d / "lesson";
-  Lesson lesson({"99_test", "A test lesson", "Reads a tagger.", ""}, args);
+  Lesson lesson({"99_test", "A test lesson", "Reads a tagger.", ""}, args_in(d));
   Generator gen(2);
   const data::ShiftTags task = data::shift_tags(1, 8, 12, 64, 16, gen);
   nn::EncoderModel<float> m = small_tagger(task.vocab.size());  // sinusoidal positions: any length
@@ -166,4 +172,81 @@ TEST_CASE("scored at two lengths, the head at an offset, a step timed, ids at th
   CHECK(fig.height_px() == 1100);
   CHECK_THROWS_AS(head_importance_figure({}, "none"), plots::PlotError);
   lesson.finish();
+}
+
+TEST_CASE("train_and_score and its reports: metrics, rows and bars at two lengths, accuracy by position") {
+  attnlab::testing::TempDir d;
+  Lesson lesson({"99_test", "A test lesson", "Reports taggers.", ""}, args_in(d));
+  Generator gen(2);
+  const data::ShiftTags task = data::shift_tags(1, 8, 12, 256, 32, gen);
+  Recipe r;
+  r.epochs = 2, r.batch = 32, r.lr = 1e-2, r.seed = 5;
+  Generator first(4);
+  ScoredTagger sinus = train_and_score(std::make_unique<nn::EncoderModel<float>>(small_tagger(task.vocab.size()).config(), first),
+                                       task.train, task.test, task.test_long, r, 16);
+  REQUIRE(sinus.history.epoch_loss.size() == 2);
+  CHECK(sinus.runs_long());
+  CHECK(sinus.at_train.token == doctest::Approx(tag_accuracy(*sinus.model, task.test, nn::kNoIgnore)));
+  CHECK(sinus.at_long.token == doctest::Approx(evaluate_at_two_lengths(*sinus.model, task.test, task.test_long).at_long.token));
+  nn::EncoderModelConfig c = sinus.model->config();
+  c.positional = nn::Positional::Learned;  // 8 rows: cannot read 12 tokens
+  Generator draw(3);
+  ScoredTagger learned = train_and_score(std::make_unique<nn::EncoderModel<float>>(c, draw), task.train, task.test,
+                                         task.test_long, r);
+  CHECK_FALSE(learned.runs_long());
+  const TwoLengthReport rep = report_two_lengths({{"sin", &sinus}, {"learned", &learned}}, 8, 12);
+  REQUIRE(rep.rows.size() == 2);
+  CHECK(rep.rows[0][1] == fixed(sinus.at_train.token, 3));
+  CHECK(rep.rows[0][5] == fixed(sinus.history.epoch_loss.back(), 4));
+  CHECK(rep.rows[1][3] == "n/a");
+  CHECK(rep.rows[1][4] == "n/a");
+  CHECK(rep.bars[0].categories == std::vector<std::string>{"sin", "learned"});
+  CHECK(rep.bars[1].categories == std::vector<std::string>{"sin"});
+  REQUIRE(rep.bars[1].series.size() == 2);
+  CHECK(rep.bars[1].series[1].second == std::vector<double>{sinus.at_long.exact});
+  CHECK_THROWS_WITH_AS(report_two_lengths({}, 8, 12), doctest::Contains("report_two_lengths: no taggers"),
+                       std::invalid_argument);
+  ScoredTagger untrained;
+  CHECK_THROWS_WITH_AS(report_two_lengths({{"raw", &untrained}}, 8, 12), doctest::Contains("raw has no training"),
+                       std::invalid_argument);
+  const PositionReport by = report_by_position({{"sin", &sinus}, {"learned", &learned}}, 8);
+  REQUIRE(by.rows.size() == 2);
+  CHECK(by.rows[0][1] == fixed(mean_over(sinus.at_long.by_position, 0, 8), 3));
+  CHECK(by.rows[0][2] == fixed(mean_over(sinus.at_long.by_position, 8), 3));
+  CHECK(by.rows[1] == std::vector<std::string>{"learned", "n/a", "n/a", "n/a"});
+  REQUIRE(by.curves.size() == 1);
+  CHECK(by.curves[0].x(0) == 0.0);  // positions from 0
+  CHECK(by.curves[0].y.size() == 12);
+  // The heads that look one place left, drawn a panel each; a profile of an even length refused.
+  const OffsetHead h = offset_head(*sinus.model, task.test_long.inputs, 1, 8);
+  const plots::Figure fig = offset_heads_figure({{"sin", h, plots::series_color(0)}, {"again", h, plots::series_color(1)}}, 8,
+                                                "Where they look");
+  CHECK(fig.width_px() == 1800);
+  OffsetHead even = h;
+  even.profile = xt::zeros<double>({4});
+  CHECK_THROWS_WITH_AS(offset_heads_figure({{"even", even, plots::series_color(0)}}, 8, "bad"),
+                       doctest::Contains("even's profile holds 4 offsets"), std::invalid_argument);
+  CHECK_THROWS_AS(offset_heads_figure({}, 8, "none"), std::invalid_argument);
+  lesson.finish();
+  // The metrics, in the order the report recorded them: sin at both lengths, learned at 8 only.
+  const Json m = Json::parse(read_file(d / "lesson/metrics.json"))["metrics"];
+  std::vector<std::string> names;
+  for (const auto& [name, value] : m.items()) names.push_back(name);
+  CHECK(names == std::vector<std::string>{"token_accuracy_sin_L8", "exact_match_sin_L8", "token_accuracy_sin_L12",
+                                          "exact_match_sin_L12", "token_accuracy_learned_L8", "exact_match_learned_L8"});
+  CHECK(m["exact_match_sin_L12"] == doctest::Approx(sinus.at_long.exact));
+}
+
+TEST_CASE("first_repeat and explorer_input from a vocabulary: the first token seen twice; tokens @ positions") {
+  CHECK(first_repeat({"3", "1", "4", "1", "3"}) == std::make_optional(std::make_pair<std::size_t, std::size_t>(0, 4)));
+  CHECK(first_repeat({"a", "b", "b"}) == std::make_optional(std::make_pair<std::size_t, std::size_t>(1, 2)));
+  CHECK_FALSE(first_repeat({"a", "b"}).has_value());
+  CHECK_FALSE(first_repeat({}).has_value());
+  nn::data::Vocab v;
+  for (const char* t : {"x", "y", "z"}) v.add(t);
+  nn::EncoderModel<float> m = small_tagger(v.size());
+  const IndexArray one = {{4, 5, 4}};  // x y x
+  const AttentionInput in = explorer_input({{"m", &m}}, "three", v, one);
+  CHECK(in.queries == std::vector<std::string>{"x @0", "y @1", "x @2"});
+  CHECK(in.heads == explorer_input({{"m", &m}}, "three", at_positions({"x", "y", "x"}), one).heads);
 }

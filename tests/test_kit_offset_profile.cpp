@@ -6,6 +6,7 @@
 #include <xtensor/xbuilder.hpp>
 
 #include "core/error.hpp"
+#include "lessons/kit/heads.hpp"
 #include "lessons/kit/offset_profile.hpp"
 
 using namespace attnlab;
@@ -59,4 +60,37 @@ TEST_CASE("offset_profiles_figure: the heads of several profiles as the rows of 
   const OffsetProfile shorter = offset_profile(Array<float>(xt::zeros<float>({1, 2, 3, 3})));
   CHECK_THROWS_WITH_AS(offset_profiles_figure({p, shorter}, {"a", "b", "c", "d"}, "mixed"),
                        doctest::Contains("profiles of lengths 4 and 3"), std::invalid_argument);
+}
+
+TEST_CASE("near_offsets: every head of every layer by offset near the query, named; the figure; bad input named") {
+  Array<float> a = xt::zeros<float>({1, 2, 4, 4}), b = xt::zeros<float>({1, 2, 4, 4});
+  for (std::size_t i = 0; i < 4; ++i) {
+    a(0, 0, i, i > 0 ? i - 1 : 0) = 1.0f;  // layer 1, head 1: the token before (query 0 itself)
+    a(0, 1, i, i) = 1.0f;                  // layer 1, head 2: itself
+    b(0, 0, i, i + 1 < 4 ? i + 1 : i) = 1.0f;  // layer 2, head 1: the token after (the last query itself)
+    b(0, 1, i, i) = 0.5f, b(0, 1, i, i > 0 ? i - 1 : 0) += 0.5f;  // layer 2, head 2: itself and the one before
+  }
+  const NearOffsets n = near_offsets({Tensor<float>(a), Tensor<float>(b)}, 2);
+  REQUIRE(n.weight.shape() == std::vector<std::size_t>{4, 5});
+  CHECK(n.heads == std::vector<std::string>{"layer 1, head 1", "layer 1, head 2", "layer 2, head 1", "layer 2, head 2"});
+  CHECK(n.offset_labels() == std::vector<std::string>{"-2", "-1", "0", "+1", "+2"});
+  CHECK(n.at(0, -1) == doctest::Approx(1.0));  // the 3 queries with a key before all look there
+  CHECK(n.at(1, 0) == doctest::Approx(1.0));
+  CHECK(n.at(2, 1) == doctest::Approx(1.0));
+  CHECK(n.at(3, -1) == doctest::Approx(0.5));
+  CHECK(n.at(0, 1) == doctest::Approx(0.0));
+  CHECK(n.at(0, -1) == doctest::Approx(offset_mass(a, 1)[0]));  // offset -1: offset_mass one place to the left
+  CHECK(n.sharpest(-1) == 0);  // heads 0 and 3 weigh it 1 and 0.5
+  CHECK(n.sharpest(1) == 2);
+  CHECK(n.sharpest(2) == 0);   // nobody looks two ahead: the first row
+  CHECK_THROWS_WITH_AS(n.at(4, 0), doctest::Contains("NearOffsets::at: row 4"), std::out_of_range);
+  CHECK_THROWS_WITH_AS(n.at(0, 3), doctest::Contains("offset 3"), std::out_of_range);
+  const plots::Figure fig = near_offsets_figure(n, "Near the query");
+  CHECK(fig.width_px() == 1900);
+  CHECK(fig.height_px() == 250 + 95 * 4);
+  CHECK_THROWS_WITH_AS(near_offsets({}, 2), doctest::Contains("near_offsets: 0 layers"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(near_offsets({Tensor<float>(a)}, 0), doctest::Contains("reach 0"), std::invalid_argument);
+  const Array<float> three_heads = xt::zeros<float>({1, 3, 4, 4});
+  CHECK_THROWS_WITH_AS(near_offsets({Tensor<float>(a), Tensor<float>(three_heads)}, 2),
+                       doctest::Contains("near_offsets: layer 2's weights must be (B, 2, L, L), got (1,3,4,4)"), ShapeError);
 }

@@ -641,9 +641,17 @@ TEST_CASE("train_seq2seq and record: the recipe trains an encoder-decoder, the v
   {
     Lesson L(kInfo, args_in(d));
     record(Seq2SeqPlan{3000, c, r});
+    nn::rnn::Evaluation test;
+    test.exact_match = 0.25, test.char_accuracy = 0.5;
+    record_scores("_copy", test, h);
+    CHECK_THROWS_WITH_AS(record_scores("_raw", test, History{}), doctest::Contains("record_scores '_raw'"),
+                         std::invalid_argument);
     L.finish();
   }
   const Json m = Json::parse(read_file(d / "lesson" + "/metrics.json"));
+  CHECK(m["metrics"]["test_exact_match_copy"] == 0.25);
+  CHECK(m["metrics"]["test_char_accuracy_copy"] == 0.5);
+  CHECK(m["metrics"]["validation_loss_copy"] == doctest::Approx(h.validation_of("loss").back()));
   CHECK(m["configuration"]["examples"] == 3000);
   CHECK(m["configuration"]["hidden"] == 8);
   CHECK(m["configuration"]["epochs"] == 3);

@@ -244,3 +244,16 @@ TEST_CASE("topic_subset: per_topic of each topic, interleaved, nested for one se
   CHECK_THROWS_WITH_AS(topic_subset(s, 2, 0, 7), doctest::Contains("topic_subset: 0 entries"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(topic_subset(s, 1, 2, 7), doctest::Contains("label 1"), std::invalid_argument);
 }
+
+TEST_CASE("reading_windows: [CLS] then the stream as it is, context - 1 apart, wrapping; bad input named") {
+  const std::vector<Index> stream = {6, 7, 8, 9, 10};
+  const IndexArray w = reading_windows(kIds.cls, stream, 3, 3);  // two tokens a window: 6 7 | 8 9 | 10 6
+  REQUIRE(w.shape() == std::vector<std::size_t>{3, 3});
+  const std::vector<Index> expected = {5, 6, 7, 5, 8, 9, 5, 10, 6};
+  CHECK(std::vector<Index>(w.begin(), w.end()) == expected);
+  CHECK_THROWS_WITH_AS(reading_windows(kIds.cls, {}, 3, 3), doctest::Contains("reading_windows: 3 windows of context 3 over a stream of 0"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(reading_windows(kIds.cls, stream, 0, 3), doctest::Contains("reading_windows: 0 windows"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(reading_windows(kIds.cls, stream, 2, 1), doctest::Contains("context 1"), std::invalid_argument);
+}

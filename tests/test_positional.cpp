@@ -112,6 +112,24 @@ TEST_CASE("sinusoidal_offset_rotation: M_k PE(p) = PE(p + k) at every position, 
   CHECK_THROWS_WITH_AS(sinusoidal_offset_rotation(1, 5), doctest::Contains("sinusoidal_offset_rotation"), ShapeError);
 }
 
+TEST_CASE("sinusoidal_rotation_error: rounding only, where a misaligned map errs by more than 0.1") {
+  const std::size_t d = 16, P = 200;
+  for (std::size_t k : {0, 1, 7, 40}) CHECK(sinusoidal_rotation_error(k, d, P) < 1e-12);
+  // The same measure by hand for k = 3 against the rotation of k = 4: the error of a wrong map.
+  const Array<double> pe = sinusoidal_table<double>(P + 3, d), m = sinusoidal_offset_rotation(4, d);
+  double wrong = 0.0;
+  for (std::size_t p = 0; p < P; ++p)
+    for (std::size_t r = 0; r < d; ++r) {
+      double moved = 0.0;
+      for (std::size_t c = 0; c < d; ++c) moved += m(r, c) * pe(p, c);
+      wrong = std::max(wrong, std::abs(pe(p + 3, r) - moved));
+    }
+  CHECK(wrong > 0.1);
+  CHECK(sinusoidal_rotation_error(3, d, P) < 1e-12);
+  CHECK(sinusoidal_rotation_error(0, d, 1) == 0.0);  // M_0 = I at p = 0: nothing to round
+  CHECK_THROWS_WITH_AS(sinusoidal_rotation_error(1, 5, P), doctest::Contains("sinusoidal_offset_rotation"), ShapeError);
+}
+
 TEST_CASE("SinusoidalPositionalEncoding adds the table and works for any length") {
   SinusoidalPositionalEncoding<double> pe(8);
   TD x = TD::zeros({2, 5, 8});

@@ -129,6 +129,23 @@ TEST_CASE("year_window: the year's digit within D of the window's centre, agains
                        std::invalid_argument);
 }
 
+TEST_CASE("year_digits_at: the last place the input spells the year with four digits, none for two") {
+  CHECK(data::year_digits_at({"3 march 1997", "1997-03-03"}) == std::optional<std::size_t>(8));
+  CHECK(data::year_digits_at({"1997, day 1997", "1997-01-01"}) == std::optional<std::size_t>(10));  // the last one
+  CHECK_FALSE(data::year_digits_at({"03/03/97", "1997-03-03"}).has_value());
+}
+
+TEST_CASE("first_long_form: the first long written form with a comma, else the last row; none named") {
+  const std::vector<data::Pair> pairs = {{"1/2/99", ""}, {"march 3, 99", ""}, {"Tuesday, March 4, 1997", ""},
+                                         {"Wednesday, March 5, 1997", ""}};
+  CHECK_FALSE(data::long_written_form("march 3, 99"));  // a comma, but 20 characters or fewer
+  CHECK(data::long_written_form("Tuesday, March 4, 1997"));
+  CHECK(data::first_long_form(pairs) == 2);
+  CHECK(data::first_long_form({pairs[0], pairs[1]}) == 1);  // none: the last row
+  CHECK(data::varied_examples(pairs, 1) == std::vector<std::size_t>{2});  // the same form, among varied_examples'
+  CHECK_THROWS_WITH_AS(data::first_long_form({}), doctest::Contains("first_long_form: no pairs"), std::invalid_argument);
+}
+
 TEST_CASE("lengths_apart: the first source of each band of lengths, up to the number wanted") {
   const std::vector<data::Pair> pairs = {{"1/2/99", ""}, {"3/4/99", ""}, {"12 march 1999", ""}, {"1999-03-12", ""},
                                          {"friday 12th march 1999", ""}};

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <xtensor/xbuilder.hpp>
 #include <xtensor/xview.hpp>
 
 #include "core/error.hpp"
@@ -10,6 +11,9 @@
 #include "lessons/kit/figures.hpp"
 #include "lessons/kit/self_attention_input.hpp"
 #include "lessons/kit/tagging.hpp"
+#include "lessons/story/lesson.hpp"
+#include "lessons/story/stats.hpp"
+#include "lessons/story/text.hpp"
 
 namespace attnlab::lessons {
 
@@ -46,6 +50,60 @@ IndexArray encoder_tags(nn::EncoderModel<float>& model, const IndexArray& inputs
   return p;
 }
 
+LengthScores evaluate_at_two_lengths(nn::EncoderModel<float>& model, const nn::data::Tagged& held_out,
+                                     const nn::data::Tagged& held_out_long, std::size_t batch) {
+  const Tagger logits_of = [&model](const IndexArray& inputs) { return model.forward(inputs); };
+  return evaluate_at_two_lengths(logits_of, held_out, held_out_long, batch);
+}
+
+ScoredTagger train_and_score(std::unique_ptr<nn::EncoderModel<float>> model, const nn::data::Tagged& train,
+                             const nn::data::Tagged& test, const nn::data::Tagged& test_long, const Recipe& recipe,
+                             std::size_t batch) {
+  ScoredTagger t{{}, std::move(model), {}};
+  t.history = train_tagger(*t.model, train, recipe);
+  static_cast<LengthScores&>(t) = evaluate_at_two_lengths(*t.model, test, test_long, batch);
+  return t;
+}
+
+TwoLengthReport report_two_lengths(const std::vector<NamedTagger>& taggers, std::size_t train_length,
+                                   std::size_t long_length) {
+  if (taggers.empty()) throw std::invalid_argument("report_two_lengths: no taggers");
+  TwoLengthReport r;
+  std::vector<double> token[2], exact[2];
+  for (const auto& [name, t] : taggers) {
+    if (t == nullptr || t->history.epoch_loss.empty())
+      throw std::invalid_argument("report_two_lengths: " + name + " has no training to report");
+    const auto at_long = [t = t](double v) { return t->runs_long() ? fixed(v, 3) : std::string("n/a"); };
+    r.rows.push_back(row(name, fixed(t->at_train.token, 3), fixed(t->at_train.exact, 3), at_long(t->at_long.token),
+                         at_long(t->at_long.exact), fixed(t->history.epoch_loss.back(), 4)));
+    for (std::size_t i = 0; i < (t->runs_long() ? 2 : 1); ++i) {
+      const TagScores& s = i ? t->at_long : t->at_train;
+      metric(text("token_accuracy_", name, "_L", i ? long_length : train_length), s.token);
+      metric(text("exact_match_", name, "_L", i ? long_length : train_length), s.exact);
+      r.bars[i].categories.push_back(name), token[i].push_back(s.token), exact[i].push_back(s.exact);
+    }
+  }
+  for (std::size_t i : {0, 1}) r.bars[i].series = {{"per-token accuracy", token[i]}, {"exact match", exact[i]}};
+  return r;
+}
+
+PositionReport report_by_position(const std::vector<NamedTagger>& taggers, std::size_t train_length) {
+  PositionReport r;
+  for (std::size_t i = 0; i < taggers.size(); ++i) {
+    const auto& [name, t] = taggers[i];
+    if (!t->runs_long()) {
+      r.rows.push_back(row(name, "n/a", "n/a", "n/a"));
+      continue;
+    }
+    const std::vector<double>& a = t->at_long.by_position;
+    r.rows.push_back(row(name, fixed(mean_over(a, 0, train_length), 3), fixed(mean_over(a, train_length), 3),
+                         fixed(t->at_long.exact, 3)));
+    r.curves.push_back(curve(name, a));
+    r.curves.back().x = r.curves.back().x - 1.0, r.curves.back().color = plots::series_color(i);  // positions from 0
+  }
+  return r;
+}
+
 double tag_accuracy(nn::EncoderModel<float>& model, const nn::data::Tagged& set, Index ignore,
                     const nn::HeadGates& gates) {
   return score_tags(encoder_tags(model, set.inputs, gates), set.targets, ignore).token;
@@ -65,6 +123,28 @@ OffsetHead offset_head(nn::EncoderModel<float>& model, const IndexArray& inputs,
   h.far = far_mass(w, far)[h.pick.head];
   h.profile = xt::view(offset_profile(w).weight, h.pick.head);
   return h;
+}
+
+plots::Figure offset_heads_figure(const std::vector<NamedOffsetHead>& heads, std::size_t trained, const std::string& title) {
+  if (heads.empty()) throw std::invalid_argument("offset_heads_figure: no heads for '" + title + "'");
+  std::vector<LinePanel> panels;
+  const double edge = double(trained) - 0.5;  // offsets beyond +-(trained - 1) never occurred in training
+  for (const NamedOffsetHead& h : heads) {
+    const std::size_t n = h.head.profile.size();
+    if (n % 2 == 0)
+      throw std::invalid_argument("offset_heads_figure: " + h.name + "'s profile holds " + std::to_string(n) +
+                                  " offsets, not 2L - 1");
+    const double L = double(n + 1) / 2.0;
+    plots::Series profile("", xt::arange<double>(-L + 1, L), h.head.profile);
+    profile.color = h.color;
+    panels.push_back({h.name + " (layer " + std::to_string(h.head.pick.layer + 1) + ", head " +
+                          std::to_string(h.head.pick.head + 1) + ")",
+                      {profile, reference("farthest offset in training", {-edge, -edge}, {0.0, 1.0}),
+                       reference("", {edge, edge}, {0.0, 1.0})}});
+  }
+  LinePanelsOptions style{title, "Offset i - j (positive: key left of the query)", "Mean weight"};
+  style.line.markers = true, style.line.ymin = 0.0, style.line.ymax = 1.05;
+  return line_panels(panels, style);
 }
 
 HeadWorth head_worth(nn::EncoderModel<float>& model, const nn::data::Tagged& validation, const nn::data::Tagged& test,
@@ -141,6 +221,18 @@ AttentionInput explorer_input(const std::vector<NamedModel>& models, const std::
     }
   }
   return all;
+}
+
+AttentionInput explorer_input(const std::vector<NamedModel>& models, const std::string& name,
+                              const nn::data::Vocab& vocab, const IndexArray& one) {
+  return explorer_input(models, name, at_positions(vocab.decode(std::vector<Index>(one.begin(), one.end()))), one);
+}
+
+std::optional<std::pair<std::size_t, std::size_t>> first_repeat(const std::vector<std::string>& tokens) {
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    for (std::size_t j = i + 1; j < tokens.size(); ++j)
+      if (tokens[i] == tokens[j]) return std::make_pair(i, j);
+  return std::nullopt;
 }
 
 }  // namespace attnlab::lessons

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,11 +16,14 @@
 
 #include "core/tensor.hpp"
 #include "lessons/kit/explorer.hpp"
+#include "lessons/kit/figures.hpp"
 #include "lessons/kit/heads.hpp"
 #include "lessons/kit/offset_profile.hpp"
+#include "lessons/kit/tagging.hpp"
 #include "lessons/kit/timing.hpp"
 #include "lessons/kit/train.hpp"
 #include "nn/data/tagged.hpp"
+#include "nn/data/vocab.hpp"
 #include "nn/transformer/encoder_model.hpp"
 #include "nn/transformer/head_gates.hpp"
 #include "plots/figure.hpp"
@@ -43,6 +47,46 @@ std::vector<Tensor<float>> attention_on(nn::EncoderModel<float>& model, const In
 // for a pooled model (and with_head_gates' when the gates do not fit the encoder).
 IndexArray encoder_tags(nn::EncoderModel<float>& model, const IndexArray& inputs, const nn::HeadGates& gates = {});
 
+// The model's logits scored at two lengths (lessons/kit/tagging's evaluate_at_two_lengths, `batch`
+// rows at a time): a learned table of positions cannot run at the longer one.
+LengthScores evaluate_at_two_lengths(nn::EncoderModel<float>& model, const nn::data::Tagged& held_out,
+                                     const nn::data::Tagged& held_out_long, std::size_t batch = 256);
+
+// A tagger trained as the recipe says (train_tagger), then scored on held-out sets at the training
+// length and at a longer one (evaluate_at_two_lengths, `batch` rows at a time).
+struct ScoredTagger : LengthScores {
+  std::unique_ptr<nn::EncoderModel<float>> model;
+  History history;
+};
+ScoredTagger train_and_score(std::unique_ptr<nn::EncoderModel<float>> model, const nn::data::Tagged& train,
+                             const nn::data::Tagged& test, const nn::data::Tagged& test_long, const Recipe& recipe,
+                             std::size_t batch = 256);
+
+// Taggers scored at two lengths, reported in the order given: each one's metrics
+// token_accuracy_<name>_L<n> and exact_match_<name>_L<n> at every length it runs at (n: the held-out
+// set's length, train_length or long_length); a table row each (the name, token accuracy and exact
+// match at both lengths with 3 decimals, "n/a" where it cannot run, the final epoch's training loss
+// with 4); and a bar panel per length of the taggers that run there (series "per-token accuracy"
+// and "exact match"; titles and labels are the lesson's). std::invalid_argument naming
+// report_two_lengths for no taggers or one that did not train.
+struct TwoLengthReport {
+  std::vector<std::vector<std::string>> rows;
+  BarPanel bars[2];  // [0] at the training length, [1] at the longer one
+};
+using NamedTagger = std::pair<std::string, const ScoredTagger*>;
+TwoLengthReport report_two_lengths(const std::vector<NamedTagger>& taggers, std::size_t train_length,
+                                   std::size_t long_length);
+
+// The longer length position by position: a table row per tagger (the name, its token accuracy over
+// the positions before train_length and over those from it on, its exact match, with 3 decimals;
+// "n/a" three times where it cannot run) and, for each that runs, its accuracy at every position
+// as a curve (x from 0, in series_color of its place among `taggers`).
+struct PositionReport {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<plots::Series> curves;
+};
+PositionReport report_by_position(const std::vector<NamedTagger>& taggers, std::size_t train_length);
+
 // The per-token accuracy of encoder_tags on a held-out set; positions tagged `ignore` are not scored.
 double tag_accuracy(nn::EncoderModel<float>& model, const nn::data::Tagged& set, Index ignore,
                     const nn::HeadGates& gates = {});
@@ -60,6 +104,19 @@ struct OffsetHead {
   xt::xarray<double> profile;  // (2L - 1): offsets -(L - 1) .. L - 1
 };
 OffsetHead offset_head(nn::EncoderModel<float>& model, const IndexArray& inputs, long offset, std::size_t far);
+
+// Where chosen heads look, one panel per model (overlaid, equal peaks would hide each other), one
+// above the other under `title`: each head's profile over offsets i - j from -(L - 1) to L - 1 in
+// its colour, with markers, on 0 .. 1.05, the panel titled "<name> (layer l, head h)", and dashed
+// lines at +-(trained - 0.5): offsets beyond trained - 1 never occurred in training (sequences of
+// `trained` tokens). std::invalid_argument naming offset_heads_figure for no heads or a profile
+// that does not hold 2L - 1 offsets.
+struct NamedOffsetHead {
+  std::string name;
+  OffsetHead head;
+  plots::Color color;
+};
+plots::Figure offset_heads_figure(const std::vector<NamedOffsetHead>& heads, std::size_t trained, const std::string& title);
 
 struct HeadWorth {
   xt::xarray<double> importance;      // (layers, heads): validation accuracy lost with that head alone off
@@ -98,5 +155,12 @@ AttentionInput explorer_input(nn::EncoderModel<float>& model, const std::string&
 using NamedModel = std::pair<std::string, nn::EncoderModel<float>*>;
 AttentionInput explorer_input(const std::vector<NamedModel>& models, const std::string& name,
                               const std::vector<std::string>& tokens, const IndexArray& one);
+// The same, the tokens `one`'s as `vocab` writes them, each @ its position (at_positions).
+AttentionInput explorer_input(const std::vector<NamedModel>& models, const std::string& name,
+                              const nn::data::Vocab& vocab, const IndexArray& one);
+
+// The first two positions that hold the same token (the first token that repeats, at its first two
+// places); nullopt when every token differs.
+std::optional<std::pair<std::size_t, std::size_t>> first_repeat(const std::vector<std::string>& tokens);
 
 }  // namespace attnlab::lessons

@@ -23,6 +23,7 @@
 //                classifiers trained, scored and tabled), garment_pairs (16: the relational task's
 //                models), caption_views (20)
 //   two lessons  translation_setup (08 and 09: the task, the Transformer and the GRU they share)
+//                decoded_attention (02 and 03: a decoded date's attention as a map, explorer input, figure)
 //   checks       gradcheck_table (a lesson's gradient checks as a table), plain_matrices
 //                (double-precision references without the tape), tape_table (a recorded tape as
 //                tables), hand_gradients_figure (gradients by hand beside their error)

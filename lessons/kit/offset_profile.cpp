@@ -91,4 +91,62 @@ plots::Figure offset_profiles_figure(const std::vector<OffsetProfile>& profiles,
   return fig;
 }
 
+double NearOffsets::at(std::size_t row, long offset) const {
+  if (row >= weight.shape()[0] || offset < -reach || offset > reach)
+    throw std::out_of_range("NearOffsets::at: row " + std::to_string(row) + " at offset " + std::to_string(offset) +
+                            " is outside " + std::to_string(weight.shape()[0]) + " rows and offsets -" +
+                            std::to_string(reach) + " .. " + std::to_string(reach));
+  return weight(row, std::size_t(offset + reach));
+}
+
+std::size_t NearOffsets::sharpest(long offset) const {
+  std::size_t best = 0;
+  for (std::size_t k = 0; k < weight.shape()[0]; ++k)
+    if (at(k, offset) > at(best, offset)) best = k;
+  return best;
+}
+
+std::vector<std::string> NearOffsets::offset_labels() const {
+  std::vector<std::string> out;
+  for (long o = -reach; o <= reach; ++o) out.push_back(o > 0 ? "+" + std::to_string(o) : std::to_string(o));
+  return out;
+}
+
+NearOffsets near_offsets(const std::vector<Tensor<float>>& layers, long reach) {
+  if (layers.empty() || reach < 1)
+    throw std::invalid_argument("near_offsets: " + std::to_string(layers.size()) + " layers at reach " +
+                                std::to_string(reach) + " (need a layer and a reach of 1 or more)");
+  const std::size_t L = layers.size(), H = layers[0].value().dimension() == 4 ? layers[0].value().shape()[1] : 0;
+  NearOffsets n{xt::zeros<double>({L * H, std::size_t(2 * reach + 1)}), {}, reach};
+  for (std::size_t l = 0; l < L; ++l) {
+    const Array<float>& w = layers[l].value();
+    check(w.dimension() == 4 && w.shape()[2] == w.shape()[3] && w.shape()[1] == H, "near_offsets", "layer ", l + 1,
+          "'s weights must be (B, ", H, ", L, L), got ", shape_str(w.shape()));
+    for (long o = -reach; o <= reach; ++o) {
+      // offset_mass counts keys `offset` places to the left of the query; the table puts the left
+      // (earlier tokens) at negative offsets.
+      const std::vector<double> m = offset_mass(w, -o);
+      for (std::size_t h = 0; h < H; ++h) n.weight(l * H + h, std::size_t(o + reach)) = m[h];
+    }
+    for (std::size_t h = 0; h < H; ++h) n.heads.push_back("layer " + std::to_string(l + 1) + ", head " + std::to_string(h + 1));
+  }
+  return n;
+}
+
+plots::Figure near_offsets_figure(const NearOffsets& near, const std::string& title) {
+  plots::HeatmapOptions ho;
+  ho.x_labels = near.offset_labels();
+  ho.y_labels = near.heads;
+  ho.vmin = 0.0;
+  ho.colorbar_label = "mean attention weight";
+  ho.square_cells = false;
+  ho.annotate = true;
+  HeatmapFigureOptions hs;
+  hs.title = title;
+  hs.xlabel = "key position minus query position (negative: to the left)";
+  hs.width = 1900;
+  hs.height = int(250 + 95 * near.heads.size());
+  return heatmap_figure(near.weight, ho, hs);
+}
+
 }  // namespace attnlab::lessons

@@ -11,6 +11,7 @@
 #include <xtensor/xarray.hpp>
 
 #include "core/array.hpp"
+#include "core/tensor.hpp"
 #include "plots/figure.hpp"
 
 namespace attnlab::lessons {
@@ -39,5 +40,29 @@ OffsetProfile offset_profile(const Array<float>& weights);
 // lengths, or not one label a row.
 plots::Figure offset_profiles_figure(const std::vector<OffsetProfile>& profiles, const std::vector<std::string>& head_labels,
                                      const std::string& title, std::size_t every = 3, int width = 1800, int height = 1300);
+
+// Where every head of a model looks near the query (lesson 14's BERT): a row per head of every
+// layer ("layer l, head h", layer-major), a column per offset o of the key from the query, -reach ..
+// reach (negative: the key is to the left; -1 the token just before), each the head's mean weight
+// there (offset_mass at i - j = -o). ShapeError naming near_offsets for a layer that is not
+// (B, h, L, L) or layers with different head counts; std::invalid_argument naming it for no layers
+// or a reach below 1.
+struct NearOffsets {
+  xt::xarray<double> weight;       // (layers x heads, 2 reach + 1): column o + reach holds offset o
+  std::vector<std::string> heads;  // the rows' names
+  long reach = 0;
+
+  // A row's weight at offset o; std::out_of_range naming NearOffsets::at outside the table.
+  double at(std::size_t row, long offset) const;
+  // The row with the most weight at `offset` (the first on ties).
+  std::size_t sharpest(long offset) const;
+  // The columns' tick labels: "-8" .. "0" .. "+8".
+  std::vector<std::string> offset_labels() const;
+};
+NearOffsets near_offsets(const std::vector<Tensor<float>>& layers, long reach);
+
+// The table as one heatmap under `title`, every cell's weight printed, from 0 up: a row per head
+// (95 pixels each), a column per offset.
+plots::Figure near_offsets_figure(const NearOffsets& near, const std::string& title);
 
 }  // namespace attnlab::lessons

@@ -1,5 +1,6 @@
 #include "lessons/kit/seq2seq.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "io/files.hpp"
@@ -13,6 +14,15 @@ void record(const Seq2SeqPlan& p) {
   config({{"examples", p.examples}, {"embed", p.model.embed}, {"encoder_hidden", p.model.encoder_hidden},
           {"hidden", p.model.decoder_hidden}, {"attention_hidden", p.model.attention_hidden},
           {"epochs", p.recipe.epochs}, {"batch", p.recipe.batch}, {"lr", p.recipe.lr}, {"clip", p.recipe.clip}});
+}
+
+void record_scores(const std::string& suffix, const nn::rnn::Evaluation& test, const History& h) {
+  const bool has_loss = std::any_of(h.validation.begin(), h.validation.end(),
+                                    [](const auto& score) { return score.first == "loss" && !score.second.empty(); });
+  if (!has_loss) throw std::invalid_argument("record_scores '" + suffix + "': the history has no validation loss");
+  metric("test_exact_match" + suffix, test.exact_match);
+  metric("test_char_accuracy" + suffix, test.char_accuracy);
+  metric("validation_loss" + suffix, h.validation_of("loss").back());
 }
 
 History train_seq2seq(nn::rnn::Seq2Seq& model, const nn::data::EncodedSplits& data, Recipe recipe) {

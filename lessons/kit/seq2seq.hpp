@@ -27,6 +27,11 @@ struct Seq2SeqPlan {
 // The plan in the run's configuration (metrics.json): examples, the sizes, epochs, batch, lr, clip.
 void record(const Seq2SeqPlan& plan);
 
+// A trained encoder-decoder's held-out scores as metrics, named with `suffix` ("" or "_dot", say):
+// test_exact_match<suffix> and test_char_accuracy<suffix> of `test`, validation_loss<suffix> the
+// last "loss" of h's validation. std::invalid_argument naming record_scores when h has none.
+void record_scores(const std::string& suffix, const nn::rnn::Evaluation& test, const History& h);
+
 // Trains `model` on data.train as the recipe says: the teacher-forced cross-entropy per target
 // token of each batch of pairs, and after every epoch the same loss on data.validation, without the
 // tape, as the held-out score "loss" (the recipe's own validate is replaced). std::invalid_argument

@@ -32,18 +32,24 @@ std::size_t split_overlap(const Splits<Pair>& p) {
   return n;
 }
 
+std::optional<std::size_t> year_digits_at(const Pair& pair) {
+  const std::size_t at = pair.source.rfind(pair.target.substr(0, 4));
+  if (at == std::string::npos) return std::nullopt;
+  return at;
+}
+
 YearAttention year_attention(const std::vector<xt::xarray<double>>& attention, const std::vector<Pair>& pairs) {
   if (attention.size() != pairs.size())
     throw std::invalid_argument("year_attention: " + std::to_string(attention.size()) + " attention maps for " +
                                 std::to_string(pairs.size()) + " examples");
   YearAttention y;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
-    const std::size_t at = pairs[i].source.rfind(pairs[i].target.substr(0, 4));
+    const std::optional<std::size_t> at = year_digits_at(pairs[i]);
     const xt::xarray<double>& a = attention[i];
-    if (at == std::string::npos || a.dimension() != 2 || a.shape()[0] < 4 || a.shape()[1] < at + 4) continue;
+    if (!at || a.dimension() != 2 || a.shape()[0] < 4 || a.shape()[1] < *at + 4) continue;
     double m = 0;
     for (std::size_t r = 0; r < 4; ++r)
-      for (std::size_t j = at; j < at + 4; ++j) m += a(r, j);
+      for (std::size_t j = *at; j < *at + 4; ++j) m += a(r, j);
     y.mass += m / 4.0;
     y.uniform += 4.0 / double(a.shape()[1]);
     ++y.examples;
@@ -72,12 +78,12 @@ YearWindow year_window(const std::vector<std::vector<double>>& centres, const st
                                 std::to_string(pairs.size()) + " examples");
   YearWindow w;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
-    const std::size_t at = pairs[i].source.rfind(pairs[i].target.substr(0, 4));  // the year's digits, if spelled out
-    if (at == std::string::npos || centres[i].size() < 4) continue;
+    const std::optional<std::size_t> at = year_digits_at(pairs[i]);  // the year's digits, if spelled out
+    if (!at || centres[i].size() < 4) continue;
     const double middle = double(pairs[i].source.size()) / 2.0;
     for (std::size_t t = 0; t < 4; ++t, ++w.steps) {
-      const double distance = std::abs(centres[i][t] - double(at + t));
-      w.middle_within += std::abs(middle - double(at + t)) <= half_window ? 1.0 : 0.0;
+      const double distance = std::abs(centres[i][t] - double(*at + t));
+      w.middle_within += std::abs(middle - double(*at + t)) <= half_window ? 1.0 : 0.0;
       w.mean_distance += distance;
       w.within += distance <= half_window ? 1.0 : 0.0;
     }
@@ -118,13 +124,24 @@ std::vector<std::size_t> lengths_apart(const std::vector<Pair>& pairs, std::size
   return picked;
 }
 
+bool long_written_form(const std::string& source) {
+  return source.find(", ") != std::string::npos && source.size() > 20;
+}
+
+std::size_t first_long_form(const std::vector<Pair>& pairs) {
+  if (pairs.empty()) throw std::invalid_argument("first_long_form: no pairs to choose from");
+  std::size_t r = 0;
+  while (r + 1 < pairs.size() && !long_written_form(pairs[r].source)) ++r;
+  return r;
+}
+
 std::vector<std::size_t> varied_examples(const std::vector<Pair>& pairs, std::size_t want) {
   const auto alpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
   const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
   const std::vector<std::function<bool(const std::string&)>> forms = {
       [](const std::string& s) { return s.find(" of ") != std::string::npos; },
       [&](const std::string& s) { return s.find('/') != std::string::npos && !s.empty() && alpha(s[0]); },
-      [](const std::string& s) { return s.find(", ") != std::string::npos && s.size() > 20; },
+      long_written_form,
       [](const std::string& s) { return s.find('-') != std::string::npos; },
       [](const std::string& s) { return s.find('.') != std::string::npos; },
       [&](const std::string& s) { return !s.empty() && std::all_of(s.begin(), s.end(), digit); },

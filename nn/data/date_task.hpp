@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ struct YearAttention {
   std::size_t examples = 0;
 };
 YearAttention year_attention(const std::vector<xt::xarray<double>>& attention, const std::vector<Pair>& pairs);
+
+// Where the input spells the target's year (its first four characters) with four digits: the
+// position of the first digit, the last place it occurs; nullopt when the year is not written out
+// (a two-digit year). What year_attention and year_window measure against, and figures mark.
+std::optional<std::size_t> year_digits_at(const Pair& pair);
 
 // Each map's rows scaled to sum to 1 (a row of zeros stays zero): local attention's weights sum to
 // less than 1, the Gaussian scales them down, and year_attention compares shares.
@@ -74,5 +80,11 @@ std::vector<std::size_t> lengths_apart(const std::vector<Pair>& pairs, std::size
 // a word then a slash, a long form with ", ", a dash, a dot, digits only, in that order, then the
 // first rows not yet taken. Examples for a figure that cover the formats rather than look-alikes.
 std::vector<std::size_t> varied_examples(const std::vector<Pair>& pairs, std::size_t want);
+
+// A long written form: words and a comma-space (", "), more than 20 characters ("Tuesday, March 4,
+// 1997"), one of varied_examples' forms. first_long_form: the first row of `pairs` whose source is
+// one, or the last row when none is; std::invalid_argument naming first_long_form for no pairs.
+bool long_written_form(const std::string& source);
+std::size_t first_long_form(const std::vector<Pair>& pairs);
 
 }  // namespace attnlab::nn::data

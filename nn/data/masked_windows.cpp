@@ -112,6 +112,20 @@ std::size_t count_targets(const std::vector<MaskedWindows>& set) {
   return n;
 }
 
+IndexArray reading_windows(Index cls, const std::vector<Index>& stream, std::size_t n, std::size_t context) {
+  if (stream.empty() || n == 0 || context < 2)
+    throw std::invalid_argument("reading_windows: " + std::to_string(n) + " windows of context " + std::to_string(context) +
+                                " over a stream of " + std::to_string(stream.size()) +
+                                " tokens (need a stream, a window and a context of 2 or more)");
+  IndexArray ids = xt::zeros<Index>({n, context});
+  for (std::size_t w = 0; w < n; ++w) {
+    const std::size_t start = w * (context - 1);
+    ids(w, 0) = cls;
+    for (std::size_t l = 0; l + 1 < context; ++l) ids(w, l + 1) = stream[(start + l) % stream.size()];
+  }
+  return ids;
+}
+
 void ClozeTally::add(double log_p, bool hit, MaskChoice choice) {
   nll_ -= log_p;
   ++n_;

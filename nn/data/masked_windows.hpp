@@ -53,6 +53,12 @@ std::vector<std::size_t> random_starts(std::size_t n, std::size_t stream_size, s
 
 std::size_t count_targets(const std::vector<MaskedWindows>& set);
 
+// `n` windows of the stream read as it is, no masks, for measuring what a model attends to: window
+// w is [CLS] and then the context - 1 tokens from place w (context - 1), wrapping around at the
+// stream's end, (n, context). std::invalid_argument naming reading_windows for an empty stream,
+// no windows or a context below 2.
+IndexArray reading_windows(Index cls, const std::vector<Index>& stream, std::size_t n, std::size_t context);
+
 // BERT's rule measured on windows of a stream: the share of the tokens the rule may choose (all but
 // [CLS], <eos> and padding) that were chosen as targets, and of the chosen, the shares replaced by
 // [MASK], by a random token, and kept.

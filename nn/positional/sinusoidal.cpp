@@ -6,8 +6,11 @@
 #include <cmath>
 
 #include <xtensor/xbuilder.hpp>
+#include <xtensor/xmath.hpp>
+#include <xtensor/xsort.hpp>
 
 #include "core/ops/elementwise.hpp"
+#include "core/ops/matmul.hpp"
 #include "nn/positional/sinusoidal.hpp"
 
 namespace attnlab::nn {
@@ -49,6 +52,14 @@ Array<double> sinusoidal_offset_rotation(std::size_t k, std::size_t d, double ba
     m(2 * i, 2 * i) = c, m(2 * i, 2 * i + 1) = s, m(2 * i + 1, 2 * i) = -s, m(2 * i + 1, 2 * i + 1) = c;
   }
   return m;
+}
+
+double sinusoidal_rotation_error(std::size_t k, std::size_t d, std::size_t positions, double base) {
+  const Tensor<double> m(sinusoidal_offset_rotation(k, d, base));  // block-diagonal, block i turning by k w_i
+  const Tensor<double> pe(sinusoidal_table<double>(positions, d, 0, base));  // PE(p) for p < positions, one per row
+  // Rows are positions, so M_k acts as a right product with M_k^T.
+  const Array<double> turned = matmul(pe, m, false, true).value();
+  return xt::amax(xt::abs(sinusoidal_table<double>(positions, d, k, base) - turned))();
 }
 
 template <class T>

@@ -22,6 +22,11 @@ Array<T> sinusoidal_table(std::size_t length, std::size_t d, std::size_t offset 
 // block i is [[cos k w_i, sin k w_i], [-sin k w_i, cos k w_i]], independent of p.
 Array<double> sinusoidal_offset_rotation(std::size_t k, std::size_t d, double base = 10000.0);
 
+// How exactly that holds, measured: max |PE(p + k) - M_k PE(p)| over the positions p < `positions`
+// and every dimension, in double precision (rows of positions times M_k^T by the matmul op). Only
+// rounding, which grows with the angles (p + k) w_i. ShapeError as sinusoidal_offset_rotation.
+double sinusoidal_rotation_error(std::size_t k, std::size_t d, std::size_t positions, double base = 10000.0);
+
 // y = x + PE[offset : offset + L] for x (..., L, d). No parameters; any length.
 template <class T>
 class SinusoidalPositionalEncoding : public Module<T> {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xview.hpp>
@@ -32,6 +33,19 @@ double permutation_error(EncoderModel<float>& model, const IndexArray& one, cons
   for (std::size_t i = 0; i < permuted.size(); ++i)
     worst = std::max(worst, std::fabs(double(of_permuted.data()[i]) - double(permuted.data()[i])));
   return worst;
+}
+
+std::vector<std::size_t> random_permutation(std::size_t n, Generator& gen) {
+  std::vector<std::size_t> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  shuffle(perm, gen);
+  return perm;
+}
+
+std::vector<std::size_t> reversal(std::size_t n) {
+  std::vector<std::size_t> perm(n);
+  std::iota(perm.rbegin(), perm.rend(), 0);
+  return perm;
 }
 
 }  // namespace attnlab::nn

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/array.hpp"
+#include "core/random.hpp"
 #include "nn/transformer/encoder_model.hpp"
 
 namespace attnlab::nn {
@@ -18,5 +19,10 @@ namespace attnlab::nn {
 // the model treats this input as a bag. ShapeError naming permutation_error for a pooled model, an
 // input that is not (1, L), or a perm that is not a permutation of 0..L-1.
 double permutation_error(EncoderModel<float>& model, const IndexArray& one, const std::vector<std::size_t>& perm);
+
+// Permutations to test it with: 0..n-1 in a random order (a Fisher-Yates shuffle with `gen`), and
+// reversed, n-1..0 (the mirror image of a sequence).
+std::vector<std::size_t> random_permutation(std::size_t n, Generator& gen);
+std::vector<std::size_t> reversal(std::size_t n);
 
 }  // namespace attnlab::nn
