@@ -23,6 +23,11 @@
 // (block-sparse attention: a sliding window with global tokens visits only the band's tiles and
 // the global rows and columns). Same bits as visiting it: an empty tile adds exact zeros to every
 // sum. Finding the empty tiles reads the mask once, n^2 bytes against the n^2 d products skipped.
+// sparse_attention gives the pattern as a description instead, and no mask exists: a tile is
+// visited when the window band crosses it, a global position falls among its rows or columns (a
+// binary search), or its offsets i - j hold a multiple of the stride; hide() decides each entry
+// from the same description. The entries hidden are those of the written-out mask, the tiles
+// visited differ only by empty ones: the same bits, in O(n) memory.
 //
 // Threads, with the same bits at any thread count. Forward: tiles of queries are independent.
 // Backward: the key tiles of a batch block are dealt to G groups (tile t to group t mod G, G fixed
@@ -79,12 +84,6 @@ struct Tiling {
   const char* global_flags(std::size_t b) const {
     return pattern->global.data() + (pattern->blocks == 1 ? 0 : b) * positions;
   }
-  // Whether the pattern allows entry (i, j) of batch block b, the window band aside.
-  bool pattern_off_band(std::size_t b, std::size_t i, std::size_t j) const {
-    const char* g = global_flags(b);
-    const std::size_t d = i > j ? i - j : j - i;
-    return g[i] || g[j] || (pattern->stride && d % pattern->stride == 0);
-  }
   // Whether tile (qt, kt) of block b can hold an entry the pattern allows (an empty tile adds
   // exact zeros: visiting one the test lets through changes no bit).
   bool pattern_visits(std::size_t b, std::size_t qt, std::size_t kt) const {
@@ -133,13 +132,21 @@ struct Tiling {
     if (o == Overlap::whole && !mask && !pattern) return;
     const T hidden = -std::numeric_limits<T>::infinity();
     const std::size_t i0 = qt * bq, j0 = kt * bk, nk = rows_k(kt);
+    const std::size_t stride = pattern ? pattern->stride : 0;
     for (std::size_t r = 0; r < rows_q(qt); ++r) {
       const std::size_t i = i0 + r, lo = first_key(i), hi = end_key(i);
       T* s = S + r * bk;
+      // The pattern, entry by entry: a global row sees everything; otherwise the band, a global
+      // key, or j = i mod the stride (|i - j| a multiple of it), its residue stepped along the row.
+      const char* g = pattern ? global_flags(b) : nullptr;
+      const bool all = !pattern || g[i];
+      const std::size_t i_mod = stride ? i % stride : 0;
+      std::size_t j_mod = stride ? j0 % stride : 0;
       for (std::size_t c = 0; c < nk; ++c) {
         const std::size_t j = j0 + c;
         const bool by_pattern =
-            !pattern || (i > j ? i - j : j - i) <= pattern->window || pattern_off_band(b, i, j);
+            all || (i > j ? i - j : j - i) <= pattern->window || g[j] || (stride && j_mod == i_mod);
+        if (stride) j_mod = j_mod + 1 == stride ? 0 : j_mod + 1;
         if (j < lo || j >= hi || !by_pattern || (mask && !mask[mask_map.at(b, i, j)])) s[c] = hidden;
       }
     }
