@@ -192,7 +192,7 @@ void what_a_token_costs(GPT& gpt, const std::vector<Index>& probe, const KvSetti
               "holds ", fixed(held.front(), 0), " bytes after ", sizes.front(), " character and ", fixed(held.back(), 0),
               " after ", last, ", ", fixed(held_per_token, 0), " bytes for each character more: $2 \\cdot ", r.layers,
               " \\cdot ", kv, " \\cdot ", dk, " \\cdot 4 = ", fixed(per_token, 0), "$, a key and a value of every "
-              "head in every layer. Run again, the whole prefix holds nothing between characters, but each call needs ",
+              "head in every layer. Run again, the whole prefix keeps no cache between characters, but each call needs ",
               fixed(again_mib, 3), " MiB at its peak after ", last, " characters; through the cache, the call needs ",
               fixed(call_mib, 3), " MiB beyond the ", fixed(cache_mib, 3), " MiB of cache (", fixed(cost[1].peak_mib.front(), 3),
               " after one character)."),
