@@ -1,6 +1,6 @@
 // Gradient checks of lessons 17 and 18's attention: tiled_attention (tiny tiles, so that a row spans
-// several tiles and the online softmax rescales), local_attention, linear_attention and the
-// Linformer module.
+// several tiles and the online softmax rescales), local_attention, sparse_attention, linear_attention
+// and the Linformer module.
 #include "gradcheck/cases.hpp"
 #include "nn/attention/linformer.hpp"
 
@@ -59,6 +59,19 @@ GRADCHECK_CASE("local_attention causal window 1", "(2,8,3), tiles 2 x 3", [] {
   Opts o = small_tiles();
   o.causal = true;
   return check_local({2, 8, 3}, 1, o);
+});
+// sparse_attention: a window, global tokens and a stride decided tile by tile from the description.
+GRADCHECK_CASE("sparse_attention window 1 + global {0, 6} + stride 3", "(2,9,3), tiles 2 x 3", [] {
+  const Opts o = small_tiles();
+  return gradcheck([o](const Inputs& x) { return sparse_attention(x[0], x[1], x[2], SparsePattern{1, {0, 6}, {}, 3}, o); },
+                   {rnd({2, 9, 3}, 41, -2, 2), rnd({2, 9, 3}, 42, -2, 2), rnd({2, 9, 3}, 43)});
+});
+GRADCHECK_CASE("sparse_attention causal, global by block, rows beyond the keys", "Q (2,9,3), K (2,6,3), tiles 2 x 3", [] {
+  Opts o = small_tiles();
+  o.causal = true;
+  const SparsePattern p{0, {}, {{}, {2, 4}}, 0};  // block 0's queries 6 to 8 see no key: zero rows
+  return gradcheck([o, p](const Inputs& x) { return sparse_attention(x[0], x[1], x[2], p, o); },
+                   {rnd({2, 9, 3}, 44, -2, 2), rnd({2, 6, 3}, 45, -2, 2), rnd({2, 6, 2}, 46)});
 });
 GRADCHECK_CASE("linear_attention", "Q (2,5,3), K (2,6,3), V (2,6,2)",
                [] { return check_linear({2, 5, 3}, {2, 6, 3}, {2, 6, 2}, false); });

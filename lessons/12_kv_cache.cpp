@@ -32,6 +32,7 @@ namespace lm = attnlab::nn::lm;
 
 namespace {
 
+constexpr double kMiB = 1024.0 * 1024.0;
 using Vocab = data::Vocab;
 using Corpus = data::CharCorpus;
 using GPT = nn::CausalLM<float>;
@@ -167,17 +168,39 @@ void what_a_token_costs(GPT& gpt, const std::vector<Index>& probe, const KvSetti
               "the ", last + 1, " positions the naive pass repeats."),
          Expect::every_run, {{"positions", double(last + 1)}}});
 
-  // The same two ways timed, at each n, and the cache checked against the full forward.
+  // The same two ways timed, at each n, the memory of each counted, and the cache checked against
+  // the full forward.
   const std::vector<CostCurve> cost = next_token_costs(gpt, probe, sizes, r.speed_rounds);
-  CostFigureOptions style;
-  style.title = "What the next character costs after n characters, with and without the KV cache";
-  style.time_guides = {{0, 1}};
-  save_figure(cost_figure({&cost[0], &cost[1]}, style), "next_token_cost",
-              text("The next character's CPU time (median of ", r.speed_rounds, " rounds, this run's: it moves with the "
-                   "machine's load) and the memory its forward pass takes beyond what was held, after n characters: the "
-                   "whole prefix run again against one position through the cache (n on the x axis is the characters "
-                   "before it); dashed, a line through the last point growing like n. The memory is what the "
-                   "allocator counted on a warm-up call."));
+  const std::vector<double> held = kv_cache_bytes_held(gpt, probe, sizes);
+  const std::size_t kv = gpt.config().layer.kv_heads ? gpt.config().layer.kv_heads : r.heads, dk = r.d_model / r.heads;
+  const double per_token = 2.0 * double(r.layers * kv * dk * sizeof(float));
+  const double held_per_token = (held.back() - held.front()) / double(last - sizes.front());
+  const double again_mib = cost[0].peak_mib.back(), call_mib = cost[1].peak_mib.back(), cache_mib = held.back() / kMiB;
+  metric("kv_cache_held_bytes_last", held.back());
+  metric("kv_cache_held_bytes_per_token", held_per_token);
+  metric("next_token_peak_mib_no_cache_last", again_mib);
+  metric("next_token_peak_mib_cache_first", cost[1].peak_mib.front());
+  metric("next_token_peak_mib_cache_last", call_mib);
+  save_figure(next_token_figure(cost, held, "What the next character costs after n characters, with and without the KV cache"),
+              "next_token_cost",
+              text("The next character after n characters: the whole prefix run again against one position through "
+                   "the cache. Left, its CPU time (median of ", r.speed_rounds, " rounds, this run's: it moves with the "
+                   "machine's load), dashed a line growing like n. Right, memory counted by the allocator: the most "
+                   "each call holds at once beyond what was held when it began, and for the cached way the cache it "
+                   "reads as well; the cache alone, with a dashed line growing like n."));
+  claim({"cache_memory_grows_like_n", "kv_cache_held_bytes_per_token == per_token",
+         text("The price is memory held between characters, and it grows like n: counted by the allocator, the cache "
+              "holds ", fixed(held.front(), 0), " bytes after ", sizes.front(), " character and ", fixed(held.back(), 0),
+              " after ", last, ", ", fixed(held_per_token, 0), " bytes for each character more: $2 \\cdot ", r.layers,
+              " \\cdot ", kv, " \\cdot ", dk, " \\cdot 4 = ", fixed(per_token, 0), "$, a key and a value of every "
+              "head in every layer. Run again, the whole prefix keeps no cache between characters, but each call needs ",
+              fixed(again_mib, 3), " MiB at its peak after ", last, " characters; through the cache, the call needs ",
+              fixed(call_mib, 3), " MiB beyond the ", fixed(cache_mib, 3), " MiB of cache (", fixed(cost[1].peak_mib.front(), 3),
+              " after one character)."),
+         text("The cache counted by the allocator grows by ", fixed(held_per_token, 1), " bytes a character (",
+              fixed(held.front(), 0), " after ", sizes.front(), ", ", fixed(held.back(), 0), " after ", last, "), not the ",
+              fixed(per_token, 0), " of a key and a value of every head in every layer."),
+         Expect::every_run, {{"per_token", per_token}}});
   const double without_ms = cost[0].cpu_ms.back(), with_ms = cost[1].cpu_ms.back();
   timing("next_token_ms_no_cache_last", without_ms);
   timing("next_token_ms_cache_last", with_ms);

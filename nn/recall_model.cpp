@@ -66,22 +66,44 @@ Mask sparse_pattern(std::size_t length, std::size_t band, const std::vector<bool
   return m;
 }
 
+namespace {
+// Whether sequence s's position i is global under the pattern `kind`: the first kGlobalTokens
+// (fixed), or a token that asks, showing a key and no value (nn/data/recall.hpp).
+bool is_global(AttentionKind kind, const data::Recall& b, const data::RecallConfig& c, std::size_t s, std::size_t i) {
+  return kind == AttentionKind::fixed_global    ? i < kGlobalTokens
+         : kind == AttentionKind::asking_global ? b.keys(s, i) != Index(c.keys) && b.values(s, i) == Index(c.values)
+                                                : false;
+}
+
+void check_sparse(AttentionKind kind, const char* who) {
+  if (kind != AttentionKind::fixed_global && kind != AttentionKind::asking_global && kind != AttentionKind::strided)
+    throw std::logic_error(std::string(who) + ": " + kind_name(kind) + " is not a sparse pattern");
+}
+}  // namespace
+
 Allowed RecallModel::pattern(const data::Recall& b) const {
-  if (kind_ != AttentionKind::fixed_global && kind_ != AttentionKind::asking_global && kind_ != AttentionKind::strided)
-    throw std::logic_error(std::string("RecallModel::pattern: ") + kind_name(kind_) + " is not a sparse pattern");
+  check_sparse(kind_, "RecallModel::pattern");
   const std::size_t n = b.size(), L = b.length();
   Mask m = Mask::from_shape({n, L, L});
   for (std::size_t s = 0; s < n; ++s) {
-    // A token asks when it shows a key and no value (nn/data/recall.hpp).
     std::vector<bool> global(L, false);
-    for (std::size_t i = 0; i < L; ++i)
-      global[i] = kind_ == AttentionKind::fixed_global    ? i < kGlobalTokens
-                  : kind_ == AttentionKind::asking_global ? b.keys(s, i) != Index(config_.keys) &&
-                                                                b.values(s, i) == Index(config_.values)
-                                                          : false;
+    for (std::size_t i = 0; i < L; ++i) global[i] = is_global(kind_, b, config_, s, i);
     xt::view(m, s) = sparse_pattern(L, band_, global, kind_ == AttentionKind::strided);
   }
   return Allowed::where(std::move(m));
+}
+
+SparsePattern RecallModel::pattern_description(const data::Recall& b) const {
+  check_sparse(kind_, "RecallModel::pattern_description");
+  SparsePattern p;
+  p.window = long(band_);
+  p.stride = kind_ == AttentionKind::strided ? long(band_) : 0;
+  for (std::size_t s = 0; s < b.size(); ++s) {
+    p.global_by_block.emplace_back();
+    for (std::size_t i = 0; i < b.length(); ++i)
+      if (is_global(kind_, b, config_, s, i)) p.global_by_block.back().push_back(long(i));
+  }
+  return p;
 }
 
 Tensor<float> RecallModel::attend(const data::Recall& b, const Tensor<float>& q, const Tensor<float>& k,
@@ -94,11 +116,9 @@ Tensor<float> RecallModel::attend(const data::Recall& b, const Tensor<float>& q,
     case AttentionKind::fixed_global:
     case AttentionKind::asking_global:
     case AttentionKind::strided: {
-      // The exact kernel under the pattern's mask. It skips the tiles the mask allows nothing in
-      // (block-sparse); the mask itself is n^2 bytes a sequence, built and read once a call.
-      TiledAttentionOptions<float> o;
-      o.allowed = pattern(b);
-      return tiled_attention(q, k, v, o);
+      // The exact kernel deciding the pattern tile by tile from its description, skipping the
+      // tiles it leaves empty (block-sparse): no n^2 mask. The same bits as under pattern(b).
+      return sparse_attention(q, k, v, pattern_description(b));
     }
   }
   throw std::logic_error("RecallModel: unknown attention kind");

@@ -24,8 +24,8 @@
 namespace attnlab::nn {
 
 // exact, and the approximations: local (a sliding window), linear, Linformer; and three sparse
-// patterns over the exact kernel (a mask of which keys each query may see, after Longformer,
-// BigBird and the Sparse Transformer): the window plus a few fixed global tokens (the first
+// patterns over the exact kernel (which keys each query may see, after Longformer, BigBird and the
+// Sparse Transformer, given to sparse_attention as a description, with no mask): the window plus a few fixed global tokens (the first
 // kGlobalTokens positions see and are seen by everyone), the window plus global attention on the
 // tokens that ask (Longformer's global attention on the question), and the window plus every
 // band-th position back and forth (strided).
@@ -53,6 +53,10 @@ class RecallModel : public Module<float> {
   Tensor<float> loss(const data::Recall& batch) const;
   // Which keys each query may see under a sparse pattern (B, L, L); std::logic_error for the other kinds.
   Allowed pattern(const data::Recall& batch) const;
+  // The same pattern as sparse_attention's description (the window band, the global positions of
+  // each sequence, the stride band when strided): O(B L) numbers, no mask. std::logic_error for
+  // the other kinds.
+  SparsePattern pattern_description(const data::Recall& batch) const;
   // The weights (B, L, L) exact attention would give on these sequences, whatever the kind; no tape.
   Array<float> exact_weights(const data::Recall& batch) const;
   // The weights (B, L, L) of the model's own attention, no tape: softmax weights for exact, local

@@ -27,7 +27,7 @@ TEST_CASE("every core op has a gradcheck row") {
                        "transpose", "permute", "slice", "concat", "stack", "split", "gather", "index_select",
                        "broadcast_to", "matmul", "linear", "softmax", "log_softmax", "masked_softmax", "cross_entropy", "mse",
                        "layer_norm", "dropout", "scaled_dot_product_attention", "multi_head_attention",
-                       "multi_head_self_attention", "tiled_attention", "local_attention", "linear_attention",
+                       "multi_head_self_attention", "tiled_attention", "local_attention", "sparse_attention", "linear_attention",
                        "additive_score", "log_of_chosen", "repeat_heads"});
 }
 

@@ -12,6 +12,9 @@
 #include <stdexcept>
 
 #include "core/ops.hpp"
+#include "core/runtime/allocator.hpp"
+#include "nn/lm/score.hpp"
+#include "plots/error.hpp"
 #include "lessons/kit/causal_lm_explorer.hpp"
 #include "lessons/kit/fortunes_gpt.hpp"
 #include "lessons/kit/generation_speed.hpp"
@@ -195,6 +198,69 @@ TEST_CASE("next_token_costs: both ways timed at every size; bad sizes refused by
   CHECK(contains(error_of<std::invalid_argument>([&] { next_token_costs(*gpt, prefix, {}, 1); }),
                  "next_token_costs: needs sizes and at least one round, got 0 sizes"));
   CHECK(contains(error_of<std::invalid_argument>([&] { next_token_costs(*gpt, prefix, {2}, 0); }), "0 rounds"));
+}
+
+TEST_CASE("next_token_costs: the cached call's peak is its own, not lowered by an earlier pass's weights freed inside it" *
+          doctest::skip(attnlab::testing::kAddressSanitizer)) {
+  // Each layer keeps its last attention weights, (1, h, L, L); a call that freed a full pass's
+  // weights inside its own measurement would seem to need less memory the longer the prefix.
+  // Four heads and a feed-forward 4 d_model wide, as in the lessons: the call's peak comes after
+  // the first layer's attention, where those weights would already be freed.
+  const Vocab v = letters();
+  nn::CausalLMConfig config = tiny_gpt(v)->config();
+  config.layer.heads = 4, config.layer.d_ff = 64;
+  Generator gen(12);
+  auto gpt = std::make_unique<nn::CausalLM<float>>(config, gen);
+  gpt->eval();
+  std::vector<Index> prefix{Vocab::bos};
+  for (int i = 0; i < 11; ++i) prefix.push_back(v.id(i % 3 ? "a" : "b"));
+  const std::vector<CostCurve> c = next_token_costs(*gpt, prefix, {1, 5, 10}, 1);
+  REQUIRE(counting_bytes());
+  for (std::size_t i = 1; i < 3; ++i) CHECK(c[0].peak_mib[i] > c[0].peak_mib[i - 1]);  // more positions
+  // The cached call at n = 10 measured by hand, once with the model holding a one-token pass's
+  // weights (as next_token_costs leaves it) and once after a full pass over the 11 ids.
+  nn::CausalLMCache<float> filled;
+  gpt->forward_cached(nn::lm::as_row(std::vector<Index>(prefix.begin(), prefix.begin() + 10)), filled);
+  const IndexArray next = nn::lm::as_row({prefix[10]});
+  const auto cached_peak = [&](const std::function<void()>& before) {
+    nn::CausalLMCache<float> cache = filled;
+    before();
+    return double(peak_bytes_at_one_thread([&] { gpt->forward_cached(next, cache); })) / (1024.0 * 1024.0);
+  };
+  const double settled = cached_peak([&] {
+    nn::CausalLMCache<float> scratch;
+    gpt->forward_cached(nn::lm::as_row({prefix[0]}), scratch);
+  });
+  const double after_full_pass = cached_peak([&] {
+    NoGrad no_grad;
+    gpt->forward(nn::lm::as_row(std::vector<Index>(prefix.begin(), prefix.begin() + 11)));
+  });
+  CHECK(c[1].peak_mib[2] == settled);
+  CHECK(after_full_pass < settled);  // the (1, 4, 11, 11) weights of each layer freed inside the call
+  CHECK(c[0].peak_mib[2] > c[1].peak_mib[2]);
+}
+
+TEST_CASE("kv_cache_bytes_held: counted by the allocator, a key and a value of every head in every layer a token" *
+          doctest::skip(attnlab::testing::kAddressSanitizer)) {
+  const Vocab v = letters();
+  auto gpt = tiny_gpt(v);
+  std::vector<Index> prefix{Vocab::bos};
+  for (int i = 0; i < 11; ++i) prefix.push_back(v.id(i % 2 ? "a" : " "));
+  const std::vector<double> held = kv_cache_bytes_held(*gpt, prefix, {1, 4, 11});
+  REQUIRE(counting_bytes());
+  const double per_token = 2.0 * 2 * 16 * sizeof(float);  // 2 layers, d_model 16 (2 heads of 8)
+  CHECK(held[1] - held[0] == 3 * per_token);
+  CHECK(held[2] - held[1] == 7 * per_token);
+  nn::CausalLMCache<float> cache;
+  gpt->forward_cached(nn::lm::as_row(std::vector<Index>(prefix.begin(), prefix.begin() + 4)), cache);
+  CHECK(held[1] >= double(cache.bytes()));  // the numbers, and the few bytes of their container
+  CHECK(held[1] < double(cache.bytes()) + 1024);
+  CHECK(contains(error_of<std::invalid_argument>([&] { kv_cache_bytes_held(*gpt, prefix, {12}); }),
+                 "kv_cache_bytes_held: after 12 tokens"));
+  const std::vector<CostCurve> c = next_token_costs(*gpt, prefix, {1, 4, 11}, 1);
+  const plots::Figure fig = next_token_figure(c, held, "next");
+  CHECK(contains(error_of<plots::PlotError>([&] { next_token_figure(c, {1.0, 2.0}, "next"); }),
+                 "next_token_figure: needs the two ways measured at the 2 sizes"));
 }
 
 TEST_CASE("fortunes_gpt_config: the lessons' GPT, sizes checked by name") {

@@ -8,6 +8,7 @@
 #include "core/ops.hpp"
 #include "core/runtime/allocator.hpp"
 #include "lessons/kit/timing.hpp"
+#include "lessons/story/clock.hpp"
 #include "nn/layers.hpp"
 #include "tests/helpers.hpp"
 
@@ -65,6 +66,23 @@ TEST_CASE("costs_against_n: reset runs before every call, outside what is measur
   costs_against_n({op}, {1, 2}, o);
   CHECK(runs == (1 + 2) + (1 + 3));  // a warm-up call, then the counted rounds, at each size
   CHECK(resets == runs);
+}
+
+TEST_CASE("interleaved_medians: what runs before a piece of work is outside its time") {
+  // 20 ms of waiting before, nothing measured: the median stays far below it.
+  const auto wait = [] {
+    const double until = wall_ms() + 20;
+    while (wall_ms() < until) {
+    }
+  };
+  int before = 0, work = 0;
+  const std::vector<Timing> t = interleaved_medians({[&] { ++work; }}, 2, {[&] { ++before, wait(); }});
+  CHECK(before == 3);  // the warm-up round and two counted ones
+  CHECK(work == 3);
+  CHECK(t[0].wall_ms < 10.0);  // half the wait: a call that included it would take 20
+  CHECK(t[0].cpu_ms < 10.0);
+  CHECK_THROWS_WITH_AS(interleaved_medians({[] {}}, 1, {}), Contains("interleaved_medians: 0 pieces to run before 1"),
+                       std::invalid_argument);
 }
 
 TEST_CASE("costs_against_n: bad input named") {

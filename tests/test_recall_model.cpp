@@ -158,6 +158,39 @@ TEST_CASE("recall model: the sparse patterns see the window, their global tokens
   CHECK_THROWS_WITH_AS(exact.pattern(set), Contains("exact is not a sparse pattern"), std::logic_error);
 }
 
+TEST_CASE("recall model: the sparse kinds attend by the pattern's description with the bits of its mask, loss and gradients") {
+  const data::RecallConfig c = small();  // length 16
+  Generator data_gen(13);
+  const data::Recall set = data::make_recall(c, 3, data_gen);
+  for (AttentionKind kind : {AttentionKind::fixed_global, AttentionKind::asking_global, AttentionKind::strided}) {
+    CAPTURE(kind_name(kind));
+    Generator gen(14);
+    RecallModel m(c, kind, 8, 3, gen);
+    // The model's own path (sparse_attention on pattern_description), its loss and gradients...
+    const Tensor<float> loss = m.loss(set);
+    loss.backward();
+    std::vector<Array<float>> grads;
+    for (const Tensor<float>& p : m.parameters()) grads.push_back(p.grad());
+    // ...against tiled_attention under the written-out mask, by hand.
+    m.zero_grad();
+    const Tensor<float> x = add(m.key_embed(set.keys), m.value_embed(set.values));  // as RecallModel::embed
+    TiledAttentionOptions<float> o;
+    o.allowed = m.pattern(set);
+    const Tensor<float> by_mask = cross_entropy(m.out(tiled_attention(m.q_proj(x), m.k_proj(x), m.v_proj(x), o)), set.targets);
+    by_mask.backward();
+    CHECK(loss.value()() == by_mask.value()());
+    const std::vector<Tensor<float>> params = m.parameters();
+    for (std::size_t i = 0; i < params.size(); ++i) CHECK(params[i].grad() == grads[i]);
+    const SparsePattern p = m.pattern_description(set);
+    CHECK(p.window == 3);
+    CHECK(p.stride == (kind == AttentionKind::strided ? 3 : 0));
+    CHECK(p.global_by_block.size() == 3);
+  }
+  Generator gen(15);
+  const RecallModel exact(c, AttentionKind::exact, 8, 2, gen);
+  CHECK_THROWS_WITH_AS(exact.pattern_description(set), Contains("exact is not a sparse pattern"), std::logic_error);
+}
+
 TEST_CASE("recall model: attention_weights are the weights its output is the sum under, for every kind but Linformer") {
   const data::RecallConfig c = small();
   Generator data_gen(6);

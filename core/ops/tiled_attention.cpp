@@ -23,6 +23,11 @@
 // (block-sparse attention: a sliding window with global tokens visits only the band's tiles and
 // the global rows and columns). Same bits as visiting it: an empty tile adds exact zeros to every
 // sum. Finding the empty tiles reads the mask once, n^2 bytes against the n^2 d products skipped.
+// sparse_attention gives the pattern as a description instead, and no mask exists: a tile is
+// visited when the window band crosses it, a global position falls among its rows or columns (a
+// binary search), or its offsets i - j hold a multiple of the stride; hide() decides each entry
+// from the same description. The entries hidden are those of the written-out mask, the tiles
+// visited differ only by empty ones: the same bits, in O(n) memory.
 //
 // Threads, with the same bits at any thread count. Forward: tiles of queries are independent.
 // Backward: the key tiles of a batch block are dealt to G groups (tile t to group t mod G, G fixed
@@ -64,9 +69,45 @@ struct Tiling {
   std::shared_ptr<const Allowed> allowed;  // one copy of the caller's mask, shared with the backward
   detail::BroadcastMap mask_map;
   std::vector<char> tile_allows;  // with a mask: [b][qt][kt] whether it allows an entry of that tile
+  // A sparse pattern (sparse_attention): entries outside the window band are visible too where
+  // the query or the key is global, or (stride > 0) where |i - j| is a multiple of the stride.
+  struct Pattern {
+    std::size_t window = 0, stride = 0;
+    std::size_t blocks = 1;            // 1: the same global positions for every batch block
+    std::vector<char> global;          // [block][position] over max(Lq, Lk) positions
+    std::vector<std::size_t> sorted;   // [block] ... the global positions in order, for the tile test
+    std::vector<std::size_t> begin;    // [block]: where block's positions start in `sorted` (blocks + 1 entries)
+  };
+  std::shared_ptr<const Pattern> pattern;
+  std::size_t positions = 0;  // max(Lq, Lk): the length of a block's global flags
+
+  const char* global_flags(std::size_t b) const {
+    return pattern->global.data() + (pattern->blocks == 1 ? 0 : b) * positions;
+  }
+  // Whether tile (qt, kt) of block b can hold an entry the pattern allows (an empty tile adds
+  // exact zeros: visiting one the test lets through changes no bit).
+  bool pattern_visits(std::size_t b, std::size_t qt, std::size_t kt) const {
+    if (!pattern) return true;
+    const std::size_t i0 = qt * bq, i1 = i0 + rows_q(qt), j0 = kt * bk, j1 = j0 + rows_k(kt), w = pattern->window;
+    if (j0 <= i1 - 1 + w && j1 - 1 + w >= i0) return true;  // the band crosses the tile
+    const std::size_t blk = pattern->blocks == 1 ? 0 : b;
+    const auto first = pattern->sorted.begin() + long(pattern->begin[blk]),
+               last = pattern->sorted.begin() + long(pattern->begin[blk + 1]);
+    const auto any_in = [&](std::size_t lo, std::size_t hi) {
+      const auto it = std::lower_bound(first, last, lo);
+      return it != last && *it < hi;
+    };
+    if (any_in(i0, i1) || any_in(j0, j1)) return true;  // a global row or column
+    if (pattern->stride == 0) return false;
+    // i - j over the tile runs through the integers [i0 - j1 + 1, i1 - 1 - j0]: is a multiple of
+    // the stride among them (|i - j| % s == 0 exactly when i - j is a multiple of s)?
+    const long lo = long(i0) - long(j1) + 1, hi = long(i1) - 1 - long(j0), s = long(pattern->stride);
+    const long below = hi >= 0 ? hi / s * s : -((-hi + s - 1) / s) * s;  // the largest multiple <= hi
+    return below >= lo;
+  }
 
   bool visits(std::size_t b, std::size_t qt, std::size_t kt) const {
-    return tile_allows.empty() || tile_allows[(b * q_tiles() + qt) * k_tiles() + kt];
+    return (tile_allows.empty() || tile_allows[(b * q_tiles() + qt) * k_tiles() + kt]) && pattern_visits(b, qt, kt);
   }
 
   std::size_t q_tiles() const { return (Lq + bq - 1) / bq; }
@@ -88,15 +129,25 @@ struct Tiling {
   // Sets the hidden scores of tile (qt, kt) of batch block b to -inf; S has rows bk apart.
   void hide(std::size_t b, std::size_t qt, std::size_t kt, Overlap o, T* S) const {
     const bool* mask = allowed ? allowed->mask().data() : nullptr;
-    if (o == Overlap::whole && !mask) return;
+    if (o == Overlap::whole && !mask && !pattern) return;
     const T hidden = -std::numeric_limits<T>::infinity();
     const std::size_t i0 = qt * bq, j0 = kt * bk, nk = rows_k(kt);
+    const std::size_t stride = pattern ? pattern->stride : 0;
     for (std::size_t r = 0; r < rows_q(qt); ++r) {
       const std::size_t i = i0 + r, lo = first_key(i), hi = end_key(i);
       T* s = S + r * bk;
+      // The pattern, entry by entry: a global row sees everything; otherwise the band, a global
+      // key, or j = i mod the stride (|i - j| a multiple of it), its residue stepped along the row.
+      const char* g = pattern ? global_flags(b) : nullptr;
+      const bool all = !pattern || g[i];
+      const std::size_t i_mod = stride ? i % stride : 0;
+      std::size_t j_mod = stride ? j0 % stride : 0;
       for (std::size_t c = 0; c < nk; ++c) {
         const std::size_t j = j0 + c;
-        if (j < lo || j >= hi || (mask && !mask[mask_map.at(b, i, j)])) s[c] = hidden;
+        const bool by_pattern =
+            all || (i > j ? i - j : j - i) <= pattern->window || g[j] || (stride && j_mod == i_mod);
+        if (stride) j_mod = j_mod + 1 == stride ? 0 : j_mod + 1;
+        if (j < lo || j >= hi || !by_pattern || (mask && !mask[mask_map.at(b, i, j)])) s[c] = hidden;
       }
     }
   }
@@ -299,9 +350,41 @@ std::size_t default_key_rows(std::size_t bq, std::size_t width) {
   return 64;  // wide heads: BLAS does the products
 }
 
+// The pattern checked against the shapes and laid out for the kernel: O(B n) flags at most.
+template <class T>
+std::shared_ptr<const typename Tiling<T>::Pattern> described_pattern(const char* op, const SparsePattern& p,
+                                                                    const Tiling<T>& t, const std::string& shapes) {
+  check(p.window >= 0, op, "the window must be >= 0, got ", p.window, " for ", shapes);
+  check(p.stride >= 0, op, "the stride must be >= 0 (0: none), got ", p.stride, " for ", shapes);
+  check(p.global_by_block.empty() || p.global.empty(), op,
+        "global positions given both for every block and block by block, for ", shapes);
+  check(p.global_by_block.empty() || p.global_by_block.size() == t.B, op, "global_by_block holds ",
+        p.global_by_block.size(), " lists for ", t.B, " batch blocks of ", shapes);
+  auto out = std::make_shared<typename Tiling<T>::Pattern>();
+  out->window = std::size_t(p.window), out->stride = std::size_t(p.stride);
+  out->blocks = p.global_by_block.empty() ? 1 : t.B;
+  const std::size_t n = std::max(t.Lq, t.Lk), limit = std::min(t.Lq, t.Lk);
+  out->global.assign(out->blocks * n, 0);
+  out->begin.push_back(0);
+  for (std::size_t b = 0; b < out->blocks; ++b) {
+    const std::vector<long>& list = p.global_by_block.empty() ? p.global : p.global_by_block[b];
+    for (long i : list) {
+      check(i >= 0 && std::size_t(i) < limit, op, "global position ", i, out->blocks > 1 ? " of block " + std::to_string(b) : "",
+            " is not a position of both the queries and the keys (0 .. ", long(limit) - 1, ") for ", shapes);
+      check(!out->global[b * n + std::size_t(i)], op, "global position ", i, " given twice", " for ", shapes);
+      out->global[b * n + std::size_t(i)] = 1;
+      out->sorted.push_back(std::size_t(i));
+    }
+    std::sort(out->sorted.begin() + long(out->begin.back()), out->sorted.end());
+    out->begin.push_back(out->sorted.size());
+  }
+  return out;
+}
+
 template <class T>
 Tensor<T> run(const char* op, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
-              std::optional<std::size_t> window, const TiledAttentionOptions<T>& options) {
+              std::optional<std::size_t> window, const TiledAttentionOptions<T>& options,
+              const SparsePattern* pattern = nullptr) {
   const detail::AttentionShapes sh = detail::attention_shapes(op, q, k, v);
   const std::string& shapes = sh.text;
   Tiling<T> t;
@@ -323,6 +406,7 @@ Tensor<T> run(const char* op, const Tensor<T>& q, const Tensor<T>& k, const Tens
   t.bq = std::max<std::size_t>(1, std::min(t.bq, t.Lq));
   t.bk = std::max<std::size_t>(1, std::min(t.bk, t.Lk));
   if (t.allowed && t.Lq > 0 && t.Lk > 0 && t.B > 0) t.tile_allows = tiles_the_mask_allows(t);
+  if (pattern) t.pattern = described_pattern(op, *pattern, t, shapes), t.positions = std::max(t.Lq, t.Lk);
 
   Array<T> out = Array<T>::from_shape(out_shape);
   Array<T> lse = Array<T>::from_shape({t.B * t.Lq});
@@ -357,7 +441,15 @@ Tensor<T> local_attention(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T
   return run("local_attention", q, k, v, window, options);
 }
 
+template <class T>
+Tensor<T> sparse_attention(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const SparsePattern& pattern,
+                           const TiledAttentionOptions<T>& options) {
+  return run("sparse_attention", q, k, v, std::nullopt, options, &pattern);
+}
+
 #define ATTNLAB_INSTANTIATE(T)                                                                       \
+  template Tensor<T> sparse_attention<T>(const Tensor<T>&, const Tensor<T>&, const Tensor<T>&,       \
+                                         const SparsePattern&, const TiledAttentionOptions<T>&);      \
   template Tensor<T> tiled_attention<T>(const Tensor<T>&, const Tensor<T>&, const Tensor<T>&,        \
                                         const TiledAttentionOptions<T>&);                             \
   template Tensor<T> local_attention<T>(const Tensor<T>&, const Tensor<T>&, const Tensor<T>&,        \

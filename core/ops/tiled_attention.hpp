@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <vector>
 
 #include "core/allowed.hpp"
 #include "core/ops/attention.hpp"
@@ -42,5 +43,34 @@ Tensor<T> tiled_attention(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T
 template <class T>
 Tensor<T> local_attention(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v,
                           std::size_t window, const TiledAttentionOptions<T>& options = {});
+
+// A sparse pattern as a description, not a mask (Longformer, BigBird, the Sparse Transformer):
+// query i may see key j when
+//   |i - j| <= window                      the sliding window (0: the diagonal alone)
+//   or i or j is a global position         global tokens see every key and are seen by every query
+//   or stride > 0 and |i - j| % stride == 0 the strided pattern, every stride-th position back and forth
+// (and causal: only j <= i; and options.allowed, when given, must also allow it). Positions are
+// aligned at the start. The global positions are the same in every batch block (global), or one
+// list per batch block (global_by_block, B lists for B blocks of (..., Lq, d) flattened; then
+// global must be empty): Longformer's global attention on the tokens that ask.
+struct SparsePattern {
+  long window = 0;
+  std::vector<long> global;
+  std::vector<std::vector<long>> global_by_block;
+  long stride = 0;
+};
+
+// Exact softmax attention restricted to the pattern, on the tiled kernel: each tile's entries are
+// decided from the description (a window band, O(n) global flags, the stride), the tiles the
+// pattern leaves empty are skipped, and no n x n mask is built or kept. Memory O(n d), time
+// O(n (2 window + 1 + globals) d) without a stride. The same output and gradients, bit for bit,
+// as tiled_attention with the pattern written out as options.allowed. A row that sees nothing
+// (Lq > Lk beyond the window, say) is a zero row with zero gradient. ShapeError naming
+// sparse_attention and the value at fault for a window or stride below 0, a global position below 0
+// or not below min(Lq, Lk), a position given twice, or global_by_block not of B lists (or given
+// with global).
+template <class T>
+Tensor<T> sparse_attention(const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, const SparsePattern& pattern,
+                           const TiledAttentionOptions<T>& options = {});
 
 }  // namespace attnlab

@@ -29,11 +29,11 @@ AttentionFn linformer_fn(std::size_t n, std::size_t rank) {
 }
 
 AttentionFn sparse_pattern_fn(std::size_t n, std::size_t band, std::size_t global_tokens, bool strided) {
-  std::vector<bool> global(n, false);
-  std::fill(global.begin(), global.begin() + long(std::min(n, global_tokens)), true);
-  TiledAttentionOptions<float> o;
-  o.allowed = Allowed::where(nn::sparse_pattern(n, band, global, strided));
-  return [o](auto& q, auto& k, auto& v) { return tiled_attention(q, k, v, o); };
+  SparsePattern p;
+  p.window = long(band);
+  p.stride = strided ? long(band) : 0;
+  for (std::size_t i = 0; i < std::min(n, global_tokens); ++i) p.global.push_back(long(i));
+  return [p](auto& q, auto& k, auto& v) { return sparse_attention(q, k, v, p); };
 }
 
 ApproximationErrors approximation_errors(const Array<float>& q, const Array<float>& k, const Array<float>& v,

@@ -1,7 +1,7 @@
 // Lesson 18's approximations of attention as AttentionFn (lessons/kit/timing.hpp), ready for the
 // cost harness and for output errors: local (a sliding window), linear (elu + 1), Linformer at its
-// segment means, and a sparse pattern on the tiled kernel, which skips the tiles its mask allows
-// nothing in; and what each of the first three keeps of one exact attention.
+// segment means, and a sparse pattern on the tiled kernel, which skips the tiles the pattern leaves
+// empty; and what each of the first three keeps of one exact attention.
 #pragma once
 
 #include <cstddef>
@@ -19,8 +19,8 @@ AttentionFn linear_fn(bool causal = false);
 // Linformer's projections have n columns: one for length n, of rank min(rank, n), E and F at their
 // segment means (untrained).
 AttentionFn linformer_fn(std::size_t n, std::size_t rank);
-// nn::sparse_pattern(n, band, the first global_tokens positions global, strided), built once; the
-// op keeps a copy of the mask (n x n bytes) for its backward.
+// nn::sparse_pattern(n, band, the first global_tokens positions global, strided) as
+// sparse_attention's description (window band, stride band when strided): no mask, O(n) memory.
 AttentionFn sparse_pattern_fn(std::size_t n, std::size_t band, std::size_t global_tokens, bool strided);
 
 // Against exact attention on q, k, v (1, n, d): the relative output error of local attention

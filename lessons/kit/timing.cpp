@@ -17,9 +17,18 @@
 namespace attnlab::lessons {
 
 std::vector<Timing> interleaved_medians(const std::vector<std::function<void()>>& work, int rounds) {
+  return interleaved_medians(work, rounds, std::vector<std::function<void()>>(work.size()));
+}
+
+std::vector<Timing> interleaved_medians(const std::vector<std::function<void()>>& work, int rounds,
+                                        const std::vector<std::function<void()>>& before) {
+  if (before.size() != work.size())
+    throw std::invalid_argument(text("interleaved_medians: ", before.size(), " pieces to run before ", work.size(),
+                                     " pieces of work"));
   std::vector<std::vector<double>> wall(work.size()), cpu(work.size());
   for (int r = 0; r <= rounds; ++r)
     for (std::size_t i = 0; i < work.size(); ++i) {
+      if (before[i]) before[i]();
       const double w0 = wall_ms(), c0 = cpu_ms();
       work[i]();
       if (r > 0) wall[i].push_back(wall_ms() - w0), cpu[i].push_back(cpu_ms() - c0);
@@ -95,14 +104,15 @@ std::vector<CostCurve> costs_against_n(const std::vector<CostedOp>& ops, const s
     for (std::size_t i = 0; i < ops.size(); ++i)
       if (!stopped[i]) which.push_back(i), ready.push_back(ops[i].at(n));
     std::vector<double> peak(which.size(), 0.0), faults(which.size(), 0.0);
-    std::vector<std::function<void()>> work;
-    for (std::size_t w = 0; w < which.size(); ++w)
+    std::vector<std::function<void()>> work, resets;
+    for (std::size_t w = 0; w < which.size(); ++w) {
+      resets.push_back(ready[w].reset);  // outside the time, as SizedWork promises
       work.push_back([&, w, first = true]() mutable {
-        if (ready[w].reset) ready[w].reset();
         if (first) peak[w] = double(peak_bytes_at_one_thread(ready[w].run)), first = false;  // the warm-up round
         else faults[w] = page_faults_of(ready[w].run);
       });
-    const std::vector<Timing> t = interleaved_medians(work, rounds);
+    }
+    const std::vector<Timing> t = interleaved_medians(work, rounds, resets);
     const double grow = s + 1 < sizes.size() ? double(sizes[s + 1]) / double(n) : 1.0;
     for (std::size_t w = 0; w < which.size(); ++w) {
       CostCurve& c = curves[which[w]];

@@ -21,6 +21,10 @@ struct Timing {
 
 // One warm-up round (not counted), then `rounds` counted ones.
 std::vector<Timing> interleaved_medians(const std::vector<std::function<void()>>& work, int rounds);
+// The same, with before[i] (when set) run ahead of every call of work[i], outside the time
+// measured. std::invalid_argument naming interleaved_medians unless there is one `before` a work.
+std::vector<Timing> interleaved_medians(const std::vector<std::function<void()>>& work, int rounds,
+                                        const std::vector<std::function<void()>>& before);
 
 // One training step of each model, timed by interleaved_medians: zero the gradients, loss(i)
 // (model i's loss on the batch it is timed on), backward, a step of an Adam of its own (lr 1e-3,
@@ -67,7 +71,7 @@ struct CostOptions {
 };
 
 // Every op at every size, in order of the sizes; at each size the ops that still run are timed
-// together by interleaved_medians. The peak is measured on the warm-up call with attnlab's kernels
+// together by interleaved_medians (each op's reset outside the time). The peak is measured on the warm-up call with attnlab's kernels
 // and OpenBLAS on one thread (peak_bytes_at_one_thread: the same number on every run); it is 0
 // when the allocator does not count (core/runtime/allocator.hpp). std::invalid_argument naming
 // costs_against_n and the culprit for no ops, no sizes, sizes not increasing, or rounds below 1.
