@@ -1,4 +1,4 @@
-// Exercises for lesson 10, training a Transformer stably. Grade them with build/bin/grade 09.
+// Exercises for lesson 10, training a Transformer stably. Grade them with build/bin/grade 10.
 //
 // Write each function in plain C++ and xtensor (loops, std::exp, std::log ...), not with the
 // engine's ops or nn/: the loss the lesson smooths, done by hand.
@@ -20,7 +20,7 @@ using namespace attnlab::exercises;
 
 namespace {
 
-// ---- 09.1 The gradient of the label-smoothed cross-entropy ----------------------------------
+// ---- 10.1 The gradient of the label-smoothed cross-entropy ----------------------------------
 // logits z (N, V): one row of scores per target word; targets (N): the right word of each row.
 // With smoothing eps the target distribution of row i is q_i = (1 - eps) onehot(targets[i]) + eps / V
 // (eps / V on every word, the right one included), and the loss is the mean over the rows of
@@ -32,7 +32,7 @@ Array<double> smoothed_cross_entropy_backward(const Array<double>& logits, const
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 09.2 Predict: how sure of itself does label smoothing leave a model? -------------------
+// ---- 10.2 Predict: how sure of itself does label smoothing leave a model? -------------------
 // An experiment, graded by running it. Train a classifier over V classes with label smoothing
 // eps, on data it can tell apart perfectly, until the loss stops falling. What probability does
 // it then give its top class, on held-out examples? Work it out before you run anything, from
@@ -44,7 +44,7 @@ double smoothed_confidence(double eps, std::size_t classes) {
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 09.3 Make post-norm train -------------------------------------------------------------
+// ---- 10.3 Make post-norm train -------------------------------------------------------------
 // An experiment, graded by training. The grader trains a 4-layer Transformer encoder (d_model 32,
 // 4 heads, d_ff 64, no dropout, sinusoidal positions) to reverse sequences of 10 tokens from 16
 // symbols: 300 steps of Adam (betas 0.9 and 0.98) on batches of 32, a linear warm-up from 0 to

@@ -1,4 +1,4 @@
-// Exercises for lesson 11, a character-level GPT. Grade them with build/bin/grade 10.
+// Exercises for lesson 11, a character-level GPT. Grade them with build/bin/grade 11.
 //
 // Write each function in plain C++ and xtensor (loops, std::exp, std::map ...), not with the
 // engine's ops or nn/lm: the point is to do by hand what nn/lm/kneser_ney.cpp does for you.
@@ -18,7 +18,7 @@ using namespace attnlab::exercises;
 
 namespace {
 
-// ---- 10.1 One interpolated Kneser-Ney probability ------------------------------------------
+// ---- 11.1 One interpolated Kneser-Ney probability ------------------------------------------
 // corpus holds sequences of token ids in [0, V); each is read as <bos> s <eos> (bos and eos are
 // ids too, bos never inside a sequence). Return the interpolated Kneser-Ney bigram probability
 // P(next | prev) with discount D, as lesson 11 (section 3) and Chen & Goodman (1998) define it:
@@ -32,7 +32,7 @@ double kneser_ney_bigram(const std::vector<std::vector<Index>>& corpus, std::siz
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 10.2 Start from the uniform guess ------------------------------------------------------
+// ---- 11.2 Start from the uniform guess ------------------------------------------------------
 // An experiment, graded by running it. Before its first step, a model that knows nothing should
 // give every token the same probability: a loss of log2 V bits a token over a vocabulary of V.
 // Lesson 11's GPT, freshly drawn, does not: measure it (return the config unchanged, and the
@@ -45,7 +45,7 @@ nn::CausalLMConfig uniform_start(nn::CausalLMConfig lesson_config) {
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 10.3 The loss at every position of a window --------------------------------------------
+// ---- 11.3 The loss at every position of a window --------------------------------------------
 // One forward pass over a window gives logits (L, V): row t is the prediction of the character
 // after position t, and targets[t] (L ids) is that character (the window shifted by one: teacher
 // forcing). Return the L losses in bits, -log2 p_t(targets[t]) with p_t = softmax of row t: what

@@ -1,4 +1,4 @@
-// Exercises for lesson 12, generating text and the KV cache. Grade them with build/bin/grade 20.
+// Exercises for lesson 12, generating text and the KV cache. Grade them with build/bin/grade 12.
 //
 // Write each function in plain C++ and xtensor (loops, std::exp ...), not with the engine's ops
 // or nn/lm: the point is to do by hand what nn/lm/sample.cpp and the KV cache of CausalLM (with
@@ -18,7 +18,7 @@ using namespace attnlab::exercises;
 
 namespace {
 
-// ---- 20.1 What sampling draws from: temperature and top-k -----------------------------------
+// ---- 12.1 What sampling draws from: temperature and top-k -----------------------------------
 // Return the distribution p (one probability per logit) that sampling with temperature T and
 // top-k draws from: keep the k largest logits (k = 0: all of them; when several tie at the k-th
 // value, keep the ones with the lower index first), p_i = exp(z_i / T) / sum over the kept j of
@@ -27,7 +27,7 @@ std::vector<double> sampling_distribution(const std::vector<double>& logits, dou
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 20.2 One step of generation with a KV cache (one head) ---------------------------------
+// ---- 12.2 One step of generation with a KV cache (one head) ---------------------------------
 // keys and values (t, d) hold the keys and values of the t positions already generated; q, k, v
 // (1, d) are the new position's query, key and value. Append k and v to the cache (the new
 // position may attend to itself) and return {output (1, d), keys (t + 1, d), values (t + 1, d)}:
@@ -39,7 +39,7 @@ std::vector<Array<double>> cached_attention_step(const Array<double>& keys, cons
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 20.3 One step of grouped-query attention ----------------------------------------------
+// ---- 12.3 One step of grouped-query attention ----------------------------------------------
 // The new position's h query heads, each d wide, side by side in q (1, h d): head i is columns
 // [i d, (i + 1) d). The cache holds only g key/value heads (g divides h), side by side likewise in
 // keys and values (t, g d). Query heads are grouped in order: the first h / g share key/value

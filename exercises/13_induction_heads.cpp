@@ -1,4 +1,4 @@
-// Exercises for lesson 13, induction heads. Grade them with build/bin/grade 11.
+// Exercises for lesson 13, induction heads. Grade them with build/bin/grade 13.
 //
 // Write each function in plain C++ (loops, std::vector, xt::zeros ...), not with the engine's ops.
 #include <cmath>
@@ -16,7 +16,7 @@ using namespace attnlab::exercises;
 
 namespace {
 
-// ---- 11.1 Make one head copy ----------------------------------------------------------------
+// ---- 13.1 Make one head copy ----------------------------------------------------------------
 // An experiment, graded by running it. tokens (L) is one sequence as lesson 13 draws them: <bos>
 // (id 0), then a segment of random tokens repeated (its length unknown to you).
 // Design the attention pattern of a single causal head that, reading each token's own id as its

@@ -1,4 +1,4 @@
-// Exercises for lesson 14, BERT. Grade them with build/bin/grade 12.
+// Exercises for lesson 14, BERT. Grade them with build/bin/grade 14.
 //
 // Write each function in plain C++ and xtensor (loops, xt::zeros, std::exp, std::erf ...), not
 // with the engine's ops or modules: the point is to do by hand what nn/data/masking.cpp and
@@ -21,7 +21,7 @@ using namespace attnlab::exercises;
 
 namespace {
 
-// ---- 12.1 The 80/10/10 masking rule ---------------------------------------------------------
+// ---- 14.1 The 80/10/10 masking rule ---------------------------------------------------------
 // ids is one sequence of token ids. The characters are the ids in [first, end); everything else
 // ([CLS], <eos>, padding) is never chosen. Choose 15 % of the characters as targets (round(0.15 n)
 // of the n characters, at least one when there are any, each set of places equally likely: use
@@ -35,7 +35,7 @@ std::pair<std::vector<Index>, std::vector<Index>> mask_for_mlm(const std::vector
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 12.2 BERT's prediction head, tied to the embedding ----------------------------------
+// ---- 14.2 BERT's prediction head, tied to the embedding ----------------------------------
 // h (N, d) are the encoder's outputs at the N places to predict. The head computes
 //     t = gelu(h W^T + b)                 W (d, d), b (d); gelu(x) = x (1 + erf(x / sqrt 2)) / 2
 //     u = LayerNorm(t) = gamma * (t - mean) / sqrt(var + 1e-5) + beta, over each row's d entries,
@@ -49,7 +49,7 @@ Array<double> mlm_head(const Array<double>& h, const Array<double>& W, const Arr
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 12.3 Attention by relative position ----------------------------------------------------
+// ---- 14.3 Attention by relative position ----------------------------------------------------
 // weights (h, L, L) are one layer's attention weights on one sequence: weights(k, i, j) is how
 // much head k's query i puts on key j. For each head and each offset o in -reach .. reach, return
 // the mean of weights(k, i, i + o) over the queries i that have a key at i + o (0 <= i + o < L):
@@ -59,7 +59,7 @@ Array<double> attention_by_offset(const Array<double>& weights, std::size_t reac
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 12.4 Look left, look right: a head's position bias -------------------------------------
+// ---- 14.4 Look left, look right: a head's position bias -------------------------------------
 // An experiment, graded by running it. Lesson 14's BERT has no position embeddings: each head adds
 // a learned bias to its scores that depends only on the relative position j - i of key and query,
 // through T5's buckets (nn/positional/relative.hpp; you may call nn::relative_position_bucket,

@@ -1,4 +1,4 @@
-// Exercises for lesson 15, fine-tuning and probing. Grade them with build/bin/grade 13.
+// Exercises for lesson 15, fine-tuning and probing. Grade them with build/bin/grade 15.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -20,7 +20,7 @@ using namespace attnlab::exercises;
 
 namespace {
 
-// ---- 13.1 Predict: what does an untrained encoder know about the topic? ----------------------
+// ---- 15.1 Predict: what does an untrained encoder know about the topic? ----------------------
 // An experiment, graded by measuring. Lesson 15 asks what pretraining put into BERT's features by
 // reading the topic of an entry (which of five fortune files it comes from) off the frozen
 // encoder's output with a linear classifier, a probe; the bar is the same probe on the entry's

@@ -1,4 +1,4 @@
-// Exercises for lesson 16, the Vision Transformer. Grade them with build/bin/grade 14.
+// Exercises for lesson 16, the Vision Transformer. Grade them with build/bin/grade 16.
 //
 // Write each function in plain xtensor (loops, xt::zeros, xt::eye ...), not with the engine's ops;
 // product(a, b) and transposed(a) (exercises/grading/exercise.hpp) multiply and transpose matrices.
@@ -16,7 +16,7 @@ using namespace attnlab::exercises;
 
 namespace {
 
-// ---- 14.1 An image as a sequence of patches ----------------------------------------------------
+// ---- 16.1 An image as a sequence of patches ----------------------------------------------------
 // images (B, H, W), p divides H and W. Cut each image into p x p patches, row by row over the
 // grid of patches (left to right, then down), and flatten each patch row by row: return
 // (B, (H/p)(W/p), p p), one row of p p pixels per patch, patches in that order.
@@ -24,7 +24,7 @@ Array<double> patchify(const Array<double>& images, std::size_t p) {
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 14.2 Attention rollout ----------------------------------------------------------------------
+// ---- 16.2 Attention rollout ----------------------------------------------------------------------
 // layers[l] (T, T) is layer l's attention averaged over its heads (rows are queries), first layer
 // first. Each layer adds its output to the residual stream, so count the stream as half of it:
 // A^_l = (layers[l] + I) / 2. Return the rollout (T, T): row i says how much of each input token
@@ -33,7 +33,7 @@ Array<double> attention_rollout(const std::vector<Array<double>>& layers) {
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 14.3 Blind to where the patches are ----------------------------------------------------
+// ---- 16.3 Blind to where the patches are ----------------------------------------------------
 // An experiment, graded by running it. A ViT reads an image as a set of patch vectors plus what
 // tells it where each patch sits. Change the given (freshly drawn) model so that shuffling an
 // image's patches leaves its logits unchanged, while it still tells different images apart. The

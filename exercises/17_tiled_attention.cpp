@@ -1,4 +1,4 @@
-// Exercises for lesson 17, exact attention by tiles. Grade them with build/bin/grade 15.
+// Exercises for lesson 17, exact attention by tiles. Grade them with build/bin/grade 17.
 //
 // Write each function in plain xtensor (xt::zeros, loops, std::exp ...), not with the engine's
 // ops: these are the inner steps of core/ops/tiled_attention.cpp.
@@ -17,7 +17,7 @@ using namespace attnlab::exercises;
 
 namespace {
 
-// ---- 15.1 One step of the online softmax ----------------------------------------------------
+// ---- 17.1 One step of the online softmax ----------------------------------------------------
 // One query row has seen some keys: m is the largest score so far (-infinity before the first
 // tile), l = sum of e^(s_j - m) over those keys, acc (dv) = sum of e^(s_j - m) v_j (the lesson's
 // m, l and a). A new tile brings scores (t) and their values (t, dv). Return the updated
@@ -30,7 +30,7 @@ OnlineState online_softmax_update(double m, double l, const Array<double>& acc, 
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 15.2 The backward from the saved log-sum-exp ------------------------------------------
+// ---- 17.2 The backward from the saved log-sum-exp ------------------------------------------
 // The tiled op saves no weights, only the output O (n, dv) and, for each query row, its
 // log-sum-exp L_i = log sum_j e^(S_ij) (n). Given the scores S (n, m) recomputed from Q and K,
 // L, the values V (m, dv), O and dO = dL/dO (n, dv), return dS = dL/dS (n, m), the way the
@@ -42,7 +42,7 @@ Array<double> scores_backward(const Array<double>& S, const Array<double>& L, co
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 15.3 Predict: how many bytes does each op hold? ----------------------------------------
+// ---- 17.3 Predict: how many bytes does each op hold? ----------------------------------------
 // An experiment, graded by measuring. One head of attention on one sequence of n tokens, width d,
 // in float, forward and then backward: the fused op of lesson 06 (scaled_dot_product_attention)
 // and the tiled op (tiled_attention). Predict, before you measure, the most bytes each holds at

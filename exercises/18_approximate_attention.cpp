@@ -1,4 +1,4 @@
-// Exercises for lesson 18, approximate attention. Grade them with build/bin/grade 16.
+// Exercises for lesson 18, approximate attention. Grade them with build/bin/grade 18.
 //
 // Write each function in plain xtensor (xt::zeros, loops, std::exp ...), not with the engine's
 // ops: this is the inner loop of core/ops/linear_attention.cpp.
@@ -17,7 +17,7 @@ using namespace attnlab::exercises;
 
 namespace {
 
-// ---- 16.1 Causal linear attention as an RNN -------------------------------------------------
+// ---- 18.1 Causal linear attention as an RNN -------------------------------------------------
 // phi(x) = elu(x) + 1: x + 1 for x > 0, e^x otherwise, entry by entry. Causal linear attention
 // of Q, K (n, d) and V (n, dv) replaces e^(q . k) by phi(q) . phi(k):
 //     O_i = sum_{j <= i} (phi(q_i) . phi(k_j)) v_j / (sum_{j <= i} phi(q_i) . phi(k_j) + 1e-6).
@@ -27,7 +27,7 @@ Array<double> causal_linear_attention(const Array<double>& Q, const Array<double
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 16.2 Which approximation, for which attention? ------------------------------------------
+// ---- 18.2 Which approximation, for which attention? ------------------------------------------
 // An experiment, graded by running it. Lesson 18's queries and keys q_i = k_i = a PE(i) (sinusoidal
 // position codes, d = 64, n = 512) make attention a band around the diagonal whose width the
 // sharpness a sets: broad and smooth for a small a, a few tokens wide for a large one. For each

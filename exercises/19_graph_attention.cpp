@@ -15,7 +15,7 @@ namespace {
 
 using Edges = std::vector<std::pair<std::size_t, std::size_t>>;
 
-// ---- 17.1 The mean over a neighbourhood ------------------------------------------------------
+// ---- 19.1 The mean over a neighbourhood ------------------------------------------------------
 // X (n, f) holds one row of features per node; `edges` joins pairs of nodes (both ways: (a, b)
 // makes a a neighbour of b and b of a). Return the (n, f) array whose row i is the mean of the
 // rows of i's neighbourhood: i itself and every node joined to i.
@@ -23,7 +23,7 @@ Array<double> neighbourhood_mean(const Array<double>& X, const Edges& edges) {
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 17.2 One head of graph attention --------------------------------------------------------
+// ---- 19.2 One head of graph attention --------------------------------------------------------
 // Z (n, f) = W x for every node (already projected); a_q and a_k (f) the head's score vectors;
 // `edges` as above. Return the (n, n) weights alpha of the lesson's formula: alpha(i, j) is the
 // softmax, over i's neighbourhood only, of e_ij = LeakyReLU(a_q . z_i + a_k . z_j) with the
@@ -33,7 +33,7 @@ Array<double> graph_attention_weights(const Array<double>& Z, const Array<double
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 17.3 Read the richest neighbour --------------------------------------------------------
+// ---- 19.3 Read the richest neighbour --------------------------------------------------------
 // An experiment, graded by running it. Each node's projected features z (4 of them) hold its
 // wealth in z_0, uniform in [0, 1), and three other features at random. Choose the head's score
 // vectors a_q and a_k (4 each; the LeakyReLU slope is 0.2) so that every node puts at least 90 %

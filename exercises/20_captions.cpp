@@ -13,7 +13,7 @@ using namespace attnlab::exercises;
 
 namespace {
 
-// ---- 18.1 The REINFORCE gradient of the attention scores -------------------------------------
+// ---- 20.1 The REINFORCE gradient of the attention scores -------------------------------------
 // One word of a batch of B captions. e (B, N) are the attention scores over N patches, alpha_b =
 // softmax(e_b); the decoder drew patch c_b (chosen(b)) and the caption then scored reward r_b
 // (reward(b)); the baseline is b. The hard decoder's surrogate loss for this word is
@@ -24,7 +24,7 @@ Array<double> reinforce_score_gradient(const Array<double>& e, const IndexArray&
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 18.2 Score a word's attention against a box ---------------------------------------------
+// ---- 20.2 Score a word's attention against a box ---------------------------------------------
 // weights (G, G) is one word's attention over the patches of a (G p) x (G p) scene, patch (r, c)
 // covering rows [r p, r p + p) and columns [c p, c p + p). The garment the word names lies in the
 // box rows [top, bottom), columns [left, right). A patch is inside the box when its centre is.

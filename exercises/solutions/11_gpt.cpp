@@ -18,7 +18,7 @@ namespace {
 
 using Corpus = std::vector<std::vector<Index>>;
 
-// ---- 10.1: the bigram model with its knobs: continuation or plain counts at the unigram level,
+// ---- 11.1: the bigram model with its knobs: continuation or plain counts at the unigram level,
 // whether the uniform share excludes bos, whether <eos> is counted as a pair's second token.
 double bigram(const Corpus& corpus, std::size_t V, Index bos, Index eos, double D, Index prev, Index next,
               bool continuation, bool uniform_without_bos, bool count_eos) {
@@ -65,7 +65,7 @@ double kneser_ney_bigram_no_eos(const Corpus& c, std::size_t V, Index bos, Index
 }
 WRONG_ANSWER(kneser_ney_bigram, kneser_ney_bigram_no_eos, "the <eos> after each sequence left out of the counts");
 
-// ---- 10.2: the tied output scores each token by its own embedding, which every position's
+// ---- 11.2: the tied output scores each token by its own embedding, which every position's
 // state still holds: the untrained model predicts its input again. An output layer of its own
 // starts small.
 nn::CausalLMConfig uniform_start(nn::CausalLMConfig c) {
@@ -95,7 +95,7 @@ nn::CausalLMConfig narrower(nn::CausalLMConfig c) {
 }
 WRONG_ANSWER(uniform_start, narrower, "a narrower model (d_model 16): smaller logits, but another model");
 
-// ---- 10.3
+// ---- 11.3
 // `base`: 2 for bits, e for nats; `shift`: subtract the row's largest logit; `lag`: read the target of row t + lag.
 std::vector<double> losses(const Array<double>& z, const std::vector<Index>& targets, double base, bool shift, std::size_t lag) {
   const std::size_t L = z.shape()[0], V = z.shape()[1];

@@ -14,7 +14,7 @@ using namespace attnlab::exercises;
 
 namespace {
 
-// ---- 20.1
+// ---- 12.1
 // `shift`: subtract the largest kept logit before exp.
 std::vector<double> distribution(const std::vector<double>& z, double T, std::size_t k, bool shift) {
   std::vector<std::size_t> order(z.size());
@@ -73,7 +73,7 @@ std::vector<double> sampling_distribution_no_renormalizing(const std::vector<dou
 }
 WRONG_ANSWER(sampling_distribution, sampling_distribution_no_renormalizing, "top-k that zeroes the rest without renormalizing");
 
-// ---- 20.2
+// ---- 12.2
 Array<double> grown(const Array<double>& cache, const Array<double>& row) {
   const std::size_t t = cache.shape()[0], d = row.shape()[1];
   Array<double> out = xt::zeros<double>({t + 1, d});
@@ -124,7 +124,7 @@ std::vector<Array<double>> cached_attention_step_unscaled(const Array<double>& k
 WRONG_ANSWER(cached_attention_step, cached_attention_step_unscaled, "no 1 / sqrt(d) on the scores");
 
 
-// ---- 20.3
+// ---- 12.3
 // `group_of(i, h, g)`: the key/value head query head i reads; `scale`: divide the scores by sqrt(d).
 Array<double> grouped(const Array<double>& q, const Array<double>& keys, const Array<double>& values, std::size_t h,
                       std::size_t g, const std::function<std::size_t(std::size_t, std::size_t, std::size_t)>& group_of,
