@@ -364,7 +364,8 @@ void what_is_left(const TranslationPlan& p, const Models& m, const Compared& c, 
            Expect::either_way});
     claim({"gap_within_epoch_swing", "abs(gap_to_gru) < bleu_longer_swing_best_positions",
            text("The gap to the GRU (", fixed(gru - best, 3), ") is smaller than its swing between epochs: ", swing,
-                ". Which of the two is ahead depends on where training happens to stop, not on the positions alone."),
+                ": where among these epochs training stops moves its score by more than the gap, so one run "
+                "cannot rank the two."),
            text("The gap to the GRU (", fixed(gru - best, 3), ") is larger than its swing between epochs (", swing,
                 "): not a matter of where training happens to stop."),
            Expect::either_way});
