@@ -1,5 +1,5 @@
 // Exercises for lesson 09, positions that carry a Transformer past the training lengths. Grade them
-// with build/bin/grade 19.
+// with build/bin/grade 09.
 //
 // Write each function in plain C++ and xtensor (loops, std::pow, std::log ...), not with the
 // engine's ops or nn/: these are the two ways of giving attention distances that the lesson
@@ -20,7 +20,7 @@ using namespace attnlab::exercises;
 
 namespace {
 
-// ---- 19.1 The ALiBi penalty ----------------------------------------------------------------
+// ---- 09.1 The ALiBi penalty ----------------------------------------------------------------
 // ALiBi (Press et al. 2022) adds to the score of query i and key j of head h a penalty that grows
 // with their distance, the same at any length and learnt from nothing: -m_h |i - j|. Each head has
 // its own slope m_h, a geometric sequence that starts at 2^(-8 / heads) and is multiplied by
@@ -30,7 +30,7 @@ Array<double> alibi_penalty(std::size_t heads, std::size_t length) {
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 19.2 The T5 bucket of a distance -------------------------------------------------------
+// ---- 09.2 The T5 bucket of a distance -------------------------------------------------------
 // T5's relative bias learns one number per head for each of `num_buckets` buckets of the offset
 // r = j - i (key minus query). With `bidirectional`, keys after the query (r > 0) use the upper half
 // of the buckets and the others the lower half (each half then has num_buckets / 2 buckets, and
@@ -44,10 +44,10 @@ std::size_t t5_bucket(long relative, std::size_t num_buckets, std::size_t max_di
   not_attempted();  // delete this line and write your answer
 }
 
-// ---- 19.3 The buckets training never reaches -----------------------------------------------
+// ---- 09.3 The buckets training never reaches -----------------------------------------------
 // The lesson's table: 32 buckets up to distance 128. A model trained on sequences of at most
 // `trained_length` tokens meets the offsets with |r| < trained_length; sequences of `length` tokens
-// reach |r| < length. Return, in increasing order, the buckets (of 19.2) that some offset of a
+// reach |r| < length. Return, in increasing order, the buckets (of 09.2) that some offset of a
 // sequence of `length` reaches and no offset of a sequence of `trained_length` does: the rows of
 // the learnt table that keep their initial values, however long the model trains.
 std::vector<std::size_t> untrained_buckets(std::size_t trained_length, std::size_t length, bool bidirectional) {

@@ -47,10 +47,12 @@ const std::vector<Variant> kVariants = {{nn::Positional::RelativeBias, "Transfor
                                         {nn::Positional::ALiBi, "Transformer, ALiBi", "alibi"}};
 constexpr std::size_t kBuckets = 32, kMaxDistance = 128;  // nn::Seq2SeqTransformer's T5 table
 
-// Each Transformer with distances trains for this many epochs (the sinusoidal one and the GRU: the
-// plan's); --quick: fewer, for its 30 seconds.
+// Each Transformer with distances trains for this many epochs: twice the plan's in a full run (the
+// sinusoidal one and the GRU train for the plan's, as in lesson 08), since after the plan's 5 the
+// best of them was still gaining; --quick: fewer, for its 30 seconds. The Noam schedule does not
+// depend on the run's length, so after the plan's epochs each is the model a run of that length ends with.
 int position_epochs(const TranslationPlan& p) {
-  const int e = std::min(p.epochs, full_or_quick(p.epochs, 3));
+  const int e = full_or_quick(2 * p.epochs, std::min(p.epochs, 3));
   config("position_epochs", e);
   return e;
 }
@@ -115,7 +117,8 @@ Models train_models(const TranslationPlan& p, const Task& t, int epochs_with_dis
       "the GRU with additive attention (lesson 02's, ", p.gru_hidden, " wide) train for ", p.epochs, " epochs as in "
       "lesson 08; each Transformer with distances for ", epochs_with_distances, ". After every epoch each "
       "Transformer's greedy BLEU on the longer sentences is measured (never used to choose anything), so the "
-      "comparison is also one at equal training.");
+      "comparison is also one at equal training: the Noam schedule does not depend on how long the run is, so "
+      "after ", p.epochs, " epochs a longer run holds the very model a run of ", p.epochs, " epochs ends with.");
   Models m;
   auto transformer = [&](nn::Positional method, const std::string& name, const std::string& key, int epochs) {
     Transformer& model = *m.transformers.emplace_back(translation_transformer(p, t, method));
@@ -161,15 +164,18 @@ struct Compared {
   std::vector<LastLayerHead> heads;  // heads[i]: transformers[i]
   std::size_t best;                  // the index in all of the best Transformer with distances
   std::map<std::string, double> longer, cut, aer_of, gain_of, longest_group;
+  std::map<std::string, double> equal, low, high;  // BLEU longer after the plan's epochs; its range after them
+  int equal_epochs;                                 // the plan's epochs, or fewer when the distances train fewer
 };
 
 Compared compare_on_longer(const TranslationPlan& p, const Task& t, const Models& m, int epochs_with_distances) {
   const std::vector<Translator>& all = m.all;
   const std::vector<Mask> truths = nn::true_alignments(t.longer);
-  const std::size_t at = std::size_t(epochs_with_distances) - 1;
+  const int equal_epochs = std::min(p.epochs, epochs_with_distances);  // every Transformer trained this many
+  const std::size_t at = std::size_t(equal_epochs) - 1;
   std::vector<plots::Series> series, by_epoch;
   std::vector<std::vector<std::string>> rows;
-  Compared out{{}, 2, {}, {}, {}, {}, {}};
+  Compared out{{}, 2, {}, {}, {}, {}, {}, {}, {}, {}, equal_epochs};
   auto &longer = out.longer, &cut = out.cut, &aer_of = out.aer_of, &gain_of = out.gain_of;
   auto& longest_group = out.longest_group;
   std::map<std::string, double> test;  // BLEU on the test split (section 2's table)
@@ -189,7 +195,10 @@ Compared compare_on_longer(const TranslationPlan& p, const Task& t, const Models
       by_epoch.push_back(curve(c.name, b));
       by_epoch.back().color = plots::series_color(i);  // each model's color in the figure of BLEU by length
       at_k = fixed(b[at], 3);
-      metric("bleu_longer_equal_epochs_" + c.key, b[at]);
+      metric("bleu_longer_equal_epochs_" + c.key, out.equal[c.key] = b[at]);
+      // The epochs past the plan's (none: the last alone): how far BLEU swings from one epoch to the next.
+      const auto [lo, hi] = std::minmax_element(b.begin() + std::ptrdiff_t(std::min(at + 1, b.size() - 1)), b.end());
+      out.low[c.key] = *lo, out.high[c.key] = *hi;
       metric("bleu_longer_last_gain_" + c.key, gain_of[c.key] = b.size() > 1 ? b.back() - b[b.size() - 2] : b.back());
       const auto [head, error] = nn::score_heads_as_aligners(*m.transformers[i - 1], t.longer_ids, truths).best_in_layer(p.layers - 1);
       out.heads.push_back({head, error}), aer = fixed(error, 3);
@@ -199,14 +208,18 @@ Compared compare_on_longer(const TranslationPlan& p, const Task& t, const Models
                        fixed(longest_group[c.key], 3), percent(ll.cut_short, 0), fixed(ll.mean_words, 2), aer));
   }
   const std::string b = all[out.best].key, best_name = all[out.best].name;
-  const std::string trained_for = epochs_with_distances == p.epochs
-                                      ? text(" (both after ", p.epochs, " epochs)")
-                                      : text(" (", epochs_with_distances, " epochs against ", p.epochs, ")");
+  const std::string trained_for =
+      epochs_with_distances == p.epochs
+          ? text(" (both after ", p.epochs, " epochs)")
+          : text(" (", epochs_with_distances, " epochs against ", p.epochs, "; after ", equal_epochs, " it scored ",
+                 fixed(out.equal[b], 3), ")");
   metric("bleu_longer_best_positions", longer[b]);
   metric("cut_short_best_positions", cut[b]);
   metric("aer_longer_best_positions", aer_of[b]);
   metric("bleu_longer_last_gain_best_positions", gain_of[b]);
   metric("bleu_longest_best_positions", longest_group[b]);
+  metric("bleu_longer_more_epochs_gain_best_positions", longer[b] - out.equal[b]);
+  metric("bleu_longer_swing_best_positions", out.high[b] - out.low[b]);
   say("Greedy decoding (nn::translate), corpus BLEU-4 on words. Cut short: a translation of a longer sentence with "
       "fewer words than its reference (the references have ", fixed(mean_words(t.longer_ids.target), 2), " words on "
       "average). AER: the best cross-attention head of the last decoder layer on the longer sentences, teacher-forced "
@@ -214,7 +227,7 @@ Compared compare_on_longer(const TranslationPlan& p, const Task& t, const Models
       "when it is given the right prefix. The claims below name the best of the three methods with distances on these "
       "very sentences: a choice made on the scores it reports, so read its number as the best this run offers, and "
       "each method's row as its own result.");
-  table({"model", "epochs", text("BLEU longer after ", epochs_with_distances, " epochs"), "BLEU longer",
+  table({"model", "epochs", text("BLEU longer after ", equal_epochs, " epochs"), "BLEU longer",
          text("BLEU, ", kLongestBucket, " and 15 words"), "cut short", "mean output words", "AER longer"}, rows);
   claim({"relative_positions_extrapolate", "bleu_longer_best_positions > bleu_longer_transformer + 0.05",
          text("With positions as distances the Transformer extrapolates: the best, ", best_name, ", scores ",
@@ -343,9 +356,10 @@ void what_is_left(const TranslationPlan& p, const Models& m, const Compared& c, 
   const double cut = c.cut.at(b), gru_cut = c.cut.at(g);
   metric("gap_to_gru", gru - best);
   metric("gap_to_gru_longest", gru_longest - longest);
-  say("Three measurements locate what separates ", name, " from the GRU with attention on these sentences: how well "
-      "it finds the source word when it is given the right prefix, how the gap changes with length, and whether it "
-      "was still learning when its training stopped.");
+  say("These measurements locate what separates ", name, " from the GRU with attention on these sentences: how well "
+      "it finds the source word when it is given the right prefix, how the gap changes with length, and what its "
+      "training gave: whether more of it paid, how far its score swings from one epoch to the next, and whether it "
+      "was still learning when it stopped.");
   claim({"finds_the_words_but_writes_worse", "aer_longer_best_positions < 0.1 and gap_to_gru > 0.02",
          text("Given the right prefix its best head finds the source word (AER ", fixed(aer, 3), "), yet writing on its "
               "own it scores ", fixed(best, 3), " against the GRU's ", fixed(gru, 3), ": the loss is in free-running "
@@ -368,6 +382,25 @@ void what_is_left(const TranslationPlan& p, const Models& m, const Compared& c, 
          "The GRU gains on it with length: " + leads + ", the distances farthest from any seen in training.",
          "The GRU does not gain on it at the longest sentences: " + leads + ".", Expect::either_way});
   const std::string more = gru > best ? "close more of the gap" : "widen its lead";
+  if (epochs_with_distances > c.equal_epochs) {  // a full run: the distances trained past the plan's epochs
+    const double before = c.equal.at(b), low = c.low.at(b), high = c.high.at(b);
+    const std::string swing = text("after epoch ", c.equal_epochs, " its BLEU on the longer sentences ranges from ",
+                                   fixed(low, 3), " to ", fixed(high, 3), " from one epoch to the next");
+    claim({"more_epochs_pay", "bleu_longer_more_epochs_gain_best_positions > 0.02",
+           text("Training it ", epochs_with_distances, " epochs instead of ", c.equal_epochs, " paid: ", fixed(best, 3),
+                " BLEU on the longer sentences against ", fixed(before, 3), " after ", c.equal_epochs, "."),
+           text("Training it ", epochs_with_distances, " epochs instead of ", c.equal_epochs, " did not pay: ",
+                fixed(best, 3), " BLEU on the longer sentences against ", fixed(before, 3), " after ", c.equal_epochs,
+                "."),
+           Expect::either_way});
+    claim({"gap_within_epoch_swing", "abs(gap_to_gru) < bleu_longer_swing_best_positions",
+           text("The gap to the GRU (", fixed(gru - best, 3), ") is smaller than its swing between epochs: ", swing,
+                ": where among these epochs training stops moves its score by more than the gap, so one run "
+                "cannot rank the two."),
+           text("The gap to the GRU (", fixed(gru - best, 3), ") is larger than its swing between epochs (", swing,
+                "): not a matter of where training happens to stop."),
+           Expect::either_way});
+  }
   claim({"still_rising", "bleu_longer_last_gain_best_positions > 0.01",
          text("Its BLEU on the longer sentences was still rising in the last of its ", epochs_with_distances,
               " epochs (+", fixed(gain, 3), "): more training could ", more, "."),
