@@ -297,6 +297,7 @@ void pool_cost(const Config& cfg) {
   const auto empty = [&] { parallel_for(chunks, 1, [](std::size_t, std::size_t) {}); };
   const int rounds = cfg.quick ? 15 : 41;
   std::vector<double> hot, cold;
+  const RegionPolicy before = region_policy();
   set_region_policy(RegionPolicy::pool);  // the hand-off itself, every time
   for (int r = 0; r < rounds; ++r) hot.push_back(hot_us(empty, 200)), cold.push_back(cold_us(empty));
   rule(110);
@@ -348,7 +349,7 @@ void pool_cost(const Config& cfg) {
                 median_of(pc), median_of(rc), median_of(ic) / median_of(pc), counts.pool, counts.caller);
     std::fflush(stdout);
   }
-  set_region_policy(RegionPolicy::adaptive);
+  set_region_policy(before);
   rule(110);
   std::printf("(pays: inline time over pool time; above 1, splitting pays. rule: the adaptive rule's time on the same\n"
               " parts, which should track the faster of the two. pass_grain = %zu floats a chunk)\n",

@@ -320,7 +320,8 @@ struct LocalRun {
 
 LocalRun train_local(const Seq2SeqPlan& s, const data::DateTask& task, nn::rnn::LocalAlignment alignment,
                      const std::string& name, const std::string& key) {
-  LocalRun r{name, key};
+  LocalRun r;
+  r.name = name, r.key = key;
   nn::rnn::Seq2SeqConfig c = s.model;
   c.score = "general", c.local_window = kWindow, c.local_alignment = alignment;
   Generator gen(seed() + 3);  // the global models' draw: the same encoder, decoder and score weights to start

@@ -31,17 +31,18 @@ void with_threads(int n, F f) {
   set_threads(1);
 }
 
-// Runs f under a region policy, then goes back to the default (adaptive).
+// Runs f under a region policy, then goes back to the one before.
 template <class F>
 void with_policy(RegionPolicy p, F f) {
+  const RegionPolicy before = region_policy();
   set_region_policy(p);
   try {
     f();
   } catch (...) {
-    set_region_policy(RegionPolicy::adaptive);
+    set_region_policy(before);
     throw;
   }
-  set_region_policy(RegionPolicy::adaptive);
+  set_region_policy(before);
 }
 
 const RegionPolicy kPolicies[] = {RegionPolicy::adaptive, RegionPolicy::pool, RegionPolicy::caller};
@@ -130,12 +131,18 @@ TEST_CASE("on the caller, a region runs the same chunks in order, nested calls i
   }); });
 }
 
-TEST_CASE("the size rule: a new shape tries both ways, then runs the faster, rechecking now and then") {
+TEST_CASE("the size rule: a new shape tries both ways twice, then runs the faster, rechecking now and then") {
   RegionCost c;
-  CHECK(region_to_pool(c));  // first call: the pool
+  CHECK(region_to_pool(c));  // the trials: the pool first (a cold start, 200 us) ...
+  record_region(c, true, 200.0f);
+  CHECK_FALSE(region_to_pool(c));  // ... then the caller (cold caches) ...
+  record_region(c, false, 3.0f);
+  CHECK(region_to_pool(c));  // ... and each again: the faster of two is the estimate
   record_region(c, true, 8.0f);
-  CHECK_FALSE(region_to_pool(c));  // second: the caller, for the comparison
+  CHECK_FALSE(region_to_pool(c));
   record_region(c, false, 2.0f);
+  CHECK(c.pool_us == doctest::Approx(8.0f));
+  CHECK(c.caller_us == doctest::Approx(2.0f));
   // The caller is 4x faster: the pool again once every 20 (8 - 2) / 2 = 60 calls, costing 6 us
   // per 60 calls of 2 us: 5 %.
   CHECK(recheck_interval(c) == 60);
@@ -166,16 +173,16 @@ TEST_CASE("the size rule: a new shape tries both ways, then runs the faster, rec
   CHECK(d.caller_us == doctest::Approx(17.5f));
 }
 
-TEST_CASE("the adaptive rule runs a new shape of region on the pool, then on the caller") {
-  with_threads(2, [] {
+TEST_CASE("the adaptive rule runs a new shape of region on the pool and on the caller in turn") {
+  with_policy(RegionPolicy::adaptive, [] { with_threads(2, [] {
     region_counts(true);
     std::atomic<long> sum{0};
-    for (int i = 0; i < 2; ++i) parallel_for(64, 1, [&](std::size_t b, std::size_t e) { sum += long(e - b); });
-    CHECK(sum == 128);
+    for (int i = 0; i < 4; ++i) parallel_for(64, 1, [&](std::size_t b, std::size_t e) { sum += long(e - b); });
+    CHECK(sum == 256);
     const RegionCounts counts = region_counts(true);
-    CHECK(counts.pool == 1);    // the first call
-    CHECK(counts.caller == 1);  // the second, for the comparison
-  });
+    CHECK(counts.pool == 2);    // the trials, two each way
+    CHECK(counts.caller == 2);
+  }); });
   CHECK(machine_threads() >= 1);
   CHECK(machine_threads() <= 8);
 }

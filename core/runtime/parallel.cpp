@@ -7,6 +7,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -66,6 +68,9 @@ class Pool {
     for (auto& t : threads_) t.join();
   }
 
+  // Whether a worker has stopped polling and sleeps: a job handed over now pays its wake-up.
+  bool asleep() const { return asleep_.load() > 0; }
+
   void run(std::size_t chunks, const std::function<void(std::size_t)>& chunk) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -113,7 +118,9 @@ class Pool {
       poll([&] { return stop_.load() || generation_.load() != seen; });
       {
         std::unique_lock<std::mutex> lock(mu_);
+        ++asleep_;
         wake_.wait(lock, [&] { return stop_ || (generation_ != seen && job_ != nullptr); });
+        --asleep_;
         if (stop_) return;
         seen = generation_;
         job = job_;
@@ -134,7 +141,7 @@ class Pool {
   std::condition_variable wake_, done_;
   const std::function<void(std::size_t)>* job_ = nullptr;
   // Written under mu_; atomic so that a polling thread may read them without it.
-  std::atomic<std::size_t> finished_{0}, active_{0}, next_{0};
+  std::atomic<std::size_t> finished_{0}, active_{0}, next_{0}, asleep_{0};
   std::atomic<std::uint64_t> generation_{0};
   std::atomic<bool> stop_{false};
   std::size_t chunks_ = 0, error_chunk_ = 0;
@@ -146,7 +153,21 @@ std::unique_ptr<Pool> g_pool;
 std::mutex g_pool_mu;  // guards g_pool and what follows; held by the caller for the whole of a parallel call
 
 // Which regions go to the pool (core/runtime/region_rule.hpp), and what each shape has cost.
-RegionPolicy g_policy = RegionPolicy::adaptive;
+// The default is the pool, every region: on a quiet machine it beat the measured rule by 3 to 7 %
+// on bench_race's lesson rows at 2 threads (Transformer 5.49 and 5.67 ms a step against 5.86 and
+// 5.85; the GPT 78.6 and 82.3 against 83.1 and 84.7; the Bahdanau model 7.86 and 8.20 against 8.40
+// and 9.09): a region's pool time depends on whether the pool ran anything in the last 200 us,
+// so regions judged one by one cost more than they save. The rule wins where a second core is
+// busy (bench_core section f: it tracks the inline time within 2 to 5 % while the pool loses 10
+// to 30x). ATTNLAB_REGION_POLICY=adaptive (or caller) in the environment chooses for a program.
+RegionPolicy policy_from_environment() {
+  const char* v = std::getenv("ATTNLAB_REGION_POLICY");
+  if (!v || std::string(v) == "pool" || std::string(v).empty()) return RegionPolicy::pool;
+  if (std::string(v) == "adaptive") return RegionPolicy::adaptive;
+  if (std::string(v) == "caller") return RegionPolicy::caller;
+  fail("ATTNLAB_REGION_POLICY", "must be adaptive, pool or caller, got '", v, "'");
+}
+RegionPolicy g_policy = policy_from_environment();
 std::unordered_map<std::uint64_t, RegionCost> g_costs;  // by call site, n, grain and work
 RegionCounts g_counts;
 
@@ -232,6 +253,12 @@ void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std
     shape = (shape ^ part) * 0x100000001B3ull;
   RegionCost& cost = g_costs[shape];
   const bool pool = g_policy == RegionPolicy::adaptive ? region_to_pool(cost) : g_policy == RegionPolicy::pool;
+  // A worker asleep when the region starts costs it a wake-up (10 us to 200 us here) that says
+  // nothing about the region: the rule keeps only times taken with the pool awake. Otherwise
+  // regions left on the caller let the pool fall asleep, and the pool's next times, wake-ups
+  // included, would steer ever more regions off it (measured in bench_race: the Transformer's
+  // step at 2 threads went from 5.4 ms to over 9.5).
+  const bool awake = !pool || !g_pool->asleep();
   const auto start = std::chrono::steady_clock::now();
   if (pool) {
     g_pool->run(chunks, chunk);
@@ -246,7 +273,7 @@ void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std
     t_in_chunk = false;
   }
   const float us = std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - start).count();
-  record_region(cost, pool, us);
+  if (awake) record_region(cost, pool, us);
   ++(pool ? g_counts.pool : g_counts.caller);
 }
 

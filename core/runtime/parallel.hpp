@@ -16,11 +16,12 @@
 // thread (the default) everything runs inline on the caller. Calls from several threads at once
 // take turns.
 //
-// Whether a region is worth the pool is measured, not guessed (RegionPolicy::adaptive, the
-// default): each shape of region (its call site, n, grain and work) is timed both ways, its chunks handed to the
-// pool and the same chunks run one after another on the caller, and runs the faster way, trying
-// the other way again every 32nd call (on a shared virtual machine the second core comes and
-// goes). Both ways compute the same chunks, so the bits never depend on the choice.
+// Whether a region is worth the pool can be measured instead of guessed (RegionPolicy::adaptive,
+// core/runtime/region_rule.hpp): each shape of region (its call site, n, grain and work) is timed
+// both ways, its chunks handed to the pool and the same chunks run one after another on the
+// caller, and runs the faster way, trying the other way again now and then. Both ways compute the
+// same chunks, so the bits never depend on the choice. It pays on a busy machine and lost 3 to 7 %
+// on a quiet one (parallel.cpp gives the numbers), so the default hands every region to the pool.
 #pragma once
 
 #include <algorithm>
@@ -36,8 +37,9 @@ int threads();
 // parts a large product is cut into (core/runtime/blas.cpp), and the lessons' default --threads.
 int machine_threads();
 
-// Which regions go to the pool: measured per shape (the default), always, or never (the chunks
-// in order on the caller). Tests and bench_core force the last two.
+// Which regions go to the pool: always (the default), measured per shape, or never (the chunks in
+// order on the caller). ATTNLAB_REGION_POLICY=adaptive (or caller, or pool) in the environment
+// sets it for a whole program; tests and bench_core set it in code.
 enum class RegionPolicy { adaptive, pool, caller };
 void set_region_policy(RegionPolicy policy);
 RegionPolicy region_policy();

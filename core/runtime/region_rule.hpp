@@ -20,8 +20,16 @@ namespace attnlab {
 // What one shape of region has cost, in microseconds, on the pool and on the caller.
 struct RegionCost {
   float pool_us = -1, caller_us = -1;  // running estimates, -1 until measured
+  std::uint32_t calls = 0;             // calls so far, up to the end of the trials
   std::uint32_t since_check = 0;       // calls since the slower way last ran
 };
+
+// The first calls of a new shape alternate, pool and caller, this many each: the first call on
+// the pool often wakes a sleeping thread (200 us here) and the first on the caller meets cold
+// caches, and an estimate that starts from one such time would steer the rule wrongly until its
+// first recheck, possibly hundreds of calls later. A faster time replaces an estimate at once
+// (record_region), so two trials each give the faster of two.
+inline constexpr std::uint32_t kTrialsEach = 2;
 
 // How often the slower way runs again, to see whether it still is (on a shared virtual machine
 // the second core comes and goes): often enough to notice within a fraction of a second, and
@@ -32,11 +40,10 @@ inline std::uint32_t recheck_interval(const RegionCost& c) {
   return static_cast<std::uint32_t>(std::clamp(std::ceil(20 * (slow - fast) / fast), 32.0f, 4096.0f));
 }
 
-// Says where the next call runs: a new shape first on the pool, then on the caller, then the
+// Says where the next call runs: a new shape alternates, pool first, for its trials; then the
 // faster of the two, and the slower one again every recheck_interval calls.
 inline bool region_to_pool(RegionCost& c) {
-  if (c.pool_us < 0) return true;
-  if (c.caller_us < 0) return false;
+  if (c.calls < 2 * kTrialsEach) return c.calls++ % 2 == 0;
   const bool pool_faster = c.pool_us <= c.caller_us;
   if (++c.since_check < recheck_interval(c)) return pool_faster;
   c.since_check = 0;

@@ -142,7 +142,8 @@ plots::Figure offset_heads_figure(const std::vector<NamedOffsetHead>& heads, std
                       {profile, reference("farthest offset in training", {-edge, -edge}, {0.0, 1.0}),
                        reference("", {edge, edge}, {0.0, 1.0})}});
   }
-  LinePanelsOptions style{title, "Offset i - j (positive: key left of the query)", "Mean weight"};
+  LinePanelsOptions style;
+  style.title = title, style.xlabel = "Offset i - j (positive: key left of the query)", style.ylabel = "Mean weight";
   style.line.markers = true, style.line.ymin = 0.0, style.line.ymax = 1.05;
   return line_panels(panels, style);
 }
