@@ -1,6 +1,9 @@
 #include "plots/axes.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
 
 #include "plots/tick_labels.hpp"
 
@@ -14,6 +17,34 @@ std::vector<Tick> axis_ticks(double lo, double hi, bool log) {
                          [&](const Tick& k) { return k.value < lo - 1e-9 * span || k.value > hi + 1e-9 * span; }),
           t.end());
   return t;
+}
+
+std::vector<std::size_t> labels_that_fit(const std::vector<Tick>& ticks, const std::function<double(double)>& at,
+                                         const std::function<double(const std::string&)>& width, double gap) {
+  // The roundest first: 1, then 5, then 2 times a power of ten, then the rest, in axis order.
+  auto roundness = [](double v) {
+    if (v == 0) return 0;
+    const double m = std::abs(v) / std::pow(10.0, std::floor(std::log10(std::abs(v)) + 1e-9));
+    return std::abs(m - 1) < 1e-6 ? 0 : std::abs(m - 5) < 1e-6 ? 1 : std::abs(m - 2) < 1e-6 ? 2 : 3;
+  };
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < ticks.size(); ++i)
+    if (!ticks[i].label.empty()) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return roundness(ticks[a].value) < roundness(ticks[b].value); });
+  std::vector<std::size_t> kept;
+  std::vector<std::pair<double, double>> extents;
+  for (std::size_t i : order) {
+    const double px = at(ticks[i].value), half = width(ticks[i].label) / 2;
+    const bool clear = std::none_of(extents.begin(), extents.end(), [&](const std::pair<double, double>& e) {
+      return px - half < e.second + gap && px + half > e.first - gap;
+    });
+    if (!clear) continue;
+    kept.push_back(i);
+    extents.push_back({px - half, px + half});
+  }
+  std::sort(kept.begin(), kept.end());
+  return kept;
 }
 
 void XYAxes::place(const Rect& d) {
@@ -67,10 +98,13 @@ void XYAxes::draw_frame(Canvas& c, const Rect& d, const TickLabelsShown& shown, 
   for (const Tick& t : xticks) {
     const double px = x(t.value);
     c.line(px, d.bottom(), px, d.bottom() + (t.label.empty() ? kTickLen / 2 : kTickLen), ink::axis, 0.8);
-    if (!shown.x || t.label.empty()) continue;
-    c.set_color(ink::text);
-    c.text(t.label, px, d.bottom() + kTickLen + kTickPad, HAlign::center, VAlign::top);
   }
+  if (!shown.x) return;
+  c.set_color(ink::text);
+  const auto at = [&](double v) { return x(v); };
+  const auto width = [&](const std::string& label) { return c.text_width(label); };
+  for (std::size_t i : labels_that_fit(xticks, at, width, c.text_width("0") / 2))
+    c.text(xticks[i].label, x(xticks[i].value), d.bottom() + kTickLen + kTickPad, HAlign::center, VAlign::top);
 }
 
 }  // namespace attnlab::plots

@@ -2,6 +2,7 @@
 // well-formed SVG and PDF, atomic saves, and every bad input named in its error message.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <cairo.h>
 #include <unistd.h>
 
+#include "plots/axes.hpp"
 #include "plots/plots.hpp"
 
 namespace fs = std::filesystem;
@@ -589,4 +591,27 @@ TEST_CASE("save_graph: DOT laid out by Graphviz into PNG and SVG; bad DOT and fo
   CHECK(contains(error_of([&] { save_graph(dot, dir / "g.gif"); }), ".png, .svg or .pdf"));
   CHECK(contains(error_of([&] { save_graph(dot, dir / "no/such/folder/g.png"); }), "save_graph: cannot write"));
   CHECK(dir.entries() == std::vector<std::string>{"g.png", "g.svg"});
+}
+
+TEST_CASE("tick labels that would run into each other give way, the roundest kept") {
+  // A log axis from 0.07 to 1.3 labels every 0.07, 0.08, 0.09, 0.1, 0.2 ... 1: on 400 px the
+  // first decade's labels, each 4 characters wide at 8 px a character, overlap.
+  const std::vector<Tick> ticks = axis_ticks(0.07, 1.3, true);
+  auto at = [](double v) { return 400 * (std::log10(v) - std::log10(0.07)) / (std::log10(1.3) - std::log10(0.07)); };
+  auto width = [](const std::string& label) { return 8.0 * label.size(); };
+  const std::vector<std::size_t> kept = labels_that_fit(ticks, at, width, 4.0);
+  std::vector<std::string> labels;
+  for (std::size_t i : kept) labels.push_back(ticks[i].label);
+  CHECK(std::find(labels.begin(), labels.end(), "0.1") != labels.end());  // the round ones stay
+  CHECK(std::find(labels.begin(), labels.end(), "0.5") != labels.end());
+  CHECK(std::find(labels.begin(), labels.end(), "0.08") == labels.end());  // a crowded one goes
+  for (std::size_t a = 1; a < kept.size(); ++a) {  // and no two kept labels touch
+    const double left = at(ticks[kept[a]].value) - width(ticks[kept[a]].label) / 2;
+    const double right = at(ticks[kept[a - 1]].value) + width(ticks[kept[a - 1]].label) / 2;
+    CHECK(left >= right + 4.0);
+  }
+  // Labels with room are all kept.
+  const std::vector<Tick> linear = axis_ticks(0, 1000, false);
+  CHECK(labels_that_fit(linear, [](double v) { return v; }, width, 4.0).size() ==
+        std::size_t(std::count_if(linear.begin(), linear.end(), [](const Tick& t) { return !t.label.empty(); })));
 }
