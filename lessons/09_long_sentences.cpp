@@ -356,7 +356,8 @@ void explore_the_longest(const Task& t, const Models& m) {
   }
   show_explorer(page, "explorer",
                 "The attention explorer: every head of the four Transformers on the longest sentence, as each "
-                "translates it; hover a word to see what it reads, click it to split its scores into query-key terms");
+                "translates it; hover a word to see what it reads, click it to split its scores into query-key terms "
+                "(build/bin/inspect long --method M makes one for a sentence of your own)");
 }
 
 // ---------------------------------------------------------------------------------------------
