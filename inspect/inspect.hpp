@@ -13,6 +13,7 @@
 #include "lessons/kit/figures.hpp"
 #include "lessons/kit/seq2seq.hpp"
 #include "nn/data/vocab.hpp"
+#include "nn/positional/positional.hpp"
 #include "plots/figure.hpp"
 
 namespace attnlab::inspect {
@@ -40,6 +41,22 @@ InspectModel gpt_model();    // inspect/gpt.cpp: lesson 11's character GPT
 InspectModel bert_model();   // inspect/bert.cpp: lesson 14's character BERT
 InspectModel vit_model();    // inspect/vit.cpp: lesson 16's Vision Transformer
 InspectModel translate_model();  // inspect/translate.cpp: lesson 08's translation Transformer
+
+InspectModel long_model();       // inspect/long.cpp: lesson 09's four translation Transformers, one per positions
+
+// A translation Transformer's checkpoint (lessons/kit/translation_model.hpp) and how inspect names it.
+struct TranslationModel {
+  std::string lesson;       // "08_transformer": the run that writes it, the card's lesson
+  std::string command;      // "translate": the inspect model that runs it
+  std::string stem;         // "transformer": <from>/<stem>.json and .npz
+  std::string description;  // "Transformer", in the page's title: "Lesson 08's Transformer on your sentences"
+  nn::Positional positions; // what the card must say
+};
+// inspect/translate.cpp: translates r's sentences greedily (and by beam search with --beam) with the
+// model `t` names, prints each translation and what it read, writes the cross-attention figures and
+// explorer.html (inspect translate's usage says what); a missing card, one of another lesson or
+// other positions is an error naming t.lesson, a word outside the vocabulary a UsageError.
+int run_translation(const Request& r, const TranslationModel& t);
 
 // The characters a person typed: one token per UTF-8 character ("é" is one, not two bytes), so
 // that a character the model never saw is one token and is shown as itself.

@@ -25,6 +25,7 @@ const std::vector<InspectModel> kModels = {
     bert_model(),
     vit_model(),
     translate_model(),
+    long_model(),
 };
 
 const InspectModel* find_model(const std::string& name) {

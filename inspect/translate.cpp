@@ -48,7 +48,8 @@ std::vector<std::string> source_words(const std::string& sentence) {
 }
 
 // UsageError naming every word of `sentences` outside the vocabulary, and the words it knows most often.
-void refuse_unknown_words(const std::vector<std::vector<std::string>>& sentences, const data::Vocab& v) {
+void refuse_unknown_words(const std::vector<std::vector<std::string>>& sentences, const data::Vocab& v,
+                          const std::string& lesson) {
   std::vector<std::string> unknown;
   for (const auto& words : sentences)
     for (const std::string& w : words)
@@ -58,7 +59,7 @@ void refuse_unknown_words(const std::vector<std::vector<std::string>>& sentences
   std::vector<std::string> known;
   for (std::size_t i = data::Vocab::num_specials; i < std::min<std::size_t>(v.size(), data::Vocab::num_specials + 24); ++i)
     known.push_back(v.token(Index(i)));
-  throw UsageError("not in lesson 08's source vocabulary: " + listing(unknown) + " (its " +
+  throw UsageError("not in " + lesson + "'s source vocabulary: " + listing(unknown) + " (its " +
                    std::to_string(v.size() - data::Vocab::num_specials) + " words, most frequent first: " +
                    listing(known) + ", ...)");
 }
@@ -96,18 +97,30 @@ void show_translation(const AttentionInput& in, const std::vector<std::string>& 
   figures.push_back({text(prefix, "cross_attention_mean_", n), attention_figure({{mean, keys, queries, ""}}, style)});
 }
 
-int run_translate(const Request& r) {
+}  // namespace
+
+int run_translation(const Request& r, const TranslationModel& t) {
+  const std::string lesson = "lesson " + t.lesson.substr(0, 2);
   const long long beam = integer_option(r, "--beam", 0, 1, 16);  // 0: greedy only
   const double alpha = real_option(r, "--alpha", 1.0, 0.0, 2.0);
   if (r.options.count("--alpha") && !beam) throw UsageError("--alpha is the beam's length penalty: give --beam K too");
-  const LoadedTransformer m =
-      load_checkpoint_of("08_transformer", "translate", [&] { return load_transformer(r.from, "transformer"); });
+  const LoadedTransformer m = load_checkpoint_of(t.lesson, t.command, [&] {
+    LoadedTransformer loaded = load_transformer(r.from, t.stem);
+    // A card of another lesson's run, or of other positions, under this name: not the model asked for.
+    const std::string card = "'" + r.from + "/" + t.stem + ".json'";
+    if (loaded.lesson != t.lesson)
+      throw std::runtime_error(card + " is a model of " + loaded.lesson + ", not of " + t.lesson);
+    if (loaded.model->config().positional != t.positions)
+      throw std::runtime_error(card + " holds a Transformer with " + nn::positional_name(loaded.model->config().positional) +
+                               " positions, not " + nn::positional_name(t.positions));
+    return loaded;
+  });
   std::vector<std::vector<std::string>> words;
   for (const std::string& in : r.inputs) {
     words.push_back(source_words(in));
     if (words.back().empty()) throw UsageError("'" + in + "' has no words");
   }
-  refuse_unknown_words(words, m.source);
+  refuse_unknown_words(words, m.source, lesson);
   // Translate every sentence first; write only when all went through.
   data::EncodedPairs split;
   for (const auto& w : words) split.source.push_back(m.source.encode(w)), split.target.push_back({});
@@ -121,7 +134,7 @@ int run_translate(const Request& r) {
   const std::size_t L = m.model->decoder.size(), H = m.model->config().layer.heads;
 
   ExplorerPage page;
-  page.title = "Lesson 08's Transformer on your sentences";
+  page.title = "L" + lesson.substr(1) + "'s " + t.description + " on your sentences";
   page.query_side = "target words", page.key_side = "source words";
   page.note = "The model of " + m.lesson + " (seed " + std::to_string(m.seed) + ", from " + r.from +
               "), greedy decoding" + (beam ? text(" and beam search of ", beam, " beams (alpha ", alpha, ")") : "") +
@@ -134,7 +147,7 @@ int run_translate(const Request& r) {
     std::cout << in.name << "\n";
     if (keys.size() > m.task.max_train_words)
       std::cout << "  (" << keys.size() << " words: longer than any training sentence, " << m.task.max_train_words
-                << "; lesson 08 measures how the model fares there)\n";
+                << "; " << lesson << " measures how the model fares there)\n";
     show_translation(in, keys, L, H, "", i + 1, "", true, figures);
     page.inputs.push_back(in);
     if (!beam) continue;
@@ -157,6 +170,12 @@ int run_translate(const Request& r) {
   std::cout << "Wrote cross_attention_N.png and cross_attention_mean_N.png" << (beam ? " (and beam_ ones)" : "") << " for " << counted(long(split.size()), "sentence")
             << " and explorer.html to " << r.out << "/.\n";
   return 0;
+}
+
+namespace {
+
+int run_translate(const Request& r) {
+  return run_translation(r, {"08_transformer", "translate", "transformer", "Transformer", nn::Positional::Sinusoidal});
 }
 
 }  // namespace

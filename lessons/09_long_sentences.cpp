@@ -110,6 +110,13 @@ struct Models {
   std::vector<Translator> all;
 };
 
+// Each Transformer's checkpoint and card, by its key: transformer_<positions>.npz and .json
+// ("transformer_sinusoidal", "transformer_relative", "transformer_rope", "transformer_alibi").
+std::string card_stem(const std::string& key) {
+  return "transformer_" + (key == "transformer" ? std::string("sinusoidal") : key);
+}
+std::string checkpoint_of(const std::string& key) { return card_stem(key) + ".npz"; }
+
 Models train_models(const TranslationPlan& p, const Task& t, int epochs_with_distances) {
   say("Each Transformer is lesson 08's: ", p.layers, " encoder and ", p.layers, " decoder layers, $d = ", p.d_model,
       "$, ", p.heads, " heads, post-norm, the Noam schedule with ", p.warmup, " warm-up steps, label smoothing ",
@@ -123,14 +130,14 @@ Models train_models(const TranslationPlan& p, const Task& t, int epochs_with_dis
   auto transformer = [&](nn::Positional method, const std::string& name, const std::string& key, int epochs) {
     Transformer& model = *m.transformers.emplace_back(translation_transformer(p, t, method));
     Recipe r = translation_transformer_recipe(p);
-    r.label = name, r.epochs = epochs, r.checkpoint = "";  // lesson 08 keeps the sinusoidal model's weights
+    r.label = name, r.epochs = epochs, r.checkpoint = checkpoint_of(key);
     const History& h = *m.histories.emplace_back(std::make_unique<History>(train_translation_transformer(model, t, r)));
     m.all.push_back(translator(name, key, model, h, t));
   };
   // Lesson 08's order: the sinusoidal Transformer, the GRU, then the distances.
   Transformer& sinusoidal = *m.transformers.emplace_back(translation_transformer(p, t));
   Recipe r = translation_transformer_recipe(p);
-  r.checkpoint = "";
+  r.checkpoint = checkpoint_of("transformer");
   const History sinusoidal_history = train_translation_transformer(sinusoidal, t, r);
   History& gru = *m.histories.emplace_back(std::make_unique<History>());
   m.all.push_back(train_translation_gru(p, t, "additive", "GRU + additive attention", "gru_attention", m.gru, gru));
@@ -146,6 +153,12 @@ Models train_models(const TranslationPlan& p, const Task& t, int epochs_with_dis
     rows.push_back(row(c.name, c.parameters, c.history->epoch_loss.size(), fixed(c.history->median_step_ms(), 1),
                        fixed(bt, 3)));
   }
+  // Each Transformer's card beside its checkpoint (lesson 08's), what `inspect long` runs.
+  for (std::size_t i = 0; i < m.transformers.size(); ++i)
+    write_transformer_card(card_stem(m.all[i + 1].key), *m.transformers[i], translation_task_options(p), t.source_vocab,
+                           t.target_vocab,
+                           {"bleu_test_" + m.all[i + 1].key, bleu_of(m.all[i + 1].test, t.test), t.test.size(),
+                            "the test split: held-out sentences of the training lengths, greedy decoding"});
   table({"model", "parameters", "epochs", "ms per step", "BLEU test"}, rows);
   return m;
 }
@@ -343,7 +356,8 @@ void explore_the_longest(const Task& t, const Models& m) {
   }
   show_explorer(page, "explorer",
                 "The attention explorer: every head of the four Transformers on the longest sentence, as each "
-                "translates it; hover a word to see what it reads, click it to split its scores into query-key terms");
+                "translates it; hover a word to see what it reads, click it to split its scores into query-key terms "
+                "(build/bin/inspect long --method M makes one for a sentence of your own)");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -421,6 +435,8 @@ int main(int argc, char** argv) {
                   "short, cross-attention of the longest sentence.",
                   "bleu_longer_best_positions"};
   info.lead_figure = "bleu_by_length_positions";
+  info.checkpoints = {"transformer_sinusoidal.npz", "transformer_relative.npz", "transformer_rope.npz",
+                      "transformer_alibi.npz"};
   return run_lesson(info, argc, argv, [] {
     const TranslationPlan plan = translation_plan();
     const int epochs_with_distances = position_epochs(plan);
