@@ -198,6 +198,11 @@ TEST_CASE("lesson_check fails a run whose promised claim does not hold, or whose
   again["claims"]["offsets"]["held"] = true;
   write_file_atomic(d / "again/metrics.json", again.dump(2));
   CHECK(shell(check + "'" + (d / "quick") + "' --same-as '" + (d / "again") + "'") == 0);
+  // So may a full_run claim in a quick run (it may rest on timings or page faults, as lesson 17's
+  // fused_fresh_pages does); its numbers are still compared.
+  again["claims"]["near_perfect"]["held"] = !again["claims"]["near_perfect"]["held"].get<bool>();
+  write_file_atomic(d / "again/metrics.json", again.dump(2));
+  CHECK(shell(check + "'" + (d / "quick") + "' --same-as '" + (d / "again") + "'") == 0);
   again["claims"]["four_beat_one"]["held"] = false;
   write_file_atomic(d / "again/metrics.json", again.dump(2));
   CHECK(shell(check + "'" + (d / "quick") + "' --same-as '" + (d / "again") + "'") != 0);

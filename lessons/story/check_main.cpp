@@ -249,13 +249,16 @@ int check(const std::vector<std::string>& args) {
     check_claims(story, m, problem);
     if (!same_as.empty()) {
       Json a = m, b = parse_json(same_as + "/metrics.json");
-      // Timings differ from run to run, and so may the outcome of an either_way claim, which may rest
-      // on them (lesson 06's backward_about_twice on a loaded machine); the metrics it reads are compared.
+      // Timings differ from run to run, and so may the outcome of a claim that rests on them and is
+      // not promised in every run: an either_way claim (lesson 06's backward_about_twice on a loaded
+      // machine), or a full_run claim in a quick run (lesson 17's fused_fresh_pages counts page
+      // faults; under CI's load two quick runs of one seed differed there). The metrics such a claim
+      // reads are compared, and a claim promised in this run must hold in both (check_claims).
       for (Json* x : {&a, &b}) {
         x->erase("timings");
         if (x->contains("claims"))
           for (auto& [id, c] : (*x)["claims"].items())
-            if (c.value("expect", "") == "either_way") c.erase("held");
+            if (c.value("expect", "") != "every_run") c.erase("held");
       }
       if (a != b) problem("metrics.json differs from " + same_as + " (same seed, other numbers)");
       if (shape != story_shape(parse_json(same_as + "/story.json")))
