@@ -85,7 +85,9 @@ void the_wall(const CostCurve& fused, double budget) {
          text("The CPU time grows like $n^{", fixed(time_slope, 2), "}$ over the same sizes."),
          text("The CPU time grows like $n^{", fixed(time_slope, 2), "}$ over the same sizes, below $n^2$: at these "
               "sizes the fixed costs of a call still weigh in."),
-         Expect::every_run, {{"fused_time_slope", time_slope}}});
+         // A full run's sizes reach far enough for n^2 to show; a quick run's smallest sizes are
+         // near the fixed costs, and on a loaded machine its slope read 1.52 to 1.64 (threshold 1.6).
+         Expect::full_run, {{"fused_time_slope", time_slope}}});
   // Blocks of 256 MiB and more are mapped afresh on every call (core/runtime/allocator.hpp).
   const double faults_per_mib = fused.page_faults.back() / fused.peak_mib.back(),
                faults_2048 = fused.at(fused.page_faults, 2048),
