@@ -167,7 +167,12 @@ RegionPolicy policy_from_environment() {
   if (std::string(v) == "caller") return RegionPolicy::caller;
   fail("ATTNLAB_REGION_POLICY", "must be adaptive, pool or caller, got '", v, "'");
 }
-RegionPolicy g_policy = policy_from_environment();
+// Read on first use, so that a bad value is an error at the first parallel region (an exception
+// naming the variable), not a crash before main.
+RegionPolicy& policy() {
+  static RegionPolicy p = policy_from_environment();
+  return p;
+}
 std::unordered_map<std::uint64_t, RegionCost> g_costs;  // by call site, n, grain and work
 RegionCounts g_counts;
 
@@ -207,13 +212,13 @@ int machine_threads() {
 
 void set_region_policy(RegionPolicy policy) {
   std::lock_guard<std::mutex> lock(g_pool_mu);
-  g_policy = policy;
+  attnlab::policy() = policy;
   g_costs.clear();
 }
 
 RegionPolicy region_policy() {
   std::lock_guard<std::mutex> lock(g_pool_mu);
-  return g_policy;
+  return policy();
 }
 
 RegionCounts region_counts(bool reset) {
@@ -247,12 +252,17 @@ void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std
   const std::function<void(std::size_t)> chunk = [&](std::size_t c) {
     body(c * n / chunks, (c + 1) * n / chunks);
   };
+  if (policy() == RegionPolicy::pool) {  // the default: no measuring, no bookkeeping beyond a count
+    ++g_counts.pool;
+    g_pool->run(chunks, chunk);
+    return;
+  }
   if (g_costs.size() > 4096) g_costs.clear();  // a program of ever-new shapes: start over
   std::uint64_t shape = body.target_type().hash_code();  // the call site: its lambda's type
   for (std::uint64_t part : {std::uint64_t(n), std::uint64_t(grain), std::uint64_t(work)})
     shape = (shape ^ part) * 0x100000001B3ull;
   RegionCost& cost = g_costs[shape];
-  const bool pool = g_policy == RegionPolicy::adaptive ? region_to_pool(cost) : g_policy == RegionPolicy::pool;
+  const bool pool = policy() == RegionPolicy::adaptive && region_to_pool(cost);
   // A worker asleep when the region starts costs it a wake-up (10 us to 200 us here) that says
   // nothing about the region: the rule keeps only times taken with the pool awake. Otherwise
   // regions left on the caller let the pool fall asleep, and the pool's next times, wake-ups
