@@ -177,8 +177,8 @@ void speed(std::vector<Trained>& runs, const Seq2SeqPlan& s, const data::DateTas
       "program's own work, as medians of ", rounds, " rounds in which the four models take turns (a burst of load "
       "hits all four alike). One training batch: $B$ = ", batch.source.ids.shape()[0], ", $T$ = ",
       batch.decoder_input.ids.shape()[1], " queries, $S$ = ", batch.source.ids.shape()[1], " keys, $H_d = 2H_e$ = ",
-      s.model.decoder_hidden, ", $A$ = ", s.model.attention_hidden, ", threads = ", lesson().args().threads,
-      ". Attention is the attention module alone, forward and backward, on random inputs of those shapes; step is a "
+      s.model.decoder_hidden, ", $A$ = ", s.model.attention_hidden, ", on one thread, so that CPU time is the work "
+      "itself. Attention is the attention module alone, forward and backward, on random inputs of those shapes; step is a "
       "whole training step (forward, backward, clipping, Adam) of a fresh model.");
   const Trained &dot = runs[0], &additive = runs[3];
   std::vector<std::vector<std::string>> rows;

@@ -3,10 +3,12 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include "core/ops.hpp"
 #include "core/runtime/allocator.hpp"
+#include "core/runtime/parallel.hpp"
 #include "lessons/kit/timing.hpp"
 #include "lessons/story/clock.hpp"
 #include "nn/layers.hpp"
@@ -164,4 +166,15 @@ TEST_CASE("training_step_medians: one step of each model per round, its weights 
                        Contains("training_step_medians"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(training_step_medians({&a}, [&](std::size_t) { return sum(x); }, 0), Contains("rounds"),
                        std::invalid_argument);
+}
+
+TEST_CASE("interleaved_medians: the work runs on one thread, the thread count set back after, also on a throw") {
+  set_threads(2);
+  int seen = 0;
+  interleaved_medians({[&] { seen = threads(); }}, 2);
+  CHECK(seen == 1);
+  CHECK(threads() == 2);
+  CHECK_THROWS_AS(interleaved_medians({[] { throw std::runtime_error("work failed"); }}, 1), std::runtime_error);
+  CHECK(threads() == 2);
+  set_threads(1);
 }

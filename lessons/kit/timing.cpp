@@ -9,6 +9,7 @@
 
 #include "core/random.hpp"
 #include "core/runtime/allocator.hpp"
+#include "core/runtime/parallel.hpp"
 #include "lessons/story/clock.hpp"
 #include "nn/optim.hpp"
 #include "lessons/story/stats.hpp"
@@ -25,6 +26,12 @@ std::vector<Timing> interleaved_medians(const std::vector<std::function<void()>>
   if (before.size() != work.size())
     throw std::invalid_argument(text("interleaved_medians: ", before.size(), " pieces to run before ", work.size(),
                                      " pieces of work"));
+  const int threads_before = threads();
+  set_threads(1);
+  struct Restore {
+    int n;
+    ~Restore() { set_threads(n); }
+  } restore{threads_before};
   std::vector<std::vector<double>> wall(work.size()), cpu(work.size());
   for (int r = 0; r <= rounds; ++r)
     for (std::size_t i = 0; i < work.size(); ++i) {

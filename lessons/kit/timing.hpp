@@ -19,7 +19,12 @@ struct Timing {
   double wall_ms = 0, cpu_ms = 0;  // medians; CPU time counts this process's own work only
 };
 
-// One warm-up round (not counted), then `rounds` counted ones.
+// One warm-up round (not counted), then `rounds` counted ones, all on one thread (the thread
+// count is set back after): these timings compare work, and with a pool the CPU time would also
+// count a second thread polling for its next job, up to 200 us a region (core/runtime/parallel.cpp),
+// which on a small op can be most of what is measured: on a 2-core CI machine at 2 threads lesson
+// 03's additive step measured 1.00 times the dot step's CPU time, its attention alone 94 % of it;
+// on one thread here, 1.42 times and 5.4 times for the attention.
 std::vector<Timing> interleaved_medians(const std::vector<std::function<void()>>& work, int rounds);
 // The same, with before[i] (when set) run ahead of every call of work[i], outside the time
 // measured. std::invalid_argument naming interleaved_medians unless there is one `before` a work.
