@@ -124,11 +124,12 @@ std::unique_ptr<nn::EncoderModel<float>> make_model(const Task& task, std::size_
 }
 
 // A model trained on a task: its held-out accuracy, per digit too, and its training in words.
-struct Trained { std::size_t heads, layers; std::unique_ptr<nn::EncoderModel<float>> model; History history;
+struct Trained { std::size_t heads = 0, layers = 0; std::unique_ptr<nn::EncoderModel<float>> model; History history;
                  std::string recipe; double accuracy = 0; std::vector<double> digits; };
 
 Trained train_heads(const Task& task, std::size_t heads, std::size_t layers, int epochs_quick) {
-  Trained t{heads, layers, make_model(task, heads, layers)};
+  Trained t;
+  t.heads = heads, t.layers = layers, t.model = make_model(task, heads, layers);
   nn::EncoderModel<float>& m = *t.model;
   Recipe r;  // Adam, a warm-up over 1/20 of the steps, a cosine decay to 1/20 of the peak, clipping at 1
   r.label = text(task.name, ", ", counted(long(layers), "layer"), ", ", counted(long(heads), "head"));

@@ -1,5 +1,6 @@
 #include "lessons/kit/linear_probe.hpp"
 
+#include <cmath>
 #include <stdexcept>
 
 #include <xtensor/xmath.hpp>
@@ -42,8 +43,16 @@ ProbeScores linear_probe(LabelledFeatures train, LabelledFeatures validation, La
   check_set(validation, "validation", k, r.classes);
   check_set(test, "test", k, r.classes);
   // Standardized with the training set's statistics (a constant feature stays 0: its spread is floored).
-  const Array<float> mu = xt::mean(train.x, {0});
-  const Array<float> sd = xt::sqrt(xt::mean(xt::square(train.x - mu), {0})) + 1e-3f;
+  // Written as loops: xtensor's reducer over (x - mu)^2 trips a false -Wstringop-overflow in GCC 12.
+  const std::size_t n = train.x.shape()[0];
+  Array<float> mu = xt::zeros<float>({k}), sd = xt::zeros<float>({k});
+  for (std::size_t j = 0; j < k; ++j) {
+    double sum = 0, squares = 0;
+    for (std::size_t i = 0; i < n; ++i) sum += train.x(i, j);
+    mu(j) = float(sum / double(n));
+    for (std::size_t i = 0; i < n; ++i) squares += double(train.x(i, j) - mu(j)) * double(train.x(i, j) - mu(j));
+    sd(j) = float(std::sqrt(squares / double(n))) + 1e-3f;
+  }
   for (LabelledFeatures* s : {&train, &validation, &test}) s->x = (s->x - mu) / sd;
   Generator gen(r.init_seed);
   LinearClassifier probe(k, r.classes, gen);
