@@ -3,8 +3,10 @@
 // console output in OUT/logs/NN_name.log; then gradcheck (its table into OUT/gradcheck/); then
 // writes the course book (OUT/index.html and a page per lesson, course/book.hpp) and prints a
 // summary: each lesson, its status, its headline metric and its time; with --slides, each lesson's
-// slides too (course/slides.hpp). A lesson that fails or runs past its time limit does not stop the
-// others. Exit 0 when everything ran, 1 otherwise.
+// slides too (course/slides.hpp). The same summary as data, OUT/runs.json: the machine, the date,
+// the mode, seed and threads, and each program's status, wall and CPU seconds (a quiet full run of
+// it is where lessons/reference/full_run_times.json comes from). A lesson that fails or runs past
+// its time limit does not stop the others. Exit 0 when everything ran, 1 otherwise.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +24,7 @@
 #include "course/slides.hpp"
 #include "io/files.hpp"
 #include "io/program.hpp"
+#include "lessons/story/clock.hpp"
 
 using namespace attnlab;
 using namespace attnlab::course;
@@ -33,7 +36,8 @@ constexpr const char* kUsage =
     "usage: course [--full] [--seed N] [--threads N] [--pdf] [--only NN,NN...] [--out DIR] [--timeout S]\n"
     "              [--bin DIR] [--slides] [--help] [--version]\n"
     "  Runs every lesson (quick runs unless --full), then gradcheck, writes the course book to\n"
-    "  DIR/index.html and prints a summary. A failed lesson does not stop the others.\n"
+    "  DIR/index.html, the times to DIR/runs.json, and prints a summary. A failed lesson does not\n"
+    "  stop the others.\n"
     "  --full         full runs (minutes each) instead of --quick ones (seconds)\n"
     "  --seed N       the seed of every lesson (default 0)\n"
     "  --threads N    threads of every lesson (default: this machine's CPUs, at most 8)\n"
@@ -63,6 +67,28 @@ std::vector<std::string> lesson_programs(const std::string& bin) {
   }
   std::sort(ids.begin(), ids.end());
   return ids;
+}
+
+// A program that ran, and the 1-minute load average as it started: was the machine quiet?
+struct TimedRun {
+  LessonRun run;
+  double load_at_start;
+};
+
+// OUT/runs.json, written whole or not at all.
+void write_runs_json(const std::string& out, bool full, const std::string& seed, const std::string& threads,
+                     const std::vector<TimedRun>& runs) {
+  nlohmann::ordered_json j;
+  j["machine"] = machine_name();
+  j["date"] = today_utc();
+  j["mode"] = full ? "full" : "quick";
+  j["seed"] = std::stoll(seed);
+  j["threads"] = std::stoi(threads);
+  j["runs"] = nlohmann::ordered_json::array();
+  for (const TimedRun& t : runs)
+    j["runs"].push_back({{"id", t.run.id}, {"status", t.run.status}, {"seconds", t.run.seconds},
+                         {"cpu_seconds", t.run.cpu_seconds}, {"load_average_at_start", t.load_at_start}});
+  write_file_atomic(out + "/runs.json", j.dump(1) + "\n");
 }
 
 std::string pad(const std::string& s, std::size_t n) { return s.size() >= n ? s : s + std::string(n - s.size(), ' '); }
@@ -100,6 +126,7 @@ int run(const std::vector<std::string>& args) {
   std::cout << "attnlab: the course, " << ids.size() << " lessons (" << mode << ", seed " << seed << ", " << threads
             << (threads == "1" ? " thread" : " threads") << "), output in " << out << "/\n\n";
   std::vector<LessonRun> runs;
+  std::vector<TimedRun> timed;  // the lessons, then gradcheck
   double total = 0.0, cpu = 0.0;
   for (std::size_t k = 0; k < ids.size(); ++k) {
     const std::string& id = ids[k];
@@ -107,9 +134,11 @@ int run(const std::vector<std::string>& args) {
     std::vector<std::string> argv = {bin + "/" + id, "--seed", seed, "--threads", threads, "--out", out + "/" + id};
     if (!full) argv.push_back("--quick");
     if (pdf) argv.push_back("--pdf");
+    const double load = lessons::load_average();
     const ProcessResult r = run_logged(argv, out + "/logs/" + id + ".log", timeout);
     total += r.seconds;
     runs.push_back({id, r.ok, r.status, r.seconds, r.cpu_seconds, "logs/" + id + ".log"});
+    timed.push_back({runs.back(), load});
     cpu += r.cpu_seconds;
     std::cout << pad(r.status, 10) << " " << seconds_text(r.seconds) << " s" << std::endl;
   }
@@ -119,6 +148,7 @@ int run(const std::vector<std::string>& args) {
   double gradcheck_seconds = 0.0, gradcheck_cpu = 0.0;
   if (executable(bin + "/gradcheck")) {
     std::cout << pad("gradcheck", 34) << std::flush;
+    const double load = lessons::load_average();
     const ProcessResult r =
         run_logged({bin + "/gradcheck", "--json", out + "/gradcheck/gradcheck.json"}, out + "/logs/gradcheck.log", timeout);
     gradcheck_status = r.status;
@@ -127,7 +157,9 @@ int run(const std::vector<std::string>& args) {
     total += r.seconds;
     cpu += r.cpu_seconds;
     std::cout << pad(r.status, 10) << " " << seconds_text(r.seconds) << " s" << std::endl;
+    timed.push_back({{"gradcheck", r.ok, r.status, r.seconds, r.cpu_seconds, "logs/gradcheck.log"}, load});
   }
+  write_runs_json(out, full, seed, threads, timed);
 
   const std::vector<BookLesson> book = write_book(out, runs);
 

@@ -13,7 +13,6 @@
 // also writes the runs as the lesson's reference (lessons/story/reference.hpp): full runs only.
 #include <algorithm>
 #include <iostream>
-#include <ctime>
 #include <filesystem>
 #include <map>
 
@@ -35,13 +34,6 @@ constexpr const char* kUsage =
     "  --reference FILE  also write the runs as the lesson's reference (full runs only)\n"
     "  Prints every metric's mean ± sd, min and max over the runs, the headline first, and how\n"
     "  many seeds each claim held on; exits 1 when a claim expected to hold failed on some seed.\n";
-
-std::string today() {
-  const std::time_t t = std::time(nullptr);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
-  return buf;
-}
 
 struct ClaimTally {
   std::string expect;
@@ -158,7 +150,7 @@ int run(const std::vector<std::string>& args) {
     r["mode"] = "full";
     r["seeds"] = seed_numbers;
     r["machine"] = machine_name();
-    r["date"] = today();
+    r["date"] = today_utc();
     r["threads"] = threads;
     r["seconds"] = {{"mean", mean_of(seconds)}, {"sd", stdev(seconds)}};
     Json ms = Json::object();

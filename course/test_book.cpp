@@ -267,6 +267,15 @@ TEST_CASE("the book in a real browser: every figure loads, the headings are ther
   const std::string out = d / "out";
   REQUIRE(shell("'" + kBin + "/course' --only 01,06 --out '" + out + "' > '" + (d / "log") + "' 2>&1") == 0);
 
+  // The summary as data: the machine, the mode, and every program that ran, gradcheck last.
+  const Json runs = Json::parse(read_file(out + "/runs.json"));
+  CHECK(contains(runs["machine"].get<std::string>(), "CPU"));
+  CHECK(runs["mode"] == "quick");
+  REQUIRE(runs["runs"].size() == 3);
+  CHECK(runs["runs"][0]["id"] == "01_attention_pooling");
+  CHECK(runs["runs"][2]["id"] == "gradcheck");
+  for (const Json& r : runs["runs"]) CHECK((r["status"] == "ok" && r["seconds"].get<double>() > 0));
+
   const Json story = Json::parse(read_file(out + "/06_attention_backward/story.json"));
   std::vector<std::string> headings = {"Metrics"};
   std::size_t figures = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <ctime>
 #include <iostream>
 #include <thread>
 
@@ -71,6 +72,13 @@ std::string machine_name() {
   }
   const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
   return model + ", " + std::to_string(cpus) + (cpus == 1 ? " CPU" : " CPUs");
+}
+
+std::string today_utc() {
+  const std::time_t t = std::time(nullptr);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+  return buf;
 }
 
 }  // namespace attnlab

@@ -33,4 +33,7 @@ long long integer_argument(const std::string& flag, const std::string& text, lon
 // ("an unknown CPU" where it has none) and its CPU count: "AMD EPYC (family 26, model 2), 2 CPUs".
 std::string machine_name();
 
+// Today's date in UTC, "2026-11-27": the day a measurement was recorded.
+std::string today_utc();
+
 }  // namespace attnlab

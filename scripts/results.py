@@ -6,6 +6,10 @@ which scripts/seeds.sh --reference records from full runs over seeds) and nowher
     lesson in one line, its headline as mean ± sd over the reference's seeds;
   - docs/results.md: every metric of every lesson's reference, and on how many seeds each claim held.
 
+The time a full run takes comes from lessons/reference/full_run_times.json: the runs.json of one
+`course --full` on a quiet machine, every lesson alone on it at the default threads (a reference's
+seeds ran with whatever else the machine was doing, so their times say little about one run's).
+
   scripts/results.py           rewrite both
   scripts/results.py --check   exit 1 (naming the file) when either differs from what the
                                references say: ctest runs this, so a number quoted in the README
@@ -71,23 +75,51 @@ def reference(lesson):
     return json.load(open(path, encoding="utf-8")) if os.path.exists(path) else None
 
 
+def full_run_times():
+    """lessons/reference/full_run_times.json, or None: the quiet full run's seconds of each lesson."""
+    path = os.path.join(ROOT, "lessons", "reference", "full_run_times.json")
+    if not os.path.exists(path):
+        return None
+    times = json.load(open(path, encoding="utf-8"))
+    if times.get("mode") != "full":
+        raise SystemExit(f"results: {os.path.relpath(path, ROOT)} is not from a full run (mode {times.get('mode')!r})")
+    times["seconds"] = {r["id"]: r["seconds"] for r in times["runs"] if r["status"] == "ok"}
+    return times
+
+
+def minutes_text(seconds):
+    """A run's length as a reader plans for it: "0.2 s", "45 s", "7.5 min"."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
 def seeds_text(ref):
     return ", ".join(str(s) for s in ref["seeds"])
 
 
 def readme_table():
-    rows = ["| # | lesson | headline of the full run: mean ± sd over seeds ([every number](docs/results.md)) |",
-            "| --- | --- | --- |"]
+    times = full_run_times()
+    rows = ["| # | lesson | headline of the full run: mean ± sd over seeds ([every number](docs/results.md)) | full run |",
+            "| --- | --- | --- | --- |"]
     for lesson in lessons():
+        took = minutes_text(times["seconds"][lesson]) if times and lesson in times["seconds"] else "—"
         ref = reference(lesson)
         number, name = lesson[:2], lesson[3:]
         if ref is None:
-            rows.append(f"| {number} | [{source_title(lesson)}](lessons/{lesson}.cpp) | full-run reference not recorded yet |")
+            rows.append(f"| {number} | [{source_title(lesson)}](lessons/{lesson}.cpp) | full-run reference not recorded yet | {took} |")
             continue
         h = ref.get("headline", "")
         m = ref["metrics"].get(h)
         head = f"`{h}` {plus_minus(m['mean'], m['sd'])} (seeds {seeds_text(ref)})" if m else "no headline metric"
-        rows.append(f"| {number} | [{ref.get('title') or name}](lessons/{lesson}.cpp) | {head} |")
+        rows.append(f"| {number} | [{ref.get('title') or name}](lessons/{lesson}.cpp) | {head} | {took} |")
+    if times:
+        loads = [r["load_average_at_start"] for r in times["runs"] if "load_average_at_start" in r]
+        load = f", load average {min(loads):.1f} to {max(loads):.1f} as each started" if loads else ""
+        total = sum(r["seconds"] for r in times["runs"])
+        rows += ["", f"Full run: one run of seed {times['seed']} at {times['threads']} threads with nothing else running "
+                     f"({times['machine']}, {times['date']}{load}), the whole course in {minutes_text(total)}; "
+                     f"`build/bin/course --full` writes the same times to `out/runs.json`."]
     return "\n".join(rows)
 
 
@@ -100,6 +132,7 @@ def results_page():
            "checks that it is up to date). Each lesson's book page shows the same reference beside the",
            "learner's own run. The machine is named: another CPU trains to slightly different digits.",
            ""]
+    times = full_run_times()
     for lesson in lessons():
         ref = reference(lesson)
         out.append(f"## {lesson}")
@@ -108,9 +141,13 @@ def results_page():
             out += [f"{source_title(lesson)}. No full-run reference recorded yet.", ""]
             continue
         secs = ref.get("seconds", {})
+        alone = ""
+        if times and lesson in times["seconds"]:
+            alone = (f" Alone on a quiet machine ({times['machine']}, {times['date']}, seed {times['seed']}, "
+                     f"{times['threads']} threads): {minutes_text(times['seconds'][lesson])}.")
         out.append(f"{ref.get('title', '')}. Full runs, seeds {seeds_text(ref)}, on {ref.get('machine', 'an unnamed machine')}, "
                    f"{ref.get('date', '')}, {ref.get('threads', 1)} thread(s): "
-                   f"{plus_minus(secs.get('mean', 0), secs.get('sd', 0))} s a run.")
+                   f"{plus_minus(secs.get('mean', 0), secs.get('sd', 0))} s a run, with whatever else ran beside them.{alone}")
         out.append("")
         out.append("| metric | mean ± sd | min | max |")
         out.append("| --- | --- | --- | --- |")
