@@ -21,8 +21,10 @@
 
 namespace attnlab::lessons::bert {
 
+// The full run's long phase is 16 epochs: at 4 (a minute less) the neighbour counts tied with the
+// model over seeds (issue 37); at 16 it passes them, in about a minute at 2 threads.
 ModelSettings model_settings() {
-  return full_or_quick(ModelSettings{64, 4, 4, 256, {32, 64, 8192, 10}, {128, 32, 2048, 4}, 2e-3, 400},
+  return full_or_quick(ModelSettings{64, 4, 4, 256, {32, 64, 8192, 10}, {128, 32, 2048, 16}, 2e-3, 400},
                        ModelSettings{48, 4, 2, 192, {32, 32, 4096, 6}, {64, 32, 1024, 1}, 4e-3, 64});
 }
 
