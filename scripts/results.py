@@ -115,7 +115,8 @@ def readme_table():
         rows.append(f"| {number} | [{ref.get('title') or name}](lessons/{lesson}.cpp) | {head} | {took} |")
     if times:
         loads = [r["load_average_at_start"] for r in times["runs"] if "load_average_at_start" in r]
-        load = f", load average {min(loads):.1f} to {max(loads):.1f} as each started" if loads else ""
+        load = (f", load average {min(loads):.1f} to {max(loads):.1f} as each started"
+                if loads and len(loads) == len(times["runs"]) else "")
         total = sum(r["seconds"] for r in times["runs"])
         rows += ["", f"Full run: one run of seed {times['seed']} at {times['threads']} threads with nothing else running "
                      f"({times['machine']}, {times['date']}{load}), the whole course in {minutes_text(total)}; "
