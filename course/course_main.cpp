@@ -178,7 +178,7 @@ int run(const std::vector<std::string>& args) {
     }
   }
 
-  std::size_t w = 6, hw = 17;  // the lesson and headline columns, as wide as their widest entry
+  std::size_t w = 11, hw = 17;  // the lesson and headline columns, as wide as their widest entry ("gradcheck" too)
   auto headline_of = [](const BookLesson& l) {
     return l.headline_value ? l.headline + " = " + metric_text(*l.headline_value) : std::string("-");
   };
