@@ -365,6 +365,7 @@ plots::Figure pretraining_figure(const History& h, std::size_t first_phase_epoch
   const double top = std::max(*std::max_element(training.y.begin(), training.y.end()), unigram.loss);
   plots::LineOptions lo;
   lo.markers = true;
+  lo.ymin = 0.0;  // a cross-entropy is never below 0: the axis starts there, not at a padded -1
   plots::line_plot(fig.panel(0).title("Cross-entropy of the masked characters").xlabel("training step").ylabel("nats"),
                    {colored(curve("training (mean over steps)", training.x, training.y), 0),
                     colored(curve(text("validation, windows of ", short_chars), epoch_end, vls), 1),
