@@ -131,6 +131,17 @@ TEST_CASE("make_seq2seq_batch: teacher forcing shifts the target by one") {
   CHECK_THROWS_AS(make_seq2seq_batch(d, {0}), ShapeError);
 }
 
+TEST_CASE("first_pairs: the first n pairs in order, all of them when the set is smaller") {
+  EncodedPairs set;
+  set.source = {{1, 2}, {3}, {4, 5, 6}};
+  set.target = {{7}, {8, 9}, {10}};
+  const EncodedPairs two = first_pairs(set, 2);
+  CHECK(two.source == std::vector<Sequence>{{1, 2}, {3}});
+  CHECK(two.target == std::vector<Sequence>{{7}, {8, 9}});
+  CHECK(first_pairs(set, 10).size() == 3);
+  CHECK(first_pairs(set, 0).size() == 0);
+}
+
 TEST_CASE("first_rows, epoch_order and batch_slices") {
   CHECK(first_rows(3) == std::vector<std::size_t>{0, 1, 2});
   CHECK(first_rows(0).empty());

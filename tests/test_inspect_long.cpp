@@ -36,13 +36,6 @@ const std::vector<Method> kMethods = {{"transformer_sinusoidal", "transformer", 
                                       {"transformer_rope", "rope", nn::Positional::Rotary, "rope"},
                                       {"transformer_alibi", "alibi", nn::Positional::ALiBi, "alibi"}};
 
-data::EncodedPairs first(const data::EncodedPairs& split, std::size_t n) {
-  data::EncodedPairs out;
-  for (std::size_t i = 0; i < std::min(n, split.size()); ++i)
-    out.source.push_back(split.source[i]), out.target.push_back(split.target[i]);
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("lesson 09's reference Transformers still translate as the lesson measured, on held-out sentences") {
@@ -63,7 +56,7 @@ TEST_CASE("lesson 09's reference Transformers still translate as the lesson meas
     CHECK(task.source_vocab.tokens() == m.source.tokens());
     CHECK(task.target_vocab.tokens() == m.target.tokens());
     CHECK(task.test.size() == m.held_out.examples);
-    const data::EncodedPairs sample = first(task.test, 200);
+    const data::EncodedPairs sample = data::first_pairs(task.test, 200);
     const double bleu = nn::corpus_bleu(nn::translate(*m.model, sample), sample.target).score;
     MESSAGE(method.stem, ": BLEU ", bleu, " on the first 200 test sentences; card: ", m.held_out.value);
     CHECK(std::abs(bleu - m.held_out.value) <= 0.02);
@@ -82,7 +75,7 @@ TEST_CASE("inspect long --method M: each model's translation; bad input and a mi
   // write what nn::translate writes for it.
   const LoadedTransformer first_model = load_transformer(kReference, kMethods[0].stem);
   const data::TranslationTask task = data::make_translation_task(first_model.task);
-  const data::EncodedPairs one = first(task.longer_ids, 1);
+  const data::EncodedPairs one = data::first_pairs(task.longer_ids, 1);
   std::string typed = task.longer[0].source;
   typed[0] = char(std::toupper(static_cast<unsigned char>(typed[0])));
   for (const Method& method : kMethods) {

@@ -29,14 +29,6 @@ const std::string kReference = kSource + "/lessons/checkpoints/08_transformer";
 // The message of whatever f throws.
 std::string any_error(const std::function<void()>& f) { return attnlab::testing::error_of<std::exception>(f); }
 
-// The first n sentences of a split.
-data::EncodedPairs first(const data::EncodedPairs& split, std::size_t n) {
-  data::EncodedPairs out;
-  for (std::size_t i = 0; i < std::min(n, split.size()); ++i)
-    out.source.push_back(split.source[i]), out.target.push_back(split.target[i]);
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("the reference Transformer still translates as its lesson measured, on held-out sentences") {
@@ -52,7 +44,7 @@ TEST_CASE("the reference Transformer still translates as its lesson measured, on
   CHECK(task.source_vocab.tokens() == m.source.tokens());
   CHECK(task.target_vocab.tokens() == m.target.tokens());
   CHECK(task.test.size() == m.held_out.examples);
-  const data::EncodedPairs sample = first(task.test, 300);
+  const data::EncodedPairs sample = data::first_pairs(task.test, 300);
   const double bleu = nn::corpus_bleu(nn::translate(*m.model, sample), sample.target).score;
   MESSAGE("reference Transformer: BLEU ", bleu, " on the first 300 test sentences; card: ", m.held_out.value);
   CHECK(std::abs(bleu - m.held_out.value) <= 0.02);
@@ -96,7 +88,7 @@ TEST_CASE("inspect translate: translations, figures and explorer; unknown words 
   // model writes for them (nn::translate on the same sentences).
   const LoadedTransformer m = load_transformer(kReference, "transformer");
   const data::TranslationTask task = data::make_translation_task(m.task);
-  const data::EncodedPairs two = first(task.test, 2);
+  const data::EncodedPairs two = data::first_pairs(task.test, 2);
   const std::vector<data::Sequence> expected = nn::translate(*m.model, two);
   std::string typed = task.pairs.test[0].source;
   typed[0] = char(std::toupper(static_cast<unsigned char>(typed[0])));

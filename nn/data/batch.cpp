@@ -48,6 +48,12 @@ std::vector<std::size_t> first_rows(std::size_t n) {
   return r;
 }
 
+EncodedPairs first_pairs(const EncodedPairs& set, std::size_t n) {
+  const std::size_t kept = std::min(n, set.size());
+  return {std::vector<Sequence>(set.source.begin(), set.source.begin() + long(kept)),
+          std::vector<Sequence>(set.target.begin(), set.target.begin() + long(kept))};
+}
+
 PaddedBatch pad_sequences(const std::vector<Sequence>& seqs, Index pad_id) {
   return pad_rows("pad_sequences", seqs, first_rows(seqs.size()), pad_id, nullptr, nullptr);
 }

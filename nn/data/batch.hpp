@@ -95,6 +95,8 @@ Seq2SeqBatch make_seq2seq_batch(const EncodedPairs& data, const std::vector<std:
 
 // Rows 0, 1, ..., n-1: the first n examples of a set, in order.
 std::vector<std::size_t> first_rows(std::size_t n);
+// The first n pairs of a set (all of them when it holds fewer), in order: a sample to score.
+EncodedPairs first_pairs(const EncodedPairs& set, std::size_t n);
 
 // The example order of one epoch, a function of (seed, epoch) alone: epoch 7 has the same
 // order whether or not epochs 0..6 ran, so a resumed run sees the same data. Identity order
