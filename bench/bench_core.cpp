@@ -472,6 +472,8 @@ int run(const std::vector<std::string>& args) {
         {"GPT ff in (4096, 128 -> 512)", 4096, 128, 512},
         {"GPT ff out (4096, 512 -> 128)", 4096, 512, 128},
         {"large (2048, 512 -> 512)", 2048, 512, 512},
+        {"large ff in (2048, 512 -> 2048)", 2048, 512, 2048},
+        {"large ff out (2048, 2048 -> 512)", 2048, 2048, 512},
     };
     for (const LinearShape& sh : linears) {
       print_comparison(sh.name, linear_gflops(sh, cfg), limit);

@@ -13,6 +13,7 @@
 #include "core/ops/transpose.hpp"
 #include "core/runtime/blas.hpp"
 #include "core/runtime/gemm_plan.hpp"
+#include "core/runtime/panel_gemm.hpp"
 #include "core/runtime/parallel.hpp"
 #include "core/runtime/tall_gemm.hpp"
 
@@ -153,11 +154,16 @@ double tolerance(std::size_t terms) {
 // to block_gemm_limit / 8 (tall_gemm.cpp); elsewhere up to small_gemm_limit / 8 at most.
 bool large_panels() { return cpu_has_avx512() && !blas_runs_avx512(); }
 
+// With AVX-512, panels of 512 x 512 and wider are cut into tiles of C (panel_gemm.hpp).
+bool tiles() { return cpu_has_avx512() && small_gemm_enabled(); }
+
 TEST_CASE_TEMPLATE("a tall product equals the definition, with remainders and accumulation", T, float, double) {
   Generator gen(3);
   struct Shape { std::size_t m, n, k; bool generated; };
+  // The last four are tiles with AVX-512: whole tiles, and short rows, columns and corners.
   for (const Shape s : {Shape{2176, 64, 64, true}, Shape{131, 48, 16, true}, Shape{5, 7, 3, true},
-                        Shape{100, 600, 600, large_panels()}, Shape{20, 2048, 1024, false}}) {
+                        Shape{100, 600, 600, large_panels() || tiles()}, Shape{20, 2048, 1024, tiles()},
+                        Shape{128, 512, 512, tiles()}, Shape{130, 520, 600, tiles()}}) {
     CAPTURE(s.m);
     CHECK(tall_gemm_generated(s.n, s.k) == s.generated);
     const auto a = random_vector<T>(s.m * s.k, gen), b = random_vector<T>(s.k * s.n, gen);
@@ -170,14 +176,22 @@ TEST_CASE_TEMPLATE("a tall product equals the definition, with remainders and ac
     std::vector<T> twice(want);
     for (auto& x : twice) x *= T(2);
     CHECK(worst_difference(c, twice) <= 2 * tolerance<T>(s.k));
+    // The weight form: C = A W^T with W = B^T (n x k) as stored, the same product.
+    std::vector<T> w(s.n * s.k);
+    for (std::size_t i = 0; i < s.k; ++i)
+      for (std::size_t j = 0; j < s.n; ++j) w[j * s.k + i] = b[i * s.n + j];
+    std::vector<T> cw(s.m * s.n, T(99));
+    gemm_tall_weight(s.m, s.n, s.k, a.data(), w.data(), cw.data());
+    CHECK(worst_difference(cw, want) <= tolerance<T>(s.k));
   }
 }
 
 TEST_CASE_TEMPLATE("a transposed tall product sums every row, over one slab or many", T, float, double) {
   Generator gen(4);
   struct Shape { std::size_t m, n, r; };
+  // The last three are tiles with AVX-512, the third summing two whole slabs and a part.
   for (const Shape s : {Shape{64, 64, 2176}, Shape{16, 48, 511}, Shape{16, 48, 1025}, Shape{3, 5, 7},
-                        Shape{600, 600, 40}}) {
+                        Shape{600, 600, 40}, Shape{512, 512, 512}, Shape{520, 700, 1100}}) {
     CAPTURE(s.r);
     const auto a = random_vector<T>(s.r * s.m, gen), b = random_vector<T>(s.r * s.n, gen);
     const std::vector<T> want = naive(true, s.m, s.n, s.r, a, s.m, b, s.n);
@@ -193,8 +207,11 @@ TEST_CASE("tall products: blocks under 32 rows take kernels only with AVX-512") 
   CHECK(tall_gemm_generated(192, 64) == cpu_has_avx512());
   CHECK(tall_gemm_generated(256, 64) == cpu_has_avx512());  // 8 rows
   // 512 x 512: 8 rows exceed small_gemm_limit, not block_gemm_limit (blocks of 16 rows)
-  CHECK(tall_gemm_generated(512, 512) == large_panels());
-  CHECK_FALSE(tall_gemm_generated(2048, 1024));  // not even 8 rows under either limit: BLAS everywhere
+  CHECK(tall_gemm_generated(512, 512) == (large_panels() || tiles()));
+  // not even 8 rows under either limit: BLAS, or tiles with AVX-512
+  CHECK(tall_gemm_generated(2048, 1024) == tiles());
+  CHECK(panel_gemm_applies(512, 512) == tiles());
+  CHECK_FALSE(panel_gemm_applies(128, 512));  // narrower panels keep blocks of whole rows
 }
 
 TEST_CASE("attention blocks: sums over 128 keys or more go to BLAS only without AVX-512") {
@@ -229,6 +246,30 @@ TEST_CASE("tall products: empty sums, kernels switched off, and the same bits at
   const auto one = run(1, true), two = run(2, true), blas = run(1, false);
   CHECK(one.first == two.first);    // row blocks are independent
   CHECK(one.second == two.second);  // slab sums are added in slab order
+  CHECK(worst_difference(one.first, blas.first) <= tolerance<float>(k));
+  CHECK(worst_difference(one.second, blas.second) <= tolerance<float>(m));
+}
+
+TEST_CASE("tiles: the same bits at one, two and three threads, and the same sums as BLAS") {
+  Generator gen(7);
+  const std::size_t m = 300, n = 520, k = 600;  // short rows, short columns and a short slab
+  const auto a = random_vector<float>(m * k, gen), b = random_vector<float>(k * n, gen);
+  const auto dy = random_vector<float>(m * n, gen);
+  auto run = [&](int threads, bool generated) {
+    set_threads(threads);
+    set_small_gemm(generated);
+    std::vector<float> c(m * n), dw(k * n);
+    gemm_tall(m, n, k, a.data(), b.data(), c.data());
+    gemm_tall_transposed(k, n, m, a.data(), dy.data(), dw.data());  // dW = A^T dY, a sum over m
+    set_small_gemm(true);
+    set_threads(1);
+    return std::make_pair(c, dw);
+  };
+  const auto one = run(1, true), two = run(2, true), three = run(3, true), blas = run(1, false);
+  CHECK(one.first == two.first);
+  CHECK(one.first == three.first);
+  CHECK(one.second == two.second);
+  CHECK(one.second == three.second);
   CHECK(worst_difference(one.first, blas.first) <= tolerance<float>(k));
   CHECK(worst_difference(one.second, blas.second) <= tolerance<float>(m));
 }

@@ -235,12 +235,7 @@ Tensor<T> linear(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& b
   }
   const T* W = weight.value().data();
   if (tall_gemm_generated(out_f, in)) {
-    // Generated kernels take B as stored, so W^T (in x out) is copied once: in * out entries
-    // against R * in * out multiply-adds.
-    std::vector<T> wt(in * out_f);
-    for (std::size_t o = 0; o < out_f; ++o)
-      for (std::size_t i = 0; i < in; ++i) wt[i * out_f + o] = W[o * in + i];
-    gemm_tall(R, out_f, in, x.value().data(), wt.data(), y.data(), has_bias);
+    gemm_tall_weight(R, out_f, in, x.value().data(), W, y.data(), has_bias);
   } else {
     gemm_block(false, true, R, out_f, in, x.value().data(), W, has_bias ? T(1) : T(0), y.data());
   }

@@ -5,6 +5,7 @@
 
 #include "core/runtime/blas.hpp"
 #include "core/runtime/gemm_plan.hpp"
+#include "core/runtime/panel_gemm.hpp"
 #include "core/runtime/parallel.hpp"
 
 namespace attnlab {
@@ -45,11 +46,14 @@ std::size_t grain(std::size_t block_work) { return grain_for(block_work, std::si
 
 }  // namespace
 
-bool tall_gemm_generated(std::size_t n, std::size_t k) { return rows_per_block(n * k) != 0; }
+bool tall_gemm_generated(std::size_t n, std::size_t k) {
+  return panel_gemm_applies(n, k) || rows_per_block(n * k) != 0;
+}
 
 template <class T>
 void gemm_tall(std::size_t m, std::size_t n, std::size_t k, const T* a, const T* b, T* c, bool accumulate) {
   if (m == 0 || n == 0) return;
+  if (panel_gemm_applies(n, k)) return gemm_panels(m, n, k, a, b, /*b_transposed=*/false, c, accumulate);
   const std::size_t rows = rows_per_block(n * k);
   if (rows == 0 || k == 0) {
     GemmPlan<T>(false, m, n, k, k, n, n, accumulate)(a, b, c);  // BLAS, or C = 0 for k = 0
@@ -65,8 +69,21 @@ void gemm_tall(std::size_t m, std::size_t n, std::size_t k, const T* a, const T*
 }
 
 template <class T>
+void gemm_tall_weight(std::size_t m, std::size_t n, std::size_t k, const T* a, const T* w, T* c, bool accumulate) {
+  if (m == 0 || n == 0) return;
+  if (panel_gemm_applies(n, k)) return gemm_panels(m, n, k, a, w, /*b_transposed=*/true, c, accumulate);
+  // Row blocks take B as stored, so W^T (k x n) is copied once: k n entries against m k n
+  // multiply-adds.
+  std::vector<T> wt(k * n);
+  for (std::size_t o = 0; o < n; ++o)
+    for (std::size_t i = 0; i < k; ++i) wt[i * n + o] = w[o * k + i];
+  gemm_tall(m, n, k, a, wt.data(), c, accumulate);
+}
+
+template <class T>
 void gemm_tall_transposed(std::size_t m, std::size_t n, std::size_t r, const T* a, const T* b, T* c) {
   if (m == 0 || n == 0) return;
+  if (panel_gemm_applies(n, m)) return gemm_panels_transposed(m, n, r, a, b, c);
   const std::size_t rows = rows_per_block(m * n);
   if (rows == 0 || r == 0) {
     GemmPlan<T>(true, m, n, r, m, n, n)(a, b, c);
@@ -95,6 +112,10 @@ void gemm_tall_transposed(std::size_t m, std::size_t n, std::size_t r, const T* 
 
 template void gemm_tall<float>(std::size_t, std::size_t, std::size_t, const float*, const float*, float*, bool);
 template void gemm_tall<double>(std::size_t, std::size_t, std::size_t, const double*, const double*, double*, bool);
+template void gemm_tall_weight<float>(std::size_t, std::size_t, std::size_t, const float*, const float*, float*,
+                                      bool);
+template void gemm_tall_weight<double>(std::size_t, std::size_t, std::size_t, const double*, const double*, double*,
+                                       bool);
 template void gemm_tall_transposed<float>(std::size_t, std::size_t, std::size_t, const float*, const float*, float*);
 template void gemm_tall_transposed<double>(std::size_t, std::size_t, std::size_t, const double*, const double*, double*);
 

@@ -6,9 +6,10 @@
 // blocks spread over attnlab's threads (bench_core, section d, measures both in one run).
 //
 // That is with AVX-512. Without it, blocks of 8 and 16 rows lost to OpenBLAS, so there a block
-// needs 32 rows (tall_gemm.cpp gives the measurement). Both fall back to one BLAS call when the
-// panel is too large for a kernel (n k above small_gemm_limit / 8, or / 32 without AVX-512;
-// block_gemm_limit / 8 where the CPU has AVX-512 and OpenBLAS does not use it) or
+// needs 32 rows (tall_gemm.cpp gives the measurement). With it, panels of 512 x 512 and wider go to
+// tiles of C instead of blocks of whole rows (core/runtime/panel_gemm.hpp). The rest fall back to
+// one BLAS call when the panel is too large for a kernel (n k above small_gemm_limit / 8, or / 32
+// without AVX-512; block_gemm_limit / 8 where the CPU has AVX-512 and OpenBLAS does not use it) or
 // generated kernels are switched off.
 #pragma once
 
@@ -21,6 +22,13 @@ namespace attnlab {
 template <class T>
 void gemm_tall(std::size_t m, std::size_t n, std::size_t k, const T* a, const T* b, T* c,
                bool accumulate = false);
+
+// C (m x n) = A W^T, or C += A W^T, for W (n x k) as stored: a Linear layer's y = x W^T. The
+// kernels take their B as stored, so W^T is copied first (into the panels themselves where the
+// panel is wide enough for tiles, core/runtime/panel_gemm.hpp).
+template <class T>
+void gemm_tall_weight(std::size_t m, std::size_t n, std::size_t k, const T* a, const T* w, T* c,
+                      bool accumulate = false);
 
 // C (m x n) = A^T B for A (r x m) and B (r x n), a sum over the r rows (a weight gradient,
 // dW = dY^T X). The rows are cut into slabs of a fixed size, each slab's sum formed by kernels,
