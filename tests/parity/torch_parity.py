@@ -109,35 +109,44 @@ def fam_gru(c, X):
     return {"output": out, "state": h}, links
 
 
-def fam_attention(c, X):
-    """Attention <score> ...: the score by its formula, then the masked softmax and the weighted sum.
+def luong_score(score, p, q, k):
+    """The score of every query q (B, Lq, dq) against every key k (B, Lk, dk), by its formula,
+    with the score's weights p under their names in the score ("w_q.weight"):
     additive v . tanh(W_q q + b_q + W_k k + b_k) + b_v; dot q.k; scaled dot q.k / sqrt(d);
     general q^T W k (W (dq, dk)); concat v . tanh(W [q; k]) on every (i, j) pair."""
-    p = leaves({n[len("score."):]: v for n, v in c.get("param", {}).items()})
-    q, k, v = X["query"], X["keys"], X["values"]
-    words = c["case"].split()
-    score = "scaled dot" if words[1] == "scaled" else words[1]
-    step = q.dim() == 2
-    if step:
-        q = q.unsqueeze(1)
     if score == "additive":
         pq = F.linear(q, p["w_q.weight"], p.get("w_q.bias"))
         pk = F.linear(k, p["w_k.weight"], p.get("w_k.bias"))
-        s = F.linear(torch.tanh(pq.unsqueeze(2) + pk.unsqueeze(1)), p["v.weight"],
-                     p.get("v.bias")).squeeze(-1)
-    elif score in ("dot", "scaled dot"):
+        return F.linear(torch.tanh(pq.unsqueeze(2) + pk.unsqueeze(1)), p["v.weight"],
+                        p.get("v.bias")).squeeze(-1)
+    if score in ("dot", "scaled dot"):
         s = q @ k.transpose(1, 2)
-        if score == "scaled dot":
-            s = s / math.sqrt(q.shape[-1])
-    elif score == "general":
-        s = torch.einsum("bid,de,bje->bij", q, p["w.weight"], k)
-    elif score == "concat":
+        return s / math.sqrt(q.shape[-1]) if score == "scaled dot" else s
+    if score == "general":
+        return torch.einsum("bid,de,bje->bij", q, p["w.weight"], k)
+    if score == "concat":
         B, Lq, Lk = q.shape[0], q.shape[1], k.shape[1]
         pairs = torch.cat([q.unsqueeze(2).expand(B, Lq, Lk, q.shape[2]),
                            k.unsqueeze(1).expand(B, Lq, Lk, k.shape[2])], dim=-1)
-        s = F.linear(torch.tanh(F.linear(pairs, p["w.weight"])), p["v.weight"]).squeeze(-1)
-    else:
-        raise ValueError("unknown score " + score)
+        return F.linear(torch.tanh(F.linear(pairs, p["w.weight"])), p["v.weight"]).squeeze(-1)
+    raise ValueError("unknown score " + score)
+
+
+def score_name(case):
+    """The score a case names second: "Attention scaled dot masked" -> "scaled dot"."""
+    words = case.split()
+    return "scaled dot" if words[1] == "scaled" else words[1]
+
+
+def fam_attention(c, X):
+    """Attention <score> ...: the score by its formula (luong_score), then the masked softmax and
+    the weighted sum."""
+    p = leaves({n[len("score."):]: v for n, v in c.get("param", {}).items()})
+    q, k, v = X["query"], X["keys"], X["values"]
+    step = q.dim() == 2
+    if step:
+        q = q.unsqueeze(1)
+    s = luong_score(score_name(c["case"]), p, q, k)
     w = masked_softmax(s, c.get("data", {}).get("key_mask"))
     ctx = w @ v
     if step:
