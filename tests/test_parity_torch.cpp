@@ -15,7 +15,8 @@
 // export (save_checkpoint), and the second python run loads the export with strict=True, checks
 // it holds the very values it saved, and runs the input again ("<case>/reloaded/<name>").
 //
-// The Case these are written with: tests/parity/case.hpp.
+// The Case these are written with, and the cases of the later lessons' variants (grouped-query,
+// local, graph, sparse and hard attention): tests/parity/case.hpp, tests/parity/variant_cases.cpp.
 //
 // Every array must agree to |ours - torch| <= 1e-9 * max(1, |torch|); the worst difference of
 // each quantity is printed. Two python processes in all (importing torch costs more than the
@@ -535,6 +536,7 @@ Parity run_parity() {
   shaw_cases(in, p.ours);
   optimizer_case<nn::Adam<double>>(in, p.ours, "Adam weight_decay", 91);
   optimizer_case<nn::AdamW<double>>(in, p.ours, "AdamW weight_decay", 92);
+  parity_cases::variant_cases(in, p.ours);
   for (const auto& [key, array] : p.ours.entries()) in.add(key, array);  // ours too, for debugging
   save_npz(in_path, in);
   from_torch_cases(dir, p, from_torch);  // after in.npz: the script reads these from the exports
@@ -628,6 +630,21 @@ TEST_CASE("parity: ShawRelativePosition vs nn.MultiheadAttention with the term a
 }
 TEST_CASE("parity: Adam vs torch.optim.Adam") { compare_family("Adam"); }
 TEST_CASE("parity: AdamW vs torch.optim.AdamW") { compare_family("AdamW"); }
+
+// The later lessons' variants (tests/parity/variant_cases.cpp), each against its paper's formula.
+TEST_CASE("parity: grouped-query and multi-query attention (kv_heads 2 and 1 of 4)") {
+  compare_family("GroupedQueryAttention");
+}
+TEST_CASE("parity: repeat_heads vs repeat_interleave") { compare_family("repeat_heads"); }
+TEST_CASE("parity: Luong's local-p attention") { compare_family("LocalPAttention"); }
+TEST_CASE("parity: Luong's local-m attention") { compare_family("local_m_attention"); }
+TEST_CASE("parity: GraphAttention (GAT), several heads, masked by adjacency") { compare_family("GraphAttention"); }
+TEST_CASE("parity: MeanAggregation (mean over neighbourhoods)") { compare_family("MeanAggregation"); }
+TEST_CASE("parity: sparse_attention vs a dense mask of the same pattern") { compare_family("sparse_attention"); }
+TEST_CASE("parity: log_of_chosen vs Categorical.log_prob") { compare_family("log_of_chosen"); }
+TEST_CASE("parity: doubly_stochastic_penalty (Show, Attend and Tell)") {
+  compare_family("doubly_stochastic_penalty");
+}
 
 // PyTorch first: its state_dict loads by name, runs equal, and our export loads back strictly.
 TEST_CASE("state_dict both ways: nn.MultiheadAttention") { compare_family("nn.MultiheadAttention"); }

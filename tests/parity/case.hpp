@@ -1,6 +1,7 @@
-// What the files of the PyTorch parity test share (tests/test_parity_torch.cpp runs it): a Case,
-// which records one computation of ours for tests/parity/torch_parity.py to rebuild in torch, and
-// the masks the cases pad with. The conventions ("<case>/<kind>/<name>" keys, the first word a family) are in
+// What both files of the PyTorch parity test share (tests/test_parity_torch.cpp runs it; the cases
+// of the later lessons' variants are in tests/parity/variant_cases.cpp): a Case, which records one
+// computation of ours for tests/parity/torch_parity.py to rebuild in torch, and the masks the cases
+// pad with. The conventions ("<case>/<kind>/<name>" keys, the first word a family) are in
 // test_parity_torch.cpp's header comment.
 #pragma once
 
@@ -98,5 +99,9 @@ inline Mask length_mask(const std::vector<std::size_t>& lengths, std::size_t L) 
     for (std::size_t t = 0; t < lengths[b] && t < L; ++t) m(b, t) = true;
   return m;
 }
+
+// The cases of the variants the later lessons added (grouped-query, local, graph, sparse and hard
+// attention, the captioner's coverage penalty): tests/parity/variant_cases.cpp.
+void variant_cases(Npz& in, Npz& ours);
 
 }  // namespace attnlab::parity_cases
