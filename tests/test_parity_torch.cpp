@@ -16,7 +16,8 @@
 // it holds the very values it saved, and runs the input again ("<case>/reloaded/<name>").
 //
 // The Case these are written with, and the cases of the later lessons' variants (grouped-query,
-// local, graph, sparse and hard attention): tests/parity/case.hpp, tests/parity/variant_cases.cpp.
+// local, graph, sparse and hard attention, the captioner): tests/parity/case.hpp,
+// tests/parity/variant_cases.cpp.
 //
 // Every array must agree to |ours - torch| <= 1e-9 * max(1, |torch|); the worst difference of
 // each quantity is printed. Two python processes in all (importing torch costs more than the
@@ -645,6 +646,7 @@ TEST_CASE("parity: log_of_chosen vs Categorical.log_prob") { compare_family("log
 TEST_CASE("parity: doubly_stochastic_penalty (Show, Attend and Tell)") {
   compare_family("doubly_stochastic_penalty");
 }
+TEST_CASE("parity: Captioner soft and hard, PatchEncoder, reinforce_loss") { compare_family("Captioner"); }
 
 // PyTorch first: its state_dict loads by name, runs equal, and our export loads back strictly.
 TEST_CASE("state_dict both ways: nn.MultiheadAttention") { compare_family("nn.MultiheadAttention"); }

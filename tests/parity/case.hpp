@@ -101,7 +101,7 @@ inline Mask length_mask(const std::vector<std::size_t>& lengths, std::size_t L) 
 }
 
 // The cases of the variants the later lessons added (grouped-query, local, graph, sparse and hard
-// attention, the captioner's coverage penalty): tests/parity/variant_cases.cpp.
+// attention, the captioner and its coverage penalty): tests/parity/variant_cases.cpp.
 void variant_cases(Npz& in, Npz& ours);
 
 }  // namespace attnlab::parity_cases

@@ -488,6 +488,80 @@ def fam_doubly_stochastic(c, X):
     return {"penalty": ((tau - per_patch) ** 2).sum() / B}, {}
 
 
+def sub(params, prefix):
+    """The weights under prefix, renamed without it ("cell.weight_ih" -> "weight_ih")."""
+    return {n[len(prefix):]: t for n, t in params.items() if n.startswith(prefix)}
+
+
+def fam_captioner(c, X):
+    """Show, Attend and Tell (Xu et al. 2015) on the patches of a Vision Transformer (Dosovitskiy
+    et al. 2020), as nn/caption/captioner.hpp describes it:
+      annotations a = LayerNorm(encoder(patches W_p^T + b_p + positions)), the p x p patches cut
+        row-major over the grid, each flattened channel-major; the encoder torch's own pre-norm
+        nn.TransformerEncoder without a final norm, or none;
+      s_0 = tanh(W_init mean_i a_i + b_init) (the paper's start) or 0;
+      word t: e_ti = v . tanh(W_q s_{t-1} + W_k a_i), alpha_t = softmax_i(e_t); soft reads
+        z_t = sum_i alpha_ti a_i, hard the drawn patch z_t = a_{c_t} (the draws replayed);
+        s_t = GRUCell([E y_{t-1}; z_t], s_{t-1}) (torch's nn.GRUCell);
+        logits_t = W_o [s_t; z_t] + b_o.
+    Hard also gives log alpha_{t, c_t} and the REINFORCE surrogate (Williams 1992; the paper's
+    section 4.1, with a baseline b): CE(logits, targets) - mean_{b, t} (r_b - b) log alpha_{t, c_t}
+    over the counted words, r_b = sum_t log softmax(logits_t)[y_bt] held constant."""
+    cfg, data = c["cfg"], c["data"]
+    p = leaves(c["param"])
+    links = dict(p)
+    images = X["images"]
+    B, H, W = images.shape
+    P = int(cfg["patch"])
+    grid = images.reshape(B, 1, H // P, P, W // P, P)  # (B, C, rows, i, columns, j)
+    patches = grid.permute(0, 2, 4, 1, 3, 5).reshape(B, -1, P * P)
+    x = F.linear(patches, p["encoder.patch_embed.proj.weight"], p["encoder.patch_embed.proj.bias"])
+    x = x + p["encoder.pos_embed.weight"][: x.shape[1]]
+    if int(cfg["num_layers"]) > 0:
+        encoder = torch_module("TransformerEncoder", dict(cfg, final_norm=0))
+        bound = bind(encoder, sub(c["param"], "encoder.encoder."))
+        links.update({"encoder.encoder." + n: t for n, t in bound.items()})
+        x = encoder(x)
+    a = F.layer_norm(x, x.shape[-1:], p["encoder.norm.weight"], p["encoder.norm.bias"],
+                     eps=float(cfg["eps"]))
+    cell = torch.nn.GRUCell(p["cell.weight_ih"].shape[1], p["cell.weight_hh"].shape[1])
+    links.update({"cell." + n: t for n, t in bind(cell, sub(c["param"], "cell.")).items()})
+    if bool(cfg["summary_init"]):
+        s = torch.tanh(F.linear(a.mean(1), p["init.weight"], p["init.bias"]))
+    else:
+        s = torch.zeros(B, cell.hidden_size)
+    words, rows = torch.from_numpy(data["words"]), torch.arange(B)
+    hard = "choices" in data
+    logits, weights, log_choice = [], [], []
+    for t in range(words.shape[1]):
+        e = luong_score("additive", sub(p, "score."), s.unsqueeze(1), a)
+        alpha = torch.softmax(e, -1).squeeze(1)
+        if hard:
+            chosen = torch.from_numpy(data["choices"])[:, t]
+            z = a[rows, chosen]
+            log_choice.append(torch.log(alpha[rows, chosen]))
+        else:
+            z = (alpha.unsqueeze(1) @ a).squeeze(1)
+        s = cell(torch.cat([F.embedding(words[:, t], p["embed.weight"]), z], -1), s)
+        logits.append(F.linear(torch.cat([s, z], -1), p["out.weight"], p["out.bias"]))
+        weights.append(alpha)
+    out = {"logits": torch.stack(logits, 1), "weights": torch.stack(weights, 1)}
+    if not hard:
+        return out, links
+    out["log_choice"] = torch.stack(log_choice, 1)
+    targets = torch.from_numpy(data["targets"])
+    L, V = targets.shape[1], out["logits"].shape[-1]
+    counted = torch.arange(L)[None, :] < torch.from_numpy(data["word_counts"])[:, None]
+    log_p = torch.log_softmax(out["logits"], -1).detach()
+    reward = (log_p.gather(-1, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1) * counted).sum(1)
+    advantage = (reward - float(cfg["baseline"]))[:, None] * counted
+    out["reinforce_loss"] = (F.cross_entropy(out["logits"].reshape(-1, V), targets.reshape(-1),
+                                             ignore_index=-100)
+                             - (advantage * out["log_choice"]).mean())
+    out["mean_reward"] = reward.mean()
+    return out, links
+
+
 FAMILIES = {
     "Linear": fam_linear,
     "LayerNorm": fam_layernorm,
@@ -509,6 +583,7 @@ FAMILIES = {
     "sparse_attention": fam_sparse_attention,
     "log_of_chosen": fam_log_of_chosen,
     "doubly_stochastic_penalty": fam_doubly_stochastic,
+    "Captioner": fam_captioner,
 }
 
 

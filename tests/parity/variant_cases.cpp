@@ -9,6 +9,8 @@
 //   sparse_attention       window, global tokens and stride (lesson 18), rows that see nothing
 //   log_of_chosen          REINFORCE's log-probability of the drawn patch (lesson 20)
 //   doubly_stochastic_penalty  Show, Attend and Tell's coverage term (lesson 20)
+//   Captioner              lesson 20's captioner, soft and hard (replayed draws), with its
+//                          PatchEncoder and the REINFORCE surrogate
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "nn/attention/local_m.hpp"
 #include "nn/attention/local_p.hpp"
 #include "nn/attention/multi_head.hpp"
+#include "nn/caption/captioner.hpp"
 #include "nn/caption/coverage.hpp"
 #include "nn/graph/graph_attention.hpp"
 #include "tests/parity/case.hpp"
@@ -280,6 +283,73 @@ void coverage_cases(Npz& in, Npz& ours) {
   }
 }
 
+// ---------------------------------------------------------------- the captioner
+
+// Images 8 x 12 in patches of 4 (N = 6 on a 2 x 3 grid: a transposed grid would show), words
+// teacher-forced over L = 4 steps. Soft: one pre-norm GELU encoder layer and the paper's summary
+// start. Hard: no encoder layer, the zero start, the draws replayed from `choices` (a pass is then
+// a function of the weights), and reinforce_loss on top, its second caption counting 2 words.
+void captioner_cases(Npz& in, Npz& ours) {
+  for (bool hard : {false, true}) {
+    Case c(hard ? "Captioner hard, replayed draws, no encoder layer, reinforce_loss"
+                : "Captioner soft, 1 encoder layer, summary start",
+           in, ours, hard ? 182 : 181);
+    nn::CaptionerConfig cfg;
+    cfg.encoder.image_height = 8;
+    cfg.encoder.image_width = 12;
+    cfg.encoder.patch = 4;
+    cfg.encoder.num_layers = hard ? 0 : 1;
+    cfg.encoder.layer = {8, 2, 16, 0.0, /*norm_first=*/true, nn::Activation::GELU, 1e-6};
+    cfg.vocab = 7, cfg.embed = 5, cfg.hidden = 6, cfg.attention_hidden = 4;
+    cfg.summary_init = !hard;
+    nn::Captioner<double> m(cfg, c.gen());
+    c.params(m);
+    c.cfg("patch", double(cfg.encoder.patch));
+    c.cfg("num_layers", double(cfg.encoder.num_layers));
+    c.cfg("d_model", 8);
+    c.cfg("heads", 2);
+    c.cfg("d_ff", 16);
+    c.cfg("gelu", 1);
+    c.cfg("norm_first", 1);
+    c.cfg("eps", 1e-6);
+    c.cfg("summary_init", cfg.summary_init);
+    const std::size_t B = 2, L = 4, N = 6;
+    IndexArray words = xt::zeros<Index>({B, L}), choices = xt::zeros<Index>({B, L});
+    for (std::size_t i = 0; i < words.size(); ++i) {
+      words.flat(i) = static_cast<Index>(c.gen().below(cfg.vocab));
+      choices.flat(i) = static_cast<Index>(c.gen().below(N));
+    }
+    c.data("words", NpyArray(words));
+    Tn images = c.input("images", {B, 8, 12});
+    if (!hard) {
+      const nn::CaptionPass<double> pass = m.teacher_forced(images, words, nn::Glimpse::soft);
+      c.output("logits", pass.logits);
+      c.output("weights", pass.weights);
+      c.backward();
+      continue;
+    }
+    c.data("choices", NpyArray(choices));
+    const nn::CaptionPass<double> pass = m.teacher_forced(images, words, nn::Glimpse::hard, nullptr, &choices);
+    c.output("logits", pass.logits);
+    c.output("weights", pass.weights);
+    c.output("log_choice", pass.log_choice);
+    // Targets: the words shifted by one, and the second caption ends after 2 words (-100 after).
+    const Index ignore = -100;
+    IndexArray targets = xt::zeros<Index>({B, L});
+    const IndexArray counts = index_array({L, 2});
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t t = 0; t < L; ++t)
+        targets(b, t) = t < std::size_t(counts(b)) ? static_cast<Index>(c.gen().below(cfg.vocab)) : ignore;
+    c.data("targets", NpyArray(targets));
+    c.data("word_counts", NpyArray(counts));
+    c.cfg("baseline", -9.0);
+    const nn::ReinforceLoss<double> r = nn::reinforce_loss(pass, targets, counts, -9.0, ignore);
+    c.output("reinforce_loss", r.loss);
+    c.output("mean_reward", Tn(Array<double>(r.mean_reward)), /*differentiable=*/false);
+    c.backward();
+  }
+}
+
 }  // namespace
 
 void variant_cases(Npz& in, Npz& ours) {
@@ -291,6 +361,7 @@ void variant_cases(Npz& in, Npz& ours) {
   sparse_cases(in, ours);
   log_of_chosen_cases(in, ours);
   coverage_cases(in, ours);
+  captioner_cases(in, ours);
 }
 
 }  // namespace attnlab::parity_cases
