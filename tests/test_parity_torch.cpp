@@ -15,6 +15,10 @@
 // export (save_checkpoint), and the second python run loads the export with strict=True, checks
 // it holds the very values it saved, and runs the input again ("<case>/reloaded/<name>").
 //
+// The Case these are written with, and the cases of the later lessons' variants (grouped-query,
+// local, graph, sparse and hard attention, the captioner): tests/parity/case.hpp,
+// tests/parity/variant_cases.cpp.
+//
 // Every array must agree to |ours - torch| <= 1e-9 * max(1, |torch|); the worst difference of
 // each quantity is printed. Two python processes in all (importing torch costs more than the
 // cases themselves).
@@ -46,8 +50,11 @@
 #include "nn/optim.hpp"
 #include "nn/positional/shaw.hpp"
 #include "nn/transformer/transformer.hpp"
+#include "tests/parity/case.hpp"
 
 using namespace attnlab;
+using parity_cases::Case;
+using parity_cases::length_mask;
 using Tn = Tensor<double>;
 
 namespace {
@@ -55,85 +62,6 @@ namespace {
 constexpr double kTolerance = 1e-9;
 const char* const kPython = "/usr/bin/python3";
 const char* const kInstallHint = "apt-get install python3-torch";
-
-// One case. Everything goes into `in` (for torch) and what we computed also into `ours`, keyed
-// "<case>/<kind>/<name>"; the case's first word is its family for the python side.
-class Case {
- public:
-  Case(std::string name, Npz& in, Npz& ours, std::uint64_t seed)
-      : name_(std::move(name)), in_(in), ours_(ours), gen_(seed) {}
-
-  Generator& gen() { return gen_; }
-
-  // A random leaf input (N(mean, std)) that requires a gradient.
-  Tn input(const std::string& name, const Shape& shape, double std = 1.0, double mean = 0.0) {
-    Tn x(random_normal<double>(shape, gen_, mean, std), true);
-    in_.add(key("input", name), NpyArray(x.value()));
-    inputs_.emplace_back(name, x);
-    return x;
-  }
-  void data(const std::string& name, NpyArray a) { in_.add(key("data", name), std::move(a)); }
-  void cfg(const std::string& name, double v) { in_.add(key("cfg", name), NpyArray(Array<double>(v))); }
-
-  // Give every parameter of m seeded random values (N(0, std): no zero biases or unit gains
-  // that would hide a transposed or misplaced term), then hand them to torch by name.
-  void params(const nn::Module<double>& m, double std = 0.5) {
-    NoGrad no_grad;
-    for (const auto& [name, t] : m.named_parameters()) {
-      t.mutable_value() = random_normal<double>(t.shape(), gen_, 0.0, std);
-      in_.add(key("param", name), NpyArray(t.value()));
-      params_.emplace_back(name, t);
-    }
-  }
-
-  // A free-standing random parameter (for the optimizers), handed to torch by name.
-  Tn param(const std::string& name, const Shape& shape) {
-    Tn p(random_normal<double>(shape, gen_), true);
-    in_.add(key("param", name), NpyArray(p.value()));
-    params_.emplace_back(name, p);
-    return p;
-  }
-
-  // Our output; a differentiable one gets a random upstream gradient and joins the loss.
-  void output(const std::string& name, const Tn& y, bool differentiable = true) {
-    ours_.add(key("output", name), NpyArray(y.value()));
-    if (!differentiable) return;
-    Array<double> g = random_normal<double>(y.shape(), gen_);
-    in_.add(key("upstream", name), NpyArray(g));
-    Tn term = sum(mul(y, Tn(std::move(g))));
-    loss_ = loss_.defined() ? add(loss_, term) : term;
-  }
-
-  // loss.backward(), then record every parameter's and input's gradient (zeros if none arrived).
-  void backward() {
-    REQUIRE_MESSAGE(loss_.defined(), name_, ": no differentiable output");
-    loss_.backward();
-    auto grad_of = [](const Tn& t) {
-      return t.has_grad() ? Array<double>(t.grad()) : Array<double>(xt::zeros<double>(t.shape()));
-    };
-    for (const auto& [n, t] : params_) ours_.add(key("param_grad", n), NpyArray(grad_of(t)));
-    for (const auto& [n, t] : inputs_) ours_.add(key("input_grad", n), NpyArray(grad_of(t)));
-  }
-
- private:
-  std::string key(const char* kind, const std::string& name) const {
-    return name_ + "/" + kind + "/" + name;
-  }
-  std::string name_;
-  Npz& in_;
-  Npz& ours_;
-  Generator gen_;
-  std::vector<std::pair<std::string, Tn>> params_, inputs_;
-  Tn loss_;
-};
-
-// (B, L) true for positions < lengths[b].
-Mask length_mask(const std::vector<std::size_t>& lengths, std::size_t L) {
-  Mask m = xt::zeros<bool>({lengths.size(), L});
-  for (std::size_t b = 0; b < lengths.size(); ++b)
-    for (std::size_t t = 0; t < lengths[b] && t < L; ++t) m(b, t) = true;
-  return m;
-}
 
 // ---------------------------------------------------------------- the cases
 
@@ -609,6 +537,7 @@ Parity run_parity() {
   shaw_cases(in, p.ours);
   optimizer_case<nn::Adam<double>>(in, p.ours, "Adam weight_decay", 91);
   optimizer_case<nn::AdamW<double>>(in, p.ours, "AdamW weight_decay", 92);
+  parity_cases::variant_cases(in, p.ours);
   for (const auto& [key, array] : p.ours.entries()) in.add(key, array);  // ours too, for debugging
   save_npz(in_path, in);
   from_torch_cases(dir, p, from_torch);  // after in.npz: the script reads these from the exports
@@ -675,7 +604,7 @@ void compare_family(const std::string& family) {
   for (const auto& [key, unused] : p.torch.entries())
     if (family_of(key) == family) CHECK_MESSAGE(p.ours.contains(key), "only torch has ", key);
   CHECK_MESSAGE(compared > 0, "no quantities for ", family);
-  std::printf("parity %-20s %3zu quantities, worst relative difference %.2e\n", family.c_str(),
+  std::printf("parity %-25s %3zu quantities, worst relative difference %.2e\n", family.c_str(),
               compared, family_worst);
 }
 
@@ -702,6 +631,22 @@ TEST_CASE("parity: ShawRelativePosition vs nn.MultiheadAttention with the term a
 }
 TEST_CASE("parity: Adam vs torch.optim.Adam") { compare_family("Adam"); }
 TEST_CASE("parity: AdamW vs torch.optim.AdamW") { compare_family("AdamW"); }
+
+// The later lessons' variants (tests/parity/variant_cases.cpp), each against its paper's formula.
+TEST_CASE("parity: grouped-query and multi-query attention (kv_heads 2 and 1 of 4)") {
+  compare_family("GroupedQueryAttention");
+}
+TEST_CASE("parity: repeat_heads vs repeat_interleave") { compare_family("repeat_heads"); }
+TEST_CASE("parity: Luong's local-p attention") { compare_family("LocalPAttention"); }
+TEST_CASE("parity: Luong's local-m attention") { compare_family("local_m_attention"); }
+TEST_CASE("parity: GraphAttention (GAT), several heads, masked by adjacency") { compare_family("GraphAttention"); }
+TEST_CASE("parity: MeanAggregation (mean over neighbourhoods)") { compare_family("MeanAggregation"); }
+TEST_CASE("parity: sparse_attention vs a dense mask of the same pattern") { compare_family("sparse_attention"); }
+TEST_CASE("parity: log_of_chosen vs Categorical.log_prob") { compare_family("log_of_chosen"); }
+TEST_CASE("parity: doubly_stochastic_penalty (Show, Attend and Tell)") {
+  compare_family("doubly_stochastic_penalty");
+}
+TEST_CASE("parity: Captioner soft and hard, PatchEncoder, reinforce_loss") { compare_family("Captioner"); }
 
 // PyTorch first: its state_dict loads by name, runs equal, and our export loads back strictly.
 TEST_CASE("state_dict both ways: nn.MultiheadAttention") { compare_family("nn.MultiheadAttention"); }

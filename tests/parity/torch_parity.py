@@ -109,35 +109,44 @@ def fam_gru(c, X):
     return {"output": out, "state": h}, links
 
 
-def fam_attention(c, X):
-    """Attention <score> ...: the score by its formula, then the masked softmax and the weighted sum.
+def luong_score(score, p, q, k):
+    """The score of every query q (B, Lq, dq) against every key k (B, Lk, dk), by its formula,
+    with the score's weights p under their names in the score ("w_q.weight"):
     additive v . tanh(W_q q + b_q + W_k k + b_k) + b_v; dot q.k; scaled dot q.k / sqrt(d);
     general q^T W k (W (dq, dk)); concat v . tanh(W [q; k]) on every (i, j) pair."""
-    p = leaves({n[len("score."):]: v for n, v in c.get("param", {}).items()})
-    q, k, v = X["query"], X["keys"], X["values"]
-    words = c["case"].split()
-    score = "scaled dot" if words[1] == "scaled" else words[1]
-    step = q.dim() == 2
-    if step:
-        q = q.unsqueeze(1)
     if score == "additive":
         pq = F.linear(q, p["w_q.weight"], p.get("w_q.bias"))
         pk = F.linear(k, p["w_k.weight"], p.get("w_k.bias"))
-        s = F.linear(torch.tanh(pq.unsqueeze(2) + pk.unsqueeze(1)), p["v.weight"],
-                     p.get("v.bias")).squeeze(-1)
-    elif score in ("dot", "scaled dot"):
+        return F.linear(torch.tanh(pq.unsqueeze(2) + pk.unsqueeze(1)), p["v.weight"],
+                        p.get("v.bias")).squeeze(-1)
+    if score in ("dot", "scaled dot"):
         s = q @ k.transpose(1, 2)
-        if score == "scaled dot":
-            s = s / math.sqrt(q.shape[-1])
-    elif score == "general":
-        s = torch.einsum("bid,de,bje->bij", q, p["w.weight"], k)
-    elif score == "concat":
+        return s / math.sqrt(q.shape[-1]) if score == "scaled dot" else s
+    if score == "general":
+        return torch.einsum("bid,de,bje->bij", q, p["w.weight"], k)
+    if score == "concat":
         B, Lq, Lk = q.shape[0], q.shape[1], k.shape[1]
         pairs = torch.cat([q.unsqueeze(2).expand(B, Lq, Lk, q.shape[2]),
                            k.unsqueeze(1).expand(B, Lq, Lk, k.shape[2])], dim=-1)
-        s = F.linear(torch.tanh(F.linear(pairs, p["w.weight"])), p["v.weight"]).squeeze(-1)
-    else:
-        raise ValueError("unknown score " + score)
+        return F.linear(torch.tanh(F.linear(pairs, p["w.weight"])), p["v.weight"]).squeeze(-1)
+    raise ValueError("unknown score " + score)
+
+
+def score_name(case):
+    """The score a case names second: "Attention scaled dot masked" -> "scaled dot"."""
+    words = case.split()
+    return "scaled dot" if words[1] == "scaled" else words[1]
+
+
+def fam_attention(c, X):
+    """Attention <score> ...: the score by its formula (luong_score), then the masked softmax and
+    the weighted sum."""
+    p = leaves({n[len("score."):]: v for n, v in c.get("param", {}).items()})
+    q, k, v = X["query"], X["keys"], X["values"]
+    step = q.dim() == 2
+    if step:
+        q = q.unsqueeze(1)
+    s = luong_score(score_name(c["case"]), p, q, k)
     w = masked_softmax(s, c.get("data", {}).get("key_mask"))
     ctx = w @ v
     if step:
@@ -291,6 +300,268 @@ def fam_optimizer(c, X):
     return out, {}
 
 
+# ---------------------------------------------------------------- the later lessons' variants
+#
+# Each written from its paper's formula with torch ops, not from our code: the point is a second,
+# independent computation of the same definition.
+
+def fam_grouped_query(c, X):
+    """Grouped-query attention (Ainslie et al. 2023; multi-query attention, Shazeer 2019, is
+    kv_heads = 1): h query heads, g key/value heads, query heads [i h/g, (i + 1) h/g) reading
+    key/value head i. torch 1.13 has no grouped-query attention (nn.MultiheadAttention projects
+    the keys and values to all h heads, and F.scaled_dot_product_attention came in 2.0), so the
+    reference is the definition: q projected to h heads, k and v to g heads of d_k (the rows of
+    in_proj_weight after W_q: W_k then W_v, g d_k each), each key/value head repeated for its h/g
+    query heads (repeat_interleave over the heads axis), per head softmax(q k^T / sqrt(d_k)) v
+    over the allowed keys, the heads side by side, out_proj."""
+    cfg, data = c["cfg"], c.get("data", {})
+    p = leaves(c["param"])
+    d, h, g = int(cfg["d_model"]), int(cfg["heads"]), int(cfg["kv_heads"])
+    dk = d // h
+    query, key, value = (X["x"],) * 3 if "x" in X else (X["query"], X["key"], X["value"])
+    rows = [d, g * dk, g * dk]
+    wq, wk, wv = p["in_proj_weight"].split(rows)
+    bq, bk, bv = p["in_proj_bias"].split(rows) if "in_proj_bias" in p else (None,) * 3
+
+    def heads(x, n):  # (B, L, n d_k) -> (B, n, L, d_k)
+        return x.reshape(x.shape[0], x.shape[1], n, dk).transpose(1, 2)
+
+    q = heads(F.linear(query, wq, bq), h)
+    k = heads(F.linear(key, wk, bk), g).repeat_interleave(h // g, dim=1)
+    v = heads(F.linear(value, wv, bv), g).repeat_interleave(h // g, dim=1)
+    B, Lq, Lk = q.shape[0], q.shape[2], k.shape[2]
+    allowed = torch.from_numpy(data["key_padding_mask"])[:, None, None, :]  # True = a real key
+    if bool(cfg["causal"]):
+        allowed = allowed & ~causal_mask(Lq, Lk)
+    scores = (q @ k.transpose(-1, -2) / math.sqrt(dk)).masked_fill(~allowed, float("-inf"))
+    w = torch.softmax(scores, dim=-1)
+    merged = (w @ v).transpose(1, 2).reshape(B, Lq, d)
+    out = F.linear(merged, p["out_proj.weight"], p.get("out_proj.bias"))
+    return {"output": out, "weights": w}, p
+
+
+def fam_repeat_heads(c, X):
+    """repeat_heads(x, g, r): x's last axis is g heads of d; the output's head j is x's head j // r
+    (each head r times in a row): repeat_interleave over an axis of heads."""
+    g, r = int(c["cfg"]["heads"]), int(c["cfg"]["repeats"])
+    x = X["x"]
+    heads = x.reshape(*x.shape[:-1], g, x.shape[-1] // g)
+    return {"output": heads.repeat_interleave(r, dim=-2).reshape(*x.shape[:-1], -1)}, {}
+
+
+def local_attention(c, p, q, k, v, centres):
+    """Luong, Pham and Manning 2015, section 3.2, local attention around centres p_t (B, Lq): the
+    score's softmax over the real keys s with |s - p_t| <= D, times the Gaussian
+    exp(-(s - p_t)^2 / (2 sigma^2)), sigma = D / 2; the context is the weighted sum of the
+    values. The window is a comparison (no gradient); p_t learns through the Gaussian alone."""
+    D = float(c["cfg"]["half_window"])
+    real = torch.from_numpy(c["data"]["key_mask"])[:, None, :]
+    s = torch.arange(k.shape[1], dtype=torch.float64)[None, None, :]
+    offset = s - centres[:, :, None]
+    window = real & (offset.abs() <= D)
+    score = luong_score(score_name(c["case"]), {n[len("score."):]: t for n, t in p.items()
+                                                if n.startswith("score.")}, q, k)
+    a = torch.softmax(score.masked_fill(~window, float("-inf")), dim=-1)
+    return a * torch.exp(-offset ** 2 / (2 * (D / 2) ** 2))
+
+
+def local_result(weights, v, centres, step):
+    out = {"output": weights @ v, "weights": weights, "positions": centres}
+    return {n: t.squeeze(1) for n, t in out.items()} if step else out
+
+
+def fam_local_p(c, X):
+    """Local-p (predictive alignment): p_t = S sigmoid(v_p^T tanh(W_p h_t)) in the paper;
+    our LocalPAttention documents (S - 1) sigmoid(...), so that p_t is a position 0 .. S - 1 that
+    exists, S the real length of the row. Then local_attention around p_t."""
+    p = leaves(c["param"])
+    q, k, v = X["query"], X["keys"], X["values"]
+    step = q.dim() == 2
+    if step:
+        q = q.unsqueeze(1)
+    S = torch.from_numpy(c["data"]["key_mask"]).sum(1).double()[:, None]
+    centres = (S - 1) * torch.sigmoid(F.linear(torch.tanh(F.linear(q, p["predict.weight"])),
+                                               p["v.weight"])).squeeze(-1)
+    return local_result(local_attention(c, p, q, k, v, centres), v, centres, step), p
+
+
+def fam_local_m(c, X):
+    """Local-m (monotonic alignment): p_t = t, the decoder's step (first_step + i), clipped to
+    S - 1 of the row, a constant. The paper's local-m has the window alone; ours keeps local-p's
+    Gaussian (nn/attention/local_m.hpp says why), so the reference does too."""
+    p = leaves(c["param"])
+    q, k, v = X["query"], X["keys"], X["values"]
+    step = q.dim() == 2
+    if step:
+        q = q.unsqueeze(1)
+    S = torch.from_numpy(c["data"]["key_mask"]).sum(1)[:, None]
+    t = int(c["cfg"]["first_step"]) + torch.arange(q.shape[1])[None, :]
+    centres = torch.minimum(t, S - 1).double()
+    return local_result(local_attention(c, p, q, k, v, centres), v, centres, step), p
+
+
+def fam_graph_attention(c, X):
+    """Graph attention (Velickovic et al. 2018, section 2.1, without the nonlinearity sigma, which
+    the module leaves to its caller): per head, z = W x; e_ij = LeakyReLU(a . [z_i || z_j]) for
+    every pair (i, j), normalised by a softmax over j in N_i (the adjacency, self-loops included);
+    h_i = sum_j alpha_ij z_j; the heads concatenated. Our a of a head is stored as its two halves,
+    head<k>_a_query (the z_i half) and head<k>_a_key (the z_j half)."""
+    cfg, p = c["cfg"], leaves(c["param"])
+    x, adjacency = X["x"], torch.from_numpy(c["data"]["neighbourhoods"])
+    N = x.shape[0]
+    outs, alphas = [], []
+    for head in range(int(cfg["heads"])):
+        z = F.linear(x, p["head%d_project.weight" % head])
+        a = torch.cat([p["head%d_a_query" % head], p["head%d_a_key" % head]]).squeeze(-1)
+        F_ = z.shape[1]
+        pairs = torch.cat([z[:, None, :].expand(N, N, F_), z[None, :, :].expand(N, N, F_)], -1)
+        e = F.leaky_relu(pairs @ a, negative_slope=float(cfg["negative_slope"]))
+        alpha = torch.softmax(e.masked_fill(~adjacency, float("-inf")), dim=1)
+        outs.append(alpha @ z)
+        alphas.append(alpha)
+    return {"output": torch.cat(outs, dim=1), "weights": torch.stack(alphas)}, p
+
+
+def fam_mean_aggregation(c, X):
+    """The mean over a node's neighbourhood (a graph convolution, Kipf and Welling 2017, with the
+    row normalisation D^-1 A in place of their symmetric D^-1/2 A D^-1/2), then a Linear layer."""
+    p = leaves(c["param"])
+    adjacency = torch.from_numpy(c["data"]["neighbourhoods"]).double()
+    mean = (adjacency / adjacency.sum(1, keepdim=True)) @ X["x"]
+    return {"output": F.linear(mean, p["project.weight"], p["project.bias"])}, p
+
+
+def fam_sparse_attention(c, X):
+    """Softmax attention over a sparse pattern, written out as a dense mask: query i sees key j when
+    |i - j| <= window (Longformer's sliding window, Beltagy et al. 2020), or i or j is a global
+    position (Longformer's global attention, BigBird's global tokens), or stride > 0 and
+    |i - j| % stride == 0 (the Sparse Transformer's strided pattern, Child et al. 2019); causal
+    keeps j <= i, and the case's allowed mask (padded keys) must allow it too. The leading dims are
+    flattened to blocks, each with its own global positions.
+    A row that sees no key: torch's softmax of a row of -inf is NaN, in the output and in every
+    gradient it reaches; our op documents a zero row with zero gradient there. The reference gives
+    such rows finite scores before the softmax and multiplies their weights by 0 after: zeros,
+    and no gradient through them."""
+    cfg, data = c["cfg"], c.get("data", {})
+    q, k, v = X["q"], X["k"], X["v"]
+    lead, (Lq, d), Lk = q.shape[:-2], q.shape[-2:], k.shape[-2]
+    qb, kb, vb = q.reshape(-1, Lq, d), k.reshape(-1, Lk, d), v.reshape(-1, Lk, v.shape[-1])
+    i, j = torch.arange(Lq)[:, None], torch.arange(Lk)[None, :]
+    distance = (i - j).abs()
+    flags = torch.from_numpy(data["global"])  # (blocks, min(Lq, Lk)): True = a global position
+    global_q = torch.zeros(qb.shape[0], Lq, dtype=torch.bool)
+    global_k = torch.zeros(qb.shape[0], Lk, dtype=torch.bool)
+    global_q[:, :flags.shape[1]], global_k[:, :flags.shape[1]] = flags, flags
+    sees = (distance <= int(cfg["window"]))[None] | global_q[:, :, None] | global_k[:, None, :]
+    if int(cfg["stride"]) > 0:
+        sees = sees | (distance % int(cfg["stride"]) == 0)[None]
+    if bool(cfg["causal"]):
+        sees = sees & (j <= i)[None]
+    if "allowed" in data:
+        sees = sees & torch.from_numpy(data["allowed"]).expand(*lead, Lq, Lk).reshape(-1, Lq, Lk)
+    scale = float(cfg["scale"]) if "scale" in cfg else 1.0 / math.sqrt(d)
+    scores = (scale * qb @ kb.transpose(1, 2)).masked_fill(~sees, float("-inf"))
+    sees_any = sees.any(-1, keepdim=True)
+    w = torch.softmax(scores.masked_fill(~sees_any, 0.0), dim=-1) * sees_any
+    return {"output": (w @ vb).reshape(*lead, Lq, v.shape[-1])}, {}
+
+
+def fam_log_of_chosen(c, X):
+    """log p_s of the entry s drawn in each row, what REINFORCE (Williams 1992) weights by the
+    reward: of probabilities given, the log of the gathered entry; of a softmax of logits, torch's
+    own log-probability of a draw, Categorical(logits=...).log_prob(s)."""
+    chosen = torch.from_numpy(c["data"]["chosen"])
+    if "logits" in X:
+        return {"log_p": torch.distributions.Categorical(logits=X["logits"]).log_prob(chosen)}, {}
+    return {"log_p": torch.log(X["p"].gather(-1, chosen.unsqueeze(-1)).squeeze(-1))}, {}
+
+
+def fam_doubly_stochastic(c, X):
+    """Show, Attend and Tell's doubly stochastic regularisation (Xu et al. 2015, section 4.2.1),
+    lambda sum_i (1 - sum_t alpha_ti)^2 per image, as our op defines it: tau in place of 1, no
+    lambda (the caller's factor), t over the first lengths[b] steps only, the mean over the B
+    images."""
+    alpha, tau = X["weights"], float(c["cfg"]["tau"])
+    B, L = alpha.shape[0], alpha.shape[1]
+    counted = torch.arange(L)[None, :] < torch.from_numpy(c["data"]["lengths"])[:, None]
+    per_patch = (alpha * counted[:, :, None]).sum(1)  # sum_t alpha_ti: (B, N)
+    return {"penalty": ((tau - per_patch) ** 2).sum() / B}, {}
+
+
+def sub(params, prefix):
+    """The weights under prefix, renamed without it ("cell.weight_ih" -> "weight_ih")."""
+    return {n[len(prefix):]: t for n, t in params.items() if n.startswith(prefix)}
+
+
+def fam_captioner(c, X):
+    """Show, Attend and Tell (Xu et al. 2015) on the patches of a Vision Transformer (Dosovitskiy
+    et al. 2020), as nn/caption/captioner.hpp describes it:
+      annotations a = LayerNorm(encoder(patches W_p^T + b_p + positions)), the p x p patches cut
+        row-major over the grid, each flattened channel-major; the encoder torch's own pre-norm
+        nn.TransformerEncoder without a final norm, or none;
+      s_0 = tanh(W_init mean_i a_i + b_init) (the paper's start) or 0;
+      word t: e_ti = v . tanh(W_q s_{t-1} + W_k a_i), alpha_t = softmax_i(e_t); soft reads
+        z_t = sum_i alpha_ti a_i, hard the drawn patch z_t = a_{c_t} (the draws replayed);
+        s_t = GRUCell([E y_{t-1}; z_t], s_{t-1}) (torch's nn.GRUCell);
+        logits_t = W_o [s_t; z_t] + b_o.
+    Hard also gives log alpha_{t, c_t} and the REINFORCE surrogate (Williams 1992; the paper's
+    section 4.1, with a baseline b): CE(logits, targets) - mean_{b, t} (r_b - b) log alpha_{t, c_t}
+    over the counted words, r_b = sum_t log softmax(logits_t)[y_bt] held constant."""
+    cfg, data = c["cfg"], c["data"]
+    p = leaves(c["param"])
+    links = dict(p)
+    images = X["images"]
+    B, H, W = images.shape
+    P = int(cfg["patch"])
+    grid = images.reshape(B, 1, H // P, P, W // P, P)  # (B, C, rows, i, columns, j)
+    patches = grid.permute(0, 2, 4, 1, 3, 5).reshape(B, -1, P * P)
+    x = F.linear(patches, p["encoder.patch_embed.proj.weight"], p["encoder.patch_embed.proj.bias"])
+    x = x + p["encoder.pos_embed.weight"][: x.shape[1]]
+    if int(cfg["num_layers"]) > 0:
+        encoder = torch_module("TransformerEncoder", dict(cfg, final_norm=0))
+        bound = bind(encoder, sub(c["param"], "encoder.encoder."))
+        links.update({"encoder.encoder." + n: t for n, t in bound.items()})
+        x = encoder(x)
+    a = F.layer_norm(x, x.shape[-1:], p["encoder.norm.weight"], p["encoder.norm.bias"],
+                     eps=float(cfg["eps"]))
+    cell = torch.nn.GRUCell(p["cell.weight_ih"].shape[1], p["cell.weight_hh"].shape[1])
+    links.update({"cell." + n: t for n, t in bind(cell, sub(c["param"], "cell.")).items()})
+    if bool(cfg["summary_init"]):
+        s = torch.tanh(F.linear(a.mean(1), p["init.weight"], p["init.bias"]))
+    else:
+        s = torch.zeros(B, cell.hidden_size)
+    words, rows = torch.from_numpy(data["words"]), torch.arange(B)
+    hard = "choices" in data
+    logits, weights, log_choice = [], [], []
+    for t in range(words.shape[1]):
+        e = luong_score("additive", sub(p, "score."), s.unsqueeze(1), a)
+        alpha = torch.softmax(e, -1).squeeze(1)
+        if hard:
+            chosen = torch.from_numpy(data["choices"])[:, t]
+            z = a[rows, chosen]
+            log_choice.append(torch.log(alpha[rows, chosen]))
+        else:
+            z = (alpha.unsqueeze(1) @ a).squeeze(1)
+        s = cell(torch.cat([F.embedding(words[:, t], p["embed.weight"]), z], -1), s)
+        logits.append(F.linear(torch.cat([s, z], -1), p["out.weight"], p["out.bias"]))
+        weights.append(alpha)
+    out = {"logits": torch.stack(logits, 1), "weights": torch.stack(weights, 1)}
+    if not hard:
+        return out, links
+    out["log_choice"] = torch.stack(log_choice, 1)
+    targets = torch.from_numpy(data["targets"])
+    L, V = targets.shape[1], out["logits"].shape[-1]
+    counted = torch.arange(L)[None, :] < torch.from_numpy(data["word_counts"])[:, None]
+    log_p = torch.log_softmax(out["logits"], -1).detach()
+    reward = (log_p.gather(-1, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1) * counted).sum(1)
+    advantage = (reward - float(cfg["baseline"]))[:, None] * counted
+    out["reinforce_loss"] = (F.cross_entropy(out["logits"].reshape(-1, V), targets.reshape(-1),
+                                             ignore_index=-100)
+                             - (advantage * out["log_choice"]).mean())
+    out["mean_reward"] = reward.mean()
+    return out, links
+
+
 FAMILIES = {
     "Linear": fam_linear,
     "LayerNorm": fam_layernorm,
@@ -303,6 +574,16 @@ FAMILIES = {
     "ShawRelativePosition": fam_shaw,
     "Adam": fam_optimizer,
     "AdamW": fam_optimizer,
+    "GroupedQueryAttention": fam_grouped_query,
+    "repeat_heads": fam_repeat_heads,
+    "LocalPAttention": fam_local_p,
+    "local_m_attention": fam_local_m,
+    "GraphAttention": fam_graph_attention,
+    "MeanAggregation": fam_mean_aggregation,
+    "sparse_attention": fam_sparse_attention,
+    "log_of_chosen": fam_log_of_chosen,
+    "doubly_stochastic_penalty": fam_doubly_stochastic,
+    "Captioner": fam_captioner,
 }
 
 
