@@ -53,8 +53,12 @@ GemmPlan<T> tile_plan(bool trans_a, std::size_t h, std::size_t w, std::size_t k,
 
 }  // namespace
 
-bool panel_gemm_applies(std::size_t n, std::size_t k) {
-  return small_gemm_enabled() && cpu_has_avx512() && n * k >= small_gemm_limit;
+bool tiles_win(std::size_t m, std::size_t n, std::size_t k) {
+  return small_gemm_enabled() && cpu_has_avx512() && m >= 128 && n * k >= (std::size_t(1) << 15);
+}
+
+bool transposed_tiles_win(std::size_t m, std::size_t n) {
+  return small_gemm_enabled() && cpu_has_avx512() && m * n >= small_gemm_limit;
 }
 
 template <class T>

@@ -10,17 +10,28 @@
 // 512 -> 512) 237 GFLOP/s in tiles against 183 in blocks of 16 rows and 115 by OpenBLAS;
 // (2048, 512 -> 2048) 233 against 122 by OpenBLAS; (2048, 2048 -> 512) 234 against 117. On
 // narrower panels (128 -> 512, 64 -> 256) whole-row blocks already ran at 230 to 240, and tiles
-// gained a few per cent at most, so they keep the row blocks (tall_gemm.cpp).
+// gained a few per cent at most, so they keep the row blocks (tall_gemm.cpp); the rules below say
+// where tiles take over.
 #pragma once
 
 #include <cstddef>
 
 namespace attnlab {
 
-// Whether a product with an n x k panel goes to tiles: generated kernels on, the CPU with
+// Whether C = A B with m rows and an n x k panel goes to tiles: generated kernels on, the CPU with
 // AVX-512 (libxsmm generates for the CPU it runs on; without AVX-512 its kernels lost to OpenBLAS
-// on one thread at far smaller panels), and n k at least small_gemm_limit.
-bool panel_gemm_applies(std::size_t n, std::size_t k);
+// on one thread at far smaller panels), n k at least 2^15 and at least 128 rows (the panels' copy
+// costs k n entries, the product m n k multiply-adds). Measured at the GPT's shapes (4,096 rows,
+// one thread, CPU time, best of 7, with other work on the machine): 128 -> 384 241 GFLOP/s in tiles
+// against 192 in blocks of 64 rows, 128 -> 512 244 against 217, 512 -> 128 236 against 206,
+// 128 -> 256 242 against 220; at 128 -> 128 (2^14) 242 against 239, so it keeps its blocks.
+bool tiles_win(std::size_t m, std::size_t n, std::size_t k);
+
+// Whether C = A^T B, an m x n sum over rows, goes to tiles: as above, with m n at least 2^18. Below
+// that the row blocks' kernels, which add into the whole of C, won: at the GPT's 512 x 128 over
+// 4,096 rows 224 GFLOP/s against 184 in tiles (the copies of A's and B's columns cost r (m + n)
+// entries against m n r multiply-adds); at 512 x 512 over 2,048 rows tiles won, 207 against 190.
+bool transposed_tiles_win(std::size_t m, std::size_t n);
 
 // C (m x n) = A (m x k) B (k x n), or C += A B with accumulate; all dense row-major. With
 // b_transposed, B is given as its transpose, n x k (a Linear layer's weight W, for C = X W^T), and

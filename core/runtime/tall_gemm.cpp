@@ -1,6 +1,7 @@
 #include "core/runtime/tall_gemm.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "core/runtime/blas.hpp"
@@ -47,13 +48,13 @@ std::size_t grain(std::size_t block_work) { return grain_for(block_work, std::si
 }  // namespace
 
 bool tall_gemm_generated(std::size_t n, std::size_t k) {
-  return panel_gemm_applies(n, k) || rows_per_block(n * k) != 0;
+  return tiles_win(std::numeric_limits<std::size_t>::max(), n, k) || rows_per_block(n * k) != 0;
 }
 
 template <class T>
 void gemm_tall(std::size_t m, std::size_t n, std::size_t k, const T* a, const T* b, T* c, bool accumulate) {
   if (m == 0 || n == 0) return;
-  if (panel_gemm_applies(n, k)) return gemm_panels(m, n, k, a, b, /*b_transposed=*/false, c, accumulate);
+  if (tiles_win(m, n, k)) return gemm_panels(m, n, k, a, b, /*b_transposed=*/false, c, accumulate);
   const std::size_t rows = rows_per_block(n * k);
   if (rows == 0 || k == 0) {
     GemmPlan<T>(false, m, n, k, k, n, n, accumulate)(a, b, c);  // BLAS, or C = 0 for k = 0
@@ -71,7 +72,7 @@ void gemm_tall(std::size_t m, std::size_t n, std::size_t k, const T* a, const T*
 template <class T>
 void gemm_tall_weight(std::size_t m, std::size_t n, std::size_t k, const T* a, const T* w, T* c, bool accumulate) {
   if (m == 0 || n == 0) return;
-  if (panel_gemm_applies(n, k)) return gemm_panels(m, n, k, a, w, /*b_transposed=*/true, c, accumulate);
+  if (tiles_win(m, n, k)) return gemm_panels(m, n, k, a, w, /*b_transposed=*/true, c, accumulate);
   // Row blocks take B as stored, so W^T (k x n) is copied once: k n entries against m k n
   // multiply-adds.
   std::vector<T> wt(k * n);
@@ -83,7 +84,7 @@ void gemm_tall_weight(std::size_t m, std::size_t n, std::size_t k, const T* a, c
 template <class T>
 void gemm_tall_transposed(std::size_t m, std::size_t n, std::size_t r, const T* a, const T* b, T* c) {
   if (m == 0 || n == 0) return;
-  if (panel_gemm_applies(n, m)) return gemm_panels_transposed(m, n, r, a, b, c);
+  if (transposed_tiles_win(m, n)) return gemm_panels_transposed(m, n, r, a, b, c);
   const std::size_t rows = rows_per_block(m * n);
   if (rows == 0 || r == 0) {
     GemmPlan<T>(true, m, n, r, m, n, n)(a, b, c);

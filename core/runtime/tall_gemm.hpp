@@ -6,8 +6,9 @@
 // blocks spread over attnlab's threads (bench_core, section d, measures both in one run).
 //
 // That is with AVX-512. Without it, blocks of 8 and 16 rows lost to OpenBLAS, so there a block
-// needs 32 rows (tall_gemm.cpp gives the measurement). With it, panels of 512 x 512 and wider go to
-// tiles of C instead of blocks of whole rows (core/runtime/panel_gemm.hpp). The rest fall back to
+// needs 32 rows (tall_gemm.cpp gives the measurement). With it, panels of 2^15 entries and more
+// (128 -> 256 and wider) go to tiles of C instead of blocks of whole rows, and weight gradients of
+// 512 x 512 and more (core/runtime/panel_gemm.hpp says where each won). The rest fall back to
 // one BLAS call when the panel is too large for a kernel (n k above small_gemm_limit / 8, or / 32
 // without AVX-512; block_gemm_limit / 8 where the CPU has AVX-512 and OpenBLAS does not use it) or
 // generated kernels are switched off.
@@ -36,8 +37,9 @@ void gemm_tall_weight(std::size_t m, std::size_t n, std::size_t k, const T* a, c
 template <class T>
 void gemm_tall_transposed(std::size_t m, std::size_t n, std::size_t r, const T* a, const T* b, T* c);
 
-// Whether a panel of n k entries goes to generated kernels (else to one BLAS call): callers that
-// would copy an operand only to suit the kernels skip the copy when it does not.
+// Whether a panel of n k entries goes to generated kernels, tiles or row blocks, given enough rows
+// (else to one BLAS call): callers that would copy an operand only to suit the kernels skip the
+// copy when it does not.
 bool tall_gemm_generated(std::size_t n, std::size_t k);
 
 }  // namespace attnlab
