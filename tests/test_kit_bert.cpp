@@ -91,6 +91,38 @@ TEST_CASE("fine_tune_recipe and topic_splits: the settings' recipe, more epochs 
   CHECK_THROWS_AS(bert::topic_splits(c, {"x", "y"}, 13, 5), std::invalid_argument);  // more than a topic has
 }
 
+TEST_CASE("head_first_recipe: a constant rate for the classifier alone, enough epochs for its steps; new_model's pooling") {
+  attnlab::testing::TempDir d;
+  LessonArgs args;
+  args.out = d / "lesson";
+  args.seed = 9;
+  Lesson lesson({"99_test", "A test lesson", "Recipes.", ""}, args);
+  bert::FineTuneSettings r{tiny_settings(), 3, 4, 1e-3, 2, {1}, 10, 25, 2e-2};
+  const Recipe h = bert::head_first_recipe(r, 40);  // 10 steps an epoch: 3 epochs for 25 steps
+  CHECK(h.epochs == 3);
+  CHECK(h.batch == 4);
+  CHECK(h.lr == doctest::Approx(2e-2));
+  CHECK(h.decay == Decay::constant);
+  CHECK(h.warmup == 0.0);
+  CHECK(h.seed == 9 + 31);  // the fine-tuning's batch order
+  CHECK(bert::head_first_recipe(r, 400).epochs == 1);
+  CHECK_THROWS_WITH_AS(bert::head_first_recipe(r, 0), doctest::Contains("head_first_recipe: 0 labelled entries"),
+                       std::invalid_argument);
+  r.head_first_steps = 0;
+  CHECK_THROWS_WITH_AS(bert::head_first_recipe(r, 40), doctest::Contains("for 0 steps"), std::invalid_argument);
+  // The same draw whatever the classifier reads: a checkpoint of one loads into the other.
+  const data::ClozeCorpus c = tiny_corpus();
+  const auto first = bert::new_model(c, tiny_settings()), mean = bert::new_model(c, tiny_settings(), nn::Pooling::Mean);
+  CHECK(first->model.config().pooling == nn::Pooling::First);
+  CHECK(mean->model.config().pooling == nn::Pooling::Mean);
+  const auto a = first->named_parameters(), b = mean->named_parameters();
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].first == b[i].first);
+    CHECK(xt::amax(xt::abs(a[i].second.value() - b[i].second.value()))() == 0.0f);
+  }
+}
+
 TEST_CASE("pretrain_phase: the phase's steps, a falling masked-character loss; a bad phase named") {
   attnlab::testing::TempDir d;
   LessonArgs args;
