@@ -409,8 +409,6 @@ void read_what_pretraining_trained(const Corpus& c, const BertSettings& r, const
   config({{"head_first_steps", r.head_first_steps}, {"head_first_lr", r.head_first_lr}});
   const std::vector<LabelPoint> points = label_sweep(c, r, d, {nn::Pooling::Mean, true}, "mean, classifier first, ");
   std::vector<std::vector<std::string>> rows;
-  std::size_t ahead = 0, beyond = 0, over_best = 0;                 // label counts
-  double mean_gap = 0, pretrained_change = 0, scratch_change = 0;  // means over the label counts
   for (std::size_t i = 0; i < points.size(); ++i) {
     const LabelPoint &q = points[i], &was = plain[i];
     rows.push_back(row(q.per_topic, fixed(q.pretrained, 3), fixed(q.scratch, 3), fixed(100 * q.pair.gap, 1),
@@ -419,41 +417,38 @@ void read_what_pretraining_trained(const Corpus& c, const BertSettings& r, const
     metric(at + "_test_accuracy_pretrained", q.pretrained);
     metric(at + "_test_accuracy_scratch", q.scratch);
     metric(at + "_test_gap", q.pair.gap);
-    ahead += q.pair.gap > 0, beyond += q.pair.gap > 2 * q.pair.noise;
-    over_best += q.pretrained > std::max(q.scratch, was.scratch);  // ahead of scratch under either recipe
-    const double n = double(points.size());
-    mean_gap += q.pair.gap / n, pretrained_change += (q.pretrained - was.pretrained) / n, scratch_change += (q.scratch - was.scratch) / n;
   }
   table({"labelled entries a topic", "pretrained", "from scratch", "gap (points)", "twice its chance scale",
          "section 3: pretrained", "section 3: from scratch"}, rows);
-  metric("lpft_label_counts_pretrained_ahead", double(ahead));
-  metric("lpft_label_counts_over_best_scratch", double(over_best));
+  const bert::SweepComparison k = bert::compare_sweeps(points, plain);
+  metric("lpft_label_counts_pretrained_ahead", double(k.ahead));
+  metric("lpft_label_counts_over_best_scratch", double(k.over_best_scratch));
   metric("lpft_most_labels_gap_over_best_scratch", points.back().pretrained - std::max(points.back().scratch, plain.back().scratch));
-  metric("lpft_mean_gap", mean_gap);
-  metric("lpft_pretrained_change", pretrained_change);
-  metric("lpft_scratch_change", scratch_change);
+  metric("lpft_mean_gap", k.mean_gap);
+  metric("lpft_pretrained_change", k.pretrained_change);
+  metric("lpft_scratch_change", k.scratch_change);
   const std::string of = text(" of the ", points.size(), " label counts");
   claim({"lpft_gap_positive", "lpft_mean_gap > 0",
          text("Read this way, pretraining pays: averaged over the label counts the pretrained start is ",
-              fixed(100 * mean_gap, 1), " points ahead, where section 3 left it behind; ahead at ", ahead, of, ", by "
-              "more than twice the gap's chance scale at ", beyond, "."),
+              fixed(100 * k.mean_gap, 1), " points ahead, where section 3 left it behind; ahead at ", k.ahead, of, ", by "
+              "more than twice the gap's chance scale at ", k.beyond_chance, "."),
          text("Even read this way, pretraining does not pay in this run: averaged over the label counts the gap is ",
-              fixed(100 * mean_gap, 1), " points; the pretrained start is ahead at ", ahead, of, "."),
+              fixed(100 * k.mean_gap, 1), " points; the pretrained start is ahead at ", k.ahead, of, "."),
          Expect::full_run});
   claim({"lpft_pretrained_ahead_everywhere", "lpft_label_counts_pretrained_ahead == label_counts",
          "In this run the pretrained start is ahead at every label count.",
-         text("Not at every label count in this run (", ahead, of, "): at a single count the seed moves the gap "
+         text("Not at every label count in this run (", k.ahead, of, "): at a single count the seed moves the gap "
               "by several points."),
          Expect::either_way});
   claim({"lpft_helps_pretrained_only", "lpft_pretrained_change > 0 and lpft_scratch_change < 0",
          text("The same two changes move the two starts apart: against section 3, averaged over the label counts, "
-              "the pretrained start gains ", fixed(100 * pretrained_change, 1), " points of test accuracy and the "
-              "random one loses ", fixed(-100 * scratch_change, 1), ". So part of the gap is scratch's loss: against "
-              "the better of scratch's two recipes the pretrained start is ahead at ", over_best, of, "."),
+              "the pretrained start gains ", fixed(100 * k.pretrained_change, 1), " points of test accuracy and the "
+              "random one loses ", fixed(-100 * k.scratch_change, 1), ". So part of the gap is scratch's loss: against "
+              "the better of scratch's two recipes the pretrained start is ahead at ", k.over_best_scratch, of, "."),
          text("Against section 3, averaged over the label counts, the pretrained start moves ",
-              fixed(100 * pretrained_change, 1), " points of test accuracy and the random one ",
-              fixed(100 * scratch_change, 1), "; against the better of scratch's two recipes the pretrained start is "
-              "ahead at ", over_best, of, "."),
+              fixed(100 * k.pretrained_change, 1), " points of test accuracy and the random one ",
+              fixed(100 * k.scratch_change, 1), "; against the better of scratch's two recipes the pretrained start is "
+              "ahead at ", k.over_best_scratch, of, "."),
          Expect::either_way});
   save_figure(bert::labels_figure(bert::label_curves(points, "The mean of the tokens, the classifier first: what pretraining buys"),
                                   kTopics.size()), "labels_head_first",

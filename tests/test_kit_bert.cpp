@@ -123,6 +123,28 @@ TEST_CASE("head_first_recipe: a constant rate for the classifier alone, enough e
   }
 }
 
+TEST_CASE("compare_sweeps: counts ahead, beyond chance and over either recipe's scratch; mean gap and changes; mismatches named") {
+  const auto point = [](std::size_t n, double pretrained, double scratch, double noise) {
+    bert::LabelPoint p;
+    p.per_topic = n, p.pretrained = pretrained, p.scratch = scratch;
+    p.pair.gap = pretrained - scratch, p.pair.noise = noise;
+    return p;
+  };
+  const std::vector<bert::LabelPoint> plain = {point(5, 0.30, 0.40, 0.02), point(50, 0.50, 0.50, 0.02)};
+  const std::vector<bert::LabelPoint> changed = {point(5, 0.38, 0.32, 0.02), point(50, 0.56, 0.54, 0.02)};
+  const bert::SweepComparison k = bert::compare_sweeps(changed, plain);
+  CHECK(k.ahead == 2);
+  CHECK(k.beyond_chance == 1);      // 6 points against twice 2; 2 points is not
+  CHECK(k.over_best_scratch == 1);  // 0.38 is below plain's 0.40; 0.56 is above both 0.50 and 0.54
+  CHECK(k.mean_gap == doctest::Approx(0.04));
+  CHECK(k.pretrained_change == doctest::Approx(0.07));
+  CHECK(k.scratch_change == doctest::Approx(-0.02));
+  CHECK_THROWS_WITH_AS(bert::compare_sweeps(changed, {plain[0]}), doctest::Contains("compare_sweeps: 2 and 1 label counts"),
+                       std::invalid_argument);
+  CHECK_THROWS_AS(bert::compare_sweeps({changed[1], changed[0]}, plain), std::invalid_argument);  // counts in another order
+  CHECK_THROWS_AS(bert::compare_sweeps({}, {}), std::invalid_argument);
+}
+
 TEST_CASE("pretrain_phase: the phase's steps, a falling masked-character loss; a bad phase named") {
   attnlab::testing::TempDir d;
   LessonArgs args;

@@ -480,6 +480,24 @@ LabelCurves label_curves(const std::vector<LabelPoint>& points, const std::strin
   return c;
 }
 
+SweepComparison compare_sweeps(const std::vector<LabelPoint>& changed, const std::vector<LabelPoint>& plain) {
+  bool same = !changed.empty() && changed.size() == plain.size();
+  for (std::size_t i = 0; same && i < changed.size(); ++i) same = changed[i].per_topic == plain[i].per_topic;
+  if (!same)
+    throw std::invalid_argument(text("compare_sweeps: ", changed.size(), " and ", plain.size(),
+                                     " label counts (need the same counts, at least one)"));
+  SweepComparison s;
+  const double n = double(changed.size());
+  for (std::size_t i = 0; i < changed.size(); ++i) {
+    const LabelPoint &q = changed[i], &was = plain[i];
+    s.ahead += q.pair.gap > 0, s.beyond_chance += q.pair.gap > 2 * q.pair.noise;
+    s.over_best_scratch += q.pretrained > std::max(q.scratch, was.scratch);
+    s.mean_gap += q.pair.gap / n;
+    s.pretrained_change += (q.pretrained - was.pretrained) / n, s.scratch_change += (q.scratch - was.scratch) / n;
+  }
+  return s;
+}
+
 plots::Figure labels_figure(const LabelCurves& c, std::size_t classes) {
   const std::size_t n = c.per_topic.size();
   if (n == 0 || c.pretrained.size() != n || c.scratch.size() != n || c.bag.size() != n || c.gap.size() != n ||

@@ -239,4 +239,16 @@ struct LabelPoint {
 // The points as labels_figure draws them, under `title`.
 LabelCurves label_curves(const std::vector<LabelPoint>& points, const std::string& title);
 
+// One sweep (`changed`) against another (`plain`) over the same label counts, labelled sets and
+// test entries: the label counts at which changed's pretrained start is ahead of its scratch (gap
+// above 0), ahead by more than twice the gap's chance scale, and ahead of scratch under either
+// sweep's recipe; changed's mean gap over the label counts, and each start's mean change in test
+// accuracy from plain to changed. std::invalid_argument naming compare_sweeps when the sweeps are
+// empty or their label counts differ.
+struct SweepComparison {
+  std::size_t ahead = 0, beyond_chance = 0, over_best_scratch = 0;
+  double mean_gap = 0, pretrained_change = 0, scratch_change = 0;
+};
+SweepComparison compare_sweeps(const std::vector<LabelPoint>& changed, const std::vector<LabelPoint>& plain);
+
 }  // namespace attnlab::lessons::bert
