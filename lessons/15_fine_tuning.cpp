@@ -11,7 +11,6 @@
 // lessons/kit/linear_probe; the paired comparison of two classifiers nn::paired_comparison.
 #include <algorithm>
 #include <memory>
-#include <optional>
 
 #include "lessons/kit/bert.hpp"
 #include "lessons/kit/image_classifier.hpp"
@@ -464,27 +463,17 @@ void read_what_pretraining_trained(const Corpus& c, const BertSettings& r, const
 // [CLS]'s attention in every layer over one held-out entry the fine-tuned model gets right.
 void cls_attention(const Corpus& c, const FineTuned& f, const FineTuned& scratch, const BertSettings& r) {
   const TopicSet d = data::topic_set(c, c.split.test, kTopics);
-  std::optional<std::size_t> pick;
-  for (std::size_t i = 0; i < d.size() && !pick; ++i)
-    if (d.entries[i].size() >= 24 && d.entries[i].size() <= 40 && f.test_predicted(i) == d.labels(i)) pick = i;
-  if (!pick) pick = 0;
-  std::vector<Index> ids = d.entries[*pick];
-  if (ids.size() > r.context()) ids.resize(r.context());
-  const std::string title = text("Where [CLS] looks in a held-out ", kTopics[std::size_t(d.labels(*pick))], " entry (fine-tuned model)");
+  const bert::ExampleEntry e = bert::example_entry(d, f.test_predicted, r.context());
+  const std::vector<Index>& ids = e.ids;
+  const std::string& topic = kTopics[std::size_t(d.labels(e.row))];
+  const std::string title = text("Where [CLS] looks in a held-out ", topic, " entry (fine-tuned model)");
   save_figure(bert::cls_attention_figure(bert::attention_input(f.bert->model, c.vocab, ids, title), title), "cls_attention",
               "The fine-tuned pretrained model's [CLS] query over a test entry it classifies correctly: each layer's "
               "weights (mean of the heads), then each head of the last layer, over the characters.");
   // Both fine-tuned models in the attention explorer (lessons/kit/explorer.hpp), with their queries and keys.
-  const std::string entry = text("\"", bert::shown_text(c.vocab, ids), "\"");
-  show_explorer({"Lesson 15: the fine-tuned BERTs on a held-out entry", "characters (queries)", "characters (keys)",
-                 text("A held-out ", kTopics[std::size_t(d.labels(*pick))], " entry read by the two models section 2 "
-                      "fine-tuned: the pretrained one, then the one from scratch (choose the input). [CLS] is the first "
-                      "row: its attention is what the classifier reads. Choose a layer and a head, hover a character "
-                      "to see which characters it reads, click it for its scores split into query-key products."),
-                 {bert::attention_input(f.bert->model, c.vocab, ids, "pretrained, fine-tuned: " + entry, true),
-                  bert::attention_input(scratch.bert->model, c.vocab, ids, "from scratch, fine-tuned: " + entry, true)}},
-                "explorer", "The attention explorer: every head of both fine-tuned models on the same test entry; hover a "
-                            "character to see what it reads, click it to see its scores term by term");
+  show_explorer(bert::fine_tuned_explorer_page(f.bert->model, scratch.bert->model, c.vocab, ids, topic), "explorer",
+                "The attention explorer: every head of both fine-tuned models on the same test entry; hover a "
+                "character to see what it reads, click it to see its scores term by term");
 
   // Over every test entry: how much of [CLS]'s attention lands on the specials, on spaces and
   // punctuation, and on letters and digits, per layer, against those tokens' share of the text.

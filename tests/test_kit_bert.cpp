@@ -145,6 +145,20 @@ TEST_CASE("compare_sweeps: counts ahead, beyond chance and over either recipe's 
   CHECK_THROWS_AS(bert::compare_sweeps({}, {}), std::invalid_argument);
 }
 
+TEST_CASE("example_entry: the first entry of 24 to 40 tokens predicted right, cut to the context; else the first") {
+  data::TopicSet s;
+  s.entries = {std::vector<Index>(10, 3), std::vector<Index>(30, 4), std::vector<Index>(30, 5)};
+  s.labels = IndexArray{0, 1, 2};
+  const IndexArray all_right = {0, 1, 2}, second_wrong = {0, 0, 2}, all_wrong = {1, 0, 0};
+  CHECK(bert::example_entry(s, all_right, 64).row == 1);
+  CHECK(bert::example_entry(s, second_wrong, 64).row == 2);
+  const bert::ExampleEntry none = bert::example_entry(s, all_wrong, 8);
+  CHECK(none.row == 0);
+  CHECK(none.ids.size() == 8);  // cut to the context
+  CHECK_THROWS_WITH_AS(bert::example_entry(s, IndexArray{0, 1}, 64), doctest::Contains("example_entry: 3 entries and 2 predictions"),
+                       std::invalid_argument);
+}
+
 TEST_CASE("pretrain_phase: the phase's steps, a falling masked-character loss; a bad phase named") {
   attnlab::testing::TempDir d;
   LessonArgs args;

@@ -273,6 +273,33 @@ Array<float> encoder_features(nn::EncoderModel<float>& model, const nn::data::To
 }
 
 
+ExampleEntry example_entry(const nn::data::TopicSet& s, const IndexArray& predicted, std::size_t context) {
+  if (s.size() == 0 || predicted.size() < s.size())
+    throw std::invalid_argument(text("example_entry: ", s.size(), " entries and ", predicted.size(),
+                                     " predictions (need at least one entry, a prediction for each)"));
+  ExampleEntry e;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (s.entries[i].size() >= 24 && s.entries[i].size() <= 40 && predicted(i) == s.labels(i)) {
+      e.row = i;
+      break;
+    }
+  e.ids = s.entries[e.row];
+  if (e.ids.size() > context) e.ids.resize(context);
+  return e;
+}
+
+ExplorerPage fine_tuned_explorer_page(nn::EncoderModel<float>& pretrained, nn::EncoderModel<float>& scratch,
+                                      const nn::data::Vocab& v, const std::vector<Index>& ids, const std::string& topic) {
+  const std::string entry = text("\"", shown_text(v, ids), "\"");
+  return {"Lesson 15: the fine-tuned BERTs on a held-out entry", "characters (queries)", "characters (keys)",
+          text("A held-out ", topic, " entry read by the two models section 2 fine-tuned: the pretrained one, then the "
+               "one from scratch (choose the input). [CLS] is the first row: its attention is what the classifier reads. "
+               "Choose a layer and a head, hover a character to see which characters it reads, click it for its scores "
+               "split into query-key products."),
+          {attention_input(pretrained, v, ids, "pretrained, fine-tuned: " + entry, true),
+           attention_input(scratch, v, ids, "from scratch, fine-tuned: " + entry, true)}};
+}
+
 plots::Figure cls_attention_figure(const AttentionInput& in, const std::string& title) {
   if (in.heads.empty() || in.heads.back().empty() || in.keys.empty())
     throw std::invalid_argument("cls_attention_figure: '" + in.name + "' has no layer, head or token");

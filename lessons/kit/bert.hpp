@@ -170,6 +170,20 @@ Array<float> topic_probabilities(nn::EncoderModel<float>& model, const nn::data:
 Array<float> encoder_features(nn::EncoderModel<float>& model, const nn::data::TopicSet& s, std::size_t context,
                               bool mean_of_tokens);
 
+// Lesson 15's example entry: the first entry of `s` of 24 to 40 tokens that `predicted` gets right
+// (the first entry when none is), its row, and its tokens cut to `context`. std::invalid_argument
+// naming example_entry for an empty set or predictions that do not cover it.
+struct ExampleEntry {
+  std::size_t row = 0;
+  std::vector<Index> ids;
+};
+ExampleEntry example_entry(const nn::data::TopicSet& s, const IndexArray& predicted, std::size_t context);
+
+// Lesson 15's explorer page: the entry `ids`, of topic `topic`, read by the pretrained model
+// fine-tuned, then by the one fine-tuned from scratch, each with its queries and keys.
+ExplorerPage fine_tuned_explorer_page(nn::EncoderModel<float>& pretrained, nn::EncoderModel<float>& scratch,
+                                      const nn::data::Vocab& v, const std::vector<Index>& ids, const std::string& topic);
+
 // Lesson 15's figure of where [CLS] looks: the [CLS] row (query 0) of every layer of `in`, the
 // mean of its heads, then of each head of the last layer, over the tokens. std::invalid_argument
 // naming cls_attention_figure when `in` has no layer or no token.
