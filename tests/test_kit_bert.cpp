@@ -91,6 +91,74 @@ TEST_CASE("fine_tune_recipe and topic_splits: the settings' recipe, more epochs 
   CHECK_THROWS_AS(bert::topic_splits(c, {"x", "y"}, 13, 5), std::invalid_argument);  // more than a topic has
 }
 
+TEST_CASE("head_first_recipe: a constant rate for the classifier alone, enough epochs for its steps; new_model's pooling") {
+  attnlab::testing::TempDir d;
+  LessonArgs args;
+  args.out = d / "lesson";
+  args.seed = 9;
+  Lesson lesson({"99_test", "A test lesson", "Recipes.", ""}, args);
+  bert::FineTuneSettings r{tiny_settings(), 3, 4, 1e-3, 2, {1}, 10, 25, 2e-2};
+  const Recipe h = bert::head_first_recipe(r, 40);  // 10 steps an epoch: 3 epochs for 25 steps
+  CHECK(h.epochs == 3);
+  CHECK(h.batch == 4);
+  CHECK(h.lr == doctest::Approx(2e-2));
+  CHECK(h.decay == Decay::constant);
+  CHECK(h.warmup == 0.0);
+  CHECK(h.seed == 9 + 31);  // the fine-tuning's batch order
+  CHECK(bert::head_first_recipe(r, 400).epochs == 1);
+  CHECK_THROWS_WITH_AS(bert::head_first_recipe(r, 0), doctest::Contains("head_first_recipe: 0 labelled entries"),
+                       std::invalid_argument);
+  r.head_first_steps = 0;
+  CHECK_THROWS_WITH_AS(bert::head_first_recipe(r, 40), doctest::Contains("for 0 steps"), std::invalid_argument);
+  // The same draw whatever the classifier reads: a checkpoint of one loads into the other.
+  const data::ClozeCorpus c = tiny_corpus();
+  const auto first = bert::new_model(c, tiny_settings()), mean = bert::new_model(c, tiny_settings(), nn::Pooling::Mean);
+  CHECK(first->model.config().pooling == nn::Pooling::First);
+  CHECK(mean->model.config().pooling == nn::Pooling::Mean);
+  const auto a = first->named_parameters(), b = mean->named_parameters();
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].first == b[i].first);
+    CHECK(xt::amax(xt::abs(a[i].second.value() - b[i].second.value()))() == 0.0f);
+  }
+}
+
+TEST_CASE("compare_sweeps: counts ahead, beyond chance and over either recipe's scratch; mean gap and changes; mismatches named") {
+  const auto point = [](std::size_t n, double pretrained, double scratch, double noise) {
+    bert::LabelPoint p;
+    p.per_topic = n, p.pretrained = pretrained, p.scratch = scratch;
+    p.pair.gap = pretrained - scratch, p.pair.noise = noise;
+    return p;
+  };
+  const std::vector<bert::LabelPoint> plain = {point(5, 0.30, 0.40, 0.02), point(50, 0.50, 0.50, 0.02)};
+  const std::vector<bert::LabelPoint> changed = {point(5, 0.38, 0.32, 0.02), point(50, 0.56, 0.54, 0.02)};
+  const bert::SweepComparison k = bert::compare_sweeps(changed, plain);
+  CHECK(k.ahead == 2);
+  CHECK(k.beyond_chance == 1);      // 6 points against twice 2; 2 points is not
+  CHECK(k.over_best_scratch == 1);  // 0.38 is below plain's 0.40; 0.56 is above both 0.50 and 0.54
+  CHECK(k.mean_gap == doctest::Approx(0.04));
+  CHECK(k.pretrained_change == doctest::Approx(0.07));
+  CHECK(k.scratch_change == doctest::Approx(-0.02));
+  CHECK_THROWS_WITH_AS(bert::compare_sweeps(changed, {plain[0]}), doctest::Contains("compare_sweeps: 2 and 1 label counts"),
+                       std::invalid_argument);
+  CHECK_THROWS_AS(bert::compare_sweeps({changed[1], changed[0]}, plain), std::invalid_argument);  // counts in another order
+  CHECK_THROWS_AS(bert::compare_sweeps({}, {}), std::invalid_argument);
+}
+
+TEST_CASE("example_entry: the first entry of 24 to 40 tokens predicted right, cut to the context; else the first") {
+  data::TopicSet s;
+  s.entries = {std::vector<Index>(10, 3), std::vector<Index>(30, 4), std::vector<Index>(30, 5)};
+  s.labels = IndexArray{0, 1, 2};
+  const IndexArray all_right = {0, 1, 2}, second_wrong = {0, 0, 2}, all_wrong = {1, 0, 0};
+  CHECK(bert::example_entry(s, all_right, 64).row == 1);
+  CHECK(bert::example_entry(s, second_wrong, 64).row == 2);
+  const bert::ExampleEntry none = bert::example_entry(s, all_wrong, 8);
+  CHECK(none.row == 0);
+  CHECK(none.ids.size() == 8);  // cut to the context
+  CHECK_THROWS_WITH_AS(bert::example_entry(s, IndexArray{0, 1}, 64), doctest::Contains("example_entry: 3 entries and 2 predictions"),
+                       std::invalid_argument);
+}
+
 TEST_CASE("pretrain_phase: the phase's steps, a falling masked-character loss; a bad phase named") {
   attnlab::testing::TempDir d;
   LessonArgs args;

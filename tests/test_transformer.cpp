@@ -327,6 +327,31 @@ TEST_CASE("EncoderModel: tagging, mean and first-token pooling; padding is ignor
   }
 }
 
+TEST_CASE("EncoderModel::classify on the encoder's output is forward; features off the tape train the head alone") {
+  for (Pooling pooling : {Pooling::Mean, Pooling::First}) {
+    EncoderModelConfig c;
+    c.vocab = 10, c.num_classes = 3, c.num_layers = 1, c.layer = small(true), c.pooling = pooling, c.pad_id = 0;
+    Generator gen(11);
+    EncoderModel<double> model(c, gen);
+    const IndexArray ids = {{1, 2, 3, 0}, {4, 5, 6, 7}};
+    const Allowed real = Allowed::where(Mask{{true, true, true, false}, {true, true, true, true}});
+    const Array<double> y = model.forward(ids, real).value();
+    CHECK(xt::amax(xt::abs(model.classify(model.features(ids, real), real).value() - y))() == 0.0);
+    Tensor<double> frozen;
+    {
+      NoGrad no_grad;
+      frozen = model.features(ids, real);
+    }
+    sum(model.classify(frozen, real), {0, 1}).backward();
+    CHECK(model.head.weight.has_grad());
+    CHECK(!model.embed.weight.has_grad());  // the encoder took no part
+    CHECK_THROWS_WITH_AS(model.classify(Tensor<double>(Array<double>(xt::zeros<double>({2, 4, 5}))), real),
+                         doctest::Contains("EncoderModel::classify"), ShapeError);
+    CHECK_THROWS_WITH_AS(model.classify(frozen, Allowed::where(Mask{{true, true, true}, {true, true, true}})),
+                         doctest::Contains("EncoderModel::classify"), ShapeError);
+  }
+}
+
 TEST_CASE("attention weights of each layer are kept for plotting") {
   Generator gen(9);
   Decoder<double> dec(2, small(true), gen);

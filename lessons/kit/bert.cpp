@@ -30,7 +30,8 @@ ModelSettings model_settings() {
 
 FineTuneSettings fine_tune_settings() {
   return {model_settings(), full_or_quick(10, 6), 32, full_or_quick(5e-4, 1e-3), full_or_quick<std::size_t>(100, 60),
-          full_or_quick<std::vector<std::size_t>>({5, 10, 20, 50}, {10}), full_or_quick(100L, 40L)};
+          full_or_quick<std::vector<std::size_t>>({5, 10, 20, 50}, {10}), full_or_quick(100L, 40L),
+          full_or_quick(200L, 60L), 1e-2};
 }
 
 Recipe fine_tune_recipe(const FineTuneSettings& r, std::size_t examples) {
@@ -43,6 +44,37 @@ Recipe fine_tune_recipe(const FineTuneSettings& r, std::size_t examples) {
   const long per_epoch = long((examples + f.batch - 1) / f.batch);
   f.epochs = std::max<int>(f.epochs, int((r.least_steps + per_epoch - 1) / per_epoch));
   return f;
+}
+
+std::vector<std::size_t> label_counts(const FineTuneSettings& r) {
+  std::vector<std::size_t> counts = r.fewer_labels;
+  counts.push_back(r.finetune_per_topic);
+  return counts;
+}
+
+Recipe head_first_recipe(const FineTuneSettings& r, std::size_t examples) {
+  if (examples == 0 || r.finetune_batch == 0 || r.head_first_steps < 1)
+    throw std::invalid_argument(text("head_first_recipe: ", examples, " labelled entries in batches of ", r.finetune_batch,
+                                     " for ", r.head_first_steps, " steps (need all three above 0)"));
+  Recipe h;
+  h.batch = r.finetune_batch, h.lr = r.head_first_lr, h.weight_decay = 0.01, h.decay = Decay::constant, h.clip = 1.0;
+  h.seed = seed() + 31;
+  const long per_epoch = long((examples + h.batch - 1) / h.batch);
+  h.epochs = int((r.head_first_steps + per_epoch - 1) / per_epoch);
+  return h;
+}
+
+History train_head_first(nn::EncoderModel<float>& model, const nn::data::TopicSet& labelled, std::size_t context,
+                         const Recipe& recipe, Generator& crop) {
+  return train(model.head, labelled.size(), [&](const std::vector<std::size_t>& rows) {
+    const nn::data::TopicBatch b = nn::data::topic_batch(labelled, rows, context, &crop);
+    Tensor<float> h;
+    {
+      NoGrad frozen;
+      h = model.features(b.ids, b.real);
+    }
+    return cross_entropy(model.classify(h, b.real), b.labels);
+  }, recipe);
 }
 
 TopicSplits topic_splits(const nn::data::ClozeCorpus& c, const std::vector<std::string>& topics, std::size_t per_topic,
@@ -87,8 +119,14 @@ nn::EncoderModelConfig config(const nn::data::ClozeCorpus& c, const ModelSetting
 }
 
 std::unique_ptr<nn::MaskedLM<float>> new_model(const nn::data::ClozeCorpus& c, const ModelSettings& r) {
+  return new_model(c, r, nn::Pooling::First);
+}
+
+std::unique_ptr<nn::MaskedLM<float>> new_model(const nn::data::ClozeCorpus& c, const ModelSettings& r, nn::Pooling pooling) {
+  nn::EncoderModelConfig cfg = config(c, r);
+  cfg.pooling = pooling;
   Generator gen(seed());
-  return std::make_unique<nn::MaskedLM<float>>(config(c, r), gen);
+  return std::make_unique<nn::MaskedLM<float>>(cfg, gen);
 }
 
 nn::data::ClozeScores score(nn::MaskedLM<float>& bert, const std::vector<nn::data::MaskedWindows>& set) {
@@ -235,6 +273,33 @@ Array<float> encoder_features(nn::EncoderModel<float>& model, const nn::data::To
 }
 
 
+ExampleEntry example_entry(const nn::data::TopicSet& s, const IndexArray& predicted, std::size_t context) {
+  if (s.size() == 0 || predicted.size() < s.size())
+    throw std::invalid_argument(text("example_entry: ", s.size(), " entries and ", predicted.size(),
+                                     " predictions (need at least one entry, a prediction for each)"));
+  ExampleEntry e;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (s.entries[i].size() >= 24 && s.entries[i].size() <= 40 && predicted(i) == s.labels(i)) {
+      e.row = i;
+      break;
+    }
+  e.ids = s.entries[e.row];
+  if (e.ids.size() > context) e.ids.resize(context);
+  return e;
+}
+
+ExplorerPage fine_tuned_explorer_page(nn::EncoderModel<float>& pretrained, nn::EncoderModel<float>& scratch,
+                                      const nn::data::Vocab& v, const std::vector<Index>& ids, const std::string& topic) {
+  const std::string entry = text("\"", shown_text(v, ids), "\"");
+  return {"Lesson 15: the fine-tuned BERTs on a held-out entry", "characters (queries)", "characters (keys)",
+          text("A held-out ", topic, " entry read by the two models section 2 fine-tuned: the pretrained one, then the "
+               "one from scratch (choose the input). [CLS] is the first row: its attention is what the classifier reads. "
+               "Choose a layer and a head, hover a character to see which characters it reads, click it for its scores "
+               "split into query-key products."),
+          {attention_input(pretrained, v, ids, "pretrained, fine-tuned: " + entry, true),
+           attention_input(scratch, v, ids, "from scratch, fine-tuned: " + entry, true)}};
+}
+
 plots::Figure cls_attention_figure(const AttentionInput& in, const std::string& title) {
   if (in.heads.empty() || in.heads.back().empty() || in.keys.empty())
     throw std::invalid_argument("cls_attention_figure: '" + in.name + "' has no layer, head or token");
@@ -285,6 +350,15 @@ ClsMass cls_attention_by_kind(nn::EncoderModel<float>& model, const nn::data::Cl
     for (Index id : e) m.share[std::size_t(kind(id))] += 1.0 / double(e.size()) / double(s.size());
   }
   return m;
+}
+
+std::vector<std::vector<std::string>> cls_mass_rows(const ClsMass& m) {
+  const auto shares = [](const std::string& name, const std::array<double, 3>& k) {
+    return std::vector<std::string>{name, percent(k[0], 1), percent(k[1], 1), percent(k[2], 1)};
+  };
+  std::vector<std::vector<std::string>> rows = {shares("share of the tokens", m.share)};
+  for (std::size_t l = 0; l < m.by_layer.size(); ++l) rows.push_back(shares(text("layer ", l + 1, ": [CLS]'s attention"), m.by_layer[l]));
+  return rows;
 }
 
 plots::Figure masking_figure(const nn::data::Vocab& v, const std::vector<MaskedExample>& examples, std::size_t width) {
@@ -423,6 +497,34 @@ plots::Figure finetuning_figure(const History& pretrained, const History& scratc
   return fig;
 }
 
+LabelCurves label_curves(const std::vector<LabelPoint>& points, const std::string& title) {
+  LabelCurves c;
+  for (const LabelPoint& q : points) {
+    c.per_topic.push_back(double(q.per_topic)), c.pretrained.push_back(q.pretrained), c.scratch.push_back(q.scratch);
+    c.bag.push_back(q.bag), c.gap.push_back(q.pair.gap), c.noise.push_back(q.pair.noise);
+  }
+  c.title = title;
+  return c;
+}
+
+SweepComparison compare_sweeps(const std::vector<LabelPoint>& changed, const std::vector<LabelPoint>& plain) {
+  bool same = !changed.empty() && changed.size() == plain.size();
+  for (std::size_t i = 0; same && i < changed.size(); ++i) same = changed[i].per_topic == plain[i].per_topic;
+  if (!same)
+    throw std::invalid_argument(text("compare_sweeps: ", changed.size(), " and ", plain.size(),
+                                     " label counts (need the same counts, at least one)"));
+  SweepComparison s;
+  const double n = double(changed.size());
+  for (std::size_t i = 0; i < changed.size(); ++i) {
+    const LabelPoint &q = changed[i], &was = plain[i];
+    s.ahead += q.pair.gap > 0, s.beyond_chance += q.pair.gap > 2 * q.pair.noise;
+    s.over_best_scratch += q.pretrained > std::max(q.scratch, was.scratch);
+    s.mean_gap += q.pair.gap / n;
+    s.pretrained_change += (q.pretrained - was.pretrained) / n, s.scratch_change += (q.scratch - was.scratch) / n;
+  }
+  return s;
+}
+
 plots::Figure labels_figure(const LabelCurves& c, std::size_t classes) {
   const std::size_t n = c.per_topic.size();
   if (n == 0 || c.pretrained.size() != n || c.scratch.size() != n || c.bag.size() != n || c.gap.size() != n ||
@@ -434,7 +536,7 @@ plots::Figure labels_figure(const LabelCurves& c, std::size_t classes) {
   for (std::size_t i = 0; i < n; ++i)
     gap.push_back(100 * c.gap[i]), upper.push_back(200 * c.noise[i]), lower.push_back(-200 * c.noise[i]);
   plots::Figure fig(1800, 1900, 2, 1);
-  fig.title("What pretraining buys as the labels get fewer");
+  fig.title(c.title);
   plots::LineOptions lo;
   lo.markers = true, lo.log_x = true, lo.ymin = 0.0, lo.ymax = 1.0;
   plots::Series bag_line = curve("bag of characters", c.per_topic, c.bag);

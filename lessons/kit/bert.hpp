@@ -16,6 +16,7 @@
 #include "plots/figure.hpp"
 #include "nn/data/cloze_corpus.hpp"
 #include "nn/data/masked_windows.hpp"
+#include "nn/metrics.hpp"
 #include "nn/transformer/masked_lm.hpp"
 
 namespace attnlab::lessons::bert {
@@ -57,6 +58,10 @@ struct FineTuneSettings : ModelSettings {
   std::size_t finetune_per_topic;         // labelled training entries per topic, drawn with the run's seed
   std::vector<std::size_t> fewer_labels;  // the label counts of section 3, below finetune_per_topic
   long least_steps;                       // a smaller set trains for more epochs, to this many steps at least
+  // Lesson 15's section 4: the classifier trained alone on the frozen encoder's output for this
+  // many steps at least, at this constant rate, before everything is fine-tuned.
+  long head_first_steps = 0;
+  double head_first_lr = 1e-2;
 };
 
 // The fine-tuning settings of the full run, or of --quick, on model_settings().
@@ -68,6 +73,23 @@ FineTuneSettings fine_tune_settings();
 // + 31, for r.finetune_epochs epochs, or more when a set too small fills fewer than r.least_steps
 // steps. std::invalid_argument naming fine_tune_recipe for no examples or a batch of 0.
 Recipe fine_tune_recipe(const FineTuneSettings& r, std::size_t examples);
+
+// The label counts of lesson 15's sweeps: r.fewer_labels, then r.finetune_per_topic.
+std::vector<std::size_t> label_counts(const FineTuneSettings& r);
+
+// The classifier's recipe before fine-tuning (lesson 15's section 4, "linear probe, then
+// fine-tune", Kumar et al. 2022), for the classifier alone on the frozen encoder's output: AdamW
+// (weight decay 0.01) at the constant rate r.head_first_lr, no warm-up, gradients clipped at norm
+// 1, batches of r.finetune_batch in the order of the run's seed + 31, enough epochs for
+// r.head_first_steps steps at least. std::invalid_argument naming head_first_recipe for no
+// examples, a batch of 0 or no steps.
+Recipe head_first_recipe(const FineTuneSettings& r, std::size_t examples);
+
+// The classifier of `model` trained alone with `recipe` (head_first_recipe) on the topics'
+// cross-entropy of `labelled`, read as in fine-tuning (a random window of `context` tokens drawn
+// with `crop`), on the encoder's output computed without the tape: the encoder is left as it was.
+History train_head_first(nn::EncoderModel<float>& model, const nn::data::TopicSet& labelled, std::size_t context,
+                         const Recipe& recipe, Generator& crop);
 
 // The topic sets of fine-tuning: every training entry of the `topics` (the rarest one's count of
 // each), `per_topic` of each of them drawn from it with `seed` (topic_subset), and the validation
@@ -93,6 +115,9 @@ nn::EncoderModelConfig config(const nn::data::ClozeCorpus& c, const ModelSetting
 // one fine-tuned from scratch, whose classifier therefore starts where the pretrained model's does
 // (pretraining never touches the classifier).
 std::unique_ptr<nn::MaskedLM<float>> new_model(const nn::data::ClozeCorpus& c, const ModelSettings& r);
+// The same draw with the classifier reading another pooling (nn::Pooling::Mean: the mean of the
+// real tokens' final vectors); the parameters, and so the checkpoints, are the same.
+std::unique_ptr<nn::MaskedLM<float>> new_model(const nn::data::ClozeCorpus& c, const ModelSettings& r, nn::Pooling pooling);
 
 // The k likeliest characters ([ids.first, ids.end), never a special) at row `row` of
 // log-probabilities (N, V), likeliest first. std::invalid_argument naming likeliest when the row
@@ -145,6 +170,20 @@ Array<float> topic_probabilities(nn::EncoderModel<float>& model, const nn::data:
 Array<float> encoder_features(nn::EncoderModel<float>& model, const nn::data::TopicSet& s, std::size_t context,
                               bool mean_of_tokens);
 
+// Lesson 15's example entry: the first entry of `s` of 24 to 40 tokens that `predicted` gets right
+// (the first entry when none is), its row, and its tokens cut to `context`. std::invalid_argument
+// naming example_entry for an empty set or predictions that do not cover it.
+struct ExampleEntry {
+  std::size_t row = 0;
+  std::vector<Index> ids;
+};
+ExampleEntry example_entry(const nn::data::TopicSet& s, const IndexArray& predicted, std::size_t context);
+
+// Lesson 15's explorer page: the entry `ids`, of topic `topic`, read by the pretrained model
+// fine-tuned, then by the one fine-tuned from scratch, each with its queries and keys.
+ExplorerPage fine_tuned_explorer_page(nn::EncoderModel<float>& pretrained, nn::EncoderModel<float>& scratch,
+                                      const nn::data::Vocab& v, const std::vector<Index>& ids, const std::string& topic);
+
 // Lesson 15's figure of where [CLS] looks: the [CLS] row (query 0) of every layer of `in`, the
 // mean of its heads, then of each head of the last layer, over the tokens. std::invalid_argument
 // naming cls_attention_figure when `in` has no layer or no token.
@@ -161,6 +200,9 @@ struct ClsMass {
 };
 ClsMass cls_attention_by_kind(nn::EncoderModel<float>& model, const nn::data::ClozeCorpus& c, const nn::data::TopicSet& s,
                               std::size_t context);
+// Those shares as a table's rows (percentages, one decimal): "share of the tokens" first, then
+// "layer l: [CLS]'s attention" for every layer; the columns are the three kinds in order.
+std::vector<std::vector<std::string>> cls_mass_rows(const ClsMass& m);
 
 // Lesson 14's figure of the masking rule: each example (its tokens, and what the rule made of them)
 // cut into rows of `width` tokens, each row as written above the row as the model reads it, the
@@ -194,7 +236,33 @@ plots::Figure finetuning_figure(const History& pretrained, const History& scratc
 struct LabelCurves {
   std::vector<double> per_topic, pretrained, scratch, bag;
   std::vector<double> gap, noise;  // shares (0.05: 5 points)
+  std::string title = "What pretraining buys as the labels get fewer";
 };
 plots::Figure labels_figure(const LabelCurves& c, std::size_t classes);
+
+// One label count of lesson 15's sweeps: the test accuracy of both starts and of the bag of
+// characters, each start's training loss in its last epoch, and the two starts paired on the test
+// entries (nn::paired_comparison: pretrained as a, scratch as b).
+struct LabelPoint {
+  std::size_t per_topic = 0;
+  long steps = 0;
+  double pretrained = 0, scratch = 0, bag = 0;
+  double pretrained_loss = 0, scratch_loss = 0;
+  nn::PairedComparison pair;
+};
+// The points as labels_figure draws them, under `title`.
+LabelCurves label_curves(const std::vector<LabelPoint>& points, const std::string& title);
+
+// One sweep (`changed`) against another (`plain`) over the same label counts, labelled sets and
+// test entries: the label counts at which changed's pretrained start is ahead of its scratch (gap
+// above 0), ahead by more than twice the gap's chance scale, and ahead of scratch under either
+// sweep's recipe; changed's mean gap over the label counts, and each start's mean change in test
+// accuracy from plain to changed. std::invalid_argument naming compare_sweeps when the sweeps are
+// empty or their label counts differ.
+struct SweepComparison {
+  std::size_t ahead = 0, beyond_chance = 0, over_best_scratch = 0;
+  double mean_gap = 0, pretrained_change = 0, scratch_change = 0;
+};
+SweepComparison compare_sweeps(const std::vector<LabelPoint>& changed, const std::vector<LabelPoint>& plain);
 
 }  // namespace attnlab::lessons::bert

@@ -44,11 +44,21 @@ Tensor<T> EncoderModel<T>::features(const IndexArray& ids, const std::optional<A
   return encoder.forward(x, options);
 }
 
+template <class T>
+Tensor<T> EncoderModel<T>::forward(const IndexArray& ids, const std::optional<Allowed>& allowed_keys) {
+  return classify(features(ids, allowed_keys), allowed_keys);
+}
+
 // Mean pooling over the real tokens: pooled = sum_l m_l h_l / max(1, sum_l m_l); a row with no
 // real token pools to zero instead of 0/0.
 template <class T>
-Tensor<T> EncoderModel<T>::forward(const IndexArray& ids, const std::optional<Allowed>& allowed_keys) {
-  Tensor<T> h = features(ids, allowed_keys);  // (B, L, d)
+Tensor<T> EncoderModel<T>::classify(const Tensor<T>& h, const std::optional<Allowed>& allowed_keys) {
+  const Shape hs = h.shape();
+  check(hs.size() == 3 && hs[2] == config_.layer.d_model, "EncoderModel::classify", "encoder output ", shape_str(hs),
+        " is not (B, L, ", config_.layer.d_model, ")");
+  if (allowed_keys)
+    check(allowed_keys->shape() == Shape{hs[0], hs[1]}, "EncoderModel::classify", "allowed keys ",
+          shape_str(allowed_keys->shape()), " do not match the encoder output ", shape_str(hs));
   switch (config_.pooling) {
     case Pooling::None:
       return head(h);
@@ -58,7 +68,7 @@ Tensor<T> EncoderModel<T>::forward(const IndexArray& ids, const std::optional<Al
       break;
   }
   if (!allowed_keys) return head(mean(h, {1}));
-  const std::size_t B = ids.shape()[0], L = ids.shape()[1];
+  const std::size_t B = hs[0], L = hs[1];
   Array<T> m = Array<T>::from_shape({B, L, 1});
   Array<T> count = Array<T>::from_shape({B, 1});
   for (std::size_t b = 0; b < B; ++b) {

@@ -35,6 +35,11 @@ class EncoderModel : public Module<T> {
   Tensor<T> forward(const IndexArray& ids, const std::optional<Allowed>& allowed_keys = std::nullopt);
   // The encoder's output (B, L, d) before pooling and head.
   Tensor<T> features(const IndexArray& ids, const std::optional<Allowed>& allowed_keys = std::nullopt);
+  // The pooling and the head on the encoder's output h (B, L, d): forward(ids, keys) is
+  // classify(features(ids, keys), keys). Apart, the head can train on features computed without
+  // the tape (a frozen encoder: lesson 15's linear probe before fine-tuning). ShapeError naming
+  // EncoderModel::classify when h is not (B, L, d_model) or the allowed keys are not (B, L).
+  Tensor<T> classify(const Tensor<T>& h, const std::optional<Allowed>& allowed_keys = std::nullopt);
   std::vector<Tensor<T>> attention_weights() const { return encoder.attention_weights(); }
   const EncoderModelConfig& config() const { return config_; }
 
