@@ -12,6 +12,7 @@
 #include "lessons/kit/explorer.hpp"
 #include "lessons/kit/figures.hpp"
 #include "lessons/kit/seq2seq.hpp"
+#include "lessons/kit/vit_model.hpp"
 #include "nn/data/vocab.hpp"
 #include "nn/positional/positional.hpp"
 #include "plots/figure.hpp"
@@ -43,6 +44,7 @@ InspectModel vit_model();    // inspect/vit.cpp: lesson 16's Vision Transformer
 InspectModel translate_model();  // inspect/translate.cpp: lesson 08's translation Transformer
 
 InspectModel long_model();       // inspect/long.cpp: lesson 09's four translation Transformers, one per positions
+InspectModel captions_model();   // inspect/captions.cpp: lesson 20's captioners, soft and hard attention
 
 // A translation Transformer's checkpoint (lessons/kit/translation_model.hpp) and how inspect names it.
 struct TranslationModel {
@@ -98,6 +100,18 @@ std::vector<std::pair<std::string, plots::Figure>> head_figures(const lessons::A
 // checked before anything is written.
 void write_outputs(const std::string& out, const std::vector<std::pair<std::string, plots::Figure>>& figures,
                    const lessons::ExplorerPage& page);
+
+// The image models' input (inspect/pictures.cpp). A PNG or a PGM file as grey levels, told apart by
+// their first bytes (not the file's name): IoError led by `who` ("inspect vit") for a file that is
+// neither, the readers' for one they cannot read. --invert as typed (auto, yes or no; UsageError
+// otherwise). How prepare_image made a picture of `grey` into the model's side x side input, in
+// words. --index as typed, "17" or "3,17,42": each below `count`, UsageError naming `what` and the
+// range otherwise ("--index takes test-set indices from 0 to 9999 (several: 3,17,42), got '...'");
+// none when not given.
+xt::xarray<double> read_picture(const std::string& path, const std::string& who);
+lessons::Invert invert_option(const Request& r);
+std::string how_prepared(const xt::xarray<double>& grey, const lessons::PreparedImage& p, std::size_t side);
+std::vector<std::size_t> indices_option(const Request& r, std::size_t count, const std::string& what);
 
 // The date models of lessons 02 and 03 (inspect/date_models.cpp). A typed date as a model read it:
 // its characters (a space shown ␣) and <eos>, the keys; what the model wrote greedily, at most

@@ -26,6 +26,7 @@ const std::vector<InspectModel> kModels = {
     vit_model(),
     translate_model(),
     long_model(),
+    captions_model(),
 };
 
 const InspectModel* find_model(const std::string& name) {

@@ -17,13 +17,11 @@
 
 #include "inspect/inspect.hpp"
 #include "io/files.hpp"
-#include "io/pgm.hpp"
 #include "io/program.hpp"
 #include "lessons/kit/explorer.hpp"
 #include "lessons/kit/vit_model.hpp"
 #include "lessons/story/text.hpp"
 #include "nn/data/fashion_mnist.hpp"
-#include "plots/read_png.hpp"
 
 namespace attnlab::inspect {
 namespace {
@@ -39,58 +37,14 @@ struct Picture {
   Array<float> image;       // (28, 28)
 };
 
-// A PNG or a PGM, told apart by their first bytes (not the file's name).
-xt::xarray<double> read_picture(const std::string& path) {
-  const std::string head = read_file(path, "inspect vit").substr(0, 8);
-  if (head.rfind("\x89PNG", 0) == 0) return plots::read_png_grey(path);
-  if (head.size() >= 2 && head[0] == 'P' && head[1] >= '1' && head[1] <= '7') return read_pgm(path);
-  throw IoError("inspect vit: '" + path + "' is neither a PNG nor a PGM file (convert it first, e.g. "
-                "convert '" + path + "' picture.png)");
-}
-
-Invert invert_option(const Request& r) {
-  const auto it = r.options.find("--invert");
-  if (it == r.options.end() || it->second == "auto") return Invert::automatic;
-  if (it->second == "yes") return Invert::always;
-  if (it->second == "no") return Invert::never;
-  throw UsageError("--invert takes auto, yes or no, got '" + it->second + "'");
-}
-
-// "17" or "3,17,42": test-set indices, each below the test file's 10,000.
-std::vector<std::size_t> indices_option(const Request& r) {
-  std::vector<std::size_t> out;
-  const auto it = r.options.find("--index");
-  if (it == r.options.end()) return out;
-  std::size_t start = 0;
-  const std::string& s = it->second;
-  while (start <= s.size()) {
-    const std::size_t comma = std::min(s.find(',', start), s.size());
-    const std::string one = s.substr(start, comma - start);
-    if (one.empty() || one.size() > 5 || one.find_first_not_of("0123456789") != std::string::npos || std::stoul(one) >= 10000)
-      throw UsageError("--index takes test-set indices from 0 to 9999 (several: 3,17,42), got '" + s + "'");
-    out.push_back(std::stoul(one));
-    start = comma + 1;
-  }
-  return out;
-}
-
-std::string how_prepared(const xt::xarray<double>& grey, const PreparedImage& p) {
-  std::string s = text(grey.shape()[1], " x ", grey.shape()[0], " pixels");
-  if (grey.shape()[0] != grey.shape()[1])
-    s += text(", padded to ", p.padded_width, " x ", p.padded_height, " with its border's grey");
-  s += text(", area-averaged to 28 x 28, ", p.inverted ? "inverted" : "not inverted", " (its border's grey: ",
-            fixed(p.border, 2), ")");
-  return s;
-}
-
 std::vector<Picture> pictures_of(const Request& r, const std::vector<std::string>& classes) {
   const Invert invert = invert_option(r);
-  const std::vector<std::size_t> indices = indices_option(r);
+  const std::vector<std::size_t> indices = indices_option(r, 10000, "test-set indices");
   std::vector<Picture> out;
   for (const std::string& path : r.inputs) {
-    const xt::xarray<double> grey = read_picture(path);
+    const xt::xarray<double> grey = read_picture(path, "inspect vit");
     const PreparedImage p = prepare_image(grey, data::kFashionMnistSide, invert);
-    out.push_back({path, how_prepared(grey, p), p.image});
+    out.push_back({path, how_prepared(grey, p, data::kFashionMnistSide), p.image});
   }
   if (!indices.empty()) {
     const std::size_t last = *std::max_element(indices.begin(), indices.end());

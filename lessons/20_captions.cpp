@@ -13,6 +13,7 @@
 
 #include <xtensor/xview.hpp>
 
+#include "lessons/kit/caption_model.hpp"
 #include "lessons/kit/caption_views.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/vit_model.hpp"
@@ -38,6 +39,7 @@ constexpr double kCoverWeight = 1.0 / double(kGrid * kGrid);  // lambda of the d
 
 struct SceneSets {
   data::CaptionScenes train, validation, test;
+  SceneRecipe test_recipe;  // how test was made, on the captioners' cards (lessons/kit/caption_model)
   double box_share = 0;  // the mean share of the patches inside a named garment's box: chance
 };
 using Scored = nn::CaptionScores;
@@ -54,7 +56,8 @@ SceneSets the_scenes() {
   o.min_garments = 2, o.max_garments = kMostGarments;
   s.train = data::make_caption_scenes(g.train, train, 3 * seed() + 1, o);
   s.validation = data::make_caption_scenes(g.validation, held_out, 3 * seed() + 2, o);
-  s.test = data::make_caption_scenes(g.test, held_out, 3 * seed() + 3, o);
+  s.test_recipe = {held_out, full_or_quick<std::size_t>(0, 3000), 3 * seed() + 3, o};
+  s.test = recipe_scenes(s.test_recipe, g.test);
   config({{"train_scenes", train}, {"held_out_scenes", held_out}, {"canvas", kSide}, {"patch", kPatch},
           {"garments", text(o.min_garments, " to ", o.max_garments)}});
   s.box_share = data::box_patch_share(s.test, kPatch);
@@ -111,6 +114,9 @@ Recipe recipe_for(const std::string& name) {
   return r;
 }
 
+// The two captioners of section 2 as files (the recipe's checkpoint and write_captioner_card).
+std::string checkpoint_of(nn::Glimpse glimpse) { return glimpse == nn::Glimpse::soft ? "captioner_soft" : "captioner_hard"; }
+
 struct Trained {
   std::unique_ptr<nn::Captioner<F>> model;
   History history;
@@ -136,6 +142,7 @@ Trained train_one(nn::Glimpse glimpse, std::size_t layers, const std::string& na
   nn::Captioner<F>& cap = *t.model;
   bool first = true;
   Recipe r = recipe_for(name);
+  if (layers == 0 && cover == 0) r.checkpoint = checkpoint_of(glimpse) + ".npz";  // with its card: what `inspect captions` runs
   if (layers > 0) r.epochs = epochs(10, 4);  // four times the cost of a step: fewer epochs
   r.validate = [&] {
     const Scored v = score(cap, s.validation, glimpse);
@@ -443,13 +450,25 @@ void explorer(const Trained& soft, const Trained& hard, const Trained& covered, 
                                   "hover a word to see which patches it read");
 }
 
+// The two captioners of section 2 beside their checkpoints (lessons/kit/caption_model): what
+// `inspect captions` runs, with the exact match each scored on the test scenes.
+void write_cards(const Trained& soft, const Trained& hard, const SceneSets& s) {
+  for (const Trained* t : {&soft, &hard}) {
+    const nn::Glimpse g = t == &soft ? nn::Glimpse::soft : nn::Glimpse::hard;
+    write_captioner_card(checkpoint_of(g), *t->model, g, kWords,
+                         {t == &soft ? "exact_soft" : "exact_hard", t->test.exact, s.test.size(),
+                          "the test scenes (test_scenes): garments of the test file"},
+                         s.test_recipe);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   return run_lesson({"20_captions", "Captions, and soft against hard attention",
                      "A captioner over image patches with soft and with hard attention (REINFORCE), scored on held-out "
                      "scenes by its captions and by whether each garment word looks at its garment",
-                     "pointing_soft", "attention_by_word"},
+                     "pointing_soft", "attention_by_word", {"captioner_soft.npz", "captioner_hard.npz"}},
                     argc, argv, [] {
                       section("1. Scenes that know their captions");
                       const SceneSets s = the_scenes();
@@ -457,6 +476,7 @@ int main(int argc, char** argv) {
                       Trained soft = train_one(nn::Glimpse::soft, 0, "soft attention", s);
                       Trained hard = train_one(nn::Glimpse::hard, 0, "hard attention", s);
                       report_training(soft, hard, s);
+                      write_cards(soft, hard, s);
                       section("3. Where each word looked");
                       where_words_look(soft, hard, s);
                       section("4. Attention that covers the scene");

@@ -106,10 +106,55 @@ TEST_CASE("make_caption_scenes: bad options and garments are named") {
   CHECK_THROWS_WITH_AS(data::make_caption_scenes(g, 1, 0, o), Contains("garments per scene 3 to 2"), std::invalid_argument);
 }
 
+TEST_CASE("compose_caption_scene: garments where one says, drawn and captioned as make_caption_scenes draws them") {
+  const data::FashionMnist<float> g = rectangles(8);
+  data::CaptionSceneOptions o;
+  o.min_garments = 2, o.max_garments = 4;
+  const data::CaptionScenes s = data::make_caption_scenes(g, 40, 3, o);
+  for (std::size_t n = 0; n < s.size(); ++n) {
+    // Each garment's move read back from its box (rectangle k starts at row 4, column 10), the
+    // placements given in reverse: the caption's order is the scene's, not the list's.
+    std::vector<data::Placement> placed;
+    for (std::size_t i = s.garments(n); i-- > 0;) {
+      const data::Box& b = s.boxes[n][i];
+      const std::size_t cell = s.cells[n][i];
+      placed.push_back({s.sources[n][i], cell, b.top - 4 - (cell / 2) * 32, b.left - 10 - (cell % 2) * 32});
+    }
+    const data::CaptionScenes one = data::compose_caption_scene(g, placed, o);
+    REQUIRE(one.size() == 1);
+    CHECK(xt::view(one.images, 0) == xt::view(s.images, n));
+    CHECK(xt::view(one.captions, 0) == xt::view(s.captions, n));
+    CHECK(one.boxes[0] == s.boxes[n]);
+    CHECK(one.cells[0] == s.cells[n]);
+    CHECK(one.sources[0] == s.sources[n]);
+  }
+  // Garment 3 (label 3, a dress, rows [4, 16) and columns [10, 20)) alone in the top-right cell, unmoved.
+  const data::CaptionScenes alone = data::compose_caption_scene(g, {{3, 1, 0, 0}}, o);
+  CHECK(data::caption_text(alone.captions, 0) == "dress");
+  CHECK(alone.boxes[0][0] == data::Box{4, 42, 16, 52});
+  const auto error = [&](const std::vector<data::Placement>& p) {
+    try {
+      data::compose_caption_scene(g, p, o);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no exception)");
+  };
+  CHECK(error({}) == "compose_caption_scene: 0 garments: a scene holds 1 to 4");
+  CHECK(error({{0, 0}, {1, 1}, {2, 2}, {3, 3}, {4, 0}}) == "compose_caption_scene: 5 garments: a scene holds 1 to 4");
+  CHECK(error({{0, 2}, {1, 2}}) == "compose_caption_scene: two garments in cell 2");
+  CHECK(error({{0, 4}}) == "compose_caption_scene: cell 4 of a grid of 4 (0 to 3, row by row)");
+  CHECK(error({{8, 0}}) == "compose_caption_scene: garment 8 of a set of 8");
+  CHECK(error({{0, 0, 5, 0}}) == "compose_caption_scene: a move of (5, 0) past the jitter 4");
+  CHECK_THROWS_WITH_AS(data::compose_caption_scene(rectangles(0), {{0, 0}}, o), "compose_caption_scene: no garments to place",
+                       std::invalid_argument);
+}
+
 TEST_CASE("caption_text and patches_in_box") {
   CHECK(data::caption_text({0, 10, 12, 9, 1}) == "bag left of sneaker");
   CHECK(data::caption_text({0, 6, 15, 11, 1}) == "coat down-left of boot");
   CHECK(data::caption_text({0, 6, 13, 11, 12, 2, 1, 16, 16}) == "coat above boot left of tshirt");
+  CHECK(data::caption_text({0, 6, 13, 11, 1, 11, 11}) == "coat above boot");  // greedy steps after <eos>: not words
   CHECK_THROWS_WITH_AS(data::caption_text({0, 17}), Contains("token 17"), std::invalid_argument);
   // Patch 8 on 64: centres at 4, 12, 20, ...; a box over rows [10, 21) and columns [0, 5).
   const xt::xarray<bool> in = data::patches_in_box({10, 0, 21, 5}, 64, 8);

@@ -262,7 +262,7 @@ TEST_CASE("inspect gpt and bert: answers, figures and explorer; bad input exits 
     CHECK(contains(read_file(log), why));
     CHECK(contains(read_file(log), "usage: inspect MODEL INPUT..."));
   };
-  refused("llama 'x'", "inspect: unknown model 'llama' (the models: dates, luong, gpt, bert, vit, translate, long)");
+  refused("llama 'x'", "inspect: unknown model 'llama' (the models: dates, luong, gpt, bert, vit, translate, long, captions)");
   refused("gpt 'naïve ☃'", "not in the vocabulary of 11_gpt's model (the characters of its training text): 'ï' and '☃'");
   refused("bert 'caf_ ☃'", "not in the vocabulary of 14_bert's model");
   refused("bert 'nothing masked'", "no masked character in \"nothing masked\": write _ for each character to fill in");

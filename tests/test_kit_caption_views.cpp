@@ -74,3 +74,16 @@ TEST_CASE("caption_words_grid: one row per reader, one column per true word and 
   CHECK_THROWS_WITH_AS(caption_words_grid({{"soft", &cap, nn::Glimpse::soft}}, s, 9, 7),
                        Contains("caption_words_grid: scene 9 of 6"), std::out_of_range);
 }
+
+TEST_CASE("caption_words_grid: a scene without garments (a picture) shows the words the first reader wrote") {
+  Generator gen(3);
+  nn::Captioner<float> cap(tiny(), gen);
+  data::CaptionScenes picture = data::select_scenes(scenes(), {0});
+  picture.boxes = {{}}, picture.cells = {{}}, picture.sources = {{}};  // what it shows is not known
+  const nn::Caption<float> c = cap.greedy(Tensor<float>(picture.images), 7, data::kCaptionBos, nn::Glimpse::soft);
+  std::size_t words = 0;
+  while (words < 7 && c.words(0, words++) != data::kCaptionEos) {}
+  const plots::Figure f = caption_words_grid({{"soft", &cap, nn::Glimpse::soft}}, picture, 0, 7);
+  CHECK(f.rows() == 1);
+  CHECK(f.cols() == int(words));  // not the 0 words of a true caption it does not have
+}

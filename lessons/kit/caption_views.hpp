@@ -22,8 +22,10 @@ struct CaptionReader {
 
 // Scene n captioned greedily (`length` words from <bos>) by each reader, one row of images per
 // reader: under each of the true caption's words and its <eos>, the scene with the weights over
-// the reader's patches before that word (looks_grid's colours), the word written as the image's caption,
-// and the box of the garment the true caption names there outlined. Titled with the true caption.
+// the reader's patches before that word (looks_grid's colours), the word written as the image's
+// caption, and the box of the garment the true caption names there outlined; titled "True
+// caption: ...". A scene without garments (a picture whose truth is unknown): under each word the
+// first reader wrote through its <eos>, titled "Caption written (soft): ...".
 // std::out_of_range naming the function for a scene past the end.
 plots::Figure caption_words_grid(const std::vector<CaptionReader>& readers, const nn::data::CaptionScenes& scenes,
                                  std::size_t n, std::size_t length);

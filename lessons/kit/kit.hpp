@@ -18,7 +18,7 @@
 //   timing       timing (interleaved medians, the cost harness), forward_backward_time,
 //                step_profile (op by op, GFLOP/s), generation_speed
 //   models as    model_card (the shared card), transformer_card (GPT, BERT), translation_model,
-//   files        vit_model (with its figures), bert (lessons 14 and 15's pieces)
+//   files        vit_model (with its figures), bert (lessons 14 and 15's pieces), caption_model (20)
 //   one lesson   approximations (18), translators (08), pixel_mlp (16), image_classifier (16: its
 //                classifiers trained, scored and tabled), garment_pairs (16: the relational task's
 //                models), caption_views (20)

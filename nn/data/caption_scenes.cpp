@@ -29,10 +29,9 @@ Index relation(std::size_t a_row, std::size_t a_col, std::size_t b_row, std::siz
   return kFirstRelation + (a_row < b_row ? 2 : 3);                // up-left of, down-left of
 }
 
-}  // namespace
-
-CaptionScenes make_caption_scenes(const FashionMnist<float>& garments, std::size_t count, std::uint64_t seed, const CaptionSceneOptions& o) {
-  auto fail = [](const std::string& why) { throw std::invalid_argument("make_caption_scenes: " + why); };
+// The options' faults, each named by `fn`.
+void check_options(const char* fn, const FashionMnist<float>& garments, const CaptionSceneOptions& o) {
+  auto fail = [fn](const std::string& why) { throw std::invalid_argument(std::string(fn) + ": " + why); };
   if (garments.size() == 0) fail("no garments to place");
   if (garments.images.dimension() != 3 || garments.images.shape(1) != kGarment || garments.images.shape(2) != kGarment)
     fail("garments must be (M, 28, 28)");
@@ -43,47 +42,94 @@ CaptionScenes make_caption_scenes(const FashionMnist<float>& garments, std::size
     fail("garments per scene " + std::to_string(o.min_garments) + " to " + std::to_string(o.max_garments) +
          ": need 1 <= min <= max <= 4 (one per cell)");
   if (!(o.threshold >= 0.0f && o.threshold < 1.0f)) fail("threshold must be in [0, 1)");
-  Generator gen(seed);
+}
+
+// The caption's order of the cells: column by column, the left column first, top to bottom.
+std::size_t reading_key(std::size_t cell) { return (cell % kGrid) * kGrid + cell / kGrid; }
+
+// Scene n of s (images, captions allocated; boxes, cells and sources appended) from its garments
+// in the caption's order.
+void place(CaptionScenes& s, std::size_t n, const FashionMnist<float>& garments, const std::vector<Placement>& placed,
+           const CaptionSceneOptions& o) {
+  const std::size_t k = placed.size();
+  std::vector<Box> boxes(k);
+  std::vector<std::size_t> cell(k), src(k);
+  s.captions(n, 0) = kCaptionBos;
+  for (std::size_t g = 0; g < k; ++g) {
+    cell[g] = placed[g].cell, src[g] = placed[g].source;
+    const std::size_t y0 = (cell[g] / kGrid) * o.cell + placed[g].dy, x0 = (cell[g] % kGrid) * o.cell + placed[g].dx;
+    Box b{o.side, o.side, 0, 0};
+    for (std::size_t i = 0; i < kGarment; ++i)
+      for (std::size_t j = 0; j < kGarment; ++j) {
+        const float v = garments.images(src[g], i, j);
+        s.images(n, y0 + i, x0 + j) = v;
+        if (v > o.threshold) {
+          b.top = std::min(b.top, y0 + i), b.bottom = std::max(b.bottom, y0 + i + 1);
+          b.left = std::min(b.left, x0 + j), b.right = std::max(b.right, x0 + j + 1);
+        }
+      }
+    if (b.bottom == 0) b = {y0, x0, y0 + kGarment, x0 + kGarment};  // a blank garment: its whole square
+    boxes[g] = b;
+    s.captions(n, 1 + 2 * g) = kFirstGarment + garments.labels(src[g]);
+    if (g > 0)
+      s.captions(n, 2 * g) = relation(cell[g - 1] / kGrid, cell[g - 1] % kGrid, cell[g] / kGrid, cell[g] % kGrid);
+  }
+  s.captions(n, 2 * k) = kCaptionEos;
+  s.boxes.push_back(boxes);
+  s.cells.push_back(cell);
+  s.sources.push_back(src);
+}
+
+CaptionScenes empty_scenes(std::size_t count, const CaptionSceneOptions& o) {
   CaptionScenes s;
-  const std::size_t width = caption_length(o.max_garments);
   s.images = xt::zeros<float>({count, o.side, o.side});
-  s.captions = xt::full_like(IndexArray::from_shape({count, width}), Index(kCaptionPad));
+  s.captions = xt::full_like(IndexArray::from_shape({count, caption_length(o.max_garments)}), Index(kCaptionPad));
+  return s;
+}
+
+}  // namespace
+
+CaptionScenes make_caption_scenes(const FashionMnist<float>& garments, std::size_t count, std::uint64_t seed, const CaptionSceneOptions& o) {
+  check_options("make_caption_scenes", garments, o);
+  Generator gen(seed);
+  CaptionScenes s = empty_scenes(count, o);
   for (std::size_t n = 0; n < count; ++n) {
     const std::size_t k = o.min_garments + gen.below(o.max_garments - o.min_garments + 1);
-    // k different cells (the first k of a shuffle), read column by column: the left column first,
-    // top to bottom.
-    std::vector<std::size_t> cell{0, 1, 2, 3}, src(k);
+    // k different cells (the first k of a shuffle), in the caption's order.
+    std::vector<std::size_t> cell{0, 1, 2, 3};
     for (std::size_t i = 0; i < k; ++i) std::swap(cell[i], cell[i + gen.below(kGrid * kGrid - i)]);
     cell.resize(k);
-    auto key = [](std::size_t c) { return (c % kGrid) * kGrid + c / kGrid; };  // column, then row
-    std::sort(cell.begin(), cell.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
-    std::vector<Box> boxes(k);
-    s.captions(n, 0) = kCaptionBos;
+    std::sort(cell.begin(), cell.end(), [](std::size_t a, std::size_t b) { return reading_key(a) < reading_key(b); });
+    std::vector<Placement> placed(k);
     for (std::size_t g = 0; g < k; ++g) {
-      src[g] = gen.below(garments.size());
-      const std::size_t y0 = (cell[g] / kGrid) * o.cell + gen.below(o.jitter + 1);
-      const std::size_t x0 = (cell[g] % kGrid) * o.cell + gen.below(o.jitter + 1);
-      Box b{o.side, o.side, 0, 0};
-      for (std::size_t i = 0; i < kGarment; ++i)
-        for (std::size_t j = 0; j < kGarment; ++j) {
-          const float v = garments.images(src[g], i, j);
-          s.images(n, y0 + i, x0 + j) = v;
-          if (v > o.threshold) {
-            b.top = std::min(b.top, y0 + i), b.bottom = std::max(b.bottom, y0 + i + 1);
-            b.left = std::min(b.left, x0 + j), b.right = std::max(b.right, x0 + j + 1);
-          }
-        }
-      if (b.bottom == 0) b = {y0, x0, y0 + kGarment, x0 + kGarment};  // a blank garment: its whole square
-      boxes[g] = b;
-      s.captions(n, 1 + 2 * g) = kFirstGarment + garments.labels(src[g]);
-      if (g > 0)
-        s.captions(n, 2 * g) = relation(cell[g - 1] / kGrid, cell[g - 1] % kGrid, cell[g] / kGrid, cell[g] % kGrid);
+      placed[g].cell = cell[g], placed[g].source = gen.below(garments.size());
+      placed[g].dy = gen.below(o.jitter + 1), placed[g].dx = gen.below(o.jitter + 1);
     }
-    s.captions(n, 2 * k) = kCaptionEos;
-    s.boxes.push_back(boxes);
-    s.cells.push_back(cell);
-    s.sources.push_back(src);
+    place(s, n, garments, placed, o);
   }
+  return s;
+}
+
+CaptionScenes compose_caption_scene(const FashionMnist<float>& garments, std::vector<Placement> placed,
+                                    const CaptionSceneOptions& o) {
+  check_options("compose_caption_scene", garments, o);
+  auto fail = [](const std::string& why) { throw std::invalid_argument("compose_caption_scene: " + why); };
+  if (placed.empty() || placed.size() > o.max_garments)
+    fail(std::to_string(placed.size()) + " garments: a scene holds 1 to " + std::to_string(o.max_garments));
+  std::vector<bool> taken(kGrid * kGrid, false);
+  for (const Placement& p : placed) {
+    if (p.cell >= kGrid * kGrid) fail("cell " + std::to_string(p.cell) + " of a grid of 4 (0 to 3, row by row)");
+    if (taken[p.cell]) fail("two garments in cell " + std::to_string(p.cell));
+    if (p.source >= garments.size())
+      fail("garment " + std::to_string(p.source) + " of a set of " + std::to_string(garments.size()));
+    if (p.dy > o.jitter || p.dx > o.jitter)
+      fail("a move of (" + std::to_string(p.dy) + ", " + std::to_string(p.dx) + ") past the jitter " + std::to_string(o.jitter));
+    taken[p.cell] = true;
+  }
+  std::sort(placed.begin(), placed.end(),
+            [](const Placement& a, const Placement& b) { return reading_key(a.cell) < reading_key(b.cell); });
+  CaptionScenes s = empty_scenes(1, o);
+  place(s, 0, garments, placed, o);
   return s;
 }
 
@@ -134,7 +180,8 @@ xt::xarray<double> scene_with_boxes(const CaptionScenes& s, std::size_t n, int o
 std::string caption_text(const std::vector<Index>& tokens) {
   std::string out;
   for (const Index t : tokens) {
-    if (t == kCaptionBos || t == kCaptionEos || t == kCaptionPad) continue;
+    if (t == kCaptionEos) break;  // a greedy caption's steps after it are not part of it
+    if (t == kCaptionBos || t == kCaptionPad) continue;
     if (t < 0 || std::size_t(t) >= kCaptionVocab)
       throw std::invalid_argument("caption_text: token " + std::to_string(t) + " is not a caption word");
     out += (out.empty() ? "" : " ") + caption_words()[std::size_t(t)];

@@ -68,6 +68,20 @@ struct CaptionScenes {
 CaptionScenes make_caption_scenes(const FashionMnist<float>& garments, std::size_t count, std::uint64_t seed,
                    const CaptionSceneOptions& o = {});
 
+// One garment of a scene: its row in the garment set, its cell (row by row in the 2 x 2 grid: 0
+// top-left, 1 top-right, 2 bottom-left, 3 bottom-right) and its move (dy, dx) inside the cell.
+struct Placement {
+  std::size_t source = 0, cell = 0, dy = 0, dx = 0;
+};
+
+// One scene of the given garments where `placed` puts them, in any order (the caption reads them
+// column by column), drawn and captioned as make_caption_scenes draws each of its scenes; its
+// captions are caption_length(o.max_garments) wide. std::invalid_argument naming the function for
+// the options' faults above, no garments or more than o.max_garments, two in one cell, a cell past
+// 3, a move past o.jitter, or a source past the garment set.
+CaptionScenes compose_caption_scene(const FashionMnist<float>& garments, std::vector<Placement> placed,
+                                    const CaptionSceneOptions& o);
+
 // The scenes of the given rows, in that order (a batch). std::out_of_range naming the function for
 // a row past the end.
 CaptionScenes select_scenes(const CaptionScenes& s, const std::vector<std::size_t>& rows);
@@ -83,8 +97,8 @@ IndexArray caption_word_counts(const CaptionScenes& s);
 // orange, cyan, magenta and green in the caption's order; only = k draws box k alone, -2 none.
 xt::xarray<double> scene_with_boxes(const CaptionScenes& s, std::size_t n, int only = -1);
 
-// "bag left of sneaker": the words of tokens (any length), <bos>, <eos> and <pad> left out; or of
-// row n of captions (N, L). std::out_of_range naming the function for a row past the end.
+// "bag left of sneaker": the words of tokens (any length) up to their first <eos>, <bos> and <pad>
+// left out (a greedy caption's steps after its <eos> are not part of it); or of row n of captions (N, L). std::out_of_range naming the function for a row past the end.
 std::string caption_text(const std::vector<Index>& tokens);
 std::string caption_text(const IndexArray& captions, std::size_t n);
 
