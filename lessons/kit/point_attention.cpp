@@ -13,7 +13,16 @@ namespace attnlab::lessons {
 double keys_per_query(const xt::xarray<double>& weights) {
   if (weights.dimension() != 2 || weights.shape(0) == 0)
     throw std::invalid_argument("keys_per_query: weights " + shape_str(weights.shape()) + " are not (queries, keys) with a query");
-  return double(xt::mean(1.0 / xt::sum(xt::square(weights), {1}))());
+  // The mean over queries of 1 / sum_k w_qk^2, as loops: xtensor's reducer over a square made GCC 12
+  // warn of a memset it cannot bound (-Wstringop-overflow, a false alarm).
+  const std::size_t queries = weights.shape(0), keys = weights.shape(1);
+  double total = 0.0;
+  for (std::size_t q = 0; q < queries; ++q) {
+    double squares = 0.0;
+    for (std::size_t k = 0; k < keys; ++k) squares += weights(q, k) * weights(q, k);
+    total += 1.0 / squares;
+  }
+  return total / double(queries);
 }
 
 AttentionInput points_input(const std::string& name, const xt::xarray<double>& queries, const xt::xarray<double>& keys,
