@@ -13,6 +13,32 @@ namespace attnlab {
 //   da_n = dn (1 - n^2)                       (a_n = gi_n + r gh_n, the tanh's argument)
 //   dr = da_n gh_n;  da_r = dr r (1 - r);  da_z = dz z (1 - z)
 //   dgi = [da_r, da_z, da_n];  dgh = [da_r, da_z, da_n r]
+namespace {
+
+// One row of the backward. Every pointer restrict: the compiler may then run the loop on whole
+// vectors without checking whether the nine arrays overlap (a GRU cell's backward was one tenth of
+// a Bahdanau training step, at about 4 ns an entry, before).
+template <class T>
+void gru_backward_row(std::size_t H, const T* __restrict r, const T* __restrict z, const T* __restrict n,
+                      const T* __restrict dy, const T* __restrict h, const T* __restrict ghn, T* __restrict di,
+                      T* __restrict dg, T* __restrict dh) {
+  for (std::size_t j = 0; j < H; ++j) {
+    const T dan = dy[j] * (T(1) - z[j]) * (T(1) - n[j] * n[j]);
+    const T dar = dan * ghn[j] * r[j] * (T(1) - r[j]);
+    const T daz = dy[j] * (h[j] - n[j]) * z[j] * (T(1) - z[j]);
+    di[j] = dar;
+    di[H + j] = daz;
+    di[2 * H + j] = dan;
+    dg[j] = dar;
+    dg[H + j] = daz;
+    dg[2 * H + j] = dan * r[j];
+  }
+  if (dh)
+    for (std::size_t j = 0; j < H; ++j) dh[j] = dy[j] * z[j];
+}
+
+}  // namespace
+
 template <class T>
 Tensor<T> gru_cell(const Tensor<T>& gi, const Tensor<T>& gh, const Tensor<T>& h) {
   const char* op = "gru_cell";
@@ -59,27 +85,8 @@ Tensor<T> gru_cell(const Tensor<T>& gi, const Tensor<T>& gh, const Tensor<T>& h)
     if (need_h) dh = Array<T>::from_shape(nd.input(2).shape());
     for (std::size_t m = 0; m < M; ++m) {
       const T* g = saved->data() + m * 3 * H;
-      const T *r = g, *z = g + H, *n = g + 2 * H;
-      const T* dyr = dy + m * H;
-      const T* hr = hv + m * H;
-      const T* ghn = ghv + m * 3 * H + 2 * H;
-      T* di = dgi.data() + m * 3 * H;
-      T* dg = dgh.data() + m * 3 * H;
-      for (std::size_t j = 0; j < H; ++j) {
-        const T dan = dyr[j] * (T(1) - z[j]) * (T(1) - n[j] * n[j]);
-        const T dar = dan * ghn[j] * r[j] * (T(1) - r[j]);
-        const T daz = dyr[j] * (hr[j] - n[j]) * z[j] * (T(1) - z[j]);
-        di[j] = dar;
-        di[H + j] = daz;
-        di[2 * H + j] = dan;
-        dg[j] = dar;
-        dg[H + j] = daz;
-        dg[2 * H + j] = dan * r[j];
-      }
-      if (need_h) {
-        T* dhr = dh.data() + m * H;
-        for (std::size_t j = 0; j < H; ++j) dhr[j] = dyr[j] * z[j];
-      }
+      gru_backward_row(H, g, g + H, g + 2 * H, dy + m * H, hv + m * H, ghv + m * 3 * H + 2 * H,
+                       dgi.data() + m * 3 * H, dgh.data() + m * 3 * H, need_h ? dh.data() + m * H : nullptr);
     }
     if (need_i) {
       dgi.reshape(nd.input(0).shape());

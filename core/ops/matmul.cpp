@@ -33,6 +33,15 @@ void gemm_block(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, c
   gemm<T>(ta, tb, m, n, k, T(1), a, ta ? m : k, b, tb ? k : n, beta, c, n);
 }
 
+// Runs one(i) for blocks i < count on the pool, a chunk at least 2^16 multiply-adds (a decoder
+// step's context is 64 blocks of 1 x 25 x 128). Only for blocks that write disjoint outputs.
+template <class F>
+void each_block(std::size_t count, std::size_t block_work, F&& one) {
+  parallel_for(count, grain_for(block_work, std::size_t(1) << 16), [&](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i < last; ++i) one(i);
+  });
+}
+
 // How one matmul maps onto gemm calls: which block of A and of B feeds each output block.
 struct MatmulPlan {
   bool ta = false, tb = false;
@@ -143,9 +152,9 @@ Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b, bool transpose_a, bool 
   if (p.fold) {
     gemm_block(false, p.tb, p.a_blocks * p.m, p.n, p.k, A, B, T(0), C);
   } else {
-    for (std::size_t i = 0; i < p.out_blocks; ++i)
-      gemm_block(p.ta, p.tb, p.m, p.n, p.k, A + p.a_of[i] * ablk, B + p.b_of[i] * bblk, T(0),
-                 C + i * cblk);
+    each_block(p.out_blocks, p.m * p.n * p.k, [&](std::size_t i) {
+      gemm_block(p.ta, p.tb, p.m, p.n, p.k, A + p.a_of[i] * ablk, B + p.b_of[i] * bblk, T(0), C + i * cblk);
+    });
   }
 
   return record<T>("matmul", std::move(out), {&a, &b}, [plan, ablk, bblk, cblk](Node<T>& nd) {
@@ -163,9 +172,14 @@ Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b, bool transpose_a, bool 
       if (!p.tb) gemm_block(!p.ta, false, p.k, p.n, rows, a, dy, beta, db);  // op(A)^T dY
       else gemm_block(true, p.ta, p.n, p.k, rows, dy, a, beta, db);          // dY^T op(A)
     };
-    // Per-block accumulation for the looping case; blocks no output used get zero.
+    // Per-block accumulation for the looping case; blocks no output used get zero. Without
+    // broadcasting each gradient block comes from one output block: the blocks run in parallel.
     auto looped = [&](std::size_t nblocks, std::size_t blk, const std::vector<std::size_t>& of,
                       Array<T>& g, auto&& one) {
+      if (nblocks == p.out_blocks) {
+        each_block(nblocks, p.m * p.n * p.k, [&](std::size_t i) { one(i, of[i], T(0), g.data() + of[i] * blk); });
+        return;
+      }
       std::vector<char> touched(nblocks, 0);
       for (std::size_t i = 0; i < p.out_blocks; ++i) {
         const std::size_t j = of[i];

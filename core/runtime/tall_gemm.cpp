@@ -45,6 +45,24 @@ std::size_t rows_per_block(std::size_t panel) {
 // Blocks per parallel chunk: about 2^16 multiply-adds, worth a thread's wake-up.
 std::size_t grain(std::size_t block_work) { return grain_for(block_work, std::size_t(1) << 16); }
 
+// Work a thread must get before a product with too few rows for a block each is cut finer: a
+// decoder step's products (64 rows, 64 or 192 -> 192, Bahdanau's GRU cell) fill one block of 64
+// rows, so the second thread sat idle through every step of the recurrence.
+constexpr std::size_t kSplitBlockWork = std::size_t(1) << 18;
+
+// Rows per block for m rows: as rows_per_block, halved while there are fewer blocks than threads
+// and a half block still has kSplitBlockWork multiply-adds and min_block_rows() rows. The kernels
+// sum each entry of C over k in the same order whatever the block's height (libxsmm's register
+// tiles run along the rows and columns, never along k), so the bits do not change with the cut;
+// tests/test_gemm_plan.cpp checks them at one, two and three threads.
+std::size_t rows_for(std::size_t m, std::size_t panel) {
+  std::size_t rows = rows_per_block(panel);
+  while (rows / 2 >= min_block_rows() && (m + rows - 1) / rows < static_cast<std::size_t>(threads()) &&
+         rows / 2 * panel >= kSplitBlockWork)
+    rows /= 2;
+  return rows;
+}
+
 }  // namespace
 
 bool tall_gemm_generated(std::size_t n, std::size_t k) {
@@ -55,7 +73,7 @@ template <class T>
 void gemm_tall(std::size_t m, std::size_t n, std::size_t k, const T* a, const T* b, T* c, bool accumulate) {
   if (m == 0 || n == 0) return;
   if (tiles_win(m, n, k)) return gemm_panels(m, n, k, a, b, /*b_transposed=*/false, c, accumulate);
-  const std::size_t rows = rows_per_block(n * k);
+  const std::size_t rows = rows_for(m, n * k);
   if (rows == 0 || k == 0) {
     GemmPlan<T>(false, m, n, k, k, n, n, accumulate)(a, b, c);  // BLAS, or C = 0 for k = 0
     return;
@@ -93,6 +111,18 @@ void gemm_tall_transposed(std::size_t m, std::size_t n, std::size_t r, const T* 
   // Slabs of 512 rows: a partial sum costs m n adds per 512 m n multiply-adds.
   constexpr std::size_t slab_rows = 512;
   const std::size_t slabs = (r + slab_rows - 1) / slab_rows;
+  if (slabs == 1 && threads() > 1 && m * n * r >= 2 * kSplitBlockWork) {
+    // One slab (a decoder step's weight gradient sums 64 rows): the rows of C are cut instead,
+    // each part the same kernels' sums over the same blocks of r, so the same bits.
+    parallel_for(m, grain_for(n * r, kSplitBlockWork), [&](std::size_t lo, std::size_t hi) {
+      std::fill(c + lo * n, c + hi * n, T(0));
+      const GemmPlan<T> part(true, hi - lo, n, rows, m, n, n, /*accumulate=*/true, kernel_limit());
+      std::size_t i = 0;
+      for (; i + rows <= r; i += rows) part(a + i * m + lo, b + i * n, c + lo * n);
+      if (i < r) GemmPlan<T>(true, hi - lo, n, r - i, m, n, n, true, kernel_limit())(a + i * m + lo, b + i * n, c + lo * n);
+    });
+    return;
+  }
   const GemmPlan<T> block(true, m, n, rows, m, n, n, /*accumulate=*/true, kernel_limit());
   std::vector<T> partial(slabs > 1 ? (slabs - 1) * m * n : 0);
   parallel_for(slabs, grain(slab_rows * m * n), [&](std::size_t first, std::size_t end) {
