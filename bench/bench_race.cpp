@@ -11,9 +11,9 @@
 //                                               MODEL "sgemm" times raw sgemm only)
 //
 // Fairness on a shared machine: every contestant (attnlab and PyTorch, at 1 and at 2 threads)
-// is its own long-lived worker process; the driver runs them round-robin, a few steps each per
-// round, so that load changes on the machine hit every contestant alike. Reported: the median
-// step time of each, the best thread count of each side, the ratio attnlab / PyTorch, and the
+// is its own long-lived worker process; the driver runs them round-robin, about 100 ms of steps
+// each per round, so that load changes on the machine hit every contestant alike. Reported: the
+// median step time of each, the share of the machine the hypervisor took while it ran (steal), the best thread count of each side, the ratio attnlab / PyTorch, and the
 // peak resident set (ru_maxrss) of each worker process, with the part of it the step itself
 // added (peak minus the resident set once the model and batch are built). And the FLOP
 // utilization: the operations of the step's products, counted as attnlab runs them, over its
@@ -37,6 +37,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -390,6 +391,35 @@ std::vector<std::string> parse_list(const std::string& s) {
   return v;
 }
 
+// Time the hypervisor gave this virtual machine's CPUs to someone else ("steal", the eighth
+// number of /proc/stat's cpu line), summed over the intervals one contestant ran: on a shared
+// two-core machine a second thread is only as good as the second core the host lends, and this
+// says, for each verdict, whether the host took it. Zero where the kernel does not count steal.
+struct StealClock {
+  double steal_s = 0, wall_s = 0;
+  static double steal_now() {
+    std::ifstream stat("/proc/stat");
+    std::string cpu;
+    double field[8] = {};
+    stat >> cpu;
+    for (double& f : field) stat >> f;
+    static const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+    return stat ? field[7] / ticks : 0.0;
+  }
+  // Runs f and adds its wall time and the steal during it.
+  template <class F>
+  auto time(F&& f) {
+    const double s0 = steal_now();
+    const auto t0 = std::chrono::steady_clock::now();
+    auto result = f();
+    wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    steal_s += steal_now() - s0;
+    return result;
+  }
+  // Steal as a share of the machine's CPU time over those intervals, in per cent.
+  double percent() const { return wall_s > 0 ? 100.0 * steal_s / (wall_s * machine_threads()) : 0.0; }
+};
+
 struct Contestant {
   // "attnlab", "torch", or raw sgemm, the reference rate: "sgemm" on the environment's OpenBLAS
   // kernels, "sgemm-own" on those OpenBLAS picks for the CPU (OPENBLAS_CORETYPE unset).
@@ -400,6 +430,8 @@ struct Contestant {
   long peak_kb = 0;
   bool pruned = false;
   double step_flops = NAN;  // operations of one step's products (attnlab workers)
+  int per_round = 1;        // steps a round
+  StealClock steal{};       // the hypervisor's take of the machine while this one ran
 };
 
 // The raw sgemm the "sgemm" workers time: the large model's FFN product.
@@ -587,11 +619,14 @@ int run_driver(const std::vector<std::string>& args) {
                                                own ? std::vector<std::string>{"OPENBLAS_CORETYPE"}
                                                    : std::vector<std::string>{})});
       }
-    // Steps per round: about the same wall time per round for small and large models.
-    const int per_round = model == "large" ? 1 : 3;
+    // Steps per round: about 100 ms of steps a round (at least 3, the large encoder's one), so
+    // that a small model's median rests on as many steps as a large one's rests on seconds: the
+    // Bahdanau row took 27 steps of 8 ms, and its 1 -> 2 thread verdict flipped between races.
     for (auto& c : cs) {
       if (is_sgemm(c)) continue;
-      c.worker->times("run " + std::to_string(warmup));
+      const std::vector<double> w = c.worker->times("run " + std::to_string(warmup));
+      const double step = w.size() > 1 ? median(std::vector<double>(w.begin() + 1, w.end())) : 100.0;
+      c.per_round = model == "large" ? 1 : std::clamp(static_cast<int>(100.0 / step), 3, 30);
       if (c.side == "attnlab") {
         const std::vector<double> f = c.worker->ask("flops", "f");
         if (!f.empty()) c.step_flops = f[0];
@@ -614,7 +649,8 @@ int run_driver(const std::vector<std::string>& args) {
             continue;
           }
         }
-        for (double t : c.worker->times("run " + std::to_string(per_round))) c.ms.push_back(t);
+        for (double t : c.steal.time([&] { return c.worker->times("run " + std::to_string(c.per_round)); }))
+          c.ms.push_back(t);
       }
     Row row;
     row.model = model;
@@ -634,11 +670,11 @@ int run_driver(const std::vector<std::string>& args) {
       }
       const double med = median(c.ms);
       const double mb = c.peak_kb / 1024.0, step_mb = (c.peak_kb - c.worker->base_kb()) / 1024.0;
-      std::printf("  %-8s %d thread%s  median %9.2f ms  (best %9.2f, %zu steps)  peak %7.1f MB "
+      std::printf("  %-8s %d thread%s  median %9.2f ms  (best %9.2f, %zu steps, steal %4.1f %%)  peak %7.1f MB "
                   "(step adds %6.1f)%s\n",
                   c.side.c_str(), c.threads, c.threads == 1 ? " " : "s", med,
                   c.ms.empty() ? NAN : *std::min_element(c.ms.begin(), c.ms.end()), c.ms.size(),
-                  mb, step_mb,
+                  c.steal.percent(), mb, step_mb,
                   !c.worker->ok() ? "  [worker failed]" : c.pruned ? "  [> 2x its side's best: dropped after 2 rounds]" : "");
       if (c.ms.empty()) continue;
       (c.side == "attnlab" ? row.attn_by_threads : row.torch_by_threads)[c.threads] = med;
