@@ -10,6 +10,7 @@
 #include "io/files.hpp"
 #include "lessons/kit/caption_model.hpp"
 #include "nn/caption/caption_scores.hpp"
+#include "tests/card_editor.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;
@@ -60,14 +61,7 @@ TEST_CASE("the reference captioners still score what their lesson measured, on i
 TEST_CASE("load_captioner refuses a card that does not describe the weights, naming what to run") {
   TempDir d;
   CHECK(contains(any_error([&] { load_captioner(d.path, "captioner_soft"); }), "'" + d.path + "/captioner_soft.json'"));
-  std::filesystem::copy_file(kReference + "/captioner_soft.npz", d / "captioner_soft.npz");
-  const nlohmann::json card = nlohmann::json::parse(read_file(kReference + "/captioner_soft.json"));
-  auto with = [&](const std::function<void(nlohmann::json&)>& change) {
-    nlohmann::json c = card;
-    change(c);
-    write_file_atomic(d / "captioner_soft.json", c.dump());
-    return any_error([&] { load_captioner(d.path, "captioner_soft"); });
-  };
+  const auto with = testing::card_editor(d.path, kReference, "captioner_soft", [](const std::string& dir) { load_captioner(dir, "captioner_soft"); });
   CHECK(with([](nlohmann::json&) {}) == "(no exception)");
   // Weights that no longer compute what the lesson recorded: refused, with the command that rebuilds them.
   const std::string probe = with([](nlohmann::json& c) { c["probe"]["outputs"][5] = c["probe"]["outputs"][5].get<double>() + 0.5; });

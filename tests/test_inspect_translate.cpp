@@ -12,6 +12,7 @@
 #include "lessons/story/text.hpp"
 #include "nn/metrics.hpp"
 #include "nn/translate.hpp"
+#include "tests/card_editor.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;
@@ -56,14 +57,7 @@ TEST_CASE("the reference Transformer still translates as its lesson measured, on
 TEST_CASE("load_transformer refuses a card that does not describe the weights, naming what to run") {
   TempDir d;
   CHECK(contains(any_error([&] { load_transformer(d.path, "transformer"); }), "'" + d.path + "/transformer.json'"));
-  std::filesystem::copy_file(kReference + "/transformer.npz", d / "transformer.npz");
-  const nlohmann::json card = nlohmann::json::parse(read_file(kReference + "/transformer.json"));
-  auto with = [&](const std::function<void(nlohmann::json&)>& change) {
-    nlohmann::json c = card;
-    change(c);
-    write_file_atomic(d / "transformer.json", c.dump());
-    return any_error([&] { load_transformer(d.path, "transformer"); });
-  };
+  const auto with = testing::card_editor(d.path, kReference, "transformer", [](const std::string& dir) { load_transformer(dir, "transformer"); });
   CHECK(with([](nlohmann::json&) {}) == "(no exception)");
   // Positions are the change a checkpoint's shapes cannot reveal (sinusoidal and rotary ones have no
   // weights): a card naming positions this code does not build is refused; one naming another method

@@ -18,6 +18,7 @@
 #include "nn/data/images.hpp"
 #include "nn/metrics.hpp"
 #include "plots/read_png.hpp"
+#include "tests/card_editor.hpp"
 #include "tests/helpers.hpp"
 
 using namespace attnlab;
@@ -195,14 +196,7 @@ TEST_CASE("the reference ViT still scores what its lesson measured, on test imag
 TEST_CASE("load_vit refuses a card that does not describe the weights, naming what to run") {
   TempDir d;
   CHECK(contains(any_error([&] { load_vit(d.path, "vit"); }), "'" + d.path + "/vit.json'"));
-  std::filesystem::copy_file(kReference + "/vit.npz", d / "vit.npz");
-  nlohmann::json card = nlohmann::json::parse(read_file(kReference + "/vit.json"));
-  auto with = [&](const std::function<void(nlohmann::json&)>& change) {
-    nlohmann::json c = card;
-    change(c);
-    write_file_atomic(d / "vit.json", c.dump());
-    return any_error([&] { load_vit(d.path, "vit"); });
-  };
+  const auto with = testing::card_editor(d.path, kReference, "vit", [](const std::string& dir) { load_vit(dir, "vit"); });
   CHECK(with([](nlohmann::json&) {}) == "(no exception)");
   // Weights that no longer compute what the lesson recorded: refused, with the command that rebuilds them.
   const std::string probe = with([](nlohmann::json& c) { c["probe"]["outputs"][3] = c["probe"]["outputs"][3].get<double>() + 0.5; });
