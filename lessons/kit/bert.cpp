@@ -519,7 +519,7 @@ SweepComparison compare_sweeps(const std::vector<LabelPoint>& changed, const std
     const LabelPoint &q = changed[i], &was = plain[i];
     s.ahead += q.pair.gap > 0, s.beyond_chance += q.pair.gap > 2 * q.pair.noise;
     s.over_best_scratch += q.pretrained > std::max(q.scratch, was.scratch);
-    s.mean_gap += q.pair.gap / n;
+    s.mean_gap += q.pair.gap / n, s.plain_mean_gap += was.pair.gap / n;
     s.pretrained_change += (q.pretrained - was.pretrained) / n, s.scratch_change += (q.scratch - was.scratch) / n;
   }
   return s;

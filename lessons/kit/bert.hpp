@@ -261,7 +261,7 @@ LabelCurves label_curves(const std::vector<LabelPoint>& points, const std::strin
 // empty or their label counts differ.
 struct SweepComparison {
   std::size_t ahead = 0, beyond_chance = 0, over_best_scratch = 0;
-  double mean_gap = 0, pretrained_change = 0, scratch_change = 0;
+  double mean_gap = 0, plain_mean_gap = 0, pretrained_change = 0, scratch_change = 0;  // plain: section 3's
 };
 SweepComparison compare_sweeps(const std::vector<LabelPoint>& changed, const std::vector<LabelPoint>& plain);
 
