@@ -77,6 +77,21 @@ void Node<T>::add_grad_unbroadcast(std::size_t i, Array<T>&& g) {
 }
 
 template <class T>
+void Node<T>::add_grad_kept(std::size_t i) {
+  Node& p = *parents[i];
+  if (!p.requires_grad) return;
+  if (p.value.shape() != grad.shape()) return add_grad_unbroadcast(i, Array<T>(grad));
+  if (p.has_grad) return p.add_to_grad(grad);
+  Array<T> copy = Array<T>::from_shape(grad.shape());
+  T* out = copy.data();
+  const T* in = grad.data();
+  parallel_for(grad.size(), pass_grain, [out, in](std::size_t first, std::size_t last) {
+    std::copy(in + first, in + last, out + first);
+  });
+  p.accumulate(std::move(copy));
+}
+
+template <class T>
 void Node<T>::add_to_grad(const Array<T>& g) {
   if (g.shape() != grad.shape())
     throw GraphError(std::string(op) + ": backward produced a gradient of shape " + shape_str(g.shape()) +

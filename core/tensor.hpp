@@ -90,6 +90,11 @@ struct Node {
   }
   // The same for g in the broadcast (output) shape: summed back to the parent's shape first.
   void add_grad_unbroadcast(std::size_t i, Array<T>&& g);
+  // dL/d(parent i) += this node's own gradient, which stays for another parent (y = a + b gives
+  // dy to both): added in place where the parent already has a gradient of that shape (a residual
+  // stream's, which the layer's branch reached first), else copied, on the thread pool. The same
+  // sums, in the same order, as adding a copy.
+  void add_grad_kept(std::size_t i);
 
   // grad += g, allocating on first use. Checks the shape: a mismatch is a bug in an op's backward.
   template <class E>

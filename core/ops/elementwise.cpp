@@ -89,13 +89,6 @@ Array<T> grad_times(const Node<T>& n, F f, const A&... xs) {
   return map_to<T>(shape_of(n.grad), f, n.grad, xs...);
 }
 
-// dy itself, for a reader that is not the last in its backward: the last one takes it instead
-// (Node::take_grad), which spares a residual add of the large encoder a (2048, 512) copy.
-template <class T>
-Array<T> copy_grad(const Node<T>& n) {
-  return Array<T>(n.grad);
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------- binary, broadcasting
@@ -106,7 +99,8 @@ Tensor<T> add(const Tensor<T>& a, const Tensor<T>& b) {
   const Shape s = binary_shape("add", a, b);
   Array<T> y = map_to<T>(s, [](T x, T z) { return x + z; }, a.value(), b.value());
   return record<T>("add", std::move(y), {&a, &b}, [](Node<T>& n) {
-    if (n.needs_grad(0)) n.add_grad_unbroadcast(0, n.needs_grad(1) ? copy_grad(n) : n.take_grad());
+    if (n.needs_grad(0) && n.needs_grad(1)) n.add_grad_kept(0);
+    else if (n.needs_grad(0)) n.add_grad_unbroadcast(0, n.take_grad());
     if (n.needs_grad(1)) n.add_grad_unbroadcast(1, n.take_grad());
   });
 }
@@ -117,7 +111,7 @@ Tensor<T> sub(const Tensor<T>& a, const Tensor<T>& b) {
   const Shape s = binary_shape("sub", a, b);
   Array<T> y = map_to<T>(s, [](T x, T z) { return x - z; }, a.value(), b.value());
   return record<T>("sub", std::move(y), {&a, &b}, [](Node<T>& n) {
-    if (n.needs_grad(0)) n.add_grad_unbroadcast(0, copy_grad(n));
+    if (n.needs_grad(0)) n.add_grad_kept(0);
     if (n.needs_grad(1)) n.add_grad_unbroadcast(1, grad_times(n, [](T g) { return -g; }));
   });
 }

@@ -20,6 +20,17 @@ namespace {
 // Lines (rows or columns) per parallel chunk of a pass over a matrix, so small layers run inline.
 std::size_t lines_per_chunk(std::size_t length) { return grain_for(length, pass_grain); }
 
+// sum[j] += sum over r < rows of x[r * stride + j], j < width, each sum in row order. Restrict:
+// the sums and the rows do not overlap, so the loop over j runs on whole vectors (with plain
+// pointers it did not, and a Linear layer's bias gradient cost 4 % of a GPT step).
+template <class T>
+void add_rows(const T* __restrict x, std::size_t rows, std::size_t stride, std::size_t width, T* __restrict sum) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    const T* row = x + r * stride;
+    for (std::size_t j = 0; j < width; ++j) sum[j] += row[j];
+  }
+}
+
 // C (m x n) = op(A) op(B) + beta C on dense row-major blocks (row strides follow from the flags).
 // k == 0 is an empty sum: C = beta C (BLAS would also reject the zero leading dimension).
 template <class T>
@@ -274,10 +285,7 @@ Tensor<T> linear(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& b
       Array<T> db = xt::zeros<T>({out_f});
       T* g = db.data();
       parallel_for(out_f, lines_per_chunk(R), [g, dy, R, out_f](std::size_t first, std::size_t last) {
-        for (std::size_t r = 0; r < R; ++r) {
-          const T* row = dy + r * out_f;
-          for (std::size_t j = first; j < last; ++j) g[j] += row[j];
-        }
+        add_rows(dy + first, R, out_f, last - first, g + first);
       });
       nd.add_grad(2, std::move(db));
     }
