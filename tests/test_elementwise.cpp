@@ -65,6 +65,28 @@ TEST_CASE("binary ops: values by hand, broadcasting right, left and both ways") 
   CHECK((-a).value() == AD{{-1, -2, -3}, {-4, -5, -6}});
 }
 
+// add and sub hand dy to their first input kept (Node::add_grad_kept): copied where that input has
+// no gradient yet, added in place where a later reader reached it first, and summed back where
+// it was broadcast. Each way must leave every gradient as if a copy had been added.
+TEST_CASE("add and sub: the first input's gradient copied, added in place, or summed back") {
+  const TD x(AD{2, -1}, true), c(AD{1, 4}, true), row(AD{10, 20}, true);
+  // z = x (x + c): the product's backward reaches x before the sum's does.
+  const TD y = add(x, c);
+  sum(mul(x, y)).backward();
+  CHECK(x.grad() == AD{5, 2});  // y + x
+  CHECK(c.grad() == AD{2, -1});  // x
+  // x + x: the first reader copies, the second adds.
+  const TD x2(AD{2, -1}, true);
+  sum(add(x2, x2)).backward();
+  CHECK(x2.grad() == AD{2, 2});
+  // (r - m) with r broadcast over m's rows, then m read again after: dr sums dy over the rows.
+  const TD m(AD{{1, 2}, {3, 4}}, true);
+  const TD d = sub(row, m);
+  sum(mul(d, m)).backward();
+  CHECK(row.grad() == AD{4, 6});  // column sums of m
+  CHECK(m.grad() == AD{{8, 16}, {4, 12}});  // d - m, d = row - m
+}
+
 TEST_CASE("scalar forms, both sides") {
   const TD a(AD{1, 2, 4});
   CHECK(add(a, 1.0).value() == AD{2, 3, 5});
