@@ -69,7 +69,7 @@ TEST_CASE("exp_nonpositive is exp to the bit on x <= 0, -inf and NaN") {
   CHECK(differ == 0);
 }
 
-TEST_CASE("sum and max over whole vectors are sum and max, to the bit") {
+TEST_CASE("sums, maxima and dot products over whole vectors are those of sum_of and max_of, to the bit") {
   Generator gen(4);
   for (std::size_t n : {8, 16, 24, 56, 64, 512}) {
     CAPTURE(n);
@@ -78,6 +78,13 @@ TEST_CASE("sum and max over whole vectors are sum and max, to the bit") {
       for (float& v : x) v = float(gen.uniform() * 200 - 100) * float(gen.uniform() < 0.1 ? 1e-6 : 1);
       CHECK(bits_of(vmath::sum_whole_vectors(x.data(), n)) == bits_of(vmath::sum(x.data(), n)));
       CHECK(bits_of(vmath::max_whole_vectors(x.data(), n)) == bits_of(vmath::max(x.data(), n)));
+      // Layer norm's reductions: a dot product and the squared deviations from the mean.
+      std::vector<float> y(n);
+      for (float& v : y) v = float(gen.uniform() * 2 - 1);
+      CHECK(bits_of(vmath::dot_whole_vectors(x.data(), y.data(), n)) == bits_of(vmath::dot(x.data(), y.data(), n)));
+      const float c = vmath::sum(x.data(), n) / float(n);
+      const float squares = vmath::sum_of<float>(n, [&](std::size_t j) { return (x[j] - c) * (x[j] - c); });
+      CHECK(bits_of(vmath::sum_squared_differences_whole_vectors(x.data(), c, n)) == bits_of(squares));
     }
     // Padding as the attention op pads: exp(-inf) = +0 after the last real entry.
     std::vector<float> e(n, 0.0f);

@@ -49,14 +49,17 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>
   Array<T> y = Array<T>::from_shape(xs);
   T* py = y.data();
   const T inv_d = T(1) / static_cast<T>(D);
+  // Rows of whole vectors reduce in vector registers, with the same bits (core/runtime/vmath.hpp).
+  const bool whole = D % 8 == 0;
   // Rows are independent: chunks of them run in parallel (core/runtime/parallel).
   parallel_for(R, row_grain(D), [&](std::size_t first, std::size_t last) {
     for (std::size_t r = first; r < last; ++r) {
       const T* xr = px + r * D;
       T* yr = py + r * D;
-      const T mu = vmath::sum(xr, D) * inv_d;
       // Two passes: no cancellation from E[x^2] - E[x]^2.
-      const T v = vmath::sum_of<T>(D, [&](std::size_t j) { return (xr[j] - mu) * (xr[j] - mu); });
+      const T mu = (whole ? vmath::sum_whole_vectors(xr, D) : vmath::sum(xr, D)) * inv_d;
+      const T v = whole ? vmath::sum_squared_differences_whole_vectors(xr, mu, D)
+                        : vmath::sum_of<T>(D, [&](std::size_t j) { return (xr[j] - mu) * (xr[j] - mu); });
       const T rs = T(1) / std::sqrt(v * inv_d + static_cast<T>(eps));
       (*mean)[r] = mu;
       (*rstd)[r] = rs;
@@ -85,6 +88,7 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>
     Array<T> dg = want_g ? Array<T>(xt::zeros<T>({D})) : Array<T>();
     Array<T> db = want_b ? Array<T>(xt::zeros<T>({D})) : Array<T>();
     const T inv_d = T(1) / static_cast<T>(D);
+    const bool whole = D % 8 == 0;
     // One pass over fixed blocks of rows, in parallel (core/runtime/parallel): each block writes its rows
     // of dx and its own partial sums of dgamma and dbeta, which are then added in block order.
     // The blocks depend on R and D only, so the bits do not depend on the thread count.
@@ -112,8 +116,8 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>
           else
             std::copy(dyr, dyr + D, dxh);
           // mean(dxhat) and mean(dxhat * xhat)
-          const T m1 = vmath::sum(dxh, D) * inv_d;
-          const T m2 = vmath::dot(dxh, xh, D) * inv_d;
+          const T m1 = (whole ? vmath::sum_whole_vectors(dxh, D) : vmath::sum(dxh, D)) * inv_d;
+          const T m2 = (whole ? vmath::dot_whole_vectors(dxh, xh, D) : vmath::dot(dxh, xh, D)) * inv_d;
           T* dxr = dx.data() + r * D;
           for (std::size_t j = 0; j < D; ++j) dxr[j] = rs * (dxh[j] - m1 - xh[j] * m2);
         }
