@@ -13,9 +13,11 @@
 // Fairness on a shared machine: every contestant (attnlab and PyTorch, at 1 and at 2 threads)
 // is its own long-lived worker process; the driver runs them round-robin, about 100 ms of steps
 // each per round, so that load changes on the machine hit every contestant alike. Reported: the
-// median step time of each, the share of the machine the hypervisor took while it ran (steal), the best thread count of each side, the ratio attnlab / PyTorch, and the
-// peak resident set (ru_maxrss) of each worker process, with the part of it the step itself
-// added (peak minus the resident set once the model and batch are built). And the FLOP
+// median step time of each; what else the machine did while it ran: the share the hypervisor
+// took (steal) and the share the other workers ran (and which ran most); the best thread count
+// of each side, the ratio attnlab / PyTorch, and the peak resident set (ru_maxrss) of each
+// worker process, with the part of it the step itself added (peak minus the resident set once
+// the model and batch are built). And the FLOP
 // utilization: the operations of the step's products, counted as attnlab runs them, over its
 // step time, against the raw sgemm rate at the same thread count, timed in the same rounds by a
 // worker of its own (the large model's FFN product, (2048 x 512) x (512 x 2048)).
@@ -37,6 +39,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -321,6 +324,18 @@ class Worker {
 
   bool ok() const { return ok_; }
   const std::string& label() const { return label_; }
+  // CPU time all of this worker's threads have run, in ms (/proc/PID/task/*/schedstat, whose
+  // first number is a thread's time on a CPU in ns); 0 once it has exited.
+  double cpu_ms() const {
+    double ns = 0;
+    const std::string dir = "/proc/" + std::to_string(pid_) + "/task";
+    for (const auto& task : std::filesystem::directory_iterator(dir, std::filesystem::directory_options::skip_permission_denied)) {
+      std::ifstream stat(task.path() / "schedstat");
+      double run = 0;
+      if (stat >> run) ns += run;
+    }
+    return ns / 1e6;
+  }
   long base_kb() const { return base_kb_; }
 
   // Send a command; return the numbers of its reply, which starts with `tag` (empty on a
@@ -432,6 +447,7 @@ struct Contestant {
   double step_flops = NAN;  // operations of one step's products (attnlab workers)
   int per_round = 1;        // steps a round
   StealClock steal{};       // the hypervisor's take of the machine while this one ran
+  std::map<std::string, double> others_cpu_ms{};  // CPU time each other worker process ran meanwhile
 };
 
 // The raw sgemm the "sgemm" workers time: the large model's FFN product.
@@ -649,8 +665,12 @@ int run_driver(const std::vector<std::string>& args) {
             continue;
           }
         }
+        std::vector<double> before;
+        for (const auto& o : cs) before.push_back(o.worker->cpu_ms());
         for (double t : c.steal.time([&] { return c.worker->times("run " + std::to_string(c.per_round)); }))
           c.ms.push_back(t);
+        for (std::size_t i = 0; i < cs.size(); ++i)
+          if (&cs[i] != &c) c.others_cpu_ms[cs[i].worker->label()] += cs[i].worker->cpu_ms() - before[i];
       }
     Row row;
     row.model = model;
@@ -670,11 +690,19 @@ int run_driver(const std::vector<std::string>& args) {
       }
       const double med = median(c.ms);
       const double mb = c.peak_kb / 1024.0, step_mb = (c.peak_kb - c.worker->base_kb()) / 1024.0;
-      std::printf("  %-8s %d thread%s  median %9.2f ms  (best %9.2f, %zu steps, steal %4.1f %%)  peak %7.1f MB "
-                  "(step adds %6.1f)%s\n",
+      // The other workers' CPU time while this one ran, as a share of the machine, and the busiest.
+      double others = 0, busiest = 0;
+      std::string busiest_label = "-";
+      for (const auto& [label, ms] : c.others_cpu_ms) {
+        others += ms;
+        if (ms > busiest) busiest = ms, busiest_label = label;
+      }
+      const double share = c.steal.wall_s > 0 ? 0.1 / (c.steal.wall_s * machine_threads()) : 0.0;
+      std::printf("  %-8s %d thread%s  median %9.2f ms  (best %9.2f, %zu steps, steal %4.1f %%, others %4.1f %%, "
+                  "most %s)  peak %7.1f MB (step adds %6.1f)%s\n",
                   c.side.c_str(), c.threads, c.threads == 1 ? " " : "s", med,
                   c.ms.empty() ? NAN : *std::min_element(c.ms.begin(), c.ms.end()), c.ms.size(),
-                  c.steal.percent(), mb, step_mb,
+                  c.steal.percent(), others * share, busiest_label.c_str(), mb, step_mb,
                   !c.worker->ok() ? "  [worker failed]" : c.pruned ? "  [> 2x its side's best: dropped after 2 rounds]" : "");
       if (c.ms.empty()) continue;
       (c.side == "attnlab" ? row.attn_by_threads : row.torch_by_threads)[c.threads] = med;
