@@ -184,6 +184,18 @@ TEST_CASE_TEMPLATE("a tall product equals the definition, with remainders and ac
     std::vector<T> cw(s.m * s.n, T(99));
     gemm_tall_weight(s.m, s.n, s.k, a.data(), w.data(), cw.data());
     CHECK(worst_difference(cw, want) <= tolerance<T>(s.k));
+    // With a bias: every row starts as the bias, set block by block, and the same sums follow as
+    // when C is filled with it first and the products accumulate onto it: the same bits.
+    const auto bias = random_vector<T>(s.n, gen);
+    std::vector<T> filled(s.m * s.n), biased(s.m * s.n, T(99));
+    for (std::size_t r = 0; r < s.m; ++r) std::copy(bias.begin(), bias.end(), filled.begin() + r * s.n);
+    gemm_tall_weight(s.m, s.n, s.k, a.data(), w.data(), filled.data(), /*accumulate=*/true);
+    gemm_tall_weight(s.m, s.n, s.k, a.data(), w.data(), biased.data(), /*accumulate=*/false, bias.data());
+    CHECK(filled == biased);
+    std::vector<T> with_bias(want);
+    for (std::size_t r = 0; r < s.m; ++r)
+      for (std::size_t j = 0; j < s.n; ++j) with_bias[r * s.n + j] += bias[j];
+    CHECK(worst_difference(biased, with_bias) <= tolerance<T>(s.k + 1));
   }
 }
 

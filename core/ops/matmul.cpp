@@ -11,6 +11,7 @@
 
 #include "core/runtime/blas.hpp"
 #include "core/runtime/parallel.hpp"
+#include "core/runtime/panel_gemm.hpp"
 #include "core/runtime/tall_gemm.hpp"
 
 namespace attnlab {
@@ -249,20 +250,19 @@ Tensor<T> linear(const Tensor<T>& x, const Tensor<T>& weight, const Tensor<T>& b
   Shape ys = xs;
   ys.back() = out_f;
   Array<T> y = Array<T>::from_shape(ys);
-  if (has_bias) {
-    // Pre-fill every row with b and let the gemm add x W^T on top (beta = 1): one pass, on every
-    // thread (the large encoder's layers write 80 MB of rows a step).
-    const T* bp = bias.value().data();
-    T* yp = y.data();
-    parallel_for(R, lines_per_chunk(out_f), [bp, yp, out_f](std::size_t first, std::size_t last) {
-      for (std::size_t r = first; r < last; ++r) std::copy(bp, bp + out_f, yp + r * out_f);
-    });
-  }
   const T* W = weight.value().data();
+  const T* b = has_bias ? bias.value().data() : nullptr;
+  // y starts as b in every row and the products are added on top: with generated kernels each
+  // block of rows gets b just before its kernel runs, else one pass over y first, on every thread.
   if (tall_gemm_generated(out_f, in)) {
-    gemm_tall_weight(R, out_f, in, x.value().data(), W, y.data(), has_bias);
+    gemm_tall_weight(R, out_f, in, x.value().data(), W, y.data(), /*accumulate=*/false, b);
   } else {
-    gemm_block(false, true, R, out_f, in, x.value().data(), W, has_bias ? T(1) : T(0), y.data());
+    T* yp = y.data();
+    if (b)
+      parallel_for(R, lines_per_chunk(out_f), [b, yp, out_f](std::size_t first, std::size_t last) {
+        set_rows(yp + first * out_f, last - first, out_f, out_f, b);
+      });
+    gemm_block(false, true, R, out_f, in, x.value().data(), W, b ? T(1) : T(0), yp);
   }
 
   std::vector<Tensor<T>> inputs{x, weight};

@@ -63,8 +63,9 @@ bool transposed_tiles_win(std::size_t m, std::size_t n) {
 
 template <class T>
 void gemm_panels(std::size_t m, std::size_t n, std::size_t k, const T* a, const T* b, bool b_transposed, T* c,
-                 bool accumulate) {
+                 bool accumulate, const T* bias) {
   if (m == 0 || n == 0) return;
+  accumulate = accumulate || bias;  // the products go on top of the bias
   const std::size_t row_blocks = blocks_of(m), panels = blocks_of(n);
   std::vector<T>& packed = scratch<T>(0);
   packed.resize(k * n);
@@ -90,7 +91,9 @@ void gemm_panels(std::size_t m, std::size_t n, std::size_t k, const T* a, const 
       const std::size_t i = t / panels, j = t % panels;
       const bool rows_short = i * tile + tile > m, cols_short = j * tile + tile > n;
       const GemmPlan<T>& plan = rows_short ? (cols_short ? corner : short_rows) : (cols_short ? short_cols : full);
-      plan(a + i * tile * k, packed.data() + k * j * tile, c + i * tile * n + j * tile);
+      T* ct = c + i * tile * n + j * tile;
+      if (bias) set_rows(ct, width_of(i, m), width_of(j, n), n, bias + j * tile);
+      plan(a + i * tile * k, packed.data() + k * j * tile, ct);
     }
   }, m * n * k);
 }
@@ -133,9 +136,10 @@ void gemm_panels_transposed(std::size_t m, std::size_t n, std::size_t r, const T
   }, m * n * r);
 }
 
-template void gemm_panels<float>(std::size_t, std::size_t, std::size_t, const float*, const float*, bool, float*, bool);
+template void gemm_panels<float>(std::size_t, std::size_t, std::size_t, const float*, const float*, bool, float*, bool,
+                                 const float*);
 template void gemm_panels<double>(std::size_t, std::size_t, std::size_t, const double*, const double*, bool, double*,
-                                  bool);
+                                  bool, const double*);
 template void gemm_panels_transposed<float>(std::size_t, std::size_t, std::size_t, const float*, const float*, float*);
 template void gemm_panels_transposed<double>(std::size_t, std::size_t, std::size_t, const double*, const double*,
                                              double*);

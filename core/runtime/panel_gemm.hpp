@@ -14,6 +14,8 @@
 // where tiles take over.
 #pragma once
 
+#include <algorithm>
+
 #include <cstddef>
 
 namespace attnlab {
@@ -33,13 +35,21 @@ bool tiles_win(std::size_t m, std::size_t n, std::size_t k);
 // entries against m n r multiply-adds); at 512 x 512 over 2,048 rows tiles won, 207 against 190.
 bool transposed_tiles_win(std::size_t m, std::size_t n);
 
-// C (m x n) = A (m x k) B (k x n), or C += A B with accumulate; all dense row-major. With
-// b_transposed, B is given as its transpose, n x k (a Linear layer's weight W, for C = X W^T), and
-// is transposed into the panels as they are copied. Each entry of C is one kernel's sum over k, on
-// one thread: the same bits at any thread count.
+// C (m x n) = A (m x k) B (k x n), or C += A B with accumulate, or C = bias + A B in every row
+// with a bias (n entries; each tile's rows are set to it just before its kernel); all dense
+// row-major. With b_transposed, B is given as its transpose, n x k (a Linear layer's weight W,
+// for C = X W^T), and is transposed into the panels as they are copied. Each entry of C is one
+// kernel's sum over k, on one thread: the same bits at any thread count.
 template <class T>
 void gemm_panels(std::size_t m, std::size_t n, std::size_t k, const T* a, const T* b, bool b_transposed, T* c,
-                 bool accumulate);
+                 bool accumulate, const T* bias = nullptr);
+
+// `rows` rows of w entries each, ldc apart from c on, set to values[0, w): a bias written into a
+// block of C just before a kernel adds the products onto it.
+template <class T>
+inline void set_rows(T* c, std::size_t rows, std::size_t w, std::size_t ldc, const T* values) {
+  for (std::size_t r = 0; r < rows; ++r) std::copy(values, values + w, c + r * ldc);
+}
 
 // C (m x n) = A^T B for A (r x m) and B (r x n): a sum over the r rows (a weight gradient,
 // dW = dY^T X). A's and B's columns are copied into panels of 64 (r x 64 each); a tile sums its

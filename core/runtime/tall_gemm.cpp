@@ -70,11 +70,14 @@ bool tall_gemm_generated(std::size_t n, std::size_t k) {
 }
 
 template <class T>
-void gemm_tall(std::size_t m, std::size_t n, std::size_t k, const T* a, const T* b, T* c, bool accumulate) {
+void gemm_tall(std::size_t m, std::size_t n, std::size_t k, const T* a, const T* b, T* c, bool accumulate,
+               const T* bias) {
   if (m == 0 || n == 0) return;
-  if (tiles_win(m, n, k)) return gemm_panels(m, n, k, a, b, /*b_transposed=*/false, c, accumulate);
+  if (tiles_win(m, n, k)) return gemm_panels(m, n, k, a, b, /*b_transposed=*/false, c, accumulate, bias);
+  accumulate = accumulate || bias;  // the products go on top of the bias
   const std::size_t rows = rows_for(m, n * k);
   if (rows == 0 || k == 0) {
+    if (bias) set_rows(c, m, n, n, bias);
     GemmPlan<T>(false, m, n, k, k, n, n, accumulate)(a, b, c);  // BLAS, or C = 0 for k = 0
     return;
   }
@@ -82,21 +85,24 @@ void gemm_tall(std::size_t m, std::size_t n, std::size_t k, const T* a, const T*
   const std::size_t full = m / rows, rest = m % rows;
   const GemmPlan<T> last(false, rest, n, k, k, n, n, accumulate, kernel_limit());
   parallel_for(full + (rest ? 1 : 0), grain(rows * n * k), [&](std::size_t first, std::size_t end) {
-    for (std::size_t i = first; i < end; ++i)
+    for (std::size_t i = first; i < end; ++i) {
+      if (bias) set_rows(c + i * rows * n, i < full ? rows : rest, n, n, bias);
       (i < full ? block : last)(a + i * rows * k, b, c + i * rows * n);
+    }
   });
 }
 
 template <class T>
-void gemm_tall_weight(std::size_t m, std::size_t n, std::size_t k, const T* a, const T* w, T* c, bool accumulate) {
+void gemm_tall_weight(std::size_t m, std::size_t n, std::size_t k, const T* a, const T* w, T* c, bool accumulate,
+                      const T* bias) {
   if (m == 0 || n == 0) return;
-  if (tiles_win(m, n, k)) return gemm_panels(m, n, k, a, w, /*b_transposed=*/true, c, accumulate);
+  if (tiles_win(m, n, k)) return gemm_panels(m, n, k, a, w, /*b_transposed=*/true, c, accumulate, bias);
   // Row blocks take B as stored, so W^T (k x n) is copied once: k n entries against m k n
   // multiply-adds.
   std::vector<T> wt(k * n);
   for (std::size_t o = 0; o < n; ++o)
     for (std::size_t i = 0; i < k; ++i) wt[i * n + o] = w[o * k + i];
-  gemm_tall(m, n, k, a, wt.data(), c, accumulate);
+  gemm_tall(m, n, k, a, wt.data(), c, accumulate, bias);
 }
 
 template <class T>
@@ -141,12 +147,14 @@ void gemm_tall_transposed(std::size_t m, std::size_t n, std::size_t r, const T* 
   }
 }
 
-template void gemm_tall<float>(std::size_t, std::size_t, std::size_t, const float*, const float*, float*, bool);
-template void gemm_tall<double>(std::size_t, std::size_t, std::size_t, const double*, const double*, double*, bool);
+template void gemm_tall<float>(std::size_t, std::size_t, std::size_t, const float*, const float*, float*, bool,
+                               const float*);
+template void gemm_tall<double>(std::size_t, std::size_t, std::size_t, const double*, const double*, double*, bool,
+                                const double*);
 template void gemm_tall_weight<float>(std::size_t, std::size_t, std::size_t, const float*, const float*, float*,
-                                      bool);
+                                      bool, const float*);
 template void gemm_tall_weight<double>(std::size_t, std::size_t, std::size_t, const double*, const double*, double*,
-                                       bool);
+                                       bool, const double*);
 template void gemm_tall_transposed<float>(std::size_t, std::size_t, std::size_t, const float*, const float*, float*);
 template void gemm_tall_transposed<double>(std::size_t, std::size_t, std::size_t, const double*, const double*, double*);
 

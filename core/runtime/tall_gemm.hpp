@@ -19,17 +19,20 @@
 namespace attnlab {
 
 // C (m x n) = A (m x k) B (k x n), or C += A B with accumulate; all dense row-major. Blocks of
-// rows are independent, so the result has the same bits at any thread count.
+// rows are independent, so the result has the same bits at any thread count. With a bias (n
+// entries), C = bias + A B in every row: each block's rows are set to the bias just before its
+// kernel adds the products on top (in the cache, where a pass over all of C beforehand wrote it
+// out and read it back: 3 % of a GPT step), the same sums as with C filled first.
 template <class T>
 void gemm_tall(std::size_t m, std::size_t n, std::size_t k, const T* a, const T* b, T* c,
-               bool accumulate = false);
+               bool accumulate = false, const T* bias = nullptr);
 
-// C (m x n) = A W^T, or C += A W^T, for W (n x k) as stored: a Linear layer's y = x W^T. The
-// kernels take their B as stored, so W^T is copied first (into the panels themselves where the
-// panel is wide enough for tiles, core/runtime/panel_gemm.hpp).
+// C (m x n) = A W^T, or C += A W^T, or bias + A W^T, for W (n x k) as stored: a Linear layer's
+// y = x W^T + b. The kernels take their B as stored, so W^T is copied first (into the panels
+// themselves where the panel is wide enough for tiles, core/runtime/panel_gemm.hpp).
 template <class T>
 void gemm_tall_weight(std::size_t m, std::size_t n, std::size_t k, const T* a, const T* w, T* c,
-                      bool accumulate = false);
+                      bool accumulate = false, const T* bias = nullptr);
 
 // C (m x n) = A^T B for A (r x m) and B (r x n), a sum over the r rows (a weight gradient,
 // dW = dY^T X). The rows are cut into slabs of a fixed size, each slab's sum formed by kernels,
