@@ -328,9 +328,10 @@ class Worker {
   // first number is a thread's time on a CPU in ns); 0 once it has exited.
   double cpu_ms() const {
     double ns = 0;
-    const std::string dir = "/proc/" + std::to_string(pid_) + "/task";
-    for (const auto& task : std::filesystem::directory_iterator(dir, std::filesystem::directory_options::skip_permission_denied)) {
-      std::ifstream stat(task.path() / "schedstat");
+    std::error_code gone;  // the worker has exited (or failed): nothing to count
+    for (std::filesystem::directory_iterator task("/proc/" + std::to_string(pid_) + "/task", gone), end;
+         !gone && task != end; task.increment(gone)) {
+      std::ifstream stat(task->path() / "schedstat");
       double run = 0;
       if (stat >> run) ns += run;
     }
