@@ -49,7 +49,7 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>
   Array<T> y = Array<T>::from_shape(xs);
   T* py = y.data();
   const T inv_d = T(1) / static_cast<T>(D);
-  // Rows of whole vectors reduce in vector registers, with the same bits (core/runtime/vmath.hpp).
+  // Rows of whole vectors reduce in vector registers, in sum_of's lane order (core/runtime/vmath.hpp).
   const bool whole = D % 8 == 0;
   // Rows are independent: chunks of them run in parallel (core/runtime/parallel).
   parallel_for(R, row_grain(D), [&](std::size_t first, std::size_t last) {
