@@ -25,7 +25,7 @@ inline std::function<std::string(const std::function<void(nlohmann::json&)>&)> c
     nlohmann::json c = card;
     change(c);
     write_file_atomic(dir + "/" + stem + ".json", c.dump());
-    return error_of<std::exception>([&] { load(dir); });
+    return any_error([&] { load(dir); });
   };
 }
 

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 #include <cmath>
 #include <initializer_list>
@@ -54,6 +56,12 @@ std::string error_of(F&& f) {
     return e.what();
   }
   return "(no exception)";
+}
+
+// The message of whatever std::exception f throws, or "(no exception)".
+template <class F>
+std::string any_error(F&& f) {
+  return error_of<std::exception>(std::forward<F>(f));
 }
 
 inline bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }

@@ -240,31 +240,54 @@ TEST_CASE("attention blocks: sums over 128 keys or more go to BLAS only without 
   CHECK(pv.generated() == (avx512 && small_gemm_enabled()));
 }
 
+namespace {
+
+// C = A B and dW = A^T dY (a sum over the m rows) for A (m x k), B (k x n) and dY (m x n), at a
+// thread count, by generated kernels or by BLAS; the settings are restored after.
+std::pair<std::vector<float>, std::vector<float>> tall_products(std::size_t m, std::size_t n, std::size_t k,
+                                                                const std::vector<float>& a,
+                                                                const std::vector<float>& b,
+                                                                const std::vector<float>& dy, int threads,
+                                                                bool generated) {
+  set_threads(threads);
+  set_small_gemm(generated);
+  std::vector<float> c(m * n), dw(k * n);
+  gemm_tall(m, n, k, a.data(), b.data(), c.data());
+  gemm_tall_transposed(k, n, m, a.data(), dy.data(), dw.data());
+  set_small_gemm(true);
+  set_threads(1);
+  return {c, dw};
+}
+
+// Both products of random operands: the same bits at two and three threads as at one (row blocks
+// and tiles are independent, slab sums are added in slab order, and however the rows are cut the
+// kernels sum each entry alike), and within rounding of BLAS.
+void check_same_bits_at_any_thread_count(std::size_t m, std::size_t n, std::size_t k, Generator& gen) {
+  CAPTURE(m);
+  CAPTURE(n);
+  CAPTURE(k);
+  const auto a = random_vector<float>(m * k, gen), b = random_vector<float>(k * n, gen);
+  const auto dy = random_vector<float>(m * n, gen);
+  const auto one = tall_products(m, n, k, a, b, dy, 1, true), two = tall_products(m, n, k, a, b, dy, 2, true),
+             three = tall_products(m, n, k, a, b, dy, 3, true), blas = tall_products(m, n, k, a, b, dy, 1, false);
+  CHECK(one.first == two.first);
+  CHECK(one.first == three.first);
+  CHECK(one.second == two.second);
+  CHECK(one.second == three.second);
+  CHECK(worst_difference(one.first, blas.first) <= tolerance<float>(k));
+  CHECK(worst_difference(one.second, blas.second) <= tolerance<float>(m));
+}
+
+}  // namespace
+
 TEST_CASE("tall products: empty sums, kernels switched off, and the same bits at any thread count") {
   Generator gen(6);
   const std::size_t m = 1000, n = 32, k = 24;
   const auto a = random_vector<float>(m * k, gen), b = random_vector<float>(k * n, gen);
-  const auto x = random_vector<float>(m * n, gen);
-
   std::vector<float> zero(m * n, 5.0f);
   gemm_tall<float>(m, n, 0, a.data(), b.data(), zero.data());  // k = 0: C = 0
   CHECK(worst_difference(zero, std::vector<float>(m * n, 0.0f)) == 0.0);
-
-  auto run = [&](int threads, bool generated) {
-    set_threads(threads);
-    set_small_gemm(generated);
-    std::vector<float> c(m * n), w(k * n);
-    gemm_tall(m, n, k, a.data(), b.data(), c.data());
-    gemm_tall_transposed(k, n, m, a.data(), x.data(), w.data());
-    set_small_gemm(true);
-    set_threads(1);
-    return std::make_pair(c, w);
-  };
-  const auto one = run(1, true), two = run(2, true), blas = run(1, false);
-  CHECK(one.first == two.first);    // row blocks are independent
-  CHECK(one.second == two.second);  // slab sums are added in slab order
-  CHECK(worst_difference(one.first, blas.first) <= tolerance<float>(k));
-  CHECK(worst_difference(one.second, blas.second) <= tolerance<float>(m));
+  check_same_bits_at_any_thread_count(m, n, k, gen);
 }
 
 // A decoder step's products have too few rows for a block per thread: with more threads the
@@ -272,53 +295,13 @@ TEST_CASE("tall products: empty sums, kernels switched off, and the same bits at
 // and the kernels' sums must not notice.
 TEST_CASE("tall products with few rows: the same bits at one, two and three threads") {
   Generator gen(8);
-  struct Shape3 { std::size_t m, n, k; };
-  for (const Shape3 s : {Shape3{64, 192, 192}, Shape3{64, 192, 64}, Shape3{50, 192, 192}, Shape3{64, 256, 128}}) {
-    CAPTURE(s.m);
-    CAPTURE(s.n);
-    CAPTURE(s.k);
-    const auto a = random_vector<float>(s.m * s.k, gen), b = random_vector<float>(s.k * s.n, gen);
-    const auto dy = random_vector<float>(s.m * s.n, gen);
-    auto run = [&](int threads, bool generated) {
-      set_threads(threads);
-      set_small_gemm(generated);
-      std::vector<float> c(s.m * s.n), dw(s.k * s.n);
-      gemm_tall(s.m, s.n, s.k, a.data(), b.data(), c.data());
-      gemm_tall_transposed(s.k, s.n, s.m, a.data(), dy.data(), dw.data());
-      set_small_gemm(true);
-      set_threads(1);
-      return std::make_pair(c, dw);
-    };
-    const auto one = run(1, true), two = run(2, true), three = run(3, true), blas = run(1, false);
-    CHECK(one.first == two.first);
-    CHECK(one.first == three.first);
-    CHECK(one.second == two.second);
-    CHECK(one.second == three.second);
-    CHECK(worst_difference(one.first, blas.first) <= tolerance<float>(s.k));
-    CHECK(worst_difference(one.second, blas.second) <= tolerance<float>(s.m));
-  }
+  check_same_bits_at_any_thread_count(64, 192, 192, gen);
+  check_same_bits_at_any_thread_count(64, 192, 64, gen);
+  check_same_bits_at_any_thread_count(50, 192, 192, gen);
+  check_same_bits_at_any_thread_count(64, 256, 128, gen);
 }
 
 TEST_CASE("tiles: the same bits at one, two and three threads, and the same sums as BLAS") {
   Generator gen(7);
-  const std::size_t m = 300, n = 520, k = 600;  // short rows, short columns and a short slab
-  const auto a = random_vector<float>(m * k, gen), b = random_vector<float>(k * n, gen);
-  const auto dy = random_vector<float>(m * n, gen);
-  auto run = [&](int threads, bool generated) {
-    set_threads(threads);
-    set_small_gemm(generated);
-    std::vector<float> c(m * n), dw(k * n);
-    gemm_tall(m, n, k, a.data(), b.data(), c.data());
-    gemm_tall_transposed(k, n, m, a.data(), dy.data(), dw.data());  // dW = A^T dY, a sum over m
-    set_small_gemm(true);
-    set_threads(1);
-    return std::make_pair(c, dw);
-  };
-  const auto one = run(1, true), two = run(2, true), three = run(3, true), blas = run(1, false);
-  CHECK(one.first == two.first);
-  CHECK(one.first == three.first);
-  CHECK(one.second == two.second);
-  CHECK(one.second == three.second);
-  CHECK(worst_difference(one.first, blas.first) <= tolerance<float>(k));
-  CHECK(worst_difference(one.second, blas.second) <= tolerance<float>(m));
+  check_same_bits_at_any_thread_count(300, 520, 600, gen);  // short rows, short columns and a short slab
 }

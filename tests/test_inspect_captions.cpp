@@ -15,6 +15,7 @@
 
 using namespace attnlab;
 using namespace attnlab::lessons;
+using attnlab::testing::any_error;
 using attnlab::testing::contains;
 using attnlab::testing::kHaveCourse;
 using attnlab::testing::TempDir;
@@ -27,7 +28,6 @@ const std::string kReference = kSource + "/lessons/checkpoints/20_captions";
 const bool kHaveFashionTest =
     std::filesystem::exists(data::fashion_mnist_path(data::kFashionMnistDir, data::FashionSplit::test, true));
 
-std::string any_error(const std::function<void()>& f) { return attnlab::testing::error_of<std::exception>(f); }
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 
 using namespace attnlab;
 using namespace attnlab::lessons;
+using attnlab::testing::any_error;
 using attnlab::testing::contains;
 using attnlab::testing::kHaveCourse;
 using attnlab::testing::TempDir;
@@ -27,8 +28,6 @@ namespace {
 const std::string kSource = ATTNLAB_SOURCE_DIR, kBin = ATTNLAB_BIN_DIR;
 const std::string kReference = kSource + "/lessons/checkpoints/08_transformer";
 
-// The message of whatever f throws.
-std::string any_error(const std::function<void()>& f) { return attnlab::testing::error_of<std::exception>(f); }
 
 }  // namespace
 

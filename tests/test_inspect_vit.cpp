@@ -23,6 +23,7 @@
 
 using namespace attnlab;
 using namespace attnlab::lessons;
+using attnlab::testing::any_error;
 using attnlab::testing::contains;
 using attnlab::testing::kHaveCourse;
 using attnlab::testing::TempDir;
@@ -43,9 +44,6 @@ std::string pgm_error(const std::string& bytes) {
   }
   return "(no exception)";
 }
-
-// The message of whatever f throws.
-std::string any_error(const std::function<void()>& f) { return attnlab::testing::error_of<std::exception>(f); }
 
 // A (h, w) RGBA PNG written with cairo: pixel (y, x) has the colour of `paint(y, x)`.
 void write_png(const std::string& path, int w, int h, const std::function<std::array<double, 4>(int, int)>& paint) {
