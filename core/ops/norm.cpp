@@ -59,7 +59,7 @@ Tensor<T> layer_norm(const Tensor<T>& x, const Tensor<T>& gamma, const Tensor<T>
       // Two passes: no cancellation from E[x^2] - E[x]^2.
       const T mu = (whole ? vmath::sum_whole_vectors(xr, D) : vmath::sum(xr, D)) * inv_d;
       const T v = whole ? vmath::sum_squared_differences_whole_vectors(xr, mu, D)
-                        : vmath::sum_of<T>(D, [&](std::size_t j) { return (xr[j] - mu) * (xr[j] - mu); });
+                        : vmath::sum_squared_differences(xr, mu, D);
       const T rs = T(1) / std::sqrt(v * inv_d + static_cast<T>(eps));
       (*mean)[r] = mu;
       (*rstd)[r] = rs;

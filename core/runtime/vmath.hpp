@@ -191,6 +191,11 @@ template <class T>
 inline T dot(const T* a, const T* b, std::size_t n) {
   return sum_of<T>(n, [a, b](std::size_t j) { return a[j] * b[j]; });
 }
+// sum_j (x_j - c)^2: a row's squared deviations from its mean c (layer norm's variance).
+template <class T>
+inline T sum_squared_differences(const T* x, T c, std::size_t n) {
+  return sum_of<T>(n, [x, c](std::size_t j) { return (x[j] - c) * (x[j] - c); });
+}
 template <class T>
 inline T max(const T* x, std::size_t n) {
   return max_of<T>(n, [x](std::size_t j) { return x[j]; });
@@ -218,12 +223,12 @@ inline float sum_whole_vectors(const float* x, std::size_t n) {
   return sum(x, n);
 #endif
 }
-// dot(a, b, n) and sum_j (x_j - c)^2 as sum_of computes them, for n a multiple of 8, to the bit: a
-// lane's `lane += a * b` is a product, rounded, then a sum (GCC does not fuse the two across
-// sum_of's array of lanes; tests/test_vmath.cpp holds it to that). Layer norm's rows reduce this
+// dot(a, b, n) and sum_squared_differences(x, c, n) as sum_of computes them, for n a multiple of
+// 8, to the bit: a lane's `lane += a * b` is a product, rounded, then a sum (GCC does not fuse the
+// two across sum_of's array of lanes; tests/test_vmath.cpp holds it to that). Layer norm's rows reduce this
 // way: with sum_of's lanes in scalar registers its forward took 0.5 ns an entry on one thread.
 inline float dot_whole_vectors(const float* a, const float* b, std::size_t n) {
-#if defined(__AVX__) && defined(__FMA__)
+#if defined(__AVX__)
   __m256 acc = _mm256_setzero_ps();
   for (std::size_t j = 0; j < n; j += 8) acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(a + j), _mm256_loadu_ps(b + j)));
   return combine_lanes(acc);
@@ -232,7 +237,7 @@ inline float dot_whole_vectors(const float* a, const float* b, std::size_t n) {
 #endif
 }
 inline float sum_squared_differences_whole_vectors(const float* x, float c, std::size_t n) {
-#if defined(__AVX__) && defined(__FMA__)
+#if defined(__AVX__)
   __m256 acc = _mm256_setzero_ps();
   const __m256 cv = _mm256_set1_ps(c);
   for (std::size_t j = 0; j < n; j += 8) {
@@ -241,7 +246,7 @@ inline float sum_squared_differences_whole_vectors(const float* x, float c, std:
   }
   return combine_lanes(acc);
 #else
-  return sum_of<float>(n, [x, c](std::size_t j) { return (x[j] - c) * (x[j] - c); });
+  return sum_squared_differences(x, c, n);
 #endif
 }
 inline float max_whole_vectors(const float* x, std::size_t n) {
@@ -261,7 +266,7 @@ inline float max_whole_vectors(const float* x, std::size_t n) {
 inline double sum_whole_vectors(const double* x, std::size_t n) { return sum(x, n); }
 inline double dot_whole_vectors(const double* a, const double* b, std::size_t n) { return dot(a, b, n); }
 inline double sum_squared_differences_whole_vectors(const double* x, double c, std::size_t n) {
-  return sum_of<double>(n, [x, c](std::size_t j) { return (x[j] - c) * (x[j] - c); });
+  return sum_squared_differences(x, c, n);
 }
 inline double max_whole_vectors(const double* x, std::size_t n) { return max(x, n); }
 
