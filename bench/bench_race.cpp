@@ -13,7 +13,9 @@
 // Fairness on a shared machine: every contestant (attnlab and PyTorch, at 1 and at 2 threads)
 // is its own long-lived worker process; the driver runs them round-robin, about 100 ms of steps
 // each per round, so that load changes on the machine hit every contestant alike. Reported: the
-// median step time of each; what else the machine did while it ran: the share the hypervisor
+// median step time of each; the CPUs it kept busy (its threads' CPU time over its wall time: a
+// PyTorch worker at one thread still multiplies on every CPU, through its OpenBLAS's own threads);
+// what else the machine did while it ran: the share the hypervisor
 // took (steal) and the share the other workers ran (and which ran most); the best thread count
 // of each side, the ratio attnlab / PyTorch, and the peak resident set (ru_maxrss) of each
 // worker process, with the part of it the step itself added (peak minus the resident set once
@@ -46,6 +48,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/runtime/blas.hpp"
@@ -339,6 +342,21 @@ class Worker {
   }
   long base_kb() const { return base_kb_; }
 
+  // Waits until this worker's threads have stopped running: a BLAS or OpenMP pool spins for a
+  // while after its last job (PyTorch's two-thread worker ran on at 6 to 20 % of the machine
+  // into the next contestant's turn), and the next contestant should start on an idle machine.
+  // Done once its threads ran under 0.5 ms in a 10 ms window, or after 1 s whatever they do.
+  // Returns the ms waited.
+  double settle() const {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 100; ++i) {
+      const double before = cpu_ms();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (cpu_ms() - before < 0.5) break;
+    }
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+
   // Send a command; return the numbers of its reply, which starts with `tag` (empty on a
   // broken worker, which is then marked failed).
   std::vector<double> ask(const std::string& cmd, const std::string& tag) {
@@ -449,6 +467,11 @@ struct Contestant {
   int per_round = 1;        // steps a round
   StealClock steal{};       // the hypervisor's take of the machine while this one ran
   std::map<std::string, double> others_cpu_ms{};  // CPU time each other worker process ran meanwhile
+  double own_cpu_ms = 0;    // CPU time its own threads ran while it stepped
+  double settle_ms = 0;     // time waited after its turns for its threads to stop (Worker::settle)
+  // CPUs it kept busy while it stepped: its CPU time over its wall time. A contestant's thread
+  // count is what it was told; PyTorch's OpenBLAS keeps threads of its own (below).
+  double cpus() const { return steal.wall_s > 0 ? own_cpu_ms / (1000.0 * steal.wall_s) : NAN; }
 };
 
 // The raw sgemm the "sgemm" workers time: the large model's FFN product.
@@ -460,6 +483,7 @@ struct Row {
   std::string model;
   double attn_ms = NAN, torch_ms = NAN;
   int attn_threads = 0, torch_threads = 0;
+  double attn_cpus = NAN, torch_cpus = NAN;  // CPUs the faster contestant of each side kept busy
   double attn_mb = NAN, torch_mb = NAN, attn_step_mb = NAN, torch_step_mb = NAN;
   double target = 0;
   std::map<int, double> attn_by_threads, torch_by_threads;  // median ms at each thread count
@@ -492,22 +516,23 @@ double utilization(const Row& r, const std::map<int, double>& sgemm_gflops) {
 
 // One race's tables: times, ratios and memory; then the FLOP utilization.
 void print_race(const std::vector<Row>& rows, const std::map<int, double>& sgemm_gflops) {
-  std::printf("\n%-12s %16s %16s %7s %7s %12s %12s %s\n", "model", "attnlab ms", "PyTorch ms", "ratio",
+  std::printf("\n%-12s %24s %24s %7s %7s %12s %12s %s\n", "model", "attnlab ms", "PyTorch ms", "ratio",
               "target", "attnlab MB", "PyTorch MB", "1->2 threads: attnlab, PyTorch");
   for (const Row& r : rows) {
-    char a[32], t[32];
-    std::snprintf(a, sizeof a, "%.2f (%dt)", r.attn_ms, r.attn_threads);
-    std::snprintf(t, sizeof t, "%.2f (%dt)", r.torch_ms, r.torch_threads);
+    char a[48], t[48];
+    std::snprintf(a, sizeof a, "%.2f (%dt, %.1f CPUs)", r.attn_ms, r.attn_threads, r.attn_cpus);
+    std::snprintf(t, sizeof t, "%.2f (%dt, %.1f CPUs)", r.torch_ms, r.torch_threads, r.torch_cpus);
     // The verdicts: the step time against the target, and the memory the step adds against PyTorch's.
     const std::string verdict = std::isnan(ratio(r)) ? ""
                                 : std::string(ratio(r) <= r.target ? "met" : "MISSED") +
                                       (r.attn_step_mb < r.torch_step_mb ? ", memory below" : ", memory NOT below");
-    std::printf("%-12s %16s %16s %7.2f %7.2f %6.0f+%-5.0f %6.0f+%-5.0f %4.2fx, %4.2fx %s\n", r.model.c_str(), a,
+    std::printf("%-12s %24s %24s %7.2f %7.2f %6.0f+%-5.0f %6.0f+%-5.0f %4.2fx, %4.2fx %s\n", r.model.c_str(), a,
                 t, ratio(r), r.target, r.attn_mb - r.attn_step_mb, r.attn_step_mb,
                 r.torch_mb - r.torch_step_mb, r.torch_step_mb, speedup(r.attn_by_threads),
                 speedup(r.torch_by_threads), verdict.c_str());
   }
-  std::printf("(MB: resident set once built + what the training step added on top, per process)\n");
+  std::printf("(MB: resident set once built + what the training step added on top, per process; CPUs: the\n"
+              " CPU time the contestant's threads ran over its wall time)\n");
 
   std::printf("\n%-12s %10s %12s %12s %12s %10s\n", "model", "GFLOP/step", "attnlab GF/s", "PyTorch GF/s",
               "sgemm GF/s", "attnlab MFU");
@@ -605,6 +630,14 @@ int run_driver(const std::vector<std::string>& args) {
   std::printf("attnlab: OpenBLAS on one thread per part of a large product, libxsmm's generated kernels "
               "(%s) for small products and attention blocks; PyTorch 1.13: the system's libblas (%s) and oneDNN\n",
               cpu_has_avx512() ? "AVX-512" : "AVX2", blas_library().c_str());
+  // PyTorch's thread count is torch.set_num_threads(N): its own pool. The OpenBLAS it calls keeps
+  // a pool of its own, sized by OPENBLAS_NUM_THREADS or else the machine's CPUs, so its one-thread
+  // contestant multiplies on every CPU (on a two-CPU Zen 3, 1.94 CPUs busy against 0.99 with
+  // OPENBLAS_NUM_THREADS=1, and its GPT step 498 ms against 601). That is PyTorch as installed, and its
+  // fastest setting here, so it stays the reference; the CPUs each contestant used are printed.
+  std::printf("PyTorch's threads: torch.set_num_threads(N); the OpenBLAS it calls runs %s\n",
+              std::getenv("OPENBLAS_NUM_THREADS") ? "OPENBLAS_NUM_THREADS threads"
+                                                  : "a thread per CPU of its own (OPENBLAS_NUM_THREADS unset)");
   std::vector<std::vector<Row>> races;
   // Raw sgemm times of every row, by (side, threads): one machine rate per thread count, from the
   // median over the whole run (one row's nine samples at two threads swing with the second core).
@@ -648,6 +681,7 @@ int run_driver(const std::vector<std::string>& args) {
         const std::vector<double> f = c.worker->ask("flops", "f");
         if (!f.empty()) c.step_flops = f[0];
       }
+      c.worker->settle();
     }
     for (int r = 0; r < rounds; ++r)
       for (auto& c : cs) {
@@ -670,8 +704,14 @@ int run_driver(const std::vector<std::string>& args) {
         for (const auto& o : cs) before.push_back(o.worker->cpu_ms());
         for (double t : c.steal.time([&] { return c.worker->times("run " + std::to_string(c.per_round)); }))
           c.ms.push_back(t);
-        for (std::size_t i = 0; i < cs.size(); ++i)
-          if (&cs[i] != &c) c.others_cpu_ms[cs[i].worker->label()] += cs[i].worker->cpu_ms() - before[i];
+        for (std::size_t i = 0; i < cs.size(); ++i) {
+          const double ran = cs[i].worker->cpu_ms() - before[i];
+          if (&cs[i] == &c)
+            c.own_cpu_ms += ran;
+          else
+            c.others_cpu_ms[cs[i].worker->label()] += ran;
+        }
+        c.settle_ms += c.worker->settle();
       }
     Row row;
     row.model = model;
@@ -699,11 +739,12 @@ int run_driver(const std::vector<std::string>& args) {
         if (ms > busiest) busiest = ms, busiest_label = label;
       }
       const double share = c.steal.wall_s > 0 ? 0.1 / (c.steal.wall_s * machine_threads()) : 0.0;
-      std::printf("  %-8s %d thread%s  median %9.2f ms  (best %9.2f, %zu steps, steal %4.1f %%, others %4.1f %%, "
-                  "most %s)  peak %7.1f MB (step adds %6.1f)%s\n",
+      std::printf("  %-8s %d thread%s  median %9.2f ms  (best %9.2f, %zu steps, uses %4.2f CPUs, steal %4.1f %%, "
+                  "others %4.1f %%, most %s, idle %3.0f ms after a turn)  peak %7.1f MB (step adds %6.1f)%s\n",
                   c.side.c_str(), c.threads, c.threads == 1 ? " " : "s", med,
-                  c.ms.empty() ? NAN : *std::min_element(c.ms.begin(), c.ms.end()), c.ms.size(),
-                  c.steal.percent(), others * share, busiest_label.c_str(), mb, step_mb,
+                  c.ms.empty() ? NAN : *std::min_element(c.ms.begin(), c.ms.end()), c.ms.size(), c.cpus(),
+                  c.steal.percent(), others * share, busiest_label.c_str(),
+                  c.ms.empty() ? 0.0 : c.settle_ms * c.per_round / c.ms.size(), mb, step_mb,
                   !c.worker->ok() ? "  [worker failed]" : c.pruned ? "  [> 2x its side's best: dropped after 2 rounds]" : "");
       if (c.ms.empty()) continue;
       (c.side == "attnlab" ? row.attn_by_threads : row.torch_by_threads)[c.threads] = med;
@@ -711,6 +752,7 @@ int run_driver(const std::vector<std::string>& args) {
       if (std::isnan(best) || med < best) {
         best = med;
         (c.side == "attnlab" ? row.attn_threads : row.torch_threads) = c.threads;
+        (c.side == "attnlab" ? row.attn_cpus : row.torch_cpus) = c.cpus();
         (c.side == "attnlab" ? row.attn_mb : row.torch_mb) = mb;
         (c.side == "attnlab" ? row.attn_step_mb : row.torch_step_mb) = step_mb;
         if (c.side == "attnlab") row.step_flops = c.step_flops;
