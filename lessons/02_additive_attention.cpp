@@ -215,7 +215,7 @@ Training train_and_watch(nn::rnn::Seq2Seq& model, const data::DateTask& task, Se
   const History& h = t.history;
   say(h.steps, " steps of ", s.recipe.batch, " examples. A step (forward, backward, clipping, Adam) took ",
       fixed(h.median_step_cpu_ms(), 1), " ms of CPU time and ", fixed(h.median_step_ms(), 1), " ms of wall time "
-      "(medians), threads = ", lesson().args().threads, "; the load average was ", fixed(load_at_start, 1),
+      "(medians), on ", h.threads_text(), "; the load average was ", fixed(load_at_start, 1),
       " when the lesson started (CPU time counts only this program's own work).");
   timing("ms_per_step", h.median_step_ms());
   timing("cpu_ms_per_step", h.median_step_cpu_ms());

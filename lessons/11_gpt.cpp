@@ -263,7 +263,7 @@ Trained train_gpt(const Corpus& c, const Baselines& kn, const GptSettings& r) {
   const double gpt_bits = t.validation_nats / kLn2;
   const double steps_per_s = double(t.history.steps) / t.history.seconds;
   say("After ", t.history.steps, " steps (", fixed(t.history.seconds, 0), " s, ", fixed(t.history.median_step_ms(), 0),
-      " ms a step at ", counted(threads(), "thread"), ", ",
+      " ms a step on ", t.history.threads_text(), ", ",
       fixed(steps_per_s * double(tokens_per_step) / 1000, 1), " thousand characters a second) the GPT scores ",
       fixed(gpt_bits, 3), " bits per character on all the validation entries (", fixed(t.validation_nats, 4),
       " nats), against ", fixed(kn.nats(4) / kLn2, 3), " for the 4-gram and ", fixed(kn.best() / kLn2, 3),

@@ -164,7 +164,7 @@ Trained<nn::ViT<F>> train_vit(const Data& d) {
   save_figure(loss_curves({{"ViT p=7", &h}}, style), "vit_training",
               "Training loss by step, and training against validation loss by epoch.");
   say("Validation accuracy ", fixed(acc.back(), 4), " after ", fixed(h.seconds, 0), " s of training (",
-      fixed(h.median_step_ms(), 1), " ms a step, median, at ", counted(threads(), "thread"), ").");
+      fixed(h.median_step_ms(), 1), " ms a step, median, on ", h.threads_text(), ").");
   metric("val_acc_vit", acc.back());
   metric("vit_final_train_loss", h.epoch_loss.back()), metric("vit_final_val_loss", loss.back());
   timing("vit_train_seconds", h.seconds), timing("vit_step_ms", h.median_step_ms());

@@ -9,6 +9,8 @@
 
 #include <xtensor/xview.hpp>
 
+#include "core/runtime/parallel.hpp"
+#include "core/runtime/thread_choice.hpp"
 #include "io/files.hpp"
 #include "lessons/kit/kit.hpp"
 #include "lessons/kit/seq2seq.hpp"
@@ -342,6 +344,18 @@ TEST_CASE("joined: a later phase's history continues an earlier one's, every ste
   CHECK(h.validation_of("accuracy") == std::vector<double>{0.4, 0.6});
   CHECK(h.steps == 3);
   CHECK(h.seconds == doctest::Approx(2.0));
+  CHECK(h.threads_text() == "1 thread");  // neither phase had more
+  a.threads = 2, a.steps_at_one_thread = 1, b.threads = 2, b.steps_at_one_thread = 0;
+  const History mixed = joined(a, b);
+  CHECK(mixed.threads == 2);
+  CHECK(mixed.steps_at_one_thread == 1);
+  CHECK(mixed.threads_text() == "1 thread in 1 of 3 steps and 2 in the rest, the loop keeping whichever it measured faster");
+  b.steps_at_one_thread = 1;
+  CHECK(joined(a, b).threads_text() == "1 thread in 2 of 3 steps and 2 in the rest, the loop keeping whichever it measured faster");
+  a.steps_at_one_thread = 2;
+  CHECK(joined(a, b).threads_text() == "1 thread");
+  a.steps_at_one_thread = 0, b.steps_at_one_thread = 0;
+  CHECK(joined(a, b).threads_text() == "2 threads");
   b.validation = {{"loss", {0.9}}};  // a score the earlier phase had and the later one lacks
   CHECK_THROWS_AS(joined(a, b), std::out_of_range);
 }
@@ -472,6 +486,17 @@ TEST_CASE("train: seeded batches, held-out scores per epoch, the same history tw
   CHECK_THROWS_AS(a.validation_of("accuracy"), std::out_of_range);
   CHECK(a.step_ms.size() == 16);
   CHECK(a.median_step_ms() >= 0.0);
+  // Given two threads, the loop tries one thread on some steps (ThreadChoice): the same losses,
+  // the steps at one thread counted, and the thread count set back to two after.
+  const int before = threads();
+  set_threads(2);
+  const History two = run(nullptr);
+  CHECK(threads() == 2);
+  set_threads(before);
+  CHECK(two.loss == a.loss);
+  CHECK(two.threads == 2);
+  CHECK(two.steps_at_one_thread >= ThreadChoice::kTrialSteps);
+  CHECK(contains(two.threads_text(), "1 thread in " + std::to_string(two.steps_at_one_thread) + " of 16 steps and 2"));
   const std::vector<double> cpu = a.epoch_cpu_seconds();  // the running total at the end of each epoch
   REQUIRE(cpu.size() == 4);
   double first_epoch = 0;

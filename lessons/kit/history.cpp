@@ -1,6 +1,8 @@
 #include "lessons/kit/history.hpp"
 
+#include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "lessons/story/stats.hpp"
 #include "nn/metrics.hpp"
@@ -29,6 +31,14 @@ std::size_t History::steps_to_reach(const std::string& score, double level) cons
 double History::median_step_ms() const { return median(step_ms); }
 double History::median_step_cpu_ms() const { return median(step_cpu_ms); }
 
+std::string History::threads_text() const {
+  const std::string given = std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+  if (steps_at_one_thread == 0 || threads == 1) return given;
+  if (steps_at_one_thread == steps) return "1 thread";
+  return "1 thread in " + std::to_string(steps_at_one_thread) + " of " + std::to_string(steps) + " steps and " +
+         std::to_string(threads) + " in the rest, the loop keeping whichever it measured faster";
+}
+
 std::vector<double> History::epoch_cpu_seconds() const {
   std::vector<double> out;
   double seconds = 0;
@@ -51,6 +61,8 @@ History joined(History earlier, const History& later) {
   for (auto& [name, values] : earlier.validation) append(values, later.validation_of(name));
   earlier.steps += later.steps;
   earlier.seconds += later.seconds;
+  earlier.threads = std::max(earlier.threads, later.threads);
+  earlier.steps_at_one_thread += later.steps_at_one_thread;
   return earlier;
 }
 

@@ -23,11 +23,18 @@ struct History {
   std::vector<std::pair<std::string, std::vector<double>>> validation;  // every score, every epoch
   std::size_t steps = 0, steps_per_epoch = 0;
   double seconds = 0.0;
+  // The threads the loop was given, and how many steps it ran on one thread instead: it steps at
+  // whichever of the two it measures faster (core/runtime/thread_choice.hpp).
+  int threads = 1;
+  std::size_t steps_at_one_thread = 0;
 
   // The held-out values of one score, one per epoch; std::out_of_range naming it when absent.
   const std::vector<double>& validation_of(const std::string& name) const;
   double median_step_ms() const;
   double median_step_cpu_ms() const;
+  // The threads the steps ran on, for a sentence: "2 threads", "1 thread", or "1 thread in 120 of
+  // 128 steps and 2 in the rest, the loop keeping whichever it measured faster".
+  std::string threads_text() const;
   // The CPU seconds spent training up to the end of each epoch: an x axis for held-out scores
   // against the time they cost.
   std::vector<double> epoch_cpu_seconds() const;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/runtime/parallel.hpp"
+#include "core/runtime/thread_choice.hpp"
 #include "lessons/story/clock.hpp"
 #include "lessons/story/lesson.hpp"
 #include "lessons/story/progress.hpp"
@@ -130,11 +132,16 @@ History train(nn::Module<float>& model, std::size_t examples, const BatchLoss& l
   h.steps_per_epoch = steps_per_epoch(examples, r.batch);
   const auto start = std::chrono::steady_clock::now();
   Progress bar(h.steps_per_epoch * std::size_t(r.epochs), r.label);
+  // Each step at one thread or at all the lesson's, whichever is measured faster; the bits are
+  // the same either way. Everything else (validation, the checkpoint) at all of them.
+  h.threads = threads();
+  ThreadChoice choice(h.threads);
   for (int e = 0; e < r.epochs; ++e) {
     model.train();
     const std::string note = r.epochs > 1 ? "epoch " + std::to_string(e + 1) + "/" + std::to_string(r.epochs) : "";
     double total = 0.0;
     for (const auto& rows : nn::data::batch_slices(nn::data::epoch_order(examples, r.seed, std::size_t(e), r.shuffle), batch)) {
+      choice.before_step();
       const double w0 = wall_ms(), c0 = cpu_ms();
       opt.zero_grad();
       const Tensor<float> l = loss(rows);
@@ -144,6 +151,7 @@ History train(nn::Module<float>& model, std::size_t examples, const BatchLoss& l
       opt.step();
       h.step_ms.push_back(wall_ms() - w0);
       h.step_cpu_ms.push_back(cpu_ms() - c0);
+      choice.after_step(h.step_ms.back());
       h.loss.push_back(l.item());
       h.lr.push_back(opt.lr());
       total += l.item();
@@ -152,6 +160,7 @@ History train(nn::Module<float>& model, std::size_t examples, const BatchLoss& l
       if (r.after_step) r.after_step(h.steps);
     }
     h.epoch_loss.push_back(total / double(h.steps_per_epoch));
+    if (threads() != h.threads) set_threads(h.threads);
     if (r.validate) {
       model.eval();
       NoGrad no_grad;
@@ -159,6 +168,7 @@ History train(nn::Module<float>& model, std::size_t examples, const BatchLoss& l
     }
   }
   bar.finish();
+  h.steps_at_one_thread = h.threads > 1 ? choice.steps_at_one() : 0;
   model.eval();
   h.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!r.checkpoint.empty()) nn::save_checkpoint(lesson().path(r.checkpoint), model.named_parameters(), &opt);
