@@ -21,8 +21,10 @@ ThreadChoice::ThreadChoice(int most) : most_(most), kept_(most) {
   check(most >= 1, "ThreadChoice", "needs at least 1 thread, got ", most);
 }
 
-ThreadChoice::~ThreadChoice() {
-  if (most_ > 1 && threads() != most_) set_threads(most_);
+ThreadChoice::~ThreadChoice() { restore(); }
+
+void ThreadChoice::restore() const {
+  if (threads() != most_) set_threads(most_);
 }
 
 int ThreadChoice::count_for_step() const {

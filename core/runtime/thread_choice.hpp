@@ -47,6 +47,8 @@ class ThreadChoice {
   int before_step();
   // The wall time of the step begun by the last before_step, in ms.
   void after_step(double ms);
+  // Sets the thread count back to `most`, for work between steps (the destructor does it too).
+  void restore() const;
 
   // The count kept now (`most` until the trial has ended), and how many steps ran at each count.
   int kept() const { return kept_; }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "lessons/story/stats.hpp"
+#include "lessons/story/text.hpp"
 #include "nn/metrics.hpp"
 
 namespace attnlab::lessons {
@@ -32,8 +33,7 @@ double History::median_step_ms() const { return median(step_ms); }
 double History::median_step_cpu_ms() const { return median(step_cpu_ms); }
 
 std::string History::threads_text() const {
-  const std::string given = std::to_string(threads) + (threads == 1 ? " thread" : " threads");
-  if (steps_at_one_thread == 0 || threads == 1) return given;
+  if (steps_at_one_thread == 0 || threads == 1) return counted(threads, "thread");
   if (steps_at_one_thread == steps) return "1 thread";
   return "1 thread in " + std::to_string(steps_at_one_thread) + " of " + std::to_string(steps) + " steps and " +
          std::to_string(threads) + " in the rest, the loop keeping whichever it measured faster";

@@ -160,7 +160,7 @@ History train(nn::Module<float>& model, std::size_t examples, const BatchLoss& l
       if (r.after_step) r.after_step(h.steps);
     }
     h.epoch_loss.push_back(total / double(h.steps_per_epoch));
-    if (threads() != h.threads) set_threads(h.threads);
+    choice.restore();
     if (r.validate) {
       model.eval();
       NoGrad no_grad;
@@ -168,7 +168,7 @@ History train(nn::Module<float>& model, std::size_t examples, const BatchLoss& l
     }
   }
   bar.finish();
-  h.steps_at_one_thread = h.threads > 1 ? choice.steps_at_one() : 0;
+  h.steps_at_one_thread = choice.steps_at_one();
   model.eval();
   h.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!r.checkpoint.empty()) nn::save_checkpoint(lesson().path(r.checkpoint), model.named_parameters(), &opt);
